@@ -1,0 +1,1 @@
+//! `ekb-llvm`: L1 -> LLVM IR.

@@ -1,0 +1,299 @@
+//! The L1 loop program: kernels of explicit loop nests over buffers, and the plan that runs them.
+//!
+//! A module declares its buffers (inputs and parameters bound by name to the L0 graph's inputs
+//! and parameters, outputs bound by name to the graph's outputs, and temporaries), its kernels,
+//! and the plan: the order in which kernels run on which buffers. Inside a kernel, statements
+//! are loops (serial, parallel, vectorize, unroll), `if`, `let` (immutable scalar bindings),
+//! stores and local allocations. Expressions are typed `f32`, `i32` or `bool`; there are no
+//! implicit conversions.
+
+use crate::diag::Span;
+use crate::types::{DType, TensorType};
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Module {
+    pub name: String,
+    pub buffers: Vec<BufferDecl>,
+    pub kernels: Vec<Kernel>,
+    pub plan: Vec<Run>,
+    pub span: Span,
+}
+
+/// `input x: f32[..]`, `output y: f32[..]`, `buffer t0: f32[..]` at module level.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BufferDecl {
+    pub name: String,
+    pub ty: TensorType,
+    pub role: BufferRole,
+    pub span: Span,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum BufferRole {
+    /// Graph input or parameter: filled before the plan runs, never written.
+    Input,
+    /// Graph output: read back after the plan runs.
+    Output,
+    /// Intermediate: lives from its first to its last use in the plan.
+    Temp,
+}
+
+/// `kernel k(x: f32[..] in, y: f32[..] out) { ... }`
+#[derive(Debug, Clone, PartialEq)]
+pub struct Kernel {
+    pub name: String,
+    pub params: Vec<KernelParam>,
+    pub body: Vec<Stmt>,
+    pub span: Span,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct KernelParam {
+    pub name: String,
+    pub ty: TensorType,
+    pub access: Access,
+    pub span: Span,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Access {
+    In,
+    Out,
+    InOut,
+}
+
+/// `run k(x, w, t0)`: one step of the plan; arguments are module buffers, by position.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Run {
+    pub kernel: String,
+    pub args: Vec<Name>,
+    pub span: Span,
+}
+
+/// A name with the span where it was written.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Name {
+    pub name: String,
+    pub span: Span,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Stmt {
+    /// `for|parallel|vectorize|unroll v in lo..hi { body }`; `v` is `i32`, `lo` inclusive,
+    /// `hi` exclusive; the bounds are evaluated once, before the first iteration.
+    Loop { var: String, kind: LoopKind, lo: Expr, hi: Expr, body: Vec<Stmt>, span: Span },
+    /// `if cond { .. } else { .. }`
+    If { cond: Expr, then_body: Vec<Stmt>, else_body: Vec<Stmt>, span: Span },
+    /// `let v = expr`: immutable, visible to the rest of the enclosing block.
+    Let { name: String, value: Expr, span: Span },
+    /// `buf[i, j] = expr`
+    Store { buf: Name, index: Vec<Expr>, value: Expr, span: Span },
+    /// `alloc t: f32[8,8] local`: a kernel-private buffer, uninitialised, visible to the rest
+    /// of the enclosing block.
+    Alloc { name: String, ty: TensorType, scope: Scope, span: Span },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum LoopKind {
+    /// `for`: iterations in order.
+    Serial,
+    /// `parallel`: iterations may run on different CPU threads in any order; they must not
+    /// write the same element or read an element another iteration writes.
+    Parallel,
+    /// `vectorize`: iterations may run as SIMD lanes; floating-point reductions across
+    /// iterations may be reassociated.
+    Vectorize,
+    /// `unroll`: iterations in order, body replicated by the backend.
+    Unroll,
+}
+
+/// Where an `alloc` lives. CPU kernels have one scope: `local` (the running thread's stack).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Scope {
+    Local,
+}
+
+/// Scalar types of L1 expressions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Ty {
+    F32,
+    I32,
+    Bool,
+}
+
+impl Ty {
+    pub fn of(d: DType) -> Ty {
+        match d {
+            DType::F32 => Ty::F32,
+            DType::I32 => Ty::I32,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Ty::F32 => "f32",
+            Ty::I32 => "i32",
+            Ty::Bool => "bool",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Expr {
+    pub kind: ExprKind,
+    pub span: Span,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum ExprKind {
+    /// An `i32` literal.
+    Int(i32),
+    /// An `f32` literal (written with `.` or an exponent, or `inf`/`nan`).
+    Float(f32),
+    Bool(bool),
+    /// A loop variable or `let` binding.
+    Var(String),
+    /// `buf[i, j]`: one index per dimension, each `i32`.
+    Load {
+        buf: Name,
+        index: Vec<Expr>,
+    },
+    Unary {
+        op: UnOp,
+        arg: Box<Expr>,
+    },
+    Binary {
+        op: BinOp,
+        lhs: Box<Expr>,
+        rhs: Box<Expr>,
+    },
+    /// `select(cond, a, b)`: `a` if `cond` else `b`; both sides are evaluated.
+    Select {
+        cond: Box<Expr>,
+        then_val: Box<Expr>,
+        else_val: Box<Expr>,
+    },
+    /// `f32(e)`, `i32(e)`: explicit conversion (float to int truncates toward zero, saturating;
+    /// NaN becomes 0). `bool` converts to 0/1.
+    Cast {
+        to: Ty,
+        arg: Box<Expr>,
+    },
+    /// Math intrinsics: `exp(x)`, `max(a, b)`, ...
+    Call {
+        func: Intrinsic,
+        args: Vec<Expr>,
+    },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum UnOp {
+    /// `-x`
+    Neg,
+    /// `!b`
+    Not,
+}
+
+/// Binary operators. `/` and `%` on `i32` truncate toward zero (C semantics); division by zero
+/// is an error. `+ - *` on `i32` wrap. `&&` and `||` evaluate both sides.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum BinOp {
+    Add,
+    Sub,
+    Mul,
+    Div,
+    Rem,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+    Eq,
+    Ne,
+    And,
+    Or,
+}
+
+/// Intrinsic functions. All take and return `f32` except `min`, `max` and `abs`, which also
+/// work on `i32`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Intrinsic {
+    Exp,
+    Log,
+    Sqrt,
+    Rsqrt,
+    Tanh,
+    Erf,
+    Pow,
+    Abs,
+    Min,
+    Max,
+    Floor,
+    Ceil,
+}
+
+impl Intrinsic {
+    pub const ALL: [Intrinsic; 12] = [
+        Intrinsic::Exp,
+        Intrinsic::Log,
+        Intrinsic::Sqrt,
+        Intrinsic::Rsqrt,
+        Intrinsic::Tanh,
+        Intrinsic::Erf,
+        Intrinsic::Pow,
+        Intrinsic::Abs,
+        Intrinsic::Min,
+        Intrinsic::Max,
+        Intrinsic::Floor,
+        Intrinsic::Ceil,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Intrinsic::Exp => "exp",
+            Intrinsic::Log => "log",
+            Intrinsic::Sqrt => "sqrt",
+            Intrinsic::Rsqrt => "rsqrt",
+            Intrinsic::Tanh => "tanh",
+            Intrinsic::Erf => "erf",
+            Intrinsic::Pow => "pow",
+            Intrinsic::Abs => "abs",
+            Intrinsic::Min => "min",
+            Intrinsic::Max => "max",
+            Intrinsic::Floor => "floor",
+            Intrinsic::Ceil => "ceil",
+        }
+    }
+
+    pub fn from_name(s: &str) -> Option<Intrinsic> {
+        Intrinsic::ALL.into_iter().find(|i| i.name() == s)
+    }
+
+    pub fn arity(self) -> usize {
+        match self {
+            Intrinsic::Pow | Intrinsic::Min | Intrinsic::Max => 2,
+            _ => 1,
+        }
+    }
+}
+
+impl Expr {
+    pub fn new(kind: ExprKind) -> Expr {
+        Expr { kind, span: Span::NONE }
+    }
+}
+
+impl Name {
+    pub fn new(name: impl Into<String>) -> Name {
+        Name { name: name.into(), span: Span::NONE }
+    }
+}
+
+impl Module {
+    pub fn buffer(&self, name: &str) -> Option<&BufferDecl> {
+        self.buffers.iter().find(|b| b.name == name)
+    }
+
+    pub fn kernel(&self, name: &str) -> Option<&Kernel> {
+        self.kernels.iter().find(|k| k.name == name)
+    }
+}

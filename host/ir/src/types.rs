@@ -1,0 +1,140 @@
+//! Element types and tensor types, shared by every IR level.
+//!
+//! A tensor type is a dtype and a static shape (`f32[1,3,224,224]`; `f32[]` is a scalar).
+//! Shapes are row-major (C order); every level and every backend agrees on that.
+
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+/// Element types of tensors. Integer arithmetic is two's-complement and wraps on overflow.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum DType {
+    F32,
+    I32,
+}
+
+impl DType {
+    pub const ALL: [DType; 2] = [DType::F32, DType::I32];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            DType::F32 => "f32",
+            DType::I32 => "i32",
+        }
+    }
+
+    pub fn from_name(s: &str) -> Option<DType> {
+        DType::ALL.into_iter().find(|d| d.name() == s)
+    }
+
+    pub fn size_bytes(self) -> usize {
+        4
+    }
+
+    pub fn is_float(self) -> bool {
+        matches!(self, DType::F32)
+    }
+}
+
+impl fmt::Display for DType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// A dtype with a static row-major shape.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct TensorType {
+    pub dtype: DType,
+    pub shape: Vec<usize>,
+}
+
+impl TensorType {
+    pub fn new(dtype: DType, shape: impl Into<Vec<usize>>) -> TensorType {
+        TensorType { dtype, shape: shape.into() }
+    }
+
+    pub fn rank(&self) -> usize {
+        self.shape.len()
+    }
+
+    /// Number of elements (1 for a scalar).
+    pub fn numel(&self) -> usize {
+        self.shape.iter().product()
+    }
+
+    pub fn size_bytes(&self) -> usize {
+        self.numel() * self.dtype.size_bytes()
+    }
+
+    /// Row-major strides in elements.
+    pub fn strides(&self) -> Vec<usize> {
+        strides(&self.shape)
+    }
+}
+
+/// Row-major strides in elements of a shape.
+pub fn strides(shape: &[usize]) -> Vec<usize> {
+    let mut s = vec![1; shape.len()];
+    for i in (0..shape.len().saturating_sub(1)).rev() {
+        s[i] = s[i + 1] * shape[i + 1];
+    }
+    s
+}
+
+impl fmt::Display for TensorType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}[", self.dtype)?;
+        for (i, d) in self.shape.iter().enumerate() {
+            if i > 0 {
+                f.write_str(",")?;
+            }
+            write!(f, "{d}")?;
+        }
+        f.write_str("]")
+    }
+}
+
+/// Formats a float so that it reads back to the same value and always looks like a float
+/// (`1.0`, `0.5`, `1e-5`, `inf`, `-inf`, `nan`). Shared by the L0 and L1 printers.
+pub fn fmt_float(x: f64) -> String {
+    if x.is_nan() {
+        return "nan".into();
+    }
+    if x.is_infinite() {
+        return if x > 0.0 { "inf".into() } else { "-inf".into() };
+    }
+    let s = format!("{x:?}");
+    if s.contains('.') || s.contains('e') || s.contains("inf") {
+        s
+    } else {
+        format!("{s}.0")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn display_and_strides() {
+        let t = TensorType::new(DType::F32, [1, 3, 4]);
+        assert_eq!(t.to_string(), "f32[1,3,4]");
+        assert_eq!(t.strides(), vec![12, 4, 1]);
+        assert_eq!(TensorType::new(DType::I32, []).to_string(), "i32[]");
+        assert_eq!(TensorType::new(DType::I32, []).numel(), 1);
+    }
+
+    #[test]
+    fn floats_print_as_floats_and_read_back() {
+        for x in [1.0, 0.5, 1e-5, -3.25, 1e20, f64::INFINITY] {
+            let s = fmt_float(x);
+            assert!(s.contains('.') || s.contains('e') || s.contains("inf"), "{s}");
+            if x.is_finite() {
+                assert_eq!(s.parse::<f64>().unwrap(), x);
+            }
+        }
+        assert_eq!(fmt_float(1.0), "1.0");
+    }
+}

@@ -1,0 +1,1 @@
+//! `ekb-lower`: L0 graph -> L1 loop program.
