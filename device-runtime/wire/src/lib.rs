@@ -6,5 +6,6 @@
 #![no_std]
 
 pub mod init;
+pub mod seeded;
 
 pub use init::Init;
