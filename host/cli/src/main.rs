@@ -1,1 +1,69 @@
-fn main() {}
+//! `ekb`, the one command users type.
+//!
+//! Subcommands map one-to-one to files in this folder (`check.rs`, `lower.rs`, ...). Every
+//! subcommand that a program might read has `--json`. Errors on bad input are rendered
+//! diagnostics (file, line, column, the offending text, what was expected, a hint) on stderr and
+//! exit status 1; a usage error exits 2 (clap's convention).
+
+mod bench;
+mod check;
+mod interp;
+mod lower;
+mod source;
+mod targets;
+
+use clap::{Parser, Subcommand};
+use std::process::ExitCode;
+
+#[derive(Parser)]
+#[command(
+    name = "ekb",
+    version,
+    about = "EdgeKernelBench: lower one tensor IR to edge-board kernels and measure them",
+    long_about = "EdgeKernelBench lowers one unified tensor IR (L0 graphs, L1 loop programs) into \
+kernels for edge boards and evaluates them.\n\n\
+Files: an L0 graph starts with `graph NAME(...)`, an L1 loop program with `module NAME {`. \
+The IR reference is docs/ir.md (L0) and docs/ir-l1.md (L1).",
+    after_help = "Examples:\n  \
+ekb check model.ekir                      verify a graph (types, shapes, attributes)\n  \
+ekb check model.ekir --target rk3588      also check memory legality on that board\n  \
+ekb lower model.ekir --to l1              the default CPU loop program\n  \
+ekb lower model.ekir --to llvm --target aarch64-qemu\n  \
+ekb interp model.ekir --seed 1 --out io/  reference outputs as .npy files\n  \
+ekb targets                               the target profiles\n  \
+ekb bench                                 naive vs default schedules on this machine"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    Check(check::Args),
+    Lower(lower::Args),
+    Interp(interp::Args),
+    Targets(targets::Args),
+    Bench(bench::Args),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Check(a) => check::run(a),
+        Command::Lower(a) => lower::run(a),
+        Command::Interp(a) => interp::run(a),
+        Command::Targets(a) => targets::run(a),
+        Command::Bench(a) => bench::run(a),
+    };
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            eprint!("{e}");
+            if !e.ends_with('\n') {
+                eprintln!();
+            }
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -161,9 +161,16 @@ pub struct Location {
     pub width: usize,
 }
 
-/// One finding of a parser, verifier or interpreter.
+/// One finding of a parser, verifier or interpreter. Boxed so that `Result<T, Diagnostic>` stays
+/// one pointer wide on the success path; fields are reached through `Deref`
+/// (`d.message`, `d.hint`).
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Diagnostic {
+#[serde(transparent)]
+pub struct Diagnostic(Box<DiagnosticData>);
+
+/// The contents of a [`Diagnostic`].
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct DiagnosticData {
     pub severity: Severity,
     pub message: String,
     #[serde(skip)]
@@ -179,7 +186,7 @@ pub struct Diagnostic {
 
 impl Diagnostic {
     pub fn error(message: impl Into<String>) -> Diagnostic {
-        Diagnostic {
+        Diagnostic(Box::new(DiagnosticData {
             severity: Severity::Error,
             message: message.into(),
             span: None,
@@ -187,11 +194,13 @@ impl Diagnostic {
             expected: None,
             hint: None,
             notes: Vec::new(),
-        }
+        }))
     }
 
     pub fn warning(message: impl Into<String>) -> Diagnostic {
-        Diagnostic { severity: Severity::Warning, ..Diagnostic::error(message) }
+        let mut d = Diagnostic::error(message);
+        d.severity = Severity::Warning;
+        d
     }
 
     pub fn at(mut self, span: Span) -> Diagnostic {
@@ -261,6 +270,19 @@ pub fn edit_distance(a: &str, b: &str) -> usize {
         std::mem::swap(&mut prev, &mut cur);
     }
     prev[b.len()]
+}
+
+impl std::ops::Deref for Diagnostic {
+    type Target = DiagnosticData;
+    fn deref(&self) -> &DiagnosticData {
+        &self.0
+    }
+}
+
+impl std::ops::DerefMut for Diagnostic {
+    fn deref_mut(&mut self) -> &mut DiagnosticData {
+        &mut self.0
+    }
 }
 
 impl fmt::Display for Diagnostic {
@@ -343,7 +365,7 @@ mod tests {
     #[test]
     fn non_utf8_input_is_a_diagnostic_with_position() {
         let d = SourceFile::from_bytes("bad.ekir".into(), b"graph g\n  \xff x".to_vec()).unwrap_err();
-        let loc = d.location.unwrap();
+        let loc = d.location.clone().unwrap();
         assert_eq!((loc.line, loc.column), (2, 3));
         assert!(d.message.contains("0xff"));
     }

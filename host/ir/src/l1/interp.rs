@@ -1,1 +1,812 @@
-//! (being written)
+//! The L1 interpreter: runs a module's plan on f32/i32 buffers with every access bounds-checked.
+//!
+//! It is the ground truth for lowering bugs, so its semantics are exactly those of
+//! `docs/ir-l1.md`: IEEE f32 arithmetic rounded to nearest (each operation rounds once; no fused
+//! multiply-add); intrinsics through Rust's `f32` methods (`exp`, `ln`, `sqrt`, `tanh`, `powf`,
+//! `abs`, `floor`, `ceil`, `min`, `max`), `rsqrt(x)` as `1.0 / x.sqrt()`, and `libm::erff` for
+//! `erf`; i32 `+ - *` and negation wrap, `/` and `%` truncate toward zero (`i32::MIN / -1` wraps
+//! to `i32::MIN`, `i32::MIN % -1` is 0), and division by zero is an error; casts as the AST says
+//! (f32 to i32 truncates and saturates, NaN gives 0). `&&`, `||` and `select` evaluate both
+//! sides. Loops of every kind (`parallel`, `vectorize`, `unroll`) run serially in order, so a
+//! run is deterministic.
+//!
+//! Before the plan runs, temps and outputs are poisoned, and every `alloc` is poisoned each time
+//! its statement runs: f32 elements hold the NaN with bits [`POISON_F32_BITS`], i32 elements hold
+//! [`POISON_I32`] (`0x7eadbeef`). A program that reads what it never wrote shows the pattern
+//! instead of plausible numbers.
+//!
+//! What this interpreter must keep true: it runs only modules that verify (it refuses the others
+//! with the verifier's first error); it never reads or writes out of bounds, reporting instead
+//! the kernel, the buffer, the dimension, the index expression, its value and the size, with the
+//! values of the loop variables and `let`s in scope; it never panics. For speed, each kernel is
+//! compiled once into a tree of typed nodes whose variables and buffers are slot numbers, so the
+//! inner loop does no name lookups and no allocation.
+
+use super::ast::*;
+use super::print::print_expr;
+use super::verify::verify;
+use crate::diag::{Diagnostic, Span};
+use crate::tensor::{BufData, Buffer};
+use crate::types::{DType, TensorType};
+use std::collections::HashMap;
+
+/// Bits of the NaN that fills unwritten f32 elements (a quiet NaN with payload `0xdead`).
+pub const POISON_F32_BITS: u32 = 0x7fc0_dead;
+/// The value that fills unwritten i32 elements.
+pub const POISON_I32: i32 = 0x7ead_beef;
+/// The interpreter refuses modules whose buffers together exceed this many bytes.
+pub const MAX_BYTES: u64 = 4 << 30;
+
+/// Runs the plan on `inputs` (every `input` buffer by name; extra entries are ignored) and returns
+/// the `output` buffers by name.
+pub fn run(m: &Module, inputs: &HashMap<String, Buffer>) -> Result<HashMap<String, Buffer>, Diagnostic> {
+    if let Some(first) = verify(m, None).into_iter().find(Diagnostic::is_error) {
+        return Err(first.with_note(format!("module {} does not verify, so it cannot run", m.name)));
+    }
+    let total = m.buffers.iter().fold(0u64, |a, b| a.saturating_add(super::memory::type_bytes(&b.ty)));
+    if total > MAX_BYTES {
+        return Err(Diagnostic::error(format!(
+            "module {} holds {total} bytes of buffers, more than the interpreter's limit of {MAX_BYTES}",
+            m.name
+        )));
+    }
+    let mut store: Vec<BufData> = Vec::with_capacity(m.buffers.len());
+    for b in &m.buffers {
+        store.push(match b.role {
+            BufferRole::Input => input_data(b, inputs)?,
+            BufferRole::Output | BufferRole::Temp => poisoned(b.ty.dtype, b.ty.numel()),
+        });
+    }
+    let mut compiled: HashMap<&str, CKernel> = HashMap::new();
+    for k in &m.kernels {
+        compiled.insert(&k.name, Compiler::new(k).kernel()?);
+    }
+    for (step, r) in m.plan.iter().enumerate() {
+        let ck = compiled.get(r.kernel.as_str()).ok_or_else(|| internal(format!("kernel {} is missing", r.kernel)))?;
+        let mut frame = ck.frame();
+        // Move the argument buffers into the frame (a second read-only use of one buffer gets a
+        // copy), and back afterwards.
+        let mut moved: Vec<(usize, DType, u32)> = Vec::new();
+        for (a, &(dtype, slot)) in r.args.iter().zip(&ck.params) {
+            let b = m.buffers.iter().position(|b| b.name == a.name).ok_or_else(|| internal(format!("buffer {}", a.name)))?;
+            let data = match moved.iter().find(|(mb, _, _)| *mb == b) {
+                Some(&(_, d, s)) => match d {
+                    DType::F32 => BufData::F32(frame.fb[s as usize].clone()),
+                    DType::I32 => BufData::I32(frame.ib[s as usize].clone()),
+                },
+                None => {
+                    moved.push((b, dtype, slot));
+                    std::mem::replace(&mut store[b], BufData::F32(Vec::new()))
+                }
+            };
+            match data {
+                BufData::F32(v) => frame.fb[slot as usize] = v,
+                BufData::I32(v) => frame.ib[slot as usize] = v,
+            }
+        }
+        if let Err(trap) = exec_block(&ck.body, &mut frame) {
+            return Err(ck.report(trap, &frame, step));
+        }
+        for (b, dtype, slot) in moved {
+            store[b] = match dtype {
+                DType::F32 => BufData::F32(std::mem::take(&mut frame.fb[slot as usize])),
+                DType::I32 => BufData::I32(std::mem::take(&mut frame.ib[slot as usize])),
+            };
+        }
+    }
+    let mut out = HashMap::new();
+    for (b, data) in m.buffers.iter().zip(store) {
+        if b.role == BufferRole::Output {
+            out.insert(b.name.clone(), Buffer { ty: b.ty.clone(), data });
+        }
+    }
+    Ok(out)
+}
+
+fn internal(what: String) -> Diagnostic {
+    Diagnostic::error(format!("internal error in the L1 interpreter: {what}"))
+}
+
+fn poisoned(dtype: DType, n: usize) -> BufData {
+    match dtype {
+        DType::F32 => BufData::F32(vec![f32::from_bits(POISON_F32_BITS); n]),
+        DType::I32 => BufData::I32(vec![POISON_I32; n]),
+    }
+}
+
+fn input_data(b: &BufferDecl, inputs: &HashMap<String, Buffer>) -> Result<BufData, Diagnostic> {
+    let Some(given) = inputs.get(&b.name) else {
+        let mut names: Vec<&str> = inputs.keys().map(String::as_str).collect();
+        names.sort_unstable();
+        let mut d = Diagnostic::error(format!("missing input `{}` ({})", b.name, b.ty))
+            .with_note(format!("inputs given: {}", if names.is_empty() { "none".into() } else { names.join(", ") }));
+        d.hint = crate::diag::did_you_mean(&b.name, names.iter().copied());
+        return Err(d);
+    };
+    if given.ty != b.ty {
+        return Err(Diagnostic::error(format!(
+            "input `{}` is {} but the module declares it {}",
+            b.name, given.ty, b.ty
+        )));
+    }
+    let (len, dtype) = match &given.data {
+        BufData::F32(v) => (v.len(), DType::F32),
+        BufData::I32(v) => (v.len(), DType::I32),
+    };
+    if dtype != b.ty.dtype || len != b.ty.numel() {
+        return Err(Diagnostic::error(format!(
+            "input `{}` holds {len} {dtype} elements but its type {} needs {} {} elements",
+            b.name,
+            b.ty,
+            b.ty.numel(),
+            b.ty.dtype
+        )));
+    }
+    Ok(given.data.clone())
+}
+
+// ---------------------------------------------------------------------------------------------
+// The compiled form
+
+/// An execution error: the access or division site, and for an access the dimension and value.
+#[derive(Debug, Clone, Copy)]
+struct Trap {
+    site: u32,
+    dim: u32,
+    value: i32,
+}
+
+/// The dimension field of a division trap.
+const DIV_TRAP: u32 = u32::MAX;
+
+type R<T> = Result<T, Trap>;
+
+/// One index of an access: its expression, the dimension's size and stride.
+struct Index {
+    e: IE,
+    size: i32,
+    stride: usize,
+}
+
+/// A bounds-checked element access of buffer slot `buf`.
+struct Access {
+    buf: u32,
+    idx: Box<[Index]>,
+    site: u32,
+}
+
+#[derive(Clone, Copy)]
+enum Arith {
+    Add,
+    Sub,
+    Mul,
+    Div,
+    Rem,
+}
+
+#[derive(Clone, Copy)]
+enum Cmp {
+    Lt,
+    Le,
+    Gt,
+    Ge,
+    Eq,
+    Ne,
+}
+
+#[derive(Clone, Copy)]
+enum MinMax {
+    Min,
+    Max,
+}
+
+/// i32 expressions.
+enum IE {
+    Const(i32),
+    Var(u32),
+    Load(Box<Access>),
+    Neg(Box<IE>),
+    Bin(Arith, Box<IE>, Box<IE>, u32),
+    Select(Box<BE>, Box<IE>, Box<IE>),
+    FromF(Box<FE>),
+    FromB(Box<BE>),
+    Abs(Box<IE>),
+    MinMax(MinMax, Box<IE>, Box<IE>),
+}
+
+/// f32 expressions.
+enum FE {
+    Const(f32),
+    Var(u32),
+    Load(Box<Access>),
+    Neg(Box<FE>),
+    Bin(Arith, Box<FE>, Box<FE>),
+    Select(Box<BE>, Box<FE>, Box<FE>),
+    FromI(Box<IE>),
+    FromB(Box<BE>),
+    Call(Intrinsic, Box<FE>),
+    Call2(Intrinsic, Box<FE>, Box<FE>),
+}
+
+/// bool expressions.
+enum BE {
+    Const(bool),
+    Var(u32),
+    CmpI(Cmp, Box<IE>, Box<IE>),
+    CmpF(Cmp, Box<FE>, Box<FE>),
+    And(Box<BE>, Box<BE>),
+    Or(Box<BE>, Box<BE>),
+    Not(Box<BE>),
+    Select(Box<BE>, Box<BE>, Box<BE>),
+}
+
+enum St {
+    Loop { var: u32, lo: IE, hi: IE, body: Vec<St> },
+    If { cond: BE, then_body: Vec<St>, else_body: Vec<St> },
+    LetI(u32, IE),
+    LetF(u32, FE),
+    LetB(u32, BE),
+    StoreI(Access, IE),
+    StoreF(Access, FE),
+    AllocI(u32, usize),
+    AllocF(u32, usize),
+}
+
+/// What an error at a site reports.
+struct Site {
+    /// The buffer accessed, or empty for a division.
+    buffer: String,
+    /// The text of each index expression, or of the division.
+    texts: Vec<String>,
+    sizes: Vec<usize>,
+    span: Span,
+    /// i32 variables in scope: `(name, slot)`.
+    vars: Vec<(String, u32)>,
+}
+
+struct CKernel {
+    name: String,
+    /// Per parameter: its dtype and buffer slot.
+    params: Vec<(DType, u32)>,
+    body: Vec<St>,
+    slots: [u32; 5],
+    sites: Vec<Site>,
+}
+
+/// A kernel invocation's storage: variables and buffers by slot.
+struct Frame {
+    iv: Vec<i32>,
+    fv: Vec<f32>,
+    bv: Vec<bool>,
+    fb: Vec<Vec<f32>>,
+    ib: Vec<Vec<i32>>,
+}
+
+impl CKernel {
+    fn frame(&self) -> Frame {
+        let [ni, nf, nb, nfb, nib] = self.slots.map(|n| n as usize);
+        Frame { iv: vec![0; ni], fv: vec![0.0; nf], bv: vec![false; nb], fb: vec![Vec::new(); nfb], ib: vec![Vec::new(); nib] }
+    }
+
+    fn report(&self, t: Trap, f: &Frame, step: usize) -> Diagnostic {
+        let Some(site) = self.sites.get(t.site as usize) else {
+            return internal(format!("unknown site {}", t.site));
+        };
+        let mut d = if t.dim == DIV_TRAP {
+            Diagnostic::error(format!(
+                "integer division by zero in kernel {}: `{}`",
+                self.name,
+                site.texts.first().map_or("", String::as_str)
+            ))
+        } else {
+            let dim = t.dim as usize;
+            Diagnostic::error(format!(
+                "index {} out of bounds for dim {dim} of `{}` (size {}) in kernel {}: `{}`",
+                t.value,
+                site.buffer,
+                site.sizes.get(dim).copied().unwrap_or(0),
+                self.name,
+                site.texts.get(dim).map_or("", String::as_str)
+            ))
+        }
+        .at(site.span);
+        let vars: Vec<String> =
+            site.vars.iter().map(|(n, s)| format!("{n} = {}", f.iv.get(*s as usize).copied().unwrap_or(0))).collect();
+        if !vars.is_empty() {
+            d = d.with_note(format!("at {}", vars.join(", ")));
+        }
+        d.with_note(format!("in step {step} of the plan (run {})", self.name))
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Compilation: names to slots, types to node kinds
+
+#[derive(Clone)]
+enum Binding {
+    Var(Ty, u32),
+    Buf(DType, u32, Vec<usize>),
+}
+
+struct Compiler<'a> {
+    k: &'a Kernel,
+    scope: Vec<(String, Binding)>,
+    /// Next free slot: i32 vars, f32 vars, bool vars, f32 buffers, i32 buffers.
+    slots: [u32; 5],
+    sites: Vec<Site>,
+}
+
+type C<T> = Result<T, Diagnostic>;
+
+impl<'a> Compiler<'a> {
+    fn new(k: &'a Kernel) -> Self {
+        Compiler { k, scope: Vec::new(), slots: [0; 5], sites: Vec::new() }
+    }
+
+    fn slot(&mut self, which: usize) -> u32 {
+        self.slots[which] += 1;
+        self.slots[which] - 1
+    }
+
+    fn bind_var(&mut self, name: &str, ty: Ty) -> u32 {
+        let s = self.slot(match ty {
+            Ty::I32 => 0,
+            Ty::F32 => 1,
+            Ty::Bool => 2,
+        });
+        self.scope.push((name.to_string(), Binding::Var(ty, s)));
+        s
+    }
+
+    fn bind_buf(&mut self, name: &str, ty: &TensorType) -> u32 {
+        let s = self.slot(if ty.dtype == DType::F32 { 3 } else { 4 });
+        self.scope.push((name.to_string(), Binding::Buf(ty.dtype, s, ty.shape.clone())));
+        s
+    }
+
+    fn lookup(&self, name: &str) -> C<&Binding> {
+        self.scope
+            .iter()
+            .rev()
+            .find(|(n, _)| n == name)
+            .map(|(_, b)| b)
+            .ok_or_else(|| internal(format!("`{name}` is undefined in kernel {}", self.k.name)))
+    }
+
+    fn kernel(mut self) -> C<CKernel> {
+        let params = self.k.params.iter().map(|p| (p.ty.dtype, self.bind_buf(&p.name, &p.ty))).collect();
+        let body = self.block(&self.k.body)?;
+        Ok(CKernel { name: self.k.name.clone(), params, body, slots: self.slots, sites: self.sites })
+    }
+
+    fn block(&mut self, body: &[Stmt]) -> C<Vec<St>> {
+        let mark = self.scope.len();
+        let out = body.iter().map(|s| self.stmt(s)).collect();
+        self.scope.truncate(mark);
+        out
+    }
+
+    fn stmt(&mut self, s: &Stmt) -> C<St> {
+        Ok(match s {
+            Stmt::Loop { var, lo, hi, body, .. } => {
+                let (lo, hi) = (self.int(lo)?, self.int(hi)?);
+                let mark = self.scope.len();
+                let var = self.bind_var(var, Ty::I32);
+                let body = self.block(body)?;
+                self.scope.truncate(mark);
+                St::Loop { var, lo, hi, body }
+            }
+            Stmt::If { cond, then_body, else_body, .. } => {
+                St::If { cond: self.boolean(cond)?, then_body: self.block(then_body)?, else_body: self.block(else_body)? }
+            }
+            Stmt::Let { name, value, .. } => match self.type_of(value)? {
+                Ty::I32 => {
+                    let v = self.int(value)?;
+                    St::LetI(self.bind_var(name, Ty::I32), v)
+                }
+                Ty::F32 => {
+                    let v = self.float(value)?;
+                    St::LetF(self.bind_var(name, Ty::F32), v)
+                }
+                Ty::Bool => {
+                    let v = self.boolean(value)?;
+                    St::LetB(self.bind_var(name, Ty::Bool), v)
+                }
+            },
+            Stmt::Store { buf, index, value, span } => {
+                let (acc, dtype) = self.access(buf, index, *span)?;
+                match dtype {
+                    DType::F32 => St::StoreF(acc, self.float(value)?),
+                    DType::I32 => St::StoreI(acc, self.int(value)?),
+                }
+            }
+            Stmt::Alloc { name, ty, .. } => {
+                let bytes = super::memory::type_bytes(ty);
+                if bytes > MAX_BYTES {
+                    return Err(Diagnostic::error(format!(
+                        "alloc `{name}` in kernel {} needs {bytes} bytes, more than the interpreter's limit",
+                        self.k.name
+                    )));
+                }
+                let slot = self.bind_buf(name, ty);
+                match ty.dtype {
+                    DType::F32 => St::AllocF(slot, ty.numel()),
+                    DType::I32 => St::AllocI(slot, ty.numel()),
+                }
+            }
+        })
+    }
+
+    fn access(&mut self, buf: &Name, index: &[Expr], span: Span) -> C<(Access, DType)> {
+        let Binding::Buf(dtype, slot, shape) = self.lookup(&buf.name)?.clone() else {
+            return Err(internal(format!("`{}` is not a buffer", buf.name)));
+        };
+        let strides = crate::types::strides(&shape);
+        let idx = index
+            .iter()
+            .zip(shape.iter().zip(strides))
+            .map(|(e, (&size, stride))| Ok(Index { e: self.int(e)?, size: size as i32, stride }))
+            .collect::<C<Box<[Index]>>>()?;
+        let span = index.first().map_or(span, |first| first.span.to(index.last().map_or(span, |l| l.span)));
+        let site = self.site(buf.name.clone(), index.iter().map(print_expr).collect(), shape, span);
+        Ok((Access { buf: slot, idx, site }, dtype))
+    }
+
+    fn site(&mut self, buffer: String, texts: Vec<String>, sizes: Vec<usize>, span: Span) -> u32 {
+        let vars = self
+            .scope
+            .iter()
+            .filter_map(|(n, b)| match b {
+                Binding::Var(Ty::I32, s) => Some((n.clone(), *s)),
+                _ => None,
+            })
+            .collect();
+        self.sites.push(Site { buffer, texts, sizes, span, vars });
+        (self.sites.len() - 1) as u32
+    }
+
+    fn type_of(&self, e: &Expr) -> C<Ty> {
+        Ok(match &e.kind {
+            ExprKind::Int(_) => Ty::I32,
+            ExprKind::Float(_) => Ty::F32,
+            ExprKind::Bool(_) => Ty::Bool,
+            ExprKind::Var(v) => match self.lookup(v)? {
+                Binding::Var(t, _) => *t,
+                Binding::Buf(..) => return Err(internal(format!("`{v}` is a buffer"))),
+            },
+            ExprKind::Load { buf, .. } => match self.lookup(&buf.name)? {
+                Binding::Buf(d, _, _) => Ty::of(*d),
+                Binding::Var(..) => return Err(internal(format!("`{}` is not a buffer", buf.name))),
+            },
+            ExprKind::Unary { op: UnOp::Not, .. } => Ty::Bool,
+            ExprKind::Unary { arg, .. } => self.type_of(arg)?,
+            ExprKind::Binary { op, lhs, .. } => match op {
+                BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Div | BinOp::Rem => self.type_of(lhs)?,
+                _ => Ty::Bool,
+            },
+            ExprKind::Select { then_val, .. } => self.type_of(then_val)?,
+            ExprKind::Cast { to, .. } => *to,
+            ExprKind::Call { args, .. } => match args.first() {
+                Some(a) => self.type_of(a)?,
+                None => return Err(internal("a call without arguments".into())),
+            },
+        })
+    }
+
+    fn mismatch(&self, e: &Expr, want: &str) -> Diagnostic {
+        internal(format!("`{}` is not {want} in kernel {}", print_expr(e), self.k.name))
+    }
+
+    fn int(&mut self, e: &Expr) -> C<IE> {
+        let b = |x: C<IE>| x.map(Box::new);
+        Ok(match &e.kind {
+            ExprKind::Int(v) => IE::Const(*v),
+            ExprKind::Var(v) => match self.lookup(v)? {
+                Binding::Var(Ty::I32, s) => IE::Var(*s),
+                _ => return Err(self.mismatch(e, "an i32")),
+            },
+            ExprKind::Load { buf, index } => match self.access(buf, index, e.span)? {
+                (acc, DType::I32) => IE::Load(Box::new(acc)),
+                _ => return Err(self.mismatch(e, "an i32")),
+            },
+            ExprKind::Unary { op: UnOp::Neg, arg } => IE::Neg(b(self.int(arg))?),
+            ExprKind::Binary { op, lhs, rhs } => {
+                let op = arith(*op).ok_or_else(|| self.mismatch(e, "an i32"))?;
+                let site = match op {
+                    Arith::Div | Arith::Rem => self.site(String::new(), vec![print_expr(e)], Vec::new(), e.span),
+                    _ => 0,
+                };
+                IE::Bin(op, b(self.int(lhs))?, b(self.int(rhs))?, site)
+            }
+            ExprKind::Select { cond, then_val, else_val } => {
+                IE::Select(Box::new(self.boolean(cond)?), b(self.int(then_val))?, b(self.int(else_val))?)
+            }
+            ExprKind::Cast { to: Ty::I32, arg } => match self.type_of(arg)? {
+                Ty::I32 => self.int(arg)?,
+                Ty::F32 => IE::FromF(Box::new(self.float(arg)?)),
+                Ty::Bool => IE::FromB(Box::new(self.boolean(arg)?)),
+            },
+            ExprKind::Call { func: Intrinsic::Abs, args } if args.len() == 1 => IE::Abs(b(self.int(&args[0]))?),
+            ExprKind::Call { func: f @ (Intrinsic::Min | Intrinsic::Max), args } if args.len() == 2 => {
+                let mm = if *f == Intrinsic::Min { MinMax::Min } else { MinMax::Max };
+                IE::MinMax(mm, b(self.int(&args[0]))?, b(self.int(&args[1]))?)
+            }
+            _ => return Err(self.mismatch(e, "an i32")),
+        })
+    }
+
+    fn float(&mut self, e: &Expr) -> C<FE> {
+        let b = |x: C<FE>| x.map(Box::new);
+        Ok(match &e.kind {
+            ExprKind::Float(x) => FE::Const(*x),
+            ExprKind::Var(v) => match self.lookup(v)? {
+                Binding::Var(Ty::F32, s) => FE::Var(*s),
+                _ => return Err(self.mismatch(e, "an f32")),
+            },
+            ExprKind::Load { buf, index } => match self.access(buf, index, e.span)? {
+                (acc, DType::F32) => FE::Load(Box::new(acc)),
+                _ => return Err(self.mismatch(e, "an f32")),
+            },
+            ExprKind::Unary { op: UnOp::Neg, arg } => FE::Neg(b(self.float(arg))?),
+            ExprKind::Binary { op, lhs, rhs } => {
+                let op = arith(*op).ok_or_else(|| self.mismatch(e, "an f32"))?;
+                FE::Bin(op, b(self.float(lhs))?, b(self.float(rhs))?)
+            }
+            ExprKind::Select { cond, then_val, else_val } => {
+                FE::Select(Box::new(self.boolean(cond)?), b(self.float(then_val))?, b(self.float(else_val))?)
+            }
+            ExprKind::Cast { to: Ty::F32, arg } => match self.type_of(arg)? {
+                Ty::F32 => self.float(arg)?,
+                Ty::I32 => FE::FromI(Box::new(self.int(arg)?)),
+                Ty::Bool => FE::FromB(Box::new(self.boolean(arg)?)),
+            },
+            ExprKind::Call { func, args } => match args.as_slice() {
+                [a] => FE::Call(*func, b(self.float(a))?),
+                [a, c] => FE::Call2(*func, b(self.float(a))?, b(self.float(c))?),
+                _ => return Err(self.mismatch(e, "a call of one or two arguments")),
+            },
+            _ => return Err(self.mismatch(e, "an f32")),
+        })
+    }
+
+    fn boolean(&mut self, e: &Expr) -> C<BE> {
+        let b = |x: C<BE>| x.map(Box::new);
+        Ok(match &e.kind {
+            ExprKind::Bool(v) => BE::Const(*v),
+            ExprKind::Var(v) => match self.lookup(v)? {
+                Binding::Var(Ty::Bool, s) => BE::Var(*s),
+                _ => return Err(self.mismatch(e, "a bool")),
+            },
+            ExprKind::Unary { op: UnOp::Not, arg } => BE::Not(b(self.boolean(arg))?),
+            ExprKind::Binary { op: BinOp::And, lhs, rhs } => BE::And(b(self.boolean(lhs))?, b(self.boolean(rhs))?),
+            ExprKind::Binary { op: BinOp::Or, lhs, rhs } => BE::Or(b(self.boolean(lhs))?, b(self.boolean(rhs))?),
+            ExprKind::Binary { op, lhs, rhs } => {
+                let cmp = match op {
+                    BinOp::Lt => Cmp::Lt,
+                    BinOp::Le => Cmp::Le,
+                    BinOp::Gt => Cmp::Gt,
+                    BinOp::Ge => Cmp::Ge,
+                    BinOp::Eq => Cmp::Eq,
+                    BinOp::Ne => Cmp::Ne,
+                    _ => return Err(self.mismatch(e, "a bool")),
+                };
+                match self.type_of(lhs)? {
+                    Ty::I32 => BE::CmpI(cmp, Box::new(self.int(lhs)?), Box::new(self.int(rhs)?)),
+                    Ty::F32 => BE::CmpF(cmp, Box::new(self.float(lhs)?), Box::new(self.float(rhs)?)),
+                    Ty::Bool => return Err(self.mismatch(e, "a comparison of numbers")),
+                }
+            }
+            ExprKind::Select { cond, then_val, else_val } => {
+                BE::Select(b(self.boolean(cond))?, b(self.boolean(then_val))?, b(self.boolean(else_val))?)
+            }
+            _ => return Err(self.mismatch(e, "a bool")),
+        })
+    }
+}
+
+fn arith(op: BinOp) -> Option<Arith> {
+    Some(match op {
+        BinOp::Add => Arith::Add,
+        BinOp::Sub => Arith::Sub,
+        BinOp::Mul => Arith::Mul,
+        BinOp::Div => Arith::Div,
+        BinOp::Rem => Arith::Rem,
+        _ => return None,
+    })
+}
+
+// ---------------------------------------------------------------------------------------------
+// Execution
+
+fn exec_block(body: &[St], f: &mut Frame) -> R<()> {
+    for s in body {
+        exec(s, f)?;
+    }
+    Ok(())
+}
+
+fn exec(s: &St, f: &mut Frame) -> R<()> {
+    match s {
+        St::Loop { var, lo, hi, body } => {
+            let (lo, hi) = (int(lo, f)?, int(hi, f)?);
+            for v in lo..hi {
+                f.iv[*var as usize] = v;
+                exec_block(body, f)?;
+            }
+        }
+        St::If { cond, then_body, else_body } => {
+            if boolean(cond, f)? {
+                exec_block(then_body, f)?;
+            } else {
+                exec_block(else_body, f)?;
+            }
+        }
+        St::LetI(s, e) => f.iv[*s as usize] = int(e, f)?,
+        St::LetF(s, e) => f.fv[*s as usize] = float(e, f)?,
+        St::LetB(s, e) => f.bv[*s as usize] = boolean(e, f)?,
+        St::StoreI(a, e) => {
+            let off = offset(a, f)?;
+            let v = int(e, f)?;
+            f.ib[a.buf as usize][off] = v;
+        }
+        St::StoreF(a, e) => {
+            let off = offset(a, f)?;
+            let v = float(e, f)?;
+            f.fb[a.buf as usize][off] = v;
+        }
+        St::AllocI(s, n) => {
+            let b = &mut f.ib[*s as usize];
+            b.clear();
+            b.resize(*n, POISON_I32);
+        }
+        St::AllocF(s, n) => {
+            let b = &mut f.fb[*s as usize];
+            b.clear();
+            b.resize(*n, f32::from_bits(POISON_F32_BITS));
+        }
+    }
+    Ok(())
+}
+
+/// The flat element offset of an access, every index checked against its dimension.
+fn offset(a: &Access, f: &Frame) -> R<usize> {
+    let mut off = 0;
+    for (d, ix) in a.idx.iter().enumerate() {
+        let v = int(&ix.e, f)?;
+        if v < 0 || v >= ix.size {
+            return Err(Trap { site: a.site, dim: d as u32, value: v });
+        }
+        off += v as usize * ix.stride;
+    }
+    Ok(off)
+}
+
+fn int(e: &IE, f: &Frame) -> R<i32> {
+    Ok(match e {
+        IE::Const(v) => *v,
+        IE::Var(s) => f.iv[*s as usize],
+        IE::Load(a) => f.ib[a.buf as usize][offset(a, f)?],
+        IE::Neg(a) => int(a, f)?.wrapping_neg(),
+        IE::Bin(op, a, b, site) => {
+            let (x, y) = (int(a, f)?, int(b, f)?);
+            match op {
+                Arith::Add => x.wrapping_add(y),
+                Arith::Sub => x.wrapping_sub(y),
+                Arith::Mul => x.wrapping_mul(y),
+                Arith::Div | Arith::Rem if y == 0 => return Err(Trap { site: *site, dim: DIV_TRAP, value: 0 }),
+                Arith::Div => x.wrapping_div(y),
+                Arith::Rem => x.wrapping_rem(y),
+            }
+        }
+        IE::Select(c, a, b) => {
+            let (c, a, b) = (boolean(c, f)?, int(a, f)?, int(b, f)?);
+            if c {
+                a
+            } else {
+                b
+            }
+        }
+        // `as` truncates toward zero, saturates, and maps NaN to 0.
+        IE::FromF(a) => float(a, f)? as i32,
+        IE::FromB(a) => i32::from(boolean(a, f)?),
+        IE::Abs(a) => int(a, f)?.wrapping_abs(),
+        IE::MinMax(mm, a, b) => {
+            let (x, y) = (int(a, f)?, int(b, f)?);
+            match mm {
+                MinMax::Min => x.min(y),
+                MinMax::Max => x.max(y),
+            }
+        }
+    })
+}
+
+fn float(e: &FE, f: &Frame) -> R<f32> {
+    Ok(match e {
+        FE::Const(v) => *v,
+        FE::Var(s) => f.fv[*s as usize],
+        FE::Load(a) => f.fb[a.buf as usize][offset(a, f)?],
+        FE::Neg(a) => -float(a, f)?,
+        FE::Bin(op, a, b) => {
+            let (x, y) = (float(a, f)?, float(b, f)?);
+            match op {
+                Arith::Add => x + y,
+                Arith::Sub => x - y,
+                Arith::Mul => x * y,
+                Arith::Div => x / y,
+                Arith::Rem => x % y,
+            }
+        }
+        FE::Select(c, a, b) => {
+            let (c, a, b) = (boolean(c, f)?, float(a, f)?, float(b, f)?);
+            if c {
+                a
+            } else {
+                b
+            }
+        }
+        FE::FromI(a) => int(a, f)? as f32,
+        FE::FromB(a) => f32::from(u8::from(boolean(a, f)?)),
+        FE::Call(func, a) => {
+            let x = float(a, f)?;
+            match func {
+                Intrinsic::Exp => x.exp(),
+                Intrinsic::Log => x.ln(),
+                Intrinsic::Sqrt => x.sqrt(),
+                Intrinsic::Rsqrt => 1.0 / x.sqrt(),
+                Intrinsic::Tanh => x.tanh(),
+                Intrinsic::Erf => libm::erff(x),
+                Intrinsic::Abs => x.abs(),
+                Intrinsic::Floor => x.floor(),
+                Intrinsic::Ceil => x.ceil(),
+                Intrinsic::Pow | Intrinsic::Min | Intrinsic::Max => f32::NAN,
+            }
+        }
+        FE::Call2(func, a, b) => {
+            let (x, y) = (float(a, f)?, float(b, f)?);
+            match func {
+                Intrinsic::Pow => x.powf(y),
+                Intrinsic::Min => x.min(y),
+                Intrinsic::Max => x.max(y),
+                _ => f32::NAN,
+            }
+        }
+    })
+}
+
+fn boolean(e: &BE, f: &Frame) -> R<bool> {
+    Ok(match e {
+        BE::Const(v) => *v,
+        BE::Var(s) => f.bv[*s as usize],
+        BE::CmpI(op, a, b) => cmp(*op, int(a, f)?, int(b, f)?),
+        BE::CmpF(op, a, b) => cmp(*op, float(a, f)?, float(b, f)?),
+        BE::And(a, b) => {
+            let (x, y) = (boolean(a, f)?, boolean(b, f)?);
+            x && y
+        }
+        BE::Or(a, b) => {
+            let (x, y) = (boolean(a, f)?, boolean(b, f)?);
+            x || y
+        }
+        BE::Not(a) => !boolean(a, f)?,
+        BE::Select(c, a, b) => {
+            let (c, a, b) = (boolean(c, f)?, boolean(a, f)?, boolean(b, f)?);
+            if c {
+                a
+            } else {
+                b
+            }
+        }
+    })
+}
+
+/// Comparisons; on f32 every comparison with NaN is false except `!=`.
+fn cmp<T: PartialOrd>(op: Cmp, x: T, y: T) -> bool {
+    match op {
+        Cmp::Lt => x < y,
+        Cmp::Le => x <= y,
+        Cmp::Gt => x > y,
+        Cmp::Ge => x >= y,
+        Cmp::Eq => x == y,
+        Cmp::Ne => x != y,
+    }
+}

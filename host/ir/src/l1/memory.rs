@@ -1,1 +1,161 @@
-//! (being written)
+//! Peak memory of an L1 module: the bytes alive at the worst step of its plan.
+//!
+//! Definition (also in `docs/ir-l1.md`). The plan is a list of steps (`run`s), numbered from 0.
+//! At step `s` the module occupies
+//!
+//! ```text
+//! bytes(s) = inputs + outputs + (temps live at s) + (local bytes of the kernel run at s)
+//! ```
+//!
+//! - `inputs`: every `input` buffer (graph inputs and parameters) is live throughout;
+//! - `outputs`: every `output` buffer is live throughout;
+//! - a temp (`buffer`) is live from the first to the last step that names it, both included; a
+//!   temp no step names is never live;
+//! - the local bytes of a kernel are one thread's stack peak: the largest sum of `alloc ... local`
+//!   sizes live at once (an allocation is live in the rest of the block that declares it, so the
+//!   sum runs along one path of nested blocks, and sibling blocks do not add up). Other threads
+//!   of a `parallel` loop hold their own copies; they are not counted, because the number of
+//!   threads is the target's, not the module's.
+//!
+//! The peak is the largest `bytes(s)`, at its first step; a module with an empty plan occupies its
+//! inputs and outputs. Sizes are `numel * 4` bytes; arithmetic saturates rather than overflows,
+//! so an absurd shape gives a huge number, never a panic.
+
+use super::ast::*;
+use crate::types::TensorType;
+use std::fmt;
+
+/// Where and how large the module's memory peak is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MemoryPlan {
+    /// Total bytes at the peak.
+    pub peak_bytes: u64,
+    /// The plan step (index into `Module::plan`) where the peak is first reached; `None` for an
+    /// empty plan.
+    pub step: Option<usize>,
+    /// The kernel that step runs.
+    pub kernel: Option<String>,
+    /// Bytes of `input` buffers (inputs and parameters).
+    pub inputs_bytes: u64,
+    /// Bytes of `output` buffers.
+    pub outputs_bytes: u64,
+    /// Bytes of the temps live at the peak step.
+    pub temps_bytes: u64,
+    /// Names of the temps live at the peak step, in declaration order.
+    pub live_temps: Vec<String>,
+    /// One thread's local (stack) bytes of the kernel running at the peak step.
+    pub local_bytes: u64,
+}
+
+/// One thread's stack peak in a kernel: the allocations live at the worst point.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct StackUse {
+    pub bytes: u64,
+    /// `(name, bytes)` of the allocations live together at that point, outermost first.
+    pub allocs: Vec<(String, u64)>,
+}
+
+/// Bytes of a tensor type, saturating.
+pub fn type_bytes(ty: &TensorType) -> u64 {
+    ty.shape.iter().fold(ty.dtype.size_bytes() as u64, |acc, &d| acc.saturating_mul(d as u64))
+}
+
+/// The stack peak of one kernel (see the module header).
+pub fn kernel_stack(k: &Kernel) -> StackUse {
+    let mut best = StackUse::default();
+    let mut live = Vec::new();
+    walk_stack(&k.body, &mut live, &mut best);
+    best
+}
+
+fn walk_stack(body: &[Stmt], live: &mut Vec<(String, u64)>, best: &mut StackUse) {
+    let depth = live.len();
+    for s in body {
+        match s {
+            Stmt::Alloc { name, ty, .. } => {
+                live.push((name.clone(), type_bytes(ty)));
+                let bytes = live.iter().fold(0u64, |a, (_, b)| a.saturating_add(*b));
+                if bytes > best.bytes {
+                    *best = StackUse { bytes, allocs: live.clone() };
+                }
+            }
+            Stmt::Loop { body, .. } => walk_stack(body, live, best),
+            Stmt::If { then_body, else_body, .. } => {
+                walk_stack(then_body, live, best);
+                walk_stack(else_body, live, best);
+            }
+            Stmt::Let { .. } | Stmt::Store { .. } => {}
+        }
+    }
+    live.truncate(depth);
+}
+
+/// The module's memory peak (see the module header for the definition).
+pub fn peak_memory(m: &Module) -> MemoryPlan {
+    let sum_role = |role| {
+        m.buffers.iter().filter(|b| b.role == role).fold(0u64, |a, b| a.saturating_add(type_bytes(&b.ty)))
+    };
+    let inputs_bytes = sum_role(BufferRole::Input);
+    let outputs_bytes = sum_role(BufferRole::Output);
+    // First and last step naming each temp.
+    let ranges: Vec<(&BufferDecl, Option<(usize, usize)>)> = m
+        .buffers
+        .iter()
+        .filter(|b| b.role == BufferRole::Temp)
+        .map(|b| {
+            let mut steps = m.plan.iter().enumerate().filter(|(_, r)| r.args.iter().any(|a| a.name == b.name));
+            let first = steps.next().map(|(i, _)| i);
+            let last = steps.next_back().map(|(i, _)| i).or(first);
+            (b, first.zip(last))
+        })
+        .collect();
+    let mut plan = MemoryPlan {
+        peak_bytes: inputs_bytes.saturating_add(outputs_bytes),
+        step: None,
+        kernel: None,
+        inputs_bytes,
+        outputs_bytes,
+        temps_bytes: 0,
+        live_temps: Vec::new(),
+        local_bytes: 0,
+    };
+    for (s, run) in m.plan.iter().enumerate() {
+        let live: Vec<&BufferDecl> = ranges
+            .iter()
+            .filter(|(_, r)| r.is_some_and(|(first, last)| first <= s && s <= last))
+            .map(|(b, _)| *b)
+            .collect();
+        let temps_bytes = live.iter().fold(0u64, |a, b| a.saturating_add(type_bytes(&b.ty)));
+        let local_bytes = m.kernel(&run.kernel).map_or(0, |k| kernel_stack(k).bytes);
+        let total = inputs_bytes.saturating_add(outputs_bytes).saturating_add(temps_bytes).saturating_add(local_bytes);
+        if plan.step.is_none() || total > plan.peak_bytes {
+            plan = MemoryPlan {
+                peak_bytes: total,
+                step: Some(s),
+                kernel: Some(run.kernel.clone()),
+                inputs_bytes,
+                outputs_bytes,
+                temps_bytes,
+                live_temps: live.iter().map(|b| b.name.clone()).collect(),
+                local_bytes,
+            };
+        }
+    }
+    plan
+}
+
+impl fmt::Display for MemoryPlan {
+    /// One line: `peak 4096 bytes at step 1 (run k1): inputs 1024 + outputs 1024 + temps 2048
+    /// (t0) + local 0`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "peak {} bytes", self.peak_bytes)?;
+        if let (Some(s), Some(k)) = (self.step, &self.kernel) {
+            write!(f, " at step {s} (run {k})")?;
+        }
+        write!(f, ": inputs {} + outputs {} + temps {}", self.inputs_bytes, self.outputs_bytes, self.temps_bytes)?;
+        if !self.live_temps.is_empty() {
+            write!(f, " ({})", self.live_temps.join(", "))?;
+        }
+        write!(f, " + local {}", self.local_bytes)
+    }
+}

@@ -1,1 +1,1052 @@
-//! (being written)
+//! The L1 verifier: names, scopes, types, index bounds, the plan, and allocation legality.
+//!
+//! Checks, in order: module-level names (buffers and kernels unique, valid identifiers, buffers
+//! addressable with i32 offsets); each kernel (parameters unique; scoping: only parameters and the
+//! kernel's own allocations are visible, use before definition and shadowing are errors; typing
+//! exactly as `docs/ir-l1.md` says, with no implicit conversion; stores: value type equals the
+//! buffer's dtype, no writes to `in` parameters; one i32 index per dimension; no `parallel` inside
+//! `parallel` or `vectorize`; integer division by a constant 0; index bounds by interval
+//! analysis); the plan (kernels exist, arity and argument types, inputs never written, no
+//! aliasing of a written buffer, temps written before read, every output written); and, with a
+//! target profile, stack allocations and peak memory against its limits.
+//!
+//! Interval analysis: each i32 expression gets an interval `[lo, hi]` when one is known: literals,
+//! loop variables (`[lo.min, hi.max - 1]`), `let`s, `+ - *`, `/` and `%` (by divisors whose sign
+//! is known), `min`, `max`, `abs`, `select` (the union of both arms), `i32(...)` of an i32 or a
+//! bool. Inside `if c`, conditions `e CMP e'` (combined with `&&`; `||` and `!` in the `else`
+//! branch) narrow `e` by the interval of `e'`, where `e` is a variable or any load-free
+//! expression (matched by its text). Loads, float conversions and results that could wrap are
+//! unknown, and unknown indices are left to the interpreter. A known index interval outside
+//! `[0, size-1]` is an error. Intervals over-approximate: an expression that uses a variable twice
+//! (`i - i`) gets a wider interval than its true range.
+//!
+//! What this verifier must keep true: it never panics; it reports every finding (one error does
+//! not hide the others, but an ill-typed subexpression does not cascade); each message names the
+//! kernel, buffer or variable it is about, so it reads well without a source location (generated
+//! modules carry `Span::NONE`), and carries the span when there is one.
+
+use super::ast::*;
+use super::memory::{kernel_stack, peak_memory, type_bytes};
+use super::parse::{is_valid_name, op_str, KEYWORDS};
+use super::print::print_expr;
+use crate::diag::{did_you_mean, Diagnostic, Span};
+use crate::target::TargetProfile;
+use crate::types::TensorType;
+use std::collections::{HashMap, HashSet};
+
+/// Every finding: errors, then warnings, each in the order of the module text.
+pub fn verify(m: &Module, target: Option<&TargetProfile>) -> Vec<Diagnostic> {
+    let mut diags = Vec::new();
+    module_names(m, &mut diags);
+    let mut seen = HashSet::new();
+    for k in &m.kernels {
+        // A duplicate kernel was reported; its body is checked once, under its first definition.
+        if seen.insert(k.name.as_str()) {
+            KernelChecker::new(m, k, &mut diags).check();
+        }
+    }
+    plan(m, &mut diags);
+    if let Some(t) = target {
+        allocations(m, t, &mut diags);
+    }
+    diags.sort_by_key(|d| !d.is_error());
+    diags
+}
+
+/// Whether a module verifies with no errors (warnings allowed).
+pub fn has_errors(diags: &[Diagnostic]) -> bool {
+    diags.iter().any(Diagnostic::is_error)
+}
+
+fn module_names(m: &Module, diags: &mut Vec<Diagnostic>) {
+    let mut bufs: HashMap<&str, &BufferDecl> = HashMap::new();
+    for b in &m.buffers {
+        if !is_valid_name(&b.name) {
+            diags.push(bad_name(&b.name, "buffer", b.span));
+        }
+        if bufs.insert(&b.name, b).is_some() {
+            diags.push(Diagnostic::error(format!("buffer `{}` is declared twice", b.name)).at(b.span));
+        }
+        check_type_size(&b.ty, &format!("buffer `{}`", b.name), b.span, diags);
+    }
+    let mut kernels = HashSet::new();
+    for k in &m.kernels {
+        if !is_valid_name(&k.name) {
+            diags.push(bad_name(&k.name, "kernel", k.span));
+        }
+        if !kernels.insert(&k.name) {
+            diags.push(Diagnostic::error(format!("kernel `{}` is defined twice", k.name)).at(k.span));
+        }
+    }
+}
+
+fn bad_name(name: &str, what: &str, span: Span) -> Diagnostic {
+    let why = if KEYWORDS.contains(&name) { "is a keyword" } else { "is not an identifier" };
+    Diagnostic::error(format!("{what} name `{name}` {why}"))
+        .at(span)
+        .with_expected("a name of letters, digits and `_`, not starting with a digit, and not a keyword")
+}
+
+/// Buffers must be addressable with i32 element offsets (indices are i32).
+fn check_type_size(ty: &TensorType, what: &str, span: Span, diags: &mut Vec<Diagnostic>) {
+    let numel = ty.shape.iter().try_fold(1u64, |a, &d| a.checked_mul(d as u64));
+    if numel.is_none_or(|n| n > i32::MAX as u64) {
+        diags.push(
+            Diagnostic::error(format!("{what} of type {ty} has more than {} elements", i32::MAX))
+                .at(span)
+                .with_expected("at most 2^31-1 elements, so that element offsets fit in i32"),
+        );
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Intervals
+
+/// A closed interval of i32 values, held in i64 so that arithmetic on bounds cannot overflow.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Iv {
+    lo: i64,
+    hi: i64,
+}
+
+const I32_MIN: i64 = i32::MIN as i64;
+const I32_MAX: i64 = i32::MAX as i64;
+
+impl Iv {
+    fn new(lo: i64, hi: i64) -> Iv {
+        Iv { lo, hi }
+    }
+
+    fn point(v: i64) -> Iv {
+        Iv { lo: v, hi: v }
+    }
+
+    /// Everything an i32 can hold: what a narrowing starts from when nothing is known.
+    const FULL: Iv = Iv { lo: I32_MIN, hi: I32_MAX };
+
+    /// `None` when the result could wrap: then nothing is known.
+    fn fit(self) -> Option<Iv> {
+        (self.lo >= I32_MIN && self.hi <= I32_MAX && self.lo <= self.hi).then_some(self)
+    }
+
+    /// Both ends known (not an end of the i32 range left open by a one-sided narrowing).
+    fn bounded(self) -> bool {
+        self.lo > I32_MIN && self.hi < I32_MAX
+    }
+
+    fn union(self, o: Iv) -> Iv {
+        Iv::new(self.lo.min(o.lo), self.hi.max(o.hi))
+    }
+
+    /// The intersection; `lo > hi` means empty.
+    fn meet(self, o: Iv) -> Iv {
+        Iv::new(self.lo.max(o.lo), self.hi.min(o.hi))
+    }
+
+    fn is_empty(self) -> bool {
+        self.lo > self.hi
+    }
+
+    fn corners(self, o: Iv, f: impl Fn(i64, i64) -> i64) -> Iv {
+        let c = [f(self.lo, o.lo), f(self.lo, o.hi), f(self.hi, o.lo), f(self.hi, o.hi)];
+        Iv::new(*c.iter().min().unwrap_or(&0), *c.iter().max().unwrap_or(&0))
+    }
+}
+
+/// C division and remainder (truncating) on interval bounds.
+fn iv_div(a: Iv, b: Iv) -> Option<Iv> {
+    if b.lo > 0 || b.hi < 0 {
+        // Truncating division is monotonic in each argument while the divisor keeps its sign.
+        a.corners(b, |x, y| x / y).fit()
+    } else {
+        None
+    }
+}
+
+fn iv_rem(a: Iv, b: Iv) -> Option<Iv> {
+    if b.lo <= 0 && b.hi >= 0 {
+        return None;
+    }
+    // |a % b| < |b|, and the result has the sign of `a`.
+    let m = b.lo.abs().max(b.hi.abs()) - 1;
+    let exact_small = b.lo.abs().min(b.hi.abs());
+    if a.lo > -exact_small && a.hi < exact_small {
+        return Some(a);
+    }
+    let lo = if a.lo < 0 { a.lo.max(-m) } else { 0 };
+    let hi = if a.hi > 0 { a.hi.min(m) } else { 0 };
+    Some(Iv::new(lo, hi))
+}
+
+// ---------------------------------------------------------------------------------------------
+// Kernels
+
+#[derive(Debug, Clone)]
+enum Entry {
+    /// A loop variable or a `let`: its type, its interval, and for a load-free `let` the text of
+    /// its value (so that a narrowing of either is seen through the other).
+    Var { ty: Ty, iv: Option<Iv>, def: Option<String>, what: &'static str },
+    /// A parameter or an allocation.
+    Buf { ty: TensorType, access: Option<Access> },
+}
+
+/// What a condition tells about a variable or an expression inside a branch.
+#[derive(Debug, Clone)]
+struct Fact {
+    /// A variable name, or the text of a load-free expression.
+    key: String,
+    iv: Iv,
+}
+
+struct KernelChecker<'a> {
+    m: &'a Module,
+    k: &'a Kernel,
+    diags: &'a mut Vec<Diagnostic>,
+    scopes: Vec<Vec<(String, Entry)>>,
+    facts: Vec<Fact>,
+    /// Enclosing loops, outermost first: `(variable, kind)`.
+    loops: Vec<(String, LoopKind)>,
+    /// False inside code the intervals prove never runs (an empty loop, a branch whose
+    /// condition cannot hold); bounds are not reported there.
+    reachable: bool,
+}
+
+/// The type of a checked expression (`None` after an error) and its interval when known.
+type Typed = (Option<Ty>, Option<Iv>);
+
+impl<'a> KernelChecker<'a> {
+    fn new(m: &'a Module, k: &'a Kernel, diags: &'a mut Vec<Diagnostic>) -> Self {
+        KernelChecker { m, k, diags, scopes: vec![Vec::new()], facts: Vec::new(), loops: Vec::new(), reachable: true }
+    }
+
+    fn err(&mut self, span: Span, msg: String) -> &mut Diagnostic {
+        self.diags.push(Diagnostic::error(msg).at(span));
+        self.diags.last_mut().expect("just pushed")
+    }
+
+    /// `(`expr` in kernel k)`: the context that makes a message self-contained.
+    fn ctx(&self, e: &Expr) -> String {
+        format!("(`{}` in kernel {})", print_expr(e), self.k.name)
+    }
+
+    fn check(mut self) {
+        let k = self.k;
+        if k.params.is_empty() {
+            self.diags.push(
+                Diagnostic::warning(format!("kernel {} has no parameters: it can have no effect", k.name)).at(k.span),
+            );
+        }
+        for p in &k.params {
+            if !is_valid_name(&p.name) {
+                self.diags.push(bad_name(&p.name, &format!("parameter of kernel {}", k.name), p.span));
+            }
+            if self.lookup(&p.name).is_some() {
+                self.err(p.span, format!("parameter `{}` appears twice in kernel {}", p.name, k.name));
+                continue;
+            }
+            check_type_size(&p.ty, &format!("parameter `{}` of kernel {}", p.name, k.name), p.span, self.diags);
+            self.bind(&p.name, Entry::Buf { ty: p.ty.clone(), access: Some(p.access) });
+        }
+        self.block(&k.body);
+    }
+
+    fn lookup(&self, name: &str) -> Option<&Entry> {
+        self.scopes.iter().rev().flat_map(|s| s.iter().rev()).find(|(n, _)| n == name).map(|(_, e)| e)
+    }
+
+    fn bind(&mut self, name: &str, e: Entry) {
+        self.scopes.last_mut().expect("a scope is open").push((name.to_string(), e));
+    }
+
+    /// Declares a name in the current block, reporting redefinition and shadowing.
+    fn declare(&mut self, name: &str, span: Span, what: &str, e: Entry) {
+        if !is_valid_name(name) {
+            let d = bad_name(name, &format!("{what} in kernel {}", self.k.name), span);
+            self.diags.push(d);
+        }
+        let here = self.scopes.last().is_some_and(|s| s.iter().any(|(n, _)| n == name));
+        let kernel = self.k.name.clone();
+        if here {
+            self.err(span, format!("`{name}` is defined twice in the same block of kernel {kernel}"))
+                .hint = Some(format!("names are immutable: give the second {what} another name"));
+        } else if self.lookup(name).is_some() {
+            self.err(span, format!("{what} `{name}` shadows an outer `{name}` in kernel {kernel}")).hint =
+                Some("L1 forbids shadowing: rename the inner one".into());
+        }
+        self.bind(name, e);
+    }
+
+    fn block(&mut self, body: &[Stmt]) {
+        self.scopes.push(Vec::new());
+        for s in body {
+            self.stmt(s);
+        }
+        self.scopes.pop();
+    }
+
+    fn stmt(&mut self, s: &Stmt) {
+        match s {
+            Stmt::Loop { var, kind, lo, hi, body, span } => self.loop_stmt(var, *kind, lo, hi, body, *span),
+            Stmt::If { cond, then_body, else_body, span } => {
+                let (ty, _) = self.expr(cond);
+                if let Some(t) = ty.filter(|&t| t != Ty::Bool) {
+                    let msg =
+                        format!("the condition of `if` must be bool, found {} {}", t.name(), self.ctx(cond));
+                    self.err(cond.span.to(*span), msg).hint = Some("compare it, e.g. `x != 0`".into());
+                }
+                self.branch(cond, true, then_body);
+                self.branch(cond, false, else_body);
+            }
+            Stmt::Let { name, value, span } => {
+                let (ty, iv) = self.expr(value);
+                let def = (!has_load(value)).then(|| print_expr(value));
+                // An ill-typed value still binds the name, as f32, so later uses are not reported.
+                let entry = Entry::Var { ty: ty.unwrap_or(Ty::F32), iv, def, what: "let" };
+                self.declare(name, *span, "`let`", entry);
+            }
+            Stmt::Store { buf, index, value, span } => self.store(buf, index, value, *span),
+            Stmt::Alloc { name, ty, span, .. } => {
+                check_type_size(ty, &format!("alloc `{name}` in kernel {}", self.k.name), *span, self.diags);
+                self.declare(name, *span, "alloc", Entry::Buf { ty: ty.clone(), access: None });
+            }
+        }
+    }
+
+    fn loop_stmt(&mut self, var: &str, kind: LoopKind, lo: &Expr, hi: &Expr, body: &[Stmt], span: Span) {
+        let (lt, liv) = self.expr(lo);
+        let (ht, hiv) = self.expr(hi);
+        for (t, e) in [(lt, lo), (ht, hi)] {
+            if let Some(t) = t.filter(|&t| t != Ty::I32) {
+                let msg = format!("the bounds of loop `{var}` must be i32, found {} {}", t.name(), self.ctx(e));
+                self.err(e.span, msg).hint = Some("convert with i32(...)".into());
+            }
+        }
+        if kind == LoopKind::Parallel {
+            let outer = self.loops.iter().rev().find(|(_, k)| matches!(k, LoopKind::Parallel | LoopKind::Vectorize));
+            if let Some((outer_var, outer_kind)) = outer.cloned() {
+                let (okw, hint) = if outer_kind == LoopKind::Parallel {
+                    ("parallel", "only one level of loops runs on threads: make the inner loop `for`")
+                } else {
+                    ("vectorize", "a vectorized loop runs on one thread: move the parallel loop outside it")
+                };
+                let msg = format!(
+                    "parallel loop `{var}` is nested inside {okw} loop `{outer_var}` in kernel {}",
+                    self.k.name
+                );
+                self.err(span, msg).hint = Some(hint.into());
+            }
+        }
+        let iv = match (liv, hiv) {
+            (Some(l), Some(h)) => Some(Iv::new(l.lo, h.hi - 1)),
+            _ => None,
+        };
+        let was_reachable = self.reachable;
+        if iv.is_some_and(Iv::is_empty) {
+            self.reachable = false;
+        }
+        self.scopes.push(Vec::new());
+        let entry = Entry::Var { ty: Ty::I32, iv: iv.filter(|i| !i.is_empty()), def: None, what: "loop variable" };
+        self.declare(var, span, "loop variable", entry);
+        self.loops.push((var.to_string(), kind));
+        self.block(body);
+        self.loops.pop();
+        self.scopes.pop();
+        self.reachable = was_reachable;
+    }
+
+    /// Checks one branch of an `if` with what its condition (or its negation) tells.
+    fn branch(&mut self, cond: &Expr, holds: bool, body: &[Stmt]) {
+        let depth = self.facts.len();
+        let was_reachable = self.reachable;
+        let mut facts = Vec::new();
+        self.narrow(cond, holds, &mut facts);
+        for f in facts {
+            let current = self.key_interval(&f.key).unwrap_or(Iv::FULL);
+            let iv = current.meet(f.iv);
+            if iv.is_empty() {
+                self.reachable = false;
+            }
+            // A narrowed `let` narrows its defining expression too, and the other way round.
+            let alias = match self.lookup(&f.key) {
+                Some(Entry::Var { def: Some(d), .. }) => Some(d.clone()),
+                _ => None,
+            };
+            if let Some(d) = alias {
+                self.facts.push(Fact { key: d, iv });
+            }
+            self.facts.push(Fact { key: f.key, iv });
+        }
+        self.block(body);
+        self.facts.truncate(depth);
+        self.reachable = was_reachable;
+    }
+
+    /// The facts `cond == holds` implies.
+    fn narrow(&mut self, cond: &Expr, holds: bool, out: &mut Vec<Fact>) {
+        match &cond.kind {
+            ExprKind::Binary { op: BinOp::And, lhs, rhs } if holds => {
+                self.narrow(lhs, true, out);
+                self.narrow(rhs, true, out);
+            }
+            ExprKind::Binary { op: BinOp::Or, lhs, rhs } if !holds => {
+                self.narrow(lhs, false, out);
+                self.narrow(rhs, false, out);
+            }
+            ExprKind::Unary { op: UnOp::Not, arg } => self.narrow(arg, !holds, out),
+            ExprKind::Binary { op, lhs, rhs } if is_cmp(*op) => {
+                let op = if holds { *op } else { negate(*op) };
+                // `lhs op rhs` narrows lhs by rhs's interval, and rhs by lhs's (flipped).
+                for (target, other, op) in [(lhs, rhs, op), (rhs, lhs, flip(op))] {
+                    let Some(key) = narrowable(target) else { continue };
+                    let Some(o) = self.interval_quiet(other) else { continue };
+                    let iv = match op {
+                        BinOp::Lt => Iv::new(I32_MIN, o.hi - 1),
+                        BinOp::Le => Iv::new(I32_MIN, o.hi),
+                        BinOp::Gt => Iv::new(o.lo + 1, I32_MAX),
+                        BinOp::Ge => Iv::new(o.lo, I32_MAX),
+                        BinOp::Eq => o,
+                        _ => continue,
+                    };
+                    out.push(Fact { key, iv });
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// The interval of a variable or expression text from its binding and the facts in force.
+    fn key_interval(&self, key: &str) -> Option<Iv> {
+        let mut iv = match self.lookup(key) {
+            Some(Entry::Var { ty: Ty::I32, iv, .. }) => *iv,
+            _ => None,
+        };
+        for f in &self.facts {
+            if f.key == key {
+                iv = Some(iv.map_or(f.iv, |i| i.meet(f.iv)));
+            }
+        }
+        iv
+    }
+
+    /// The interval of an expression, without reporting anything (for conditions, which were
+    /// checked already).
+    fn interval_quiet(&mut self, e: &Expr) -> Option<Iv> {
+        let n = self.diags.len();
+        let (ty, iv) = self.expr(e);
+        self.diags.truncate(n);
+        iv.filter(|_| ty == Some(Ty::I32))
+    }
+
+    fn store(&mut self, buf: &Name, index: &[Expr], value: &Expr, span: Span) {
+        let ty = self.buffer_of(buf, "writes");
+        let kernel = self.k.name.clone();
+        if let Some(Entry::Buf { access: Some(Access::In), .. }) = self.lookup(&buf.name) {
+            let msg = format!("kernel {kernel} writes `{}`, which is an `in` parameter", buf.name);
+            self.err(buf.span.to(span), msg).hint =
+                Some(format!("declare `{}` as `out` or `inout` if the kernel produces it", buf.name));
+        }
+        match &ty {
+            Some(ty) => self.indices(buf, ty, index),
+            None => index.iter().for_each(|i| {
+                self.expr(i);
+            }),
+        }
+        let (vt, _) = self.expr(value);
+        if let (Some(ty), Some(vt)) = (ty, vt) {
+            if vt != Ty::of(ty.dtype) {
+                let msg = format!(
+                    "cannot store {} into `{}` ({ty}) in kernel {kernel}: convert with {}(...)",
+                    vt.name(),
+                    buf.name,
+                    ty.dtype.name()
+                );
+                self.err(value.span.to(span), msg);
+            }
+        }
+    }
+
+    /// The type of a buffer named in a load or store, reporting an unknown name.
+    fn buffer_of(&mut self, buf: &Name, verb: &str) -> Option<TensorType> {
+        let kernel = self.k.name.clone();
+        match self.lookup(&buf.name) {
+            Some(Entry::Buf { ty, .. }) => Some(ty.clone()),
+            Some(Entry::Var { what, .. }) => {
+                let msg = format!("`{}` is a {what}, not a buffer, in kernel {kernel}", buf.name);
+                self.err(buf.span, msg).hint = Some(format!("kernel {kernel} {verb} buffers by name: `buf[i, ...]`"));
+                None
+            }
+            None => {
+                let hint = match self.m.buffer(&buf.name) {
+                    Some(b) => Some(format!(
+                        "`{}` is a module buffer, and kernels see only their parameters: add `{}: {} {}` to the \
+                         parameters of {kernel} and pass it in the `run`",
+                        b.name,
+                        b.name,
+                        b.ty,
+                        if verb == "writes" { "out" } else { "in" }
+                    )),
+                    None => {
+                        let names = self.visible(true);
+                        did_you_mean(&buf.name, names.iter().map(String::as_str))
+                    }
+                };
+                let msg = format!("undefined buffer `{}` in kernel {kernel}", buf.name);
+                self.err(buf.span, msg).hint = hint;
+                None
+            }
+        }
+    }
+
+    /// Names in scope: buffers or variables.
+    fn visible(&self, buffers: bool) -> Vec<String> {
+        self.scopes
+            .iter()
+            .flatten()
+            .filter(|(_, e)| matches!(e, Entry::Buf { .. }) == buffers)
+            .map(|(n, _)| n.clone())
+            .collect()
+    }
+
+    /// Checks the index list of a load or store: count, types, and bounds.
+    fn indices(&mut self, buf: &Name, ty: &TensorType, index: &[Expr]) {
+        let kernel = self.k.name.clone();
+        let ivs: Vec<Typed> = index.iter().map(|i| self.expr(i)).collect();
+        if index.len() != ty.rank() {
+            let dims: Vec<String> = (0..ty.rank()).map(|d| format!("i{d}")).collect();
+            let msg = format!(
+                "`{}` has {} dimension{} ({}) but is indexed with {} ind{} in kernel {kernel}",
+                buf.name,
+                ty.rank(),
+                if ty.rank() == 1 { "" } else { "s" },
+                ty,
+                index.len(),
+                if index.len() == 1 { "ex" } else { "ices" }
+            );
+            self.err(buf.span, msg).expected = Some(format!("one index per dimension: `{}[{}]`", buf.name, dims.join(", ")));
+            return;
+        }
+        for (d, (e, (t, iv))) in index.iter().zip(ivs).enumerate() {
+            if let Some(t) = t.filter(|&t| t != Ty::I32) {
+                let msg = format!(
+                    "index {d} of `{}` must be i32, found {} {}",
+                    buf.name,
+                    t.name(),
+                    self.ctx(e)
+                );
+                self.err(e.span, msg).hint = Some("convert with i32(...)".into());
+                continue;
+            }
+            let size = ty.shape[d] as i64;
+            if let Some(iv) = iv.filter(|iv| self.reachable && iv.bounded()) {
+                if iv.lo < 0 || iv.hi > size - 1 {
+                    let msg = format!(
+                        "index `{}` of `{}` (dim {d}, size {size}) ranges over [{}, {}] in kernel {kernel}",
+                        print_expr(e),
+                        buf.name,
+                        iv.lo,
+                        iv.hi
+                    );
+                    self.err(e.span, msg).hint = Some(format!(
+                        "keep it within [0, {}]: guard the access with `if`, or fix the loop bounds",
+                        size - 1
+                    ));
+                }
+            }
+        }
+    }
+
+    /// Types an expression and computes its interval; reports ill-typed parts once.
+    fn expr(&mut self, e: &Expr) -> Typed {
+        let (ty, iv) = self.expr_inner(e);
+        let iv = iv.and_then(Iv::fit);
+        if ty != Some(Ty::I32) {
+            return (ty, None);
+        }
+        // Facts about this very expression (from an enclosing `if`) narrow it further.
+        if self.facts.is_empty() || matches!(e.kind, ExprKind::Int(_) | ExprKind::Var(_)) || has_load(e) {
+            return (ty, iv);
+        }
+        let key = print_expr(e);
+        let mut iv = iv;
+        for f in &self.facts {
+            if f.key == key {
+                iv = Some(iv.map_or(f.iv, |i| i.meet(f.iv)));
+            }
+        }
+        (ty, iv.filter(|i| !i.is_empty()))
+    }
+
+    fn expr_inner(&mut self, e: &Expr) -> Typed {
+        let kernel = self.k.name.clone();
+        match &e.kind {
+            ExprKind::Int(v) => (Some(Ty::I32), Some(Iv::point(i64::from(*v)))),
+            ExprKind::Float(_) => (Some(Ty::F32), None),
+            ExprKind::Bool(_) => (Some(Ty::Bool), None),
+            ExprKind::Var(name) => match self.lookup(name).cloned() {
+                Some(Entry::Var { ty, .. }) => (Some(ty), self.key_interval(name).filter(|i| !i.is_empty())),
+                Some(Entry::Buf { ty, .. }) => {
+                    let msg = format!("`{name}` is a buffer, not a variable, in kernel {kernel}");
+                    let rank = ty.rank();
+                    let idx = (0..rank).map(|d| format!("i{d}")).collect::<Vec<_>>().join(", ");
+                    self.err(e.span, msg).hint = Some(format!("load an element: `{name}[{idx}]`"));
+                    (None, None)
+                }
+                None => {
+                    let names = self.visible(false);
+                    let hint = did_you_mean(name, names.iter().map(String::as_str));
+                    let msg = format!("undefined variable `{name}` in kernel {kernel}");
+                    self.err(e.span, msg).hint = hint;
+                    (None, None)
+                }
+            },
+            ExprKind::Load { buf, index } => match self.buffer_of(buf, "reads") {
+                Some(ty) => {
+                    self.indices(buf, &ty, index);
+                    (Some(Ty::of(ty.dtype)), None)
+                }
+                None => {
+                    for i in index {
+                        self.expr(i);
+                    }
+                    (None, None)
+                }
+            },
+            ExprKind::Unary { op, arg } => {
+                let (t, iv) = self.expr(arg);
+                let Some(t) = t else { return (None, None) };
+                match (op, t) {
+                    (UnOp::Neg, Ty::F32) => (Some(t), None),
+                    (UnOp::Neg, Ty::I32) => (Some(t), iv.map(|i| Iv::new(-i.hi, -i.lo))),
+                    (UnOp::Not, Ty::Bool) => (Some(t), None),
+                    (UnOp::Neg, Ty::Bool) => {
+                        let msg = format!("cannot negate a bool {}", self.ctx(e));
+                        self.err(e.span, msg).hint = Some("use `!` for logical not".into());
+                        (None, None)
+                    }
+                    (UnOp::Not, _) => {
+                        let msg = format!("`!` needs a bool operand, found {} {}", t.name(), self.ctx(e));
+                        self.err(e.span, msg).hint = Some("compare instead, e.g. `x == 0`".into());
+                        (None, None)
+                    }
+                }
+            }
+            ExprKind::Binary { op, lhs, rhs } => self.binary(e, *op, lhs, rhs),
+            ExprKind::Select { cond, then_val, else_val } => {
+                let (c, _) = self.expr(cond);
+                let (a, aiv) = self.expr(then_val);
+                let (b, biv) = self.expr(else_val);
+                if let Some(c) = c.filter(|&c| c != Ty::Bool) {
+                    let msg = format!("`select` needs a bool condition, found {} {}", c.name(), self.ctx(e));
+                    self.err(cond.span, msg).hint = Some("compare it, e.g. `x != 0`".into());
+                }
+                match (a, b) {
+                    (Some(a), Some(b)) if a != b => {
+                        let msg = format!(
+                            "the arms of `select` have different types, {} and {}: convert with {}(...) {}",
+                            a.name(),
+                            b.name(),
+                            if a == Ty::Bool { b.name() } else { a.name() },
+                            self.ctx(e)
+                        );
+                        self.err(e.span, msg);
+                        (None, None)
+                    }
+                    (Some(a), Some(_)) => (Some(a), aiv.zip(biv).map(|(x, y)| x.union(y))),
+                    _ => (None, None),
+                }
+            }
+            ExprKind::Cast { to, arg } => {
+                let (t, iv) = self.expr(arg);
+                match (to, t) {
+                    (Ty::Bool, _) => {
+                        let msg = format!("cannot convert to bool {}", self.ctx(e));
+                        self.err(e.span, msg).hint = Some("compare instead, e.g. `x != 0`".into());
+                        (None, None)
+                    }
+                    (_, None) => (Some(*to), None),
+                    (Ty::I32, Some(Ty::I32)) => (Some(Ty::I32), iv),
+                    (Ty::I32, Some(Ty::Bool)) => (Some(Ty::I32), Some(Iv::new(0, 1))),
+                    (to, Some(_)) => (Some(*to), None),
+                }
+            }
+            ExprKind::Call { func, args } => self.call(e, *func, args),
+        }
+    }
+
+    fn binary(&mut self, e: &Expr, op: BinOp, lhs: &Expr, rhs: &Expr) -> Typed {
+        let (lt, liv) = self.expr(lhs);
+        let (rt, riv) = self.expr(rhs);
+        let (Some(lt), Some(rt)) = (lt, rt) else {
+            let ty = if is_cmp(op) || matches!(op, BinOp::And | BinOp::Or) { Some(Ty::Bool) } else { None };
+            return (ty, None);
+        };
+        let ctx = self.ctx(e);
+        let verb = match op {
+            BinOp::Add => "add",
+            BinOp::Sub => "subtract",
+            BinOp::Mul => "multiply",
+            BinOp::Div => "divide",
+            BinOp::Rem => "take the remainder of",
+            BinOp::And | BinOp::Or => "combine",
+            _ => "compare",
+        };
+        match op {
+            BinOp::And | BinOp::Or => {
+                if lt != Ty::Bool || rt != Ty::Bool {
+                    let msg = format!(
+                        "`{}` needs bool operands, found {} and {} {ctx}",
+                        op_str(op),
+                        lt.name(),
+                        rt.name()
+                    );
+                    self.err(e.span, msg).hint = Some("compare numbers first, e.g. `x != 0`".into());
+                }
+                (Some(Ty::Bool), None)
+            }
+            _ => {
+                let result = if is_cmp(op) { Ty::Bool } else { lt };
+                if lt != rt {
+                    let fix = if lt == Ty::Bool || rt == Ty::Bool {
+                        "convert with i32(...)".to_string()
+                    } else {
+                        "convert with f32(...)".to_string()
+                    };
+                    let msg = format!("cannot {verb} {} and {}: {fix} {ctx}", lt.name(), rt.name());
+                    let d = self.err(e.span, msg);
+                    if lt != Ty::Bool && rt != Ty::Bool {
+                        d.hint = Some("or convert the f32 side with i32(...) for integer arithmetic".into());
+                    }
+                    return (if result == Ty::Bool { Some(Ty::Bool) } else { None }, None);
+                }
+                if lt == Ty::Bool {
+                    let msg = if result == Ty::Bool {
+                        format!("cannot compare bool values with `{}` {ctx}", op_str(op))
+                    } else {
+                        format!("cannot {verb} bool values: arithmetic needs f32 or i32 operands {ctx}")
+                    };
+                    self.err(e.span, msg).hint = Some("convert with i32(...)".into());
+                    return (if result == Ty::Bool { Some(Ty::Bool) } else { None }, None);
+                }
+                if op == BinOp::Rem && lt == Ty::F32 {
+                    let msg = format!("`%` needs i32 operands, found f32 {ctx}");
+                    self.err(e.span, msg).hint = Some("for floats, write `a - b * floor(a / b)`".into());
+                    return (None, None);
+                }
+                if matches!(op, BinOp::Div | BinOp::Rem) && lt == Ty::I32 && riv == Some(Iv::point(0)) {
+                    let msg = format!("integer division by zero {ctx}");
+                    self.err(e.span, msg);
+                    return (Some(Ty::I32), None);
+                }
+                if result == Ty::Bool || lt == Ty::F32 {
+                    return (Some(result), None);
+                }
+                let iv = liv.zip(riv).and_then(|(a, b)| match op {
+                    BinOp::Add => Some(Iv::new(a.lo + b.lo, a.hi + b.hi)),
+                    BinOp::Sub => Some(Iv::new(a.lo - b.hi, a.hi - b.lo)),
+                    BinOp::Mul => Some(a.corners(b, |x, y| x * y)),
+                    BinOp::Div => iv_div(a, b),
+                    BinOp::Rem => iv_rem(a, b),
+                    _ => None,
+                });
+                (Some(Ty::I32), iv)
+            }
+        }
+    }
+
+    fn call(&mut self, e: &Expr, func: Intrinsic, args: &[Expr]) -> Typed {
+        let typed: Vec<Typed> = args.iter().map(|a| self.expr(a)).collect();
+        let name = func.name();
+        if args.len() != func.arity() {
+            let n = func.arity();
+            let msg = format!(
+                "`{name}` takes {n} argument{}, found {} {}",
+                if n == 1 { "" } else { "s" },
+                args.len(),
+                self.ctx(e)
+            );
+            self.err(e.span, msg);
+            return (None, None);
+        }
+        let tys: Option<Vec<Ty>> = typed.iter().map(|t| t.0).collect();
+        let Some(tys) = tys else { return (None, None) };
+        let int_ok = matches!(func, Intrinsic::Abs | Intrinsic::Min | Intrinsic::Max);
+        let t0 = tys[0];
+        if tys.iter().any(|&t| t != t0) {
+            let shown: Vec<&str> = tys.iter().map(|t| t.name()).collect();
+            let msg = format!(
+                "`{name}` needs arguments of one type, found {}: convert with f32(...) {}",
+                shown.join(" and "),
+                self.ctx(e)
+            );
+            self.err(e.span, msg);
+            return (None, None);
+        }
+        match t0 {
+            Ty::F32 => (Some(Ty::F32), None),
+            Ty::I32 if int_ok => {
+                let ivs: Option<Vec<Iv>> = typed.iter().map(|t| t.1).collect();
+                let iv = ivs.map(|v| match func {
+                    Intrinsic::Min => Iv::new(v[0].lo.min(v[1].lo), v[0].hi.min(v[1].hi)),
+                    Intrinsic::Max => Iv::new(v[0].lo.max(v[1].lo), v[0].hi.max(v[1].hi)),
+                    _ if v[0].lo >= 0 => v[0],
+                    _ if v[0].hi <= 0 => Iv::new(-v[0].hi, -v[0].lo),
+                    _ => Iv::new(0, (-v[0].lo).max(v[0].hi)),
+                });
+                (Some(Ty::I32), iv)
+            }
+            t => {
+                let accepts = if int_ok { "f32 or i32" } else { "f32" };
+                let fix = if t == Ty::I32 { ": convert with f32(...)" } else { "" };
+                let msg = format!("`{name}` takes {accepts}, found {}{fix} {}", t.name(), self.ctx(e));
+                self.err(e.span, msg);
+                (None, None)
+            }
+        }
+    }
+}
+
+fn is_cmp(op: BinOp) -> bool {
+    matches!(op, BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge | BinOp::Eq | BinOp::Ne)
+}
+
+/// `!(a op b)` is `a negate(op) b` (on integers, where there is no NaN).
+fn negate(op: BinOp) -> BinOp {
+    match op {
+        BinOp::Lt => BinOp::Ge,
+        BinOp::Le => BinOp::Gt,
+        BinOp::Gt => BinOp::Le,
+        BinOp::Ge => BinOp::Lt,
+        BinOp::Eq => BinOp::Ne,
+        BinOp::Ne => BinOp::Eq,
+        other => other,
+    }
+}
+
+/// `a op b` is `b flip(op) a`.
+fn flip(op: BinOp) -> BinOp {
+    match op {
+        BinOp::Lt => BinOp::Gt,
+        BinOp::Le => BinOp::Ge,
+        BinOp::Gt => BinOp::Lt,
+        BinOp::Ge => BinOp::Le,
+        other => other,
+    }
+}
+
+/// The key under which a narrowing of `e` is recorded: a variable's name, or the text of a
+/// load-free compound expression (loads can change between the test and the use).
+fn narrowable(e: &Expr) -> Option<String> {
+    match &e.kind {
+        ExprKind::Var(v) => Some(v.clone()),
+        ExprKind::Int(_) | ExprKind::Float(_) | ExprKind::Bool(_) => None,
+        _ if has_load(e) => None,
+        _ => Some(print_expr(e)),
+    }
+}
+
+fn has_load(e: &Expr) -> bool {
+    match &e.kind {
+        ExprKind::Load { .. } => true,
+        ExprKind::Int(_) | ExprKind::Float(_) | ExprKind::Bool(_) | ExprKind::Var(_) => false,
+        ExprKind::Unary { arg, .. } | ExprKind::Cast { arg, .. } => has_load(arg),
+        ExprKind::Binary { lhs, rhs, .. } => has_load(lhs) || has_load(rhs),
+        ExprKind::Select { cond, then_val, else_val } => has_load(cond) || has_load(then_val) || has_load(else_val),
+        ExprKind::Call { args, .. } => args.iter().any(has_load),
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The plan
+
+fn plan(m: &Module, diags: &mut Vec<Diagnostic>) {
+    let mut written: HashSet<&str> = HashSet::new();
+    let mut used: HashSet<&str> = HashSet::new();
+    for (step, r) in m.plan.iter().enumerate() {
+        let Some(k) = m.kernel(&r.kernel) else {
+            let names = m.kernels.iter().map(|k| k.name.as_str());
+            let mut d = Diagnostic::error(format!("run {step} names unknown kernel `{}`", r.kernel)).at(r.span);
+            d.hint = did_you_mean(&r.kernel, names);
+            diags.push(d);
+            continue;
+        };
+        if r.args.len() != k.params.len() {
+            let params: Vec<&str> = k.params.iter().map(|p| p.name.as_str()).collect();
+            diags.push(
+                Diagnostic::error(format!(
+                    "run {step} passes {} argument{} to kernel {}, which has {} parameter{}",
+                    r.args.len(),
+                    if r.args.len() == 1 { "" } else { "s" },
+                    k.name,
+                    k.params.len(),
+                    if k.params.len() == 1 { "" } else { "s" },
+                ))
+                .at(r.span)
+                .with_expected(format!("run {}({})", k.name, params.join(", "))),
+            );
+        }
+        // Reads happen before writes within a step: an `inout` temp must have been written by
+        // an earlier step.
+        let mut writes_here = Vec::new();
+        for (a, p) in r.args.iter().zip(&k.params) {
+            used.insert(&a.name);
+            let Some(b) = m.buffer(&a.name) else {
+                let names = m.buffers.iter().map(|b| b.name.as_str());
+                let mut d = Diagnostic::error(format!(
+                    "run {step} of kernel {} passes unknown buffer `{}` (parameter `{}`)",
+                    k.name, a.name, p.name
+                ))
+                .at(a.span);
+                d.hint = did_you_mean(&a.name, names);
+                diags.push(d);
+                continue;
+            };
+            if b.ty != p.ty {
+                diags.push(
+                    Diagnostic::error(format!(
+                        "run {step} passes `{}` of type {} to parameter `{}` of kernel {}, of type {}",
+                        a.name, b.ty, p.name, k.name, p.ty
+                    ))
+                    .at(a.span)
+                    .with_expected(format!("a buffer of type {}", p.ty)),
+                );
+            }
+            let writes = p.access != Access::In;
+            if writes && b.role == BufferRole::Input {
+                diags.push(
+                    Diagnostic::error(format!(
+                        "run {step} passes input `{}` to parameter `{}` of kernel {}, which is `{}`: inputs are \
+                         never written",
+                        a.name,
+                        p.name,
+                        k.name,
+                        if p.access == Access::Out { "out" } else { "inout" }
+                    ))
+                    .at(a.span)
+                    .with_hint("copy it into a temp `buffer` first"),
+                );
+            }
+            let reads = p.access != Access::Out;
+            if reads && b.role == BufferRole::Temp && !written.contains(a.name.as_str()) {
+                diags.push(
+                    Diagnostic::error(format!(
+                        "run {step} of kernel {} reads temp `{}` (parameter `{}`) before any run writes it",
+                        k.name, a.name, p.name
+                    ))
+                    .at(a.span)
+                    .with_hint("run the kernel that produces it first"),
+                );
+            }
+            if writes {
+                writes_here.push(a.name.as_str());
+            }
+        }
+        // Aliasing: a buffer passed twice where either use writes.
+        for (i, (a, p)) in r.args.iter().zip(&k.params).enumerate() {
+            for (b, q) in r.args.iter().zip(&k.params).skip(i + 1) {
+                if a.name == b.name && (p.access != Access::In || q.access != Access::In) {
+                    diags.push(
+                        Diagnostic::error(format!(
+                            "run {step} passes `{}` twice to kernel {} (parameters `{}` and `{}`) and one of them is \
+                             written",
+                            a.name, k.name, p.name, q.name
+                        ))
+                        .at(b.span)
+                        .with_hint("parameters must not alias when written: pass distinct buffers"),
+                    );
+                }
+            }
+        }
+        written.extend(writes_here);
+    }
+    for b in &m.buffers {
+        if b.role == BufferRole::Output && !written.contains(b.name.as_str()) {
+            diags.push(
+                Diagnostic::error(format!("output `{}` is never written by the plan", b.name))
+                    .at(b.span)
+                    .with_hint("pass it to an `out` or `inout` parameter of some run"),
+            );
+        } else if b.role == BufferRole::Temp && !used.contains(b.name.as_str()) {
+            diags.push(Diagnostic::warning(format!("buffer `{}` is never used by the plan", b.name)).at(b.span));
+        }
+    }
+    for k in &m.kernels {
+        if !m.plan.iter().any(|r| r.kernel == k.name) {
+            diags.push(Diagnostic::warning(format!("kernel {} is never run", k.name)).at(k.span));
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Allocation legality
+
+fn allocations(m: &Module, t: &TargetProfile, diags: &mut Vec<Diagnostic>) {
+    let stack_limit = t.cpu.stack_bytes;
+    let source = |field: &str| format!("from target profile `{}` (cpu.{field})", t.name);
+    for k in &m.kernels {
+        let mut over = false;
+        walk_allocs(&k.body, &mut |name, ty, span| {
+            let bytes = type_bytes(ty);
+            if bytes > stack_limit {
+                over = true;
+                diags.push(
+                    Diagnostic::error(format!(
+                        "alloc `{name}` ({ty}) in kernel {} needs {bytes} bytes of stack, over the limit of {stack_limit} \
+                         bytes {}",
+                        k.name,
+                        source("stack_bytes")
+                    ))
+                    .at(span)
+                    .with_hint("tile the computation so the local buffer is smaller, or use a temp `buffer`"),
+                );
+            }
+        });
+        let stack = kernel_stack(k);
+        if !over && stack.bytes > stack_limit {
+            let parts: Vec<String> = stack.allocs.iter().map(|(n, b)| format!("`{n}` {b}")).collect();
+            diags.push(
+                Diagnostic::error(format!(
+                    "the allocs live at once in kernel {} ({}) need {} bytes of stack, over the limit of {stack_limit} \
+                     bytes {}",
+                    k.name,
+                    parts.join(", "),
+                    stack.bytes,
+                    source("stack_bytes")
+                ))
+                .at(k.span)
+                .with_hint("end an allocation's block before the next one starts, or make them smaller"),
+            );
+        }
+    }
+    let peak = peak_memory(m);
+    if peak.peak_bytes > t.cpu.memory_bytes {
+        let at = match (&peak.step, &peak.kernel) {
+            (Some(s), Some(k)) => format!(" at step {s} (run {k})"),
+            _ => String::new(),
+        };
+        diags.push(
+            Diagnostic::error(format!(
+                "module {} needs {} bytes of memory{at}, over the limit of {} bytes {}",
+                m.name,
+                peak.peak_bytes,
+                t.cpu.memory_bytes,
+                source("memory_bytes")
+            ))
+            .at(m.span)
+            .with_note(peak.to_string()),
+        );
+    }
+}
+
+fn walk_allocs(body: &[Stmt], f: &mut impl FnMut(&str, &TensorType, Span)) {
+    for s in body {
+        match s {
+            Stmt::Alloc { name, ty, span, .. } => f(name, ty, *span),
+            Stmt::Loop { body, .. } => walk_allocs(body, f),
+            Stmt::If { then_body, else_body, .. } => {
+                walk_allocs(then_body, f);
+                walk_allocs(else_body, f);
+            }
+            Stmt::Let { .. } | Stmt::Store { .. } => {}
+        }
+    }
+}

@@ -1,0 +1,192 @@
+//! LLVM IR text -> ELF relocatable object, with clang-19 for the target profile's triple and CPU.
+//!
+//! The options make a freestanding object a small loader can map: position-independent code
+//! (`-fPIC`, small code model: sections within ±2 GiB of each other), no stack protector (it
+//! would need a TLS guard and `__stack_chk_fail`), no unwind tables, and `-ffp-contract=on`
+//! (the backend fuses only what the IR marks `contract`). The IR itself carries the rest: GOT
+//! calls for imports, inline stack probes, no fast-math outside `vectorize`. Every object is
+//! checked against the kernel ABI before `compile` returns, whoever wrote the IR.
+
+use crate::abi::{check_object, Arch};
+use ekb_ir::{Diagnostic, TargetProfile};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+/// Environment variable naming the clang 19 binary to use (a path, or a name looked up in `PATH`).
+pub const CLANG_ENV: &str = "EKB_CLANG";
+
+/// What one compiler run did.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CompileLog {
+    /// Program and arguments, as run.
+    pub command: Vec<String>,
+    pub duration: Duration,
+    /// clang's diagnostics: warnings and `-Rpass` remarks (one `remark: ... vectorized loop`
+    /// per vectorised loop; `loop not vectorized` warnings when a `vectorize` hint failed).
+    pub stderr: String,
+}
+
+impl CompileLog {
+    /// The command as one shell-quoted line.
+    pub fn command_line(&self) -> String {
+        self.command.iter().map(|a| shell_quote(a)).collect::<Vec<_>>().join(" ")
+    }
+}
+
+fn shell_quote(s: &str) -> String {
+    if !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || "-_=+.,/:@%".contains(c)) {
+        s.to_string()
+    } else {
+        format!("'{}'", s.replace('\'', "'\\''"))
+    }
+}
+
+/// The clang 19 binary: `$EKB_CLANG` if set, else `clang-19` on `PATH`, else LLVM 19's own
+/// directory. Missing means a diagnostic telling how to install it.
+pub fn find_clang() -> Result<PathBuf, Diagnostic> {
+    if let Some(v) = std::env::var_os(CLANG_ENV).filter(|v| !v.is_empty()) {
+        let p = PathBuf::from(&v);
+        let found =
+            if p.components().count() > 1 { p.is_file().then_some(p.clone()) } else { search_path(&p) };
+        return found.ok_or_else(|| {
+            Diagnostic::error(format!("{CLANG_ENV}=`{}` does not name a clang binary", p.display()))
+                .with_hint(format!("unset {CLANG_ENV} to use clang-19 from PATH, or run toolchains/setup.sh"))
+        });
+    }
+    search_path(Path::new("clang-19"))
+        .or_else(|| {
+            let p = PathBuf::from("/usr/lib/llvm-19/bin/clang");
+            p.is_file().then_some(p)
+        })
+        .ok_or_else(|| {
+            Diagnostic::error("clang-19 not found: run toolchains/setup.sh")
+                .with_hint(format!("or set {CLANG_ENV} to a clang 19 binary"))
+        })
+}
+
+fn search_path(name: &Path) -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path).map(|d| d.join(name)).find(|p| p.is_file())
+}
+
+/// The code generation options for `target` (everything but input and output).
+pub fn codegen_args(target: &TargetProfile) -> Vec<String> {
+    let cpu = &target.cpu;
+    let mut args = vec![
+        "-c".to_string(),
+        "-O3".into(),
+        format!("--target={}", cpu.triple),
+        // x86 takes the CPU as -march (its -mcpu is unsupported); other targets as -mcpu.
+        if Arch::of_triple(&cpu.triple) == Some(Arch::X86_64) {
+            format!("-march={}", cpu.cpu)
+        } else {
+            format!("-mcpu={}", cpu.cpu)
+        },
+    ];
+    for f in &cpu.features {
+        args.extend(["-Xclang".into(), "-target-feature".into(), "-Xclang".into(), f.clone()]);
+    }
+    args.extend(
+        [
+            "-fPIC",
+            "-fno-stack-protector",
+            "-fno-unwind-tables",
+            "-fno-asynchronous-unwind-tables",
+            "-ffp-contract=on",
+            "-Rpass=loop-vectorize",
+            "-Wno-unused-command-line-argument",
+        ]
+        .map(String::from),
+    );
+    args
+}
+
+/// Compiles LLVM IR text to an ELF object at `out` for `target`, then checks the object against
+/// the kernel ABI. Errors carry clang's stderr (one note per line) and the command line.
+pub fn compile(ir: &str, target: &TargetProfile, out: &Path) -> Result<CompileLog, Diagnostic> {
+    let clang = find_clang()?;
+    let io = |what: &str, e: std::io::Error| Diagnostic::error(format!("cannot {what}: {e}"));
+    let mut input = tempfile::Builder::new()
+        .prefix("ekb-kernels-")
+        .suffix(".ll")
+        .tempfile()
+        .map_err(|e| io("create a temporary file", e))?;
+    std::io::Write::write_all(&mut input, ir.as_bytes()).map_err(|e| io("write the LLVM IR", e))?;
+
+    let mut command = vec![clang.display().to_string()];
+    command.extend(codegen_args(target));
+    command.extend(["-x".into(), "ir".into(), input.path().display().to_string()]);
+    command.extend(["-o".into(), out.display().to_string()]);
+    let log = run(&command)?;
+    let bad_feature: Vec<&str> =
+        log.stderr.lines().filter(|l| l.contains("is not a recognized feature")).collect();
+    if !bad_feature.is_empty() {
+        let mut d = Diagnostic::error(format!(
+            "target profile `{}` names a CPU feature clang does not know",
+            target.name
+        ))
+        .with_hint("fix `[cpu] features` in the profile");
+        for l in bad_feature {
+            d = d.with_note(l.trim().to_string());
+        }
+        return Err(d);
+    }
+    let bytes = std::fs::read(out).map_err(|e| io(&format!("read `{}`", out.display()), e))?;
+    check_object(&bytes, &target.cpu.triple)
+        .map_err(|d| d.with_note(format!("compiled with: {}", log.command_line())))?;
+    Ok(log)
+}
+
+/// Runs a compiler command; a non-zero exit is an error carrying its stderr.
+pub(crate) fn run(command: &[String]) -> Result<CompileLog, Diagnostic> {
+    let start = Instant::now();
+    let output = Command::new(&command[0])
+        .args(&command[1..])
+        .output()
+        .map_err(|e| Diagnostic::error(format!("cannot run `{}`: {e}", command[0])))?;
+    let log = CompileLog {
+        command: command.to_vec(),
+        duration: start.elapsed(),
+        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+    };
+    if !output.status.success() {
+        let program =
+            Path::new(&command[0]).file_name().map_or(command[0].clone(), |n| n.to_string_lossy().into());
+        let mut d = Diagnostic::error(format!("{program} failed ({})", output.status));
+        for l in log.stderr.lines().filter(|l| !l.trim().is_empty()) {
+            d = d.with_note(l.to_string());
+        }
+        return Err(d.with_note(format!("command: {}", log.command_line())));
+    }
+    Ok(log)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cpu_flag_depends_on_the_architecture() {
+        let mut t = TargetProfile::load("host").unwrap();
+        t.cpu.triple = "x86_64-unknown-linux-gnu".into();
+        t.cpu.cpu = "skylake".into();
+        t.cpu.features = vec!["+avx2".into()];
+        let a = codegen_args(&t);
+        assert!(a.contains(&"-march=skylake".to_string()), "{a:?}");
+        assert!(a.windows(4).any(|w| w == ["-Xclang", "-target-feature", "-Xclang", "+avx2"]), "{a:?}");
+        t.cpu.triple = "aarch64-unknown-linux-gnu".into();
+        t.cpu.cpu = "cortex-a76".into();
+        assert!(codegen_args(&t).contains(&"-mcpu=cortex-a76".to_string()));
+    }
+
+    #[test]
+    fn command_lines_quote_what_the_shell_would_split() {
+        let log = CompileLog {
+            command: vec!["clang-19".into(), "-o".into(), "a b.o".into(), "it's".into()],
+            duration: Duration::ZERO,
+            stderr: String::new(),
+        };
+        assert_eq!(log.command_line(), "clang-19 -o 'a b.o' 'it'\\''s'");
+    }
+}

@@ -1,0 +1,259 @@
+//! L1 module -> LLVM IR text (LLVM 19 syntax, opaque pointers), implementing the kernel ABI of
+//! `docs/abi.md`.
+//!
+//! Per kernel `k`: the exported entry `void ekb_k_<k>(ptr args)` loads the buffer pointers and
+//! calls the internal body `ekb.<k>.body`, whose buffer parameters are `noalias`, aligned and
+//! dereferenceable; each `parallel` loop is outlined into `ekb.<k>.par<n>` (the `ekb_parallel_for`
+//! callback, which unpacks a context struct) and `ekb.<k>.par<n>.body` (noalias again). Only
+//! kernels are emitted: the plan stays on the host side.
+//!
+//! What this module must keep true: the output references no symbol outside
+//! [`crate::IMPORTS`] (math calls and the parallel entry are declared `nonlazybind` and the
+//! module asks for GOT calls to runtime functions, so every import goes through a GOT slot), it
+//! defines no global variables, and float arithmetic carries fast-math flags only inside
+//! `vectorize` loops.
+
+mod expr;
+mod func;
+mod stmt;
+
+use crate::abi::{is_valid_kernel_name, kernel_symbol};
+use ekb_ir::diag::Diagnostic;
+use ekb_ir::l1::{Access, Kernel, Module};
+use ekb_ir::TargetProfile;
+use func::{buffer_param, BufRef, FnCx};
+use std::collections::{BTreeSet, HashMap, HashSet};
+
+/// `unroll` loops with a constant trip count up to this are unrolled fully.
+pub const UNROLL_FULL_MAX_TRIPS: i64 = 32;
+/// `unroll` loops with a larger or unknown trip count are unrolled by this factor.
+pub const UNROLL_COUNT: u32 = 4;
+
+/// The LLVM IR text of every kernel of `m`, for `target`'s triple. Errors (with the span of the
+/// offending node) for what the verifier should have rejected: unknown names, type mismatches,
+/// stores to `in` parameters, nested `parallel`, and kernel names that are not C identifiers.
+pub fn emit(m: &Module, target: &TargetProfile) -> Result<String, Diagnostic> {
+    let mut seen = HashSet::new();
+    for k in &m.kernels {
+        if !is_valid_kernel_name(&k.name) {
+            return Err(Diagnostic::error(format!("kernel name `{}` is not a C identifier", k.name))
+                .at(k.span)
+                .with_expected("a name of letters, digits and `_`, not starting with a digit")
+                .with_note(format!("the kernel is exported as the symbol `{}`", kernel_symbol(&k.name))));
+        }
+        if !seen.insert(k.name.as_str()) {
+            return Err(Diagnostic::error(format!("kernel `{}` is defined twice", k.name)).at(k.span));
+        }
+    }
+    let mut cx = ModuleCx::new(target.cpu_f32_lanes());
+    for k in &m.kernels {
+        kernel(&mut cx, k)?;
+    }
+    Ok(cx.finish(&m.name, &target.cpu.triple))
+}
+
+/// The body function and the exported wrapper of one kernel.
+fn kernel(cx: &mut ModuleCx, k: &Kernel) -> Result<(), Diagnostic> {
+    cx.par_count = 0;
+    let mut f = FnCx::new(cx, &k.name, false, false);
+    let mut params = Vec::new();
+    let mut names = HashSet::new();
+    for p in &k.params {
+        if !names.insert(p.name.as_str()) {
+            return Err(f.err(p.span, format!("parameter `{}` is declared twice", p.name)));
+        }
+        let reg = f.fresh(&p.name);
+        let writable = p.access != Access::In;
+        params.push(buffer_param(&p.ty, writable, &reg));
+        f.bind_buf(&p.name, BufRef { ptr: reg, ty: p.ty.clone(), writable });
+    }
+    f.block(&k.body)?;
+    let body = format!("ekb.{}.body", k.name);
+    let text = f.finish(&format!("define internal void @{body}({})", params.join(", ")));
+    cx.funcs.push(text);
+
+    let mut w = format!("define void @{}(ptr noundef %args) #0 {{\nentry:\n", kernel_symbol(&k.name));
+    let mut args = Vec::new();
+    for i in 0..k.params.len() {
+        if i == 0 {
+            w.push_str("  %arg.0 = load ptr, ptr %args\n");
+        } else {
+            w.push_str(&format!("  %slot.{i} = getelementptr inbounds ptr, ptr %args, i64 {i}\n"));
+            w.push_str(&format!("  %arg.{i} = load ptr, ptr %slot.{i}\n"));
+        }
+        args.push(format!("ptr %arg.{i}"));
+    }
+    w.push_str(&format!("  call void @{body}({})\n  ret void\n}}\n", args.join(", ")));
+    cx.funcs.push(w);
+    Ok(())
+}
+
+/// Functions called by emitted code: LLVM intrinsics and imports of the ABI.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) enum Callee {
+    ParallelFor,
+    Expf,
+    Logf,
+    Powf,
+    Tanhf,
+    Erff,
+    Sqrt,
+    Fabs,
+    Floor,
+    Ceil,
+    MinNum,
+    MaxNum,
+    IAbs,
+    SMin,
+    SMax,
+    FptosiSat,
+    Trap,
+}
+
+impl Callee {
+    /// The `declare` line. Math imports are pure (`memory(none)`: no errno) and, like the
+    /// parallel entry, `nonlazybind` (called through the GOT).
+    fn decl(self) -> &'static str {
+        match self {
+            Callee::ParallelFor => "declare void @ekb_parallel_for(ptr, ptr, i64) #1",
+            Callee::Expf => "declare float @expf(float) #2",
+            Callee::Logf => "declare float @logf(float) #2",
+            Callee::Powf => "declare float @powf(float, float) #2",
+            Callee::Tanhf => "declare float @tanhf(float) #2",
+            Callee::Erff => "declare float @erff(float) #2",
+            Callee::Sqrt => "declare float @llvm.sqrt.f32(float)",
+            Callee::Fabs => "declare float @llvm.fabs.f32(float)",
+            Callee::Floor => "declare float @llvm.floor.f32(float)",
+            Callee::Ceil => "declare float @llvm.ceil.f32(float)",
+            Callee::MinNum => "declare float @llvm.minnum.f32(float, float)",
+            Callee::MaxNum => "declare float @llvm.maxnum.f32(float, float)",
+            Callee::IAbs => "declare i32 @llvm.abs.i32(i32, i1)",
+            Callee::SMin => "declare i32 @llvm.smin.i32(i32, i32)",
+            Callee::SMax => "declare i32 @llvm.smax.i32(i32, i32)",
+            Callee::FptosiSat => "declare i32 @llvm.fptosi.sat.i32.f32(float)",
+            Callee::Trap => "declare void @llvm.trap()",
+        }
+    }
+
+    /// The symbol after `@`.
+    fn symbol(self) -> &'static str {
+        let d = self.decl();
+        let start = d.find('@').expect("declarations name a function") + 1;
+        let end = start + d[start..].find('(').expect("declarations have parameters");
+        &d[start..end]
+    }
+}
+
+/// The module being written: finished functions, declarations in use, metadata nodes.
+pub(crate) struct ModuleCx {
+    /// f32 lanes of the target's SIMD registers (the `vectorize` width).
+    lanes: u32,
+    funcs: Vec<String>,
+    callees: BTreeSet<Callee>,
+    meta: Vec<String>,
+    shared_meta: HashMap<String, usize>,
+    /// `parallel` loops outlined so far in the current kernel.
+    par_count: u32,
+}
+
+impl ModuleCx {
+    fn new(lanes: u32) -> ModuleCx {
+        ModuleCx {
+            lanes,
+            funcs: Vec::new(),
+            callees: BTreeSet::new(),
+            meta: Vec::new(),
+            shared_meta: HashMap::new(),
+            par_count: 0,
+        }
+    }
+
+    /// `@symbol` of a callee, declaring it.
+    fn callee(&mut self, c: Callee) -> String {
+        self.callees.insert(c);
+        format!("@{}", c.symbol())
+    }
+
+    fn use_trap(&mut self) {
+        self.callees.insert(Callee::Trap);
+    }
+
+    /// A metadata node shared by all users (loop properties).
+    fn shared(&mut self, text: String) -> usize {
+        if let Some(&id) = self.shared_meta.get(&text) {
+            return id;
+        }
+        let id = self.meta.len();
+        self.meta.push(text.clone());
+        self.shared_meta.insert(text, id);
+        id
+    }
+
+    /// A distinct loop ID node with the given properties (`!"llvm.loop..."` tuples).
+    fn loop_id(&mut self, props: &[String]) -> usize {
+        let ids: Vec<String> = props.iter().map(|p| format!("!{}", self.shared(p.clone()))).collect();
+        let id = self.meta.len();
+        self.meta.push(format!("distinct !{{!{id}, {}}}", ids.join(", ")));
+        id
+    }
+
+    fn finish(mut self, module: &str, triple: &str) -> String {
+        let mut out = format!(
+            "; kernels of L1 module `{module}`; kernel ABI: docs/abi.md\nsource_filename = \"{}\"\ntarget triple = \"{}\"\n",
+            escape(module),
+            escape(triple)
+        );
+        for f in &self.funcs {
+            out.push('\n');
+            out.push_str(f);
+        }
+        out.push('\n');
+        for c in &self.callees {
+            out.push_str(c.decl());
+            out.push('\n');
+        }
+        out.push_str(
+            "\nattributes #0 = { nounwind \"probe-stack\"=\"inline-asm\" }\n\
+             attributes #1 = { nounwind nonlazybind }\n\
+             attributes #2 = { memory(none) nounwind willreturn nonlazybind }\n\n",
+        );
+        let got = self.meta.len();
+        self.meta.push("!{i32 7, !\"RtLibUseGOT\", i32 1}".into());
+        self.meta.push("!{i32 8, !\"PIC Level\", i32 2}".into());
+        out.push_str(&format!("!llvm.module.flags = !{{!{got}, !{}}}\n", got + 1));
+        for (i, m) in self.meta.iter().enumerate() {
+            out.push_str(&format!("!{i} = {m}\n"));
+        }
+        out
+    }
+}
+
+/// Escapes a string for an LLVM string literal (`\XX` for quotes, backslashes and non-printables).
+fn escape(s: &str) -> String {
+    let mut out = String::new();
+    for b in s.bytes() {
+        if b == b'"' || b == b'\\' || !(0x20..0x7f).contains(&b) {
+            out.push_str(&format!("\\{b:02X}"));
+        } else {
+            out.push(b as char);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn callee_symbols_come_from_their_declarations() {
+        assert_eq!(Callee::ParallelFor.symbol(), "ekb_parallel_for");
+        assert_eq!(Callee::FptosiSat.symbol(), "llvm.fptosi.sat.i32.f32");
+        assert_eq!(Callee::Erff.symbol(), "erff");
+    }
+
+    #[test]
+    fn strings_are_escaped() {
+        assert_eq!(escape("a\"b\\c\u{e9}"), "a\\22b\\5Cc\\C3\\A9");
+    }
+}

@@ -1,0 +1,145 @@
+//! Elementwise operators: unary activations, binary arithmetic with numpy broadcasting,
+//! `cast` and `full`.
+//!
+//! Each output element is computed from the formula of the L0 spec, written once here and
+//! shared by both schedules (they differ only in the loop layout, see `sched::elementwise`).
+//! Broadcasting maps an output index to an input index by aligning trailing dims; an input
+//! dim of extent 1 is indexed at 0.
+
+use crate::build::{f, int, ints, let_, select, var, Buf, E};
+use crate::sched::{elementwise, Cx};
+use ekb_ir::l0::{BinaryOp, UnaryOp};
+use ekb_ir::l1::Stmt;
+use ekb_ir::DType;
+
+/// `y = op(x)` elementwise.
+pub fn unary(cx: &mut Cx, op: UnaryOp, x: &Buf, y: &Buf) -> Vec<Stmt> {
+    elementwise(cx, y.shape(), unary_cost(op), |cx, idx| {
+        let v = cx.fresh("v");
+        vec![let_(&v, x.load(idx)), y.store(idx, unary_expr(op, var(&v), y.ty.dtype))]
+    })
+}
+
+/// Rough scalar operations per element, for the threading threshold: transcendental
+/// functions cost about ten simple ones.
+fn unary_cost(op: UnaryOp) -> usize {
+    match op {
+        UnaryOp::Relu | UnaryOp::Relu6 | UnaryOp::Abs | UnaryOp::Neg | UnaryOp::Clip { .. } => 1,
+        UnaryOp::LeakyRelu { .. } | UnaryOp::HardSwish | UnaryOp::HardSigmoid => 2,
+        _ => 10,
+    }
+}
+
+/// The formula of a unary operator applied to `v` (a variable), as in the L0 spec.
+fn unary_expr(op: UnaryOp, v: E, dtype: DType) -> E {
+    let float = dtype == DType::F32;
+    match op {
+        UnaryOp::Relu if float => v.max(f(0.0)),
+        UnaryOp::Relu => v.max(int(0)),
+        UnaryOp::Relu6 => v.max(f(0.0)).min(f(6.0)),
+        UnaryOp::LeakyRelu { alpha } => select(v.clone().ge(f(0.0)), v.clone(), f(alpha) * v),
+        UnaryOp::Gelu { tanh: false } => {
+            f(0.5) * v.clone() * (f(1.0) + (v / f(std::f64::consts::SQRT_2)).erf())
+        }
+        UnaryOp::Gelu { tanh: true } => {
+            let inner = v.clone() + f(0.044715) * v.clone() * v.clone() * v.clone();
+            let k = (2.0 / std::f64::consts::PI).sqrt();
+            f(0.5) * v * (f(1.0) + (f(k) * inner).tanh())
+        }
+        UnaryOp::Silu => v.clone() * sigmoid(v),
+        UnaryOp::Sigmoid => sigmoid(v),
+        UnaryOp::Tanh => v.tanh(),
+        UnaryOp::HardSwish => v.clone() * relu6(v + f(3.0)) / f(6.0),
+        UnaryOp::HardSigmoid => relu6(v + f(3.0)) / f(6.0),
+        UnaryOp::Softplus { beta, threshold } => {
+            let bx = f(beta) * v.clone();
+            select(bx.clone().gt(f(threshold)), v, (f(1.0) + bx.exp()).log() / f(beta))
+        }
+        UnaryOp::Elu { alpha } => select(v.clone().gt(f(0.0)), v.clone(), f(alpha) * (v.exp() - f(1.0))),
+        UnaryOp::Exp => v.exp(),
+        UnaryOp::Log => v.log(),
+        UnaryOp::Sqrt => v.sqrt(),
+        UnaryOp::Rsqrt => v.rsqrt(),
+        UnaryOp::Abs => v.abs(),
+        UnaryOp::Neg => -v,
+        UnaryOp::Clip { min, max } if float => {
+            let lo = if min == f64::NEG_INFINITY { v } else { v.max(f(min)) };
+            if max == f64::INFINITY {
+                lo
+            } else {
+                lo.min(f(max))
+            }
+        }
+        UnaryOp::Clip { min, max } => {
+            // Integer bounds: the smallest integer >= min and the largest <= max; a bound
+            // beyond the i32 range cannot bind.
+            let lo_b = min.ceil();
+            let hi_b = max.floor();
+            let mut e = v;
+            if lo_b > f64::from(i32::MIN) {
+                e = e.max(ints(lo_b as i64));
+            }
+            if hi_b < f64::from(i32::MAX) {
+                e = e.min(ints(hi_b as i64));
+            }
+            e
+        }
+    }
+}
+
+fn sigmoid(v: E) -> E {
+    f(1.0) / (f(1.0) + (-v).exp())
+}
+
+fn relu6(v: E) -> E {
+    v.max(f(0.0)).min(f(6.0))
+}
+
+/// `y = a op b` with numpy broadcasting.
+pub fn binary(cx: &mut Cx, op: BinaryOp, a: &Buf, b: &Buf, y: &Buf) -> Vec<Stmt> {
+    let cost = if op == BinaryOp::Pow { 10 } else { 1 };
+    elementwise(cx, y.shape(), cost, |_, idx| {
+        let l = a.load(&broadcast_index(idx, a.shape()));
+        let r = b.load(&broadcast_index(idx, b.shape()));
+        let value = match op {
+            BinaryOp::Add => l + r,
+            BinaryOp::Sub => l - r,
+            BinaryOp::Mul => l * r,
+            BinaryOp::Div => l / r,
+            BinaryOp::Max => l.max(r),
+            BinaryOp::Min => l.min(r),
+            BinaryOp::Pow => l.pow(r),
+        };
+        vec![y.store(idx, value)]
+    })
+}
+
+/// The index into an operand of shape `shape` broadcast to an output indexed by `idx`:
+/// trailing dims aligned, extent-1 dims indexed at 0.
+pub fn broadcast_index(idx: &[E], shape: &[usize]) -> Vec<E> {
+    let off = idx.len() - shape.len();
+    shape.iter().enumerate().map(|(d, &n)| if n == 1 { int(0) } else { idx[off + d].clone() }).collect()
+}
+
+/// `y = cast(x)`: float to int truncates toward zero (saturating, NaN to 0), as L1's `i32(e)`.
+pub fn cast(cx: &mut Cx, x: &Buf, y: &Buf) -> Vec<Stmt> {
+    elementwise(cx, y.shape(), 1, |_, idx| {
+        let v = x.load(idx);
+        let value = match (x.ty.dtype, y.ty.dtype) {
+            (DType::F32, DType::I32) => v.to_i32(),
+            (DType::I32, DType::F32) => v.to_f32(),
+            _ => v,
+        };
+        vec![y.store(idx, value)]
+    })
+}
+
+/// `y = full(value)`.
+pub fn full(cx: &mut Cx, value: f64, y: &Buf) -> Vec<Stmt> {
+    let v = match y.ty.dtype {
+        DType::F32 => f(value),
+        // The checker admits only integral values for i32; `as` saturates anything else.
+        DType::I32 => ints(i64::from(value as i32)),
+    };
+    elementwise(cx, y.shape(), 1, |_, idx| vec![y.store(idx, v.clone())])
+}

@@ -1,0 +1,148 @@
+//! The lowering pipeline, as an ordered list of steps: check that the graph can be lowered,
+//! place every value in a module buffer, emit one kernel per node in node order, emit copy
+//! kernels for outputs no node writes, and assemble the plan.
+
+use crate::build::{Buf, Names};
+use crate::sched::Cx;
+use crate::{conv, elementwise, matmul, movement, norm, plan, pool, reduce, Schedule};
+use ekb_ir::l0::ops::infer;
+use ekb_ir::l0::{Graph, Node, Op, ReduceKind};
+use ekb_ir::l1::{verify, Access, Kernel, KernelParam, Module, Name, Run, Stmt};
+use ekb_ir::{Diagnostic, Span, TargetProfile};
+
+/// Lowers a checked L0 graph into an L1 module under `schedule`, for `target` (the default
+/// schedule reads its core count and SIMD width).
+pub fn lower(g: &Graph, schedule: Schedule, target: &TargetProfile) -> Result<Module, Diagnostic> {
+    // Types, shapes and sizes first: every later step relies on them.
+    check_lowerable(g)?;
+    let storage = plan::assign(g)?;
+    let typed = |name: &str| Buf::new(storage.loc(name), g.type_of(name).expect("checked above").clone());
+    let mut kernels = Vec::new();
+    // Node order is a topological order (every value is defined before its uses), so running
+    // the kernels in this order respects every dependence.
+    for (i, node) in g.nodes.iter().enumerate() {
+        let ins: Vec<Buf> = node.args.iter().map(|a| typed(&a.name)).collect();
+        let out = typed(&node.name);
+        let name = format!("k{i}_{}", node.op.name());
+        kernels.push(kernel(name, &ins, &out, schedule, target, |cx| lower_node(cx, node, &ins, &out)));
+    }
+    // Copies last: their sources (inputs, or outputs written above) are final by then.
+    for (j, c) in storage.copies.iter().enumerate() {
+        let name = format!("k{}_copy", g.nodes.len() + j);
+        let src = Buf::new(c.src.clone(), c.ty.clone());
+        let dst = Buf::new(c.dst.clone(), c.ty.clone());
+        kernels.push(kernel(name, &[src.clone()], &dst, schedule, target, |cx| movement::copy(cx, &src, &dst)));
+    }
+    let (kernels, plan): (Vec<Kernel>, Vec<Run>) = kernels.into_iter().unzip();
+    let module = Module { name: g.name.clone(), buffers: storage.buffers, kernels, plan, span: Span::NONE };
+    // Lowering bugs surface here in debug builds rather than as wrong numbers later.
+    debug_assert!(
+        !verify::has_errors(&verify::verify(&module, Some(target))),
+        "lowering produced a module that does not verify: {:#?}",
+        verify::verify(&module, Some(target)).into_iter().filter(Diagnostic::is_error).collect::<Vec<_>>()
+    );
+    Ok(module)
+}
+
+/// Builds one kernel reading `ins` (each distinct buffer once, in order) and writing `out`,
+/// with the body `emit` produces, and the plan step that runs it.
+fn kernel(
+    name: String,
+    ins: &[Buf],
+    out: &Buf,
+    schedule: Schedule,
+    target: &TargetProfile,
+    emit: impl FnOnce(&mut Cx) -> Vec<Stmt>,
+) -> (Kernel, Run) {
+    let mut params: Vec<KernelParam> = Vec::new();
+    let mut names = Names::default();
+    for b in ins {
+        if !params.iter().any(|p| p.name == b.name) {
+            params.push(param(b, Access::In));
+            names.reserve(&b.name);
+        }
+    }
+    params.push(param(out, Access::Out));
+    names.reserve(&out.name);
+    let mut cx = Cx { schedule, target, names };
+    let body = if out.ty.numel() == 0 {
+        // Nothing to write (a slice or `full` of an empty shape).
+        Vec::new()
+    } else {
+        emit(&mut cx)
+    };
+    let args = params.iter().map(|p| Name::new(p.name.clone())).collect();
+    let run = Run { kernel: name.clone(), args, span: Span::NONE };
+    (Kernel { name, params, body, span: Span::NONE }, run)
+}
+
+fn param(b: &Buf, access: Access) -> KernelParam {
+    KernelParam { name: b.name.clone(), ty: b.ty.clone(), access, span: Span::NONE }
+}
+
+/// Dispatches one node to its operator family. The operands were checked against the shape
+/// rules (`check_lowerable`), so their count and ranks are what each family expects.
+fn lower_node(cx: &mut Cx, node: &Node, ins: &[Buf], y: &Buf) -> Vec<Stmt> {
+    match &node.op {
+        Op::Unary(u) => elementwise::unary(cx, *u, &ins[0], y),
+        Op::Binary(b) => elementwise::binary(cx, *b, &ins[0], &ins[1], y),
+        Op::Reduce { kind, axes, keepdims } => reduce::reduce(cx, *kind, axes, *keepdims, &ins[0], y),
+        Op::ArgMax { axis, keepdims } => reduce::argmax(cx, *axis, *keepdims, &ins[0], y),
+        Op::Softmax { axis, log } => reduce::softmax(cx, *axis, *log, &ins[0], y),
+        Op::LayerNorm { eps } => norm::layer_norm(cx, *eps, &ins[0], &ins[1], Some(&ins[2]), y),
+        Op::RmsNorm { eps } => norm::layer_norm(cx, *eps, &ins[0], &ins[1], None, y),
+        Op::BatchNorm { eps } => norm::batch_norm(cx, *eps, &ins[0], [&ins[1], &ins[2], &ins[3], &ins[4]], y),
+        Op::MatMul { transpose_a, transpose_b } => {
+            matmul::matmul(cx, *transpose_a, *transpose_b, &ins[0], &ins[1], y)
+        }
+        Op::Linear => matmul::linear(cx, &ins[0], &ins[1], ins.get(2), y),
+        Op::Conv2d(a) => conv::conv2d(cx, a, &ins[0], &ins[1], ins.get(2), y),
+        Op::MaxPool2d(a) => pool::max_pool2d(cx, a, &ins[0], y),
+        Op::AvgPool2d { pool, count_include_pad } => pool::avg_pool2d(cx, pool, *count_include_pad, &ins[0], y),
+        Op::GlobalAvgPool2d => reduce::reduce(cx, ReduceKind::Mean, &[2, 3], true, &ins[0], y),
+        Op::Reshape { .. } => movement::reshape(cx, &ins[0], y),
+        Op::Transpose { perm } => movement::transpose(cx, perm, &ins[0], y),
+        Op::Concat { axis } => movement::concat(cx, *axis, ins, y),
+        Op::Slice { axes, starts, steps, .. } => movement::slice(cx, axes, starts, steps, &ins[0], y),
+        Op::Pad { pads, mode } => movement::pad(cx, pads, *mode, &ins[0], y),
+        Op::Cast { .. } => elementwise::cast(cx, &ins[0], y),
+        Op::Full { value, .. } => elementwise::full(cx, *value, y),
+    }
+}
+
+/// Rejects graphs lowering cannot handle: untyped nodes, nodes whose type is not what the shape
+/// rules give for their operands (every operator family relies on those rules: arity, ranks,
+/// extents), and tensors whose element count does not fit the i32 indices of L1.
+fn check_lowerable(g: &Graph) -> Result<(), Diagnostic> {
+    for n in &g.nodes {
+        let ty = n.ty.as_ref().ok_or_else(|| plan::untyped(&n.name, n.span))?;
+        let args = n
+            .args
+            .iter()
+            .map(|a| g.type_of(&a.name).ok_or_else(|| Diagnostic::error(format!("`{}` is not defined", a.name)).at(a.span)))
+            .collect::<Result<Vec<_>, _>>()?;
+        let inferred = infer(&n.op, &args, n.op_span)?;
+        if &inferred != ty {
+            return Err(Diagnostic::error(format!(
+                "node `{}` is typed `{ty}` but `{}` of its operands gives `{inferred}`",
+                n.name,
+                n.op.name()
+            ))
+            .at(n.span)
+            .with_hint("run the L0 checker (`ekb_ir::l0::check`) before lowering"));
+        }
+    }
+    let limit = i32::MAX as usize;
+    let decls = g.inputs.iter().chain(&g.params).map(|d| (&d.name, Some(&d.ty), d.span));
+    let nodes = g.nodes.iter().map(|n| (&n.name, n.ty.as_ref(), n.span));
+    for (name, ty, span) in decls.chain(nodes) {
+        let ty = ty.ok_or_else(|| plan::untyped(name, span))?;
+        let numel = ty.shape.iter().try_fold(1usize, |acc, &d| acc.checked_mul(d));
+        if numel.is_none_or(|n| n > limit) {
+            return Err(Diagnostic::error(format!("`{name}: {ty}` has too many elements to lower"))
+                .at(span)
+                .with_expected(format!("at most {limit} elements (L1 indices are i32)")));
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,242 @@
+//! Data movement: `reshape`, `transpose`, `concat`, `slice`, `pad`, and the plain copy used for
+//! outputs that no node writes. No arithmetic on values; only index mapping.
+//!
+//! Every index these produce is in bounds by interval reasoning: flat offsets are unravelled
+//! with `/` and `%` by each dim's extent, slices start at a clamped literal, and the reflected or
+//! edge-replicated source indices of `pad` are clamped into the source dim (a no-op on the
+//! values the formulas produce, there so the bound is evident). Under the default schedule
+//! `pad` splits the last dim into left border, interior and right border ranges with literal
+//! bounds, so the interior copy is a branch-free vector loop.
+
+use crate::build::{f, int, ints, let_, var, Buf, E};
+use crate::reduce::norm_axis;
+use crate::sched::{elementwise, outer, simple_loop, Cx};
+use ekb_ir::l0::PadMode;
+use ekb_ir::l1::{LoopKind, Stmt};
+use ekb_ir::types::strides;
+use ekb_ir::DType;
+
+/// `y = x` (same shape).
+pub fn copy(cx: &mut Cx, x: &Buf, y: &Buf) -> Vec<Stmt> {
+    elementwise(cx, y.shape(), 1, |_, idx| vec![y.store(idx, x.load(idx))])
+}
+
+/// Per-dim indices of the flat row-major offset `flat` into `shape`.
+fn unravel(flat: E, shape: &[usize]) -> Vec<E> {
+    let st = strides(shape);
+    let first_live = shape.iter().position(|&n| n > 1);
+    shape
+        .iter()
+        .enumerate()
+        .map(|(d, &n)| {
+            if n == 1 {
+                int(0)
+            } else if Some(d) == first_live {
+                flat.clone() / int(st[d])
+            } else {
+                flat.clone() / int(st[d]) % int(n)
+            }
+        })
+        .collect()
+}
+
+/// `y = reshape(x)`: the same row-major element order.
+pub fn reshape(cx: &mut Cx, x: &Buf, y: &Buf) -> Vec<Stmt> {
+    if cx.naive() {
+        // Flat offset of the output index, unravelled into the input's shape.
+        let st = strides(y.shape());
+        return elementwise(cx, y.shape(), 1, |cx, idx| {
+            let flat = cx.fresh("flat");
+            let offset = idx.iter().zip(&st).fold(int(0), |acc, (i, &s)| acc + i.clone() * int(s));
+            vec![let_(&flat, offset), y.store(idx, x.load(&unravel(var(&flat), x.shape())))]
+        });
+    }
+    // Blocks of `l` consecutive elements (l divides both last dims) stay contiguous in both
+    // tensors: one loop over blocks, a vector loop within a block.
+    let last = |b: &Buf| b.shape().last().copied().unwrap_or(1);
+    let l = gcd(last(x), last(y)).max(1);
+    let blocks = y.ty.numel() / l;
+    let threads = cx.wants_threads(y.ty.numel());
+    let (q, j) = (cx.fresh("q"), cx.fresh("j"));
+    let at = |b: &Buf| {
+        let mut shape = b.shape().to_vec();
+        match shape.last_mut() {
+            Some(n) => {
+                *n /= l;
+                let mut idx = unravel(var(&q), &shape);
+                let lastq = idx.pop().expect("rank >= 1");
+                idx.push(lastq * int(l) + var(&j));
+                idx
+            }
+            None => vec![],
+        }
+    };
+    let kind = if threads { LoopKind::Parallel } else { LoopKind::Serial };
+    let inner = simple_loop(cx.inner_kind(l), &j, l, vec![y.store(&at(y), x.load(&at(x)))]);
+    vec![simple_loop(kind, &q, blocks, vec![inner])]
+}
+
+fn gcd(a: usize, b: usize) -> usize {
+    if b == 0 {
+        a
+    } else {
+        gcd(b, a % b)
+    }
+}
+
+/// `y = transpose(x, perm)`: output dim `i` is input dim `perm[i]`.
+pub fn transpose(cx: &mut Cx, perm: &[usize], x: &Buf, y: &Buf) -> Vec<Stmt> {
+    elementwise(cx, y.shape(), 1, |_, idx| {
+        let mut xi = vec![int(0); idx.len()];
+        for (i, &p) in perm.iter().enumerate() {
+            xi[p] = idx[i].clone();
+        }
+        vec![y.store(idx, x.load(&xi))]
+    })
+}
+
+/// `y = concat(xs, axis)`: one nest per input, writing at its offset along `axis`.
+pub fn concat(cx: &mut Cx, axis: i64, xs: &[Buf], y: &Buf) -> Vec<Stmt> {
+    let a = norm_axis(axis, y.rank());
+    let mut out = Vec::new();
+    let mut offset = 0;
+    for x in xs {
+        out.extend(elementwise(cx, x.shape(), 1, |_, idx| {
+            let mut yi = idx.to_vec();
+            yi[a] = yi[a].clone() + int(offset);
+            vec![y.store(&yi, x.load(idx))]
+        }));
+        offset += x.shape()[a];
+    }
+    out
+}
+
+/// `y = slice(x, axes, starts, ends, steps)`: `y[.., i, ..] = x[.., start + i*step, ..]` on each
+/// sliced axis, with `start` resolved as the spec says (negative counts from the end, then
+/// clamped to `[0, dim]`).
+/// The output extent (in `y`'s type) already encodes where each slice ends.
+pub fn slice(cx: &mut Cx, axes: &[i64], starts: &[i64], steps: &[i64], x: &Buf, y: &Buf) -> Vec<Stmt> {
+    let r = x.rank();
+    let mut start = vec![0i64; r];
+    let mut step = vec![1i64; r];
+    for (i, &ax) in axes.iter().enumerate() {
+        let d = norm_axis(ax, r);
+        let n = x.shape()[d] as i64;
+        let s = starts[i];
+        start[d] = (if s < 0 { s + n } else { s }).clamp(0, n);
+        step[d] = steps.get(i).copied().unwrap_or(1);
+    }
+    elementwise(cx, y.shape(), 1, |_, idx| {
+        let xi: Vec<E> = idx.iter().enumerate().map(|(d, i)| ints(start[d]) + i.clone() * ints(step[d])).collect();
+        vec![y.store(idx, x.load(&xi))]
+    })
+}
+
+/// The source index along a dim of extent `n` for a padded position `s` (= output index minus
+/// the begin pad) under reflect or edge mode; clamped so its bound is evident.
+fn pad_source(mode: PadMode, s: E, n: usize) -> E {
+    let m = int(n - 1);
+    let src = match mode {
+        PadMode::Reflect => m.clone() - (m - s.abs()).abs(),
+        PadMode::Edge | PadMode::Constant(_) => s,
+    };
+    src.clamp_index(n)
+}
+
+/// `y = pad(x, pads, mode)`, `pads` = all begins then all ends.
+pub fn pad(cx: &mut Cx, pads: &[usize], mode: PadMode, x: &Buf, y: &Buf) -> Vec<Stmt> {
+    let r = x.rank();
+    let begin = &pads[..r];
+    let fill = |v: f64| if y.ty.dtype == DType::F32 { f(v) } else { ints(i64::from(v as i32)) };
+    let padded = |d: usize| pads[d] > 0 || pads[r + d] > 0;
+    if cx.naive() || r == 0 {
+        return elementwise(cx, y.shape(), 1, |cx, idx| {
+            let mut lets = Vec::new();
+            let mut src = Vec::new();
+            let mut inside: Option<E> = None;
+            for d in 0..r {
+                if !padded(d) {
+                    src.push(idx[d].clone());
+                    continue;
+                }
+                let s = cx.fresh(&format!("s{d}"));
+                lets.push(let_(&s, idx[d].clone() - int(begin[d])));
+                let n = x.shape()[d];
+                match mode {
+                    PadMode::Constant(_) => {
+                        let c = var(&s).in_range(int(0), int(n));
+                        inside = Some(match inside.take() {
+                            Some(prev) => prev.and(c),
+                            None => c,
+                        });
+                        src.push(var(&s));
+                    }
+                    _ => src.push(pad_source(mode, var(&s), n)),
+                }
+            }
+            let store = y.store(idx, x.load(&src));
+            match (mode, inside) {
+                (PadMode::Constant(v), Some(c)) => {
+                    lets.push(crate::build::if_(c, vec![store], vec![y.store(idx, fill(v))]));
+                }
+                _ => lets.push(store),
+            }
+            lets
+        });
+    }
+    // Default: rows over the leading dims, the last dim in three literal ranges.
+    let threads = cx.wants_threads(y.ty.numel());
+    let nest = outer(cx, &y.shape()[..r - 1], threads, "i");
+    let (bl, w, ow) = (begin[r - 1], x.shape()[r - 1], y.shape()[r - 1]);
+    let mut body = Vec::new();
+    let mut src_row = Vec::new();
+    let mut inside: Option<E> = None;
+    for d in 0..r - 1 {
+        if !padded(d) {
+            src_row.push(nest.idx[d].clone());
+            continue;
+        }
+        let s = cx.fresh(&format!("s{d}"));
+        body.push(let_(&s, nest.idx[d].clone() - int(begin[d])));
+        let n = x.shape()[d];
+        match mode {
+            PadMode::Constant(_) => {
+                let c = var(&s).in_range(int(0), int(n));
+                inside = Some(match inside.take() {
+                    Some(prev) => prev.and(c),
+                    None => c,
+                });
+                src_row.push(var(&s));
+            }
+            _ => src_row.push(pad_source(mode, var(&s), n)),
+        }
+    }
+    let yrow = |j: E| [nest.idx.clone(), vec![j]].concat();
+    let xrow = |j: E| [src_row.clone(), vec![j]].concat();
+    let range = |cx: &mut Cx, lo: usize, hi: usize, value: &dyn Fn(E) -> E| -> Option<Stmt> {
+        (lo < hi).then(|| {
+            let j = cx.fresh("j");
+            crate::build::loop_(cx.inner_kind(hi - lo), &j, int(lo), int(hi), vec![y.store(&yrow(var(&j)), value(var(&j)))])
+        })
+    };
+    let border = |j: E| match mode {
+        PadMode::Constant(v) => fill(v),
+        _ => x.load(&xrow(pad_source(mode, j - int(bl), w))),
+    };
+    let row: Vec<Stmt> = [
+        range(cx, 0, bl, &border),
+        range(cx, bl, bl + w, &|j| x.load(&xrow(j - int(bl)))),
+        range(cx, bl + w, ow, &border),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    match (mode, inside) {
+        (PadMode::Constant(v), Some(c)) => {
+            let all = range(cx, 0, ow, &|_| fill(v)).into_iter().collect();
+            body.push(crate::build::if_(c, row, all));
+        }
+        _ => body.extend(row),
+    }
+    nest.wrap(body)
+}

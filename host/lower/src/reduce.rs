@@ -1,0 +1,298 @@
+//! Reductions along axes: `sum`, `mean`, `max`, `min`, `argmax`, and the row-wise
+//! `softmax` / `log_softmax` (max pass, sum-of-exp pass, output pass: numerically stable).
+//!
+//! Layouts. Naive: a serial loop over the kept dims, a `local` accumulator `acc: f32[1]`, serial
+//! loops over the reduced dims. Default, when the last (contiguous) axis is reduced: threads
+//! over the kept dims and the innermost reduction loop vectorized (the spec allows
+//! reassociating a float reduction in a `vectorize` loop). When the last axis is kept: threads
+//! over the other kept dims, and a tile of the last dim accumulated in a `local` vector, the
+//! tile loop vectorized inside the serial reduction loops, so lanes never reduce across each
+//! other.
+
+use crate::build::{f, int, ints, let_, select, var, Buf, E};
+use crate::sched::{outer, serial, tiles, Cx, Nest};
+use ekb_ir::l0::ReduceKind;
+use ekb_ir::l1::{LoopKind, Stmt};
+use ekb_ir::{DType, TensorType};
+
+/// Elements of the last dim kept in one `local` tile when the last axis is not reduced.
+const ROW_TILE: usize = 256;
+
+/// A normalised axis: negative values count from the end.
+pub fn norm_axis(a: i64, rank: usize) -> usize {
+    if a < 0 {
+        (a + rank as i64) as usize
+    } else {
+        a as usize
+    }
+}
+
+/// Which dims of an input are reduced.
+struct Axes {
+    red: Vec<bool>,
+}
+
+impl Axes {
+    fn new(rank: usize, axes: impl IntoIterator<Item = usize>) -> Axes {
+        let mut red = vec![false; rank];
+        for a in axes {
+            red[a] = true;
+        }
+        Axes { red }
+    }
+
+    /// Extents of the kept dims, in order.
+    fn kept(&self, shape: &[usize]) -> Vec<usize> {
+        shape.iter().zip(&self.red).filter(|(_, &r)| !r).map(|(&n, _)| n).collect()
+    }
+
+    /// Extents of the reduced dims, in order.
+    fn reduced(&self, shape: &[usize]) -> Vec<usize> {
+        shape.iter().zip(&self.red).filter(|(_, &r)| r).map(|(&n, _)| n).collect()
+    }
+
+    /// The full input index from kept and reduced indices.
+    fn merge(&self, kept: &[E], red: &[E]) -> Vec<E> {
+        let (mut k, mut r) = (kept.iter(), red.iter());
+        self.red.iter().map(|&is_red| if is_red { r.next() } else { k.next() }.expect("index count").clone()).collect()
+    }
+
+    /// The output index from kept indices: reduced dims become 0 with `keepdims`, else vanish.
+    fn out_index(&self, kept: &[E], keepdims: bool) -> Vec<E> {
+        if keepdims {
+            let zeros = vec![int(0); self.red.len()];
+            self.merge(kept, &zeros)
+        } else {
+            kept.to_vec()
+        }
+    }
+
+    /// Whether the last dim is reduced (then the innermost reduction loop is contiguous).
+    fn last_reduced(&self) -> bool {
+        self.red.last().copied().unwrap_or(true)
+    }
+}
+
+/// A nest over reduction extents, serial except the innermost, which is vectorized under the
+/// default schedule (it runs over the contiguous last dim).
+fn reduction_nest(cx: &mut Cx, extents: &[usize], base: &str) -> Nest {
+    let Some((&last, init)) = extents.split_last() else { return Nest::default() };
+    let mut nest = serial(cx, init, base);
+    if last == 1 {
+        nest.idx.push(int(0));
+    } else {
+        let v = cx.fresh(&format!("{base}{}", extents.len() - 1));
+        let kind = cx.inner_kind(last);
+        let e = nest.push(kind, &v, int(0), int(last));
+        nest.idx.push(e);
+    }
+    nest
+}
+
+/// A fresh one-element local accumulator.
+fn scalar_acc(cx: &mut Cx, base: &str, dtype: DType) -> Buf {
+    Buf::new(cx.fresh(base), TensorType::new(dtype, [1]))
+}
+
+/// The identity of a reduction and its combining step.
+fn reducer(kind: ReduceKind, dtype: DType) -> (E, fn(E, E) -> E) {
+    let float = dtype == DType::F32;
+    match kind {
+        ReduceKind::Sum | ReduceKind::Mean => (if float { f(0.0) } else { int(0) }, |a, b| a + b),
+        ReduceKind::Max => (if float { f(f64::NEG_INFINITY) } else { ints(i32::MIN.into()) }, E::max),
+        ReduceKind::Min => (if float { f(f64::INFINITY) } else { ints(i32::MAX.into()) }, E::min),
+    }
+}
+
+/// `y = sum|mean|max|min(x, axes, keepdims)`.
+pub fn reduce(cx: &mut Cx, kind: ReduceKind, axes: &[i64], keepdims: bool, x: &Buf, y: &Buf) -> Vec<Stmt> {
+    let shape = x.shape().to_vec();
+    let ax = Axes::new(shape.len(), axes.iter().map(|&a| norm_axis(a, shape.len())));
+    let count: usize = ax.reduced(&shape).iter().product();
+    let (init, combine) = reducer(kind, x.ty.dtype);
+    let finish = |acc: E| if kind == ReduceKind::Mean { acc / f(count as f64) } else { acc };
+    let threads = cx.wants_threads(x.ty.numel());
+    if cx.naive() || ax.last_reduced() {
+        let nest = outer(cx, &ax.kept(&shape), threads, "i");
+        let acc = scalar_acc(cx, "acc", x.ty.dtype);
+        let red = reduction_nest(cx, &ax.reduced(&shape), "r");
+        let xi = ax.merge(&nest.idx, &red.idx);
+        let step = acc.store(&[int(0)], combine(acc.load(&[int(0)]), x.load(&xi)));
+        let mut body = vec![acc.alloc(), acc.store(&[int(0)], init)];
+        body.extend(red.wrap(vec![step]));
+        body.push(y.store(&ax.out_index(&nest.idx, keepdims), finish(acc.load(&[int(0)]))));
+        return nest.wrap(body);
+    }
+    // Last axis kept: vectorize over tiles of it, reducing the other axes serially outside.
+    let kept = ax.kept(&shape);
+    let (&w, kept_outer) = kept.split_last().expect("the last axis is kept");
+    let nest = outer(cx, kept_outer, threads, "i");
+    let tile = if w <= 2 * ROW_TILE { w } else { ROW_TILE };
+    let outer_idx = nest.idx.clone();
+    let body = tiles(cx, w, tile, LoopKind::Serial, "jt", |cx, base, len| {
+        let acc = Buf::new(cx.fresh("acc"), TensorType::new(x.ty.dtype, [len]));
+        let red = serial(cx, &ax.reduced(&shape), "r");
+        let (j0, j1, j2) = (cx.fresh("j"), cx.fresh("j"), cx.fresh("j"));
+        let kept_at = |j: &str| [outer_idx.clone(), vec![base.clone() + var(j)]].concat();
+        let step = acc.store(&[var(&j1)], combine(acc.load(&[var(&j1)]), x.load(&ax.merge(&kept_at(&j1), &red.idx))));
+        vec![
+            acc.alloc(),
+            lanes(cx, &j0, len, vec![acc.store(&[var(&j0)], init.clone())]),
+            red.wrap(vec![lanes(cx, &j1, len, vec![step])]).remove(0),
+            lanes(cx, &j2, len, vec![y.store(&ax.out_index(&kept_at(&j2), keepdims), finish(acc.load(&[var(&j2)])))]),
+        ]
+    });
+    nest.wrap(body)
+}
+
+/// `vectorize v in 0..n { body }` (or `for` when `n` is 1 or the schedule is naive).
+fn lanes(cx: &Cx, v: &str, n: usize, body: Vec<Stmt>) -> Stmt {
+    crate::sched::simple_loop(cx.inner_kind(n), v, n, body)
+}
+
+/// `y = argmax(x, axis, keepdims)`: the index of the first maximum (a later equal value never
+/// replaces an earlier one: the comparison is strict).
+pub fn argmax(cx: &mut Cx, axis: i64, keepdims: bool, x: &Buf, y: &Buf) -> Vec<Stmt> {
+    let shape = x.shape().to_vec();
+    let a = norm_axis(axis, shape.len());
+    let ax = Axes::new(shape.len(), [a]);
+    let n = shape[a];
+    let threads = cx.wants_threads(x.ty.numel());
+    if cx.naive() || ax.last_reduced() {
+        let nest = outer(cx, &ax.kept(&shape), threads, "i");
+        let best = scalar_acc(cx, "best", x.ty.dtype);
+        let arg = scalar_acc(cx, "arg", DType::I32);
+        let (k, v) = (cx.fresh("k"), cx.fresh("v"));
+        let at = |e: E| x.load(&ax.merge(&nest.idx, &[e]));
+        let scan = vec![
+            let_(&v, at(var(&k))),
+            crate::build::if_(
+                var(&v).gt(best.load(&[int(0)])),
+                vec![best.store(&[int(0)], var(&v)), arg.store(&[int(0)], var(&k))],
+                vec![],
+            ),
+        ];
+        let body = vec![
+            best.alloc(),
+            arg.alloc(),
+            best.store(&[int(0)], at(int(0))),
+            arg.store(&[int(0)], int(0)),
+            crate::build::loop_(LoopKind::Serial, &k, int(1), int(n), scan),
+            y.store(&ax.out_index(&nest.idx, keepdims), arg.load(&[int(0)])),
+        ];
+        return nest.wrap(body);
+    }
+    // Axis before the last: lanes over a tile of the last dim, each tracking its own maximum.
+    let kept = ax.kept(&shape);
+    let (&w, kept_outer) = kept.split_last().expect("the last axis is kept");
+    let nest = outer(cx, kept_outer, threads, "i");
+    let tile = if w <= 2 * ROW_TILE { w } else { ROW_TILE };
+    let outer_idx = nest.idx.clone();
+    let body = tiles(cx, w, tile, LoopKind::Serial, "jt", |cx, base, len| {
+        let best = Buf::new(cx.fresh("best"), TensorType::new(x.ty.dtype, [len]));
+        let arg = Buf::new(cx.fresh("arg"), TensorType::new(DType::I32, [len]));
+        let (j0, j1, j2, k) = (cx.fresh("j"), cx.fresh("j"), cx.fresh("j"), cx.fresh("k"));
+        let (v, better) = (cx.fresh("v"), cx.fresh("better"));
+        let kept_at = |j: &str| [outer_idx.clone(), vec![base.clone() + var(j)]].concat();
+        let step = vec![
+            let_(&v, x.load(&ax.merge(&kept_at(&j1), &[var(&k)]))),
+            let_(&better, var(&v).gt(best.load(&[var(&j1)]))),
+            arg.store(&[var(&j1)], select(var(&better), var(&k), arg.load(&[var(&j1)]))),
+            best.store(&[var(&j1)], select(var(&better), var(&v), best.load(&[var(&j1)]))),
+        ];
+        vec![
+            best.alloc(),
+            arg.alloc(),
+            lanes(
+                cx,
+                &j0,
+                len,
+                vec![
+                    best.store(&[var(&j0)], x.load(&ax.merge(&kept_at(&j0), &[int(0)]))),
+                    arg.store(&[var(&j0)], int(0)),
+                ],
+            ),
+            crate::build::loop_(LoopKind::Serial, &k, int(1), int(n), vec![lanes(cx, &j1, len, step)]),
+            lanes(cx, &j2, len, vec![y.store(&ax.out_index(&kept_at(&j2), keepdims), arg.load(&[var(&j2)]))]),
+        ]
+    });
+    nest.wrap(body)
+}
+
+/// `y = softmax(x, axis)` or `log_softmax`: per row along `axis`, `m = max`, `s = sum(exp(x - m))`,
+/// then `exp(x - m) / s` or `x - m - log(s)`.
+pub fn softmax(cx: &mut Cx, axis: i64, log: bool, x: &Buf, y: &Buf) -> Vec<Stmt> {
+    let shape = x.shape().to_vec();
+    let a = norm_axis(axis, shape.len());
+    let ax = Axes::new(shape.len(), [a]);
+    let n = shape[a];
+    let threads = cx.wants_threads(4 * x.ty.numel());
+    let finish = |v: E, m: E, s: E| if log { v - m - s.log() } else { (v - m).exp() / s };
+    if cx.naive() || ax.last_reduced() {
+        let nest = outer(cx, &ax.kept(&shape), threads, "i");
+        let (mx, sm) = (scalar_acc(cx, "mx", DType::F32), scalar_acc(cx, "sum", DType::F32));
+        let (k0, k1, k2) = (cx.fresh("k"), cx.fresh("k"), cx.fresh("k"));
+        let (m, s) = (cx.fresh("m"), cx.fresh("s"));
+        let at = |k: &str| x.load(&ax.merge(&nest.idx, &[var(k)]));
+        let yat = |k: &str| ax.merge(&nest.idx, &[var(k)]);
+        let kind = cx.inner_kind(n);
+        let body = vec![
+            mx.alloc(),
+            sm.alloc(),
+            mx.store(&[int(0)], f(f64::NEG_INFINITY)),
+            crate::build::loop_(kind, &k0, int(0), int(n), vec![mx.store(&[int(0)], mx.load(&[int(0)]).max(at(&k0)))]),
+            let_(&m, mx.load(&[int(0)])),
+            sm.store(&[int(0)], f(0.0)),
+            crate::build::loop_(
+                kind,
+                &k1,
+                int(0),
+                int(n),
+                vec![sm.store(&[int(0)], sm.load(&[int(0)]) + (at(&k1) - var(&m)).exp())],
+            ),
+            let_(&s, sm.load(&[int(0)])),
+            crate::build::loop_(kind, &k2, int(0), int(n), vec![y.store(&yat(&k2), finish(at(&k2), var(&m), var(&s)))]),
+        ];
+        return nest.wrap(body);
+    }
+    // Axis before the last: lanes over a tile of the last dim, one running max and sum each.
+    let kept = ax.kept(&shape);
+    let (&w, kept_outer) = kept.split_last().expect("the last axis is kept");
+    let nest = outer(cx, kept_outer, threads, "i");
+    let tile = if w <= 2 * ROW_TILE { w } else { ROW_TILE };
+    let outer_idx = nest.idx.clone();
+    let body = tiles(cx, w, tile, LoopKind::Serial, "jt", |cx, base, len| {
+        let mx = Buf::new(cx.fresh("mx"), TensorType::new(DType::F32, [len]));
+        let sm = Buf::new(cx.fresh("sum"), TensorType::new(DType::F32, [len]));
+        let js: Vec<String> = (0..4).map(|_| cx.fresh("j")).collect();
+        let ks: Vec<String> = (0..3).map(|_| cx.fresh("k")).collect();
+        let at = |j: &str, k: &str| ax.merge(&[outer_idx.clone(), vec![base.clone() + var(j)]].concat(), &[var(k)]);
+        let j = |i: usize| var(&js[i]);
+        let serial_k = |i: usize, body: Vec<Stmt>| crate::sched::simple_loop(LoopKind::Serial, &ks[i], n, body);
+        vec![
+            mx.alloc(),
+            sm.alloc(),
+            lanes(cx, &js[0], len, vec![mx.store(&[j(0)], f(f64::NEG_INFINITY)), sm.store(&[j(0)], f(0.0))]),
+            serial_k(0, vec![lanes(cx, &js[1], len, vec![mx.store(&[j(1)], mx.load(&[j(1)]).max(x.load(&at(&js[1], &ks[0]))))])]),
+            serial_k(
+                1,
+                vec![lanes(
+                    cx,
+                    &js[2],
+                    len,
+                    vec![sm.store(&[j(2)], sm.load(&[j(2)]) + (x.load(&at(&js[2], &ks[1])) - mx.load(&[j(2)])).exp())],
+                )],
+            ),
+            serial_k(
+                2,
+                vec![lanes(
+                    cx,
+                    &js[3],
+                    len,
+                    vec![y.store(&at(&js[3], &ks[2]), finish(x.load(&at(&js[3], &ks[2])), mx.load(&[j(3)]), sm.load(&[j(3)])))],
+                )],
+            ),
+        ]
+    });
+    nest.wrap(body)
+}

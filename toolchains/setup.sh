@@ -1,0 +1,101 @@
+#!/usr/bin/env bash
+# Installs what EdgeKernelBench needs to build and test on a Debian (bookworm or later) machine:
+# the cross toolchain (clang-19, lld, aarch64 gcc and libc for linking), qemu-user to run aarch64
+# binaries, PoCL for the OpenCL target, numpy for the benchmark and the .npy tests, and the Rust
+# targets and components the workspace builds for.
+#
+# Idempotent: it checks first and installs only what is missing, printing one line per thing it
+# installs; when everything is already there it prints nothing and exits 0. It uses sudo only when
+# not run as root.
+set -euo pipefail
+
+# Debian packages: the compilers and linkers, the aarch64 sysroot, qemu-user, OpenCL (PoCL, the
+# ICD loader and headers, clinfo).
+DEB_PACKAGES=(
+    clang-19
+    lld-19
+    lld
+    qemu-user
+    gcc-aarch64-linux-gnu
+    libc6-dev-arm64-cross
+    pocl-opencl-icd
+    ocl-icd-opencl-dev
+    clinfo
+)
+RUST_TARGETS=(aarch64-unknown-linux-gnu x86_64-unknown-linux-musl aarch64-unknown-linux-musl)
+RUST_COMPONENTS=(rustfmt clippy)
+
+if [[ $(id -u) -eq 0 ]]; then
+    SUDO=()
+else
+    SUDO=(sudo)
+fi
+
+# Runs a command quietly; on failure shows its output and stops.
+quiet() {
+    local log
+    log=$(mktemp)
+    if ! "$@" >"$log" 2>&1; then
+        cat "$log" >&2
+        rm -f "$log"
+        echo "setup.sh: failed: $*" >&2
+        exit 1
+    fi
+    rm -f "$log"
+}
+
+# --- Debian packages -------------------------------------------------------------------------
+deb_installed() {
+    [[ $(dpkg-query -W -f='${Status}' "$1" 2>/dev/null) == "install ok installed" ]]
+}
+
+missing_debs=()
+for p in "${DEB_PACKAGES[@]}"; do
+    deb_installed "$p" || missing_debs+=("$p")
+done
+
+numpy_via_pip=0
+if ! python3 -c 'import numpy' >/dev/null 2>&1; then
+    # Debian's python3-numpy only helps when `python3` is Debian's own interpreter.
+    if [[ $(command -v python3 || true) == /usr/bin/python3 ]]; then
+        deb_installed python3-numpy || missing_debs+=(python3-numpy)
+    else
+        numpy_via_pip=1
+    fi
+fi
+
+if ((${#missing_debs[@]} > 0)); then
+    quiet "${SUDO[@]}" apt-get update
+    for p in "${missing_debs[@]}"; do
+        echo "installing Debian package $p"
+    done
+    quiet "${SUDO[@]}" env DEBIAN_FRONTEND=noninteractive \
+        apt-get install -y --no-install-recommends "${missing_debs[@]}"
+fi
+
+if ((numpy_via_pip)); then
+    echo "installing numpy (python3 -m pip)"
+    quiet python3 -m pip install --quiet numpy
+fi
+
+# --- Rust targets and components -------------------------------------------------------------
+if ! command -v rustup >/dev/null 2>&1; then
+    echo "setup.sh: rustup not found; install Rust with rustup first (https://rustup.rs)" >&2
+    exit 1
+fi
+
+installed_targets=$(rustup target list --installed)
+for t in "${RUST_TARGETS[@]}"; do
+    if ! grep -qx "$t" <<<"$installed_targets"; then
+        echo "installing Rust target $t"
+        quiet rustup target add "$t"
+    fi
+done
+
+installed_components=$(rustup component list --installed)
+for c in "${RUST_COMPONENTS[@]}"; do
+    if ! grep -q "^$c-" <<<"$installed_components"; then
+        echo "installing Rust component $c"
+        quiet rustup component add "$c"
+    fi
+done
