@@ -1,1 +1,58 @@
-//! Shared helpers of the end-to-end tests.
+//! Shared helpers of the end-to-end tests: the operator corpus in `tests/ops/` and comparison
+//! of outputs against the reference interpreter.
+//!
+//! The corpus is one small L0 graph per operator (and attribute variant), each a complete task:
+//! every backend and schedule must reproduce its reference outputs on every seed tested.
+
+use ekb_ir::l0::{self, Graph};
+use ekb_ir::tensor::{compare, Buffer, Tensor, Tolerance};
+use ekb_ir::SourceFile;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+/// The seeds every end-to-end comparison runs (the evaluation protocol checks three).
+pub const SEEDS: [u64; 3] = [0, 1, 2];
+
+/// `tests/ops/*.ekir`, sorted by name.
+pub fn corpus_files() -> Vec<PathBuf> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("ops");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("cannot read {}: {e}", dir.display()))
+        .map(|e| e.expect("directory entry").path())
+        .filter(|p| p.extension().is_some_and(|e| e == "ekir"))
+        .collect();
+    files.sort();
+    files
+}
+
+/// Loads and checks one corpus graph; a corpus file that does not check is a test failure.
+pub fn load_graph(path: &Path) -> Graph {
+    let src = SourceFile::read(path).unwrap_or_else(|d| panic!("{d}"));
+    l0::check::load(&src).unwrap_or_else(|ds| panic!("{}", ds.iter().map(|d| d.to_string()).collect::<String>()))
+}
+
+/// The seeded inputs of a graph (as device buffers) and its reference outputs.
+pub fn reference(g: &Graph, seed: u64) -> (HashMap<String, Buffer>, Vec<Tensor>) {
+    let inputs = l0::inputs::generate(g, seed).unwrap_or_else(|d| panic!("{}: {d}", g.name));
+    let tensors: HashMap<String, Tensor> = inputs.iter().map(|(n, b)| (n.clone(), b.to_tensor())).collect();
+    let outputs = l0::interp::run(g, &tensors).unwrap_or_else(|d| panic!("{}: {d}", g.name));
+    (inputs.into_iter().collect(), outputs)
+}
+
+/// Compares produced outputs (by output name) with the reference at the default tolerance;
+/// returns a description of every difference.
+pub fn check_outputs(g: &Graph, reference: &[Tensor], got: &HashMap<String, Buffer>) -> Vec<String> {
+    let mut problems = Vec::new();
+    for (o, r) in g.outputs.iter().zip(reference) {
+        match got.get(&o.name) {
+            None => problems.push(format!("output `{}` missing", o.name)),
+            Some(b) if b.ty != o.ty => problems.push(format!("output `{}` has type {}, expected {}", o.name, b.ty, o.ty)),
+            Some(b) => {
+                if let Err(m) = compare(r, &b.to_tensor(), Tolerance::default_for(o.ty.dtype)) {
+                    problems.push(format!("output `{}`: {m}", o.name));
+                }
+            }
+        }
+    }
+    problems
+}

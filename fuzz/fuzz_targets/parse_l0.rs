@@ -2,4 +2,6 @@
 //! `ekb_fuzz::parse_l0`.
 #![no_main]
 
-libfuzzer_sys::fuzz_target!(|data: &[u8]| ekb_fuzz::parse_l0(data));
+libfuzzer_sys::fuzz_target!(|data: &[u8]| {
+    ekb_fuzz::parse_l0(data);
+});

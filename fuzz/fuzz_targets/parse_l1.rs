@@ -2,4 +2,6 @@
 //! `ekb_fuzz::parse_l1`.
 #![no_main]
 
-libfuzzer_sys::fuzz_target!(|data: &[u8]| ekb_fuzz::parse_l1(data));
+libfuzzer_sys::fuzz_target!(|data: &[u8]| {
+    ekb_fuzz::parse_l1(data);
+});

@@ -8,9 +8,9 @@
 use ekb_ir::SourceFile;
 
 /// L0: bytes -> `SourceFile::from_bytes` -> `l0::check::load`; a graph that loads must print,
-/// reload and print the same text; every diagnostic must render.
-pub fn parse_l0(data: &[u8]) {
-    let Ok(src) = SourceFile::from_bytes("fuzz.ekir".into(), data.to_vec()) else { return };
+/// reload and print the same text; every diagnostic must render. Returns whether it loaded.
+pub fn parse_l0(data: &[u8]) -> bool {
+    let Ok(src) = SourceFile::from_bytes("fuzz.ekir".into(), data.to_vec()) else { return false };
     match ekb_ir::l0::check::load(&src) {
         Ok(g) => {
             let printed = ekb_ir::l0::print::print(&g);
@@ -19,20 +19,22 @@ pub fn parse_l0(data: &[u8]) {
                 Err(ds) => panic!("printed graph does not load:\n{printed}\n{}", ds[0]),
             };
             assert_eq!(ekb_ir::l0::print::print(&again), printed, "printing is not a fixed point");
+            true
         }
         Err(ds) => {
             assert!(!ds.is_empty(), "load failed without a diagnostic");
             for d in ds {
                 let _ = d.to_string();
             }
+            false
         }
     }
 }
 
 /// L1: bytes -> `l1::parse::parse` -> `l1::verify::verify`; a module that parses must print,
-/// reparse and print the same text.
-pub fn parse_l1(data: &[u8]) {
-    let Ok(src) = SourceFile::from_bytes("fuzz.ekl1".into(), data.to_vec()) else { return };
+/// reparse and print the same text. Returns whether it parsed.
+pub fn parse_l1(data: &[u8]) -> bool {
+    let Ok(src) = SourceFile::from_bytes("fuzz.ekl1".into(), data.to_vec()) else { return false };
     match ekb_ir::l1::parse::parse(&src) {
         Ok(m) => {
             for d in ekb_ir::l1::verify::verify(&m, None) {
@@ -44,9 +46,11 @@ pub fn parse_l1(data: &[u8]) {
                 Err(d) => panic!("printed module does not parse:\n{printed}\n{d}"),
             };
             assert_eq!(ekb_ir::l1::print::print(&again), printed, "printing is not a fixed point");
+            true
         }
         Err(d) => {
             let _ = d.to_string();
+            false
         }
     }
 }

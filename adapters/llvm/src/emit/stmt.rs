@@ -40,7 +40,7 @@ impl FnCx<'_> {
                 };
                 let was_fast = self.fast;
                 self.fast |= *kind == LoopKind::Vectorize;
-                let r = self.counted_loop("i32", &lo.repr, &hi.repr, hint, &props, |f, iv| {
+                let r = self.counted_loop(hint, var, &lo.repr, &hi.repr, &props, |f, iv| {
                     f.push_scope();
                     f.bind_scalar(var, Val::new(iv, Ty::I32));
                     let r = body.iter().try_for_each(|s| f.stmt(s));
@@ -122,35 +122,35 @@ impl FnCx<'_> {
         props
     }
 
-    /// A rotated counted loop `iv in lo..hi` over integer type `ty`; `body` emits the body given
-    /// the induction variable's name.
+    /// A rotated counted loop `var in lo..hi` over i32 (`hint` names its blocks); `body` emits
+    /// the body given the loop variable's LLVM name.
     fn counted_loop(
         &mut self,
-        ty: &str,
+        hint: &str,
+        var: &str,
         lo: &str,
         hi: &str,
-        hint: &str,
         props: &[String],
         body: impl FnOnce(&mut Self, &str) -> R<()>,
     ) -> R<()> {
         let l = self.fresh_label(hint);
         let (body_l, exit_l) = (format!("{l}.body"), format!("{l}.exit"));
         let guard = self.fresh("guard");
-        self.emit(format!("{guard} = icmp slt {ty} {lo}, {hi}"));
+        self.emit(format!("{guard} = icmp slt i32 {lo}, {hi}"));
         self.emit(format!("br i1 {guard}, label %{body_l}, label %{exit_l}"));
         let pre = self.block.clone();
         self.start_block(body_l.clone());
-        let iv = self.fresh(hint);
+        let iv = self.fresh(var);
         let phi = self.reserve();
         body(self, &iv)?;
         let next = self.fresh("next");
         let more = self.fresh("more");
-        self.emit(format!("{next} = add nsw {ty} {iv}, 1"));
-        self.emit(format!("{more} = icmp slt {ty} {next}, {hi}"));
+        self.emit(format!("{next} = add nsw i32 {iv}, 1"));
+        self.emit(format!("{more} = icmp slt i32 {next}, {hi}"));
         let md = self.m.loop_id(props);
         self.emit(format!("br i1 {more}, label %{body_l}, label %{exit_l}, !llvm.loop !{md}"));
         let latch = self.block.clone();
-        self.fill(phi, format!("{iv} = phi {ty} [ {lo}, %{pre} ], [ {next}, %{latch} ]"));
+        self.fill(phi, format!("{iv} = phi i32 [ {lo}, %{pre} ], [ {next}, %{latch} ]"));
         self.start_block(exit_l);
         Ok(())
     }
@@ -165,8 +165,8 @@ impl FnCx<'_> {
         }
         let lo = self.typed(lo, Ty::I32, "a loop bound")?;
         let hi = self.typed(hi, Ty::I32, "a loop bound")?;
-        self.m.par_count += 1;
         let outlined = format!("ekb.{}.par{}", self.kernel, self.m.par_count);
+        self.m.par_count += 1;
 
         // What the body uses from the enclosing scopes: buffers by pointer, scalars by value
         // (constants are re-materialised in the body instead of travelling in the context).
@@ -227,7 +227,7 @@ impl FnCx<'_> {
     }
 
     /// `@<outlined>.body(buffers..., scalars..., [i32 lo], i64 begin, i64 end)`: iterations
-    /// `[begin, end)` of `0..hi-lo`, with `var = lo + i`.
+    /// `[begin, end)` of `0..hi-lo`, that is `var in lo+begin..lo+end`.
     #[allow(clippy::too_many_arguments)]
     fn outline_body(
         &mut self,
@@ -262,15 +262,21 @@ impl FnCx<'_> {
             params.push(format!("i32 noundef {reg}"));
             reg
         };
-        let (begin, end, lo64) = (f.fresh("begin"), f.fresh("end"), f.fresh("lo64"));
+        let (begin, end) = (f.fresh("begin"), f.fresh("end"));
         params.push(format!("i64 noundef {begin}"));
         params.push(format!("i64 noundef {end}"));
+        // `lo + begin` and `lo + end` lie in `[lo, hi]`, so they fit i32.
+        let lo64 = f.fresh("lo");
         f.emit(format!("{lo64} = sext i32 {lo_repr} to i64"));
+        let mut bounds = Vec::new();
+        for (hint, x) in [("start", &begin), ("stop", &end)] {
+            let (wide, narrow) = (f.fresh(hint), f.fresh(hint));
+            f.emit(format!("{wide} = add nsw i64 {lo64}, {x}"));
+            f.emit(format!("{narrow} = trunc i64 {wide} to i32"));
+            bounds.push(narrow);
+        }
         let props = vec!["!{!\"llvm.loop.mustprogress\"}".to_string()];
-        f.counted_loop("i64", &begin, &end, "chunk", &props, |f, it| {
-            let (wide, v) = (f.fresh("wide"), f.fresh(var));
-            f.emit(format!("{wide} = add nsw i64 {lo64}, {it}"));
-            f.emit(format!("{v} = trunc i64 {wide} to i32"));
+        f.counted_loop("chunk", var, &bounds[0], &bounds[1], &props, |f, v| {
             f.push_scope();
             f.bind_scalar(var, Val::new(v, Ty::I32));
             let r = body.iter().try_for_each(|s| f.stmt(s));

@@ -7,10 +7,6 @@
 //! the data of one tensor depends only on (graph name, seed, its name, its type, its init), never
 //! on the other declarations.
 
-// `Diagnostic` is the project's error type and is returned by value everywhere; boxing it here
-// alone would make this module the odd one out.
-#![allow(clippy::result_large_err)]
-
 use crate::diag::Diagnostic;
 use crate::l0::ast::{Graph, TensorDecl};
 use crate::tensor::{BufData, Buffer, Tensor};
