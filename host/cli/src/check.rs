@@ -30,7 +30,7 @@ struct Report {
     file: String,
     level: Option<&'static str>,
     ok: bool,
-    peak_memory_bytes: Option<usize>,
+    peak_memory_bytes: Option<u64>,
     diagnostics: Vec<Diagnostic>,
 }
 
@@ -80,7 +80,8 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
             eprint!("{}", source::render(&report.diagnostics));
         }
         if report.ok {
-            let mem = report.peak_memory_bytes.map(|b| format!(", peak memory {b} bytes")).unwrap_or_default();
+            let mem =
+                report.peak_memory_bytes.map(|b| format!(", peak memory {b} bytes")).unwrap_or_default();
             println!("ok: {} ({}{mem})", report.file, report.level.unwrap_or("?"));
         }
     }

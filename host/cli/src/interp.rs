@@ -76,13 +76,17 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
     let (graph, module) = match program {
         Program::Graph(g) => (g, None),
         Program::Module(m) => {
-            let path = args.graph.as_ref().ok_or(
-                "error: an L1 module takes its inputs from an L0 graph: pass `--graph TASK.ekir`",
-            )?;
+            let path = args
+                .graph
+                .as_ref()
+                .ok_or("error: an L1 module takes its inputs from an L0 graph: pass `--graph TASK.ekir`")?;
             match source::load(path).map_err(|d| source::render(&d))? {
                 (_, Program::Graph(g)) => (g, Some(m)),
                 (_, Program::Module(_)) => {
-                    return Err(format!("error: `{}` is an L1 module; `--graph` needs an L0 graph", path.display()))
+                    return Err(format!(
+                        "error: `{}` is an L1 module; `--graph` needs an L0 graph",
+                        path.display()
+                    ))
                 }
             }
         }
@@ -150,7 +154,12 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
     Ok(if all_match { ExitCode::SUCCESS } else { ExitCode::FAILURE })
 }
 
-fn write_all(dir: &Path, g: &l0::Graph, inputs: &[(String, Buffer)], outputs: &[(String, Buffer)]) -> Result<(), String> {
+fn write_all(
+    dir: &Path,
+    g: &l0::Graph,
+    inputs: &[(String, Buffer)],
+    outputs: &[(String, Buffer)],
+) -> Result<(), String> {
     std::fs::create_dir_all(dir).map_err(|e| format!("error: cannot create `{}`: {e}", dir.display()))?;
     let is_param = |n: &str| g.params.iter().any(|p| p.name == n);
     let files = inputs

@@ -50,7 +50,8 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
         Program::Graph(g) => ekb_lower::lower(&g, schedule, &target).map_err(|d| d.to_string())?,
         Program::Module(m) => m,
     };
-    let diags: Vec<_> = l1::verify::verify(&module, Some(&target)).into_iter().map(|d| src.locate(d)).collect();
+    let diags: Vec<_> =
+        l1::verify::verify(&module, Some(&target)).into_iter().map(|d| src.locate(d)).collect();
     if !diags.is_empty() {
         eprint!("{}", source::render(&diags));
     }
@@ -68,7 +69,9 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
         return Ok(ExitCode::SUCCESS);
     }
     match args.output {
-        Some(p) => std::fs::write(&p, text).map_err(|e| format!("error: cannot write `{}`: {e}", p.display()))?,
+        Some(p) => {
+            std::fs::write(&p, text).map_err(|e| format!("error: cannot write `{}`: {e}", p.display()))?
+        }
         None => print!("{text}"),
     }
     Ok(ExitCode::SUCCESS)

@@ -17,14 +17,18 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
         println!("{}", serde_json::to_string_pretty(&profiles).expect("profiles serialise"));
         return Ok(ExitCode::SUCCESS);
     }
-    println!("{:<14} {:<28} {:<14} {:>5} {:>6}  {:<22} description", "name", "cpu triple", "-mcpu", "cores", "simd", "gpu");
+    println!(
+        "{:<14} {:<28} {:<14} {:>5} {:>6}  {:<22} description",
+        "name", "cpu triple", "-mcpu", "cores", "simd", "gpu"
+    );
     for p in &profiles {
         let cores = if p.cpu.clusters.is_empty() {
             "auto".to_string()
         } else {
             p.cpu.clusters.iter().map(|c| c.count.to_string()).collect::<Vec<_>>().join("+")
         };
-        let gpu = p.gpu.as_ref().map_or("-".to_string(), |g| format!("{:?} {}", g.api, g.arch).to_lowercase());
+        let gpu =
+            p.gpu.as_ref().map_or("-".to_string(), |g| format!("{:?} {}", g.api, g.arch).to_lowercase());
         println!(
             "{:<14} {:<28} {:<14} {:>5} {:>6}  {:<22} {}",
             p.name, p.cpu.triple, p.cpu.cpu, cores, p.cpu.vector_bits, gpu, p.description

@@ -171,7 +171,9 @@ fn parentheses_are_minimal_and_associativity_is_kept() {
 fn literals_read_back_exactly() {
     assert_eq!(expr_of("-3").kind, ExprKind::Int(-3));
     assert_eq!(expr_of("-2147483648").kind, ExprKind::Int(i32::MIN));
-    assert!(matches!(expr_of("-(3)").kind, ExprKind::Unary { op: UnOp::Neg, arg } if arg.kind == ExprKind::Int(3)));
+    assert!(
+        matches!(expr_of("-(3)").kind, ExprKind::Unary { op: UnOp::Neg, arg } if arg.kind == ExprKind::Int(3))
+    );
     for x in [0.1f32, 1.0, -0.0, 1e-5, 3.4028235e38, 1.0e-45, 16777217.0, 0.3, f32::INFINITY] {
         let text = ekb_ir::l1::print::fmt_f32(x);
         match expr_of(&text).kind {
@@ -181,4 +183,145 @@ fn literals_read_back_exactly() {
     }
     assert_eq!(ekb_ir::l1::print::fmt_f32(2.0), "2.0");
     assert_eq!(ekb_ir::l1::print::fmt_f32(0.1), "0.1");
+}
+
+mod generated {
+    use super::*;
+    use ekb_ir::types::{DType, TensorType};
+    use proptest::prelude::*;
+
+    fn name() -> impl Strategy<Value = String> {
+        prop::sample::select(vec!["a", "b", "i", "acc", "x_1", "exp_"]).prop_map(String::from)
+    }
+
+    fn float() -> impl Strategy<Value = f32> {
+        prop_oneof![
+            any::<f32>().prop_filter("NaN never equals itself", |x| !x.is_nan()),
+            prop::sample::select(vec![
+                0.0f32,
+                -0.0,
+                1.0,
+                -0.5,
+                1e-5,
+                f32::INFINITY,
+                f32::NEG_INFINITY,
+                16777217.0
+            ]),
+        ]
+    }
+
+    fn expr() -> impl Strategy<Value = Expr> {
+        let leaf = prop_oneof![
+            any::<i32>().prop_map(ExprKind::Int),
+            float().prop_map(ExprKind::Float),
+            any::<bool>().prop_map(ExprKind::Bool),
+            name().prop_map(ExprKind::Var),
+        ]
+        .prop_map(Expr::new);
+        leaf.prop_recursive(5, 48, 3, |inner| {
+            let bin = prop::sample::select(vec![
+                BinOp::Add,
+                BinOp::Sub,
+                BinOp::Mul,
+                BinOp::Div,
+                BinOp::Rem,
+                BinOp::Lt,
+                BinOp::Le,
+                BinOp::Gt,
+                BinOp::Ge,
+                BinOp::Eq,
+                BinOp::Ne,
+                BinOp::And,
+                BinOp::Or,
+            ]);
+            prop_oneof![
+                (name(), prop::collection::vec(inner.clone(), 0..3))
+                    .prop_map(|(b, index)| ExprKind::Load { buf: Name::new(b), index }),
+                (prop::sample::select(vec![UnOp::Neg, UnOp::Not]), inner.clone())
+                    .prop_map(|(op, a)| ExprKind::Unary { op, arg: Box::new(a) }),
+                (bin, inner.clone(), inner.clone()).prop_map(|(op, l, r)| ExprKind::Binary {
+                    op,
+                    lhs: Box::new(l),
+                    rhs: Box::new(r)
+                }),
+                (inner.clone(), inner.clone(), inner.clone()).prop_map(|(c, a, b)| ExprKind::Select {
+                    cond: Box::new(c),
+                    then_val: Box::new(a),
+                    else_val: Box::new(b)
+                }),
+                (prop::sample::select(vec![Ty::F32, Ty::I32]), inner.clone())
+                    .prop_map(|(to, a)| ExprKind::Cast { to, arg: Box::new(a) }),
+                (prop::sample::select(Intrinsic::ALL.to_vec()), inner.clone(), inner.clone()).prop_map(
+                    |(func, a, b)| {
+                        let args = if func.arity() == 2 { vec![a, b] } else { vec![a] };
+                        ExprKind::Call { func, args }
+                    }
+                ),
+            ]
+            .prop_map(Expr::new)
+        })
+    }
+
+    fn stmts() -> impl Strategy<Value = Vec<Stmt>> {
+        let simple =
+            prop_oneof![
+                (name(), expr()).prop_map(|(name, value)| Stmt::Let { name, value, span: Span::NONE }),
+                (name(), prop::collection::vec(expr(), 0..3), expr()).prop_map(|(b, index, value)| {
+                    Stmt::Store { buf: Name::new(b), index, value, span: Span::NONE }
+                }),
+                (name(), prop::collection::vec(0usize..9, 0..3)).prop_map(|(name, shape)| Stmt::Alloc {
+                    name,
+                    ty: TensorType::new(DType::I32, shape),
+                    scope: Scope::Local,
+                    span: Span::NONE
+                }),
+            ];
+        let body = simple.prop_recursive(3, 24, 3, |inner| {
+            let block = prop::collection::vec(inner, 0..3);
+            let kind = prop::sample::select(vec![
+                LoopKind::Serial,
+                LoopKind::Parallel,
+                LoopKind::Vectorize,
+                LoopKind::Unroll,
+            ]);
+            prop_oneof![
+                (name(), kind, expr(), expr(), block.clone()).prop_map(|(var, kind, lo, hi, body)| {
+                    Stmt::Loop { var, kind, lo, hi, body, span: Span::NONE }
+                }),
+                (expr(), block.clone(), block).prop_map(|(cond, then_body, else_body)| Stmt::If {
+                    cond,
+                    then_body,
+                    else_body,
+                    span: Span::NONE
+                }),
+            ]
+        });
+        prop::collection::vec(body, 0..4)
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(300))]
+
+        /// Any tree the printer can print reads back as the same tree.
+        #[test]
+        fn print_then_parse_is_the_identity(body in stmts()) {
+            let m = Module {
+                name: "g".into(),
+                buffers: vec![BufferDecl {
+                    name: "a".into(),
+                    ty: TensorType::new(DType::F32, [2, 3]),
+                    role: BufferRole::Input,
+                    span: Span::NONE,
+                }],
+                kernels: vec![Kernel { name: "k".into(), params: vec![], body, span: Span::NONE }],
+                plan: vec![Run { kernel: "k".into(), args: vec![Name::new("a")], span: Span::NONE }],
+                span: Span::NONE,
+            };
+            let text = print(&m);
+            let mut back = parse(&SourceFile::new("p", text.clone()))
+                .unwrap_or_else(|d| panic!("{d}\n{text}"));
+            clear_spans(&mut back);
+            prop_assert_eq!(back, m, "{}", text);
+        }
+    }
 }

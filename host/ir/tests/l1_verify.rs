@@ -53,7 +53,10 @@ fn golden_modules_verify_clean() {
 
 #[test]
 fn mixed_arithmetic_is_a_type_error_with_the_conversion_to_write() {
-    let d = one_error(&kernel("    for i in 0..4 {\n      y[i, 0] = x[i, 0] + i\n    }"), "cannot add f32 and i32: convert with f32(...)");
+    let d = one_error(
+        &kernel("    for i in 0..4 {\n      y[i, 0] = x[i, 0] + i\n    }"),
+        "cannot add f32 and i32: convert with f32(...)",
+    );
     assert!(d.message.contains("`x[i, 0] + i` in kernel k0"), "{d}");
     assert_eq!(d.location.as_ref().unwrap().line, 8);
     one_error(&kernel("    y[0, 0] = 1.0 * 2"), "cannot multiply f32 and i32");
@@ -63,14 +66,20 @@ fn mixed_arithmetic_is_a_type_error_with_the_conversion_to_write() {
     one_error(&kernel("    let b = !3"), "`!` needs a bool operand, found i32");
     one_error(&kernel("    let b = -true"), "cannot negate a bool");
     one_error(&kernel("    let b = select(1, 2, 3)"), "`select` needs a bool condition, found i32");
-    one_error(&kernel("    let b = select(true, 2, 3.0)"), "the arms of `select` have different types, i32 and f32");
+    one_error(
+        &kernel("    let b = select(true, 2, 3.0)"),
+        "the arms of `select` have different types, i32 and f32",
+    );
     one_error(&kernel("    let b = exp(1)"), "`exp` takes f32, found i32: convert with f32(...)");
     one_error(&kernel("    let b = max(1, 2.0)"), "`max` needs arguments of one type, found i32 and f32");
     one_error(&kernel("    let b = true == false"), "cannot compare bool values with `==`");
     one_error(&kernel("    if 1 {\n    }"), "the condition of `if` must be bool, found i32");
     one_error(&kernel("    for i in 0..4.0 {\n    }"), "the bounds of loop `i` must be i32, found f32");
     // Integer forms of abs/min/max, casts and comparisons are fine.
-    assert!(errors(&kernel("    let a = abs(-3) + min(1, 2) + max(i32(2.5), i32(true))\n    let c = f32(a) < 1.0")).is_empty());
+    assert!(errors(&kernel(
+        "    let a = abs(-3) + min(1, 2) + max(i32(2.5), i32(true))\n    let c = f32(a) < 1.0"
+    ))
+    .is_empty());
 }
 
 #[test]
@@ -81,12 +90,21 @@ fn an_ill_typed_operand_is_reported_once() {
 
 #[test]
 fn stores_check_the_value_type_the_rank_and_the_access() {
-    let d = one_error(&kernel("    y[0, 0] = 1"), "cannot store i32 into `y` (f32[4,8]) in kernel k0: convert with f32(...)");
+    let d = one_error(
+        &kernel("    y[0, 0] = 1"),
+        "cannot store i32 into `y` (f32[4,8]) in kernel k0: convert with f32(...)",
+    );
     assert_eq!(d.location.clone().unwrap().line, 7);
     one_error(&kernel("    x[0, 0] = 1.0"), "kernel k0 writes `x`, which is an `in` parameter");
-    let d = one_error(&kernel("    y[0] = 1.0"), "`y` has 2 dimensions (f32[4,8]) but is indexed with 1 index in kernel k0");
+    let d = one_error(
+        &kernel("    y[0] = 1.0"),
+        "`y` has 2 dimensions (f32[4,8]) but is indexed with 1 index in kernel k0",
+    );
     assert_eq!(d.expected.as_deref(), Some("one index per dimension: `y[i0, i1]`"));
-    one_error(&kernel("    let v = x[0, 0, 0]"), "`x` has 2 dimensions (f32[4,8]) but is indexed with 3 indices");
+    one_error(
+        &kernel("    let v = x[0, 0, 0]"),
+        "`x` has 2 dimensions (f32[4,8]) but is indexed with 3 indices",
+    );
     one_error(&kernel("    let v = x[0, 1.0]"), "index 1 of `x` must be i32, found f32");
     // Reading an `out` parameter is allowed: it serves as scratch.
     assert!(errors(&kernel("    y[0, 0] = 1.0\n    y[1, 0] = y[0, 0] * 2.0")).is_empty());
@@ -94,19 +112,31 @@ fn stores_check_the_value_type_the_rank_and_the_access() {
 
 #[test]
 fn scopes_undefined_names_shadowing_and_module_buffers() {
-    let d = one_error(&kernel("    for ii in 0..4 {\n      y[i, 0] = 0.0\n    }"), "undefined variable `i` in kernel k0");
+    let d = one_error(
+        &kernel("    for ii in 0..4 {\n      y[i, 0] = 0.0\n    }"),
+        "undefined variable `i` in kernel k0",
+    );
     assert_eq!(d.hint.as_deref(), Some("did you mean `ii`?"));
-    one_error(&kernel("    for i in 0..4 {\n      for i in 0..8 {\n      }\n    }"), "loop variable `i` shadows an outer `i` in kernel k0");
+    one_error(
+        &kernel("    for i in 0..4 {\n      for i in 0..8 {\n      }\n    }"),
+        "loop variable `i` shadows an outer `i` in kernel k0",
+    );
     one_error(&kernel("    let x = 1"), "`let` `x` shadows an outer `x` in kernel k0");
     one_error(&kernel("    let a = 1\n    let a = 2"), "`a` is defined twice in the same block of kernel k0");
     // Sibling blocks may reuse a name; a `let` is visible after it, not before.
     assert!(errors(&kernel("    for i in 0..4 {\n    }\n    for i in 0..4 {\n    }")).is_empty());
     one_error(&kernel("    let a = b\n    let b = 1"), "undefined variable `b`");
     // A `let` inside a loop is gone after it.
-    one_error(&kernel("    for i in 0..4 {\n      let a = i\n    }\n    let c = a"), "undefined variable `a`");
+    one_error(
+        &kernel("    for i in 0..4 {\n      let a = i\n    }\n    let c = a"),
+        "undefined variable `a`",
+    );
     one_error(&kernel("    let v = i[0]\n"), "undefined buffer `i` in kernel k0");
     one_error(&kernel("    let v = x + 1.0"), "`x` is a buffer, not a variable, in kernel k0");
-    one_error(&kernel("    for i in 0..4 {\n      i[0] = 1\n    }"), "`i` is a loop variable, not a buffer, in kernel k0");
+    one_error(
+        &kernel("    for i in 0..4 {\n      i[0] = 1\n    }"),
+        "`i` is a loop variable, not a buffer, in kernel k0",
+    );
     // A module buffer that is not a parameter is invisible, and the hint says how to fix it.
     let text = "module m {\n  input x: f32[4]\n  output y: f32[4]\n\n  kernel k0(y: f32[4] out) {\n    y[0] = x[0]\n  }\n\n  run k0(y)\n}\n";
     let d = one_error(text, "undefined buffer `x` in kernel k0");
@@ -115,8 +145,14 @@ fn scopes_undefined_names_shadowing_and_module_buffers() {
 
 #[test]
 fn allocs_are_visible_in_the_rest_of_their_block() {
-    assert!(errors(&kernel("    for i in 0..4 {\n      alloc t: f32[8] local\n      t[0] = 1.0\n      y[i, 0] = t[0]\n    }")).is_empty());
-    one_error(&kernel("    for i in 0..4 {\n      alloc t: f32[8] local\n    }\n    y[0, 0] = t[0]"), "undefined buffer `t`");
+    assert!(errors(&kernel(
+        "    for i in 0..4 {\n      alloc t: f32[8] local\n      t[0] = 1.0\n      y[i, 0] = t[0]\n    }"
+    ))
+    .is_empty());
+    one_error(
+        &kernel("    for i in 0..4 {\n      alloc t: f32[8] local\n    }\n    y[0, 0] = t[0]"),
+        "undefined buffer `t`",
+    );
 }
 
 #[test]
@@ -129,21 +165,40 @@ fn parallel_may_not_nest_in_parallel_or_vectorize() {
         &kernel("    vectorize i in 0..4 {\n      parallel j in 0..8 {\n      }\n    }"),
         "parallel loop `j` is nested inside vectorize loop `i` in kernel k0",
     );
-    assert!(errors(&kernel("    parallel i in 0..4 {\n      vectorize j in 0..8 {\n        y[i, j] = x[i, j]\n      }\n    }")).is_empty());
+    assert!(errors(&kernel(
+        "    parallel i in 0..4 {\n      vectorize j in 0..8 {\n        y[i, j] = x[i, j]\n      }\n    }"
+    ))
+    .is_empty());
 }
 
 #[test]
 fn constant_out_of_bounds_indices_are_found_by_interval_analysis() {
-    let d = one_error(&kernel("    for i in 0..4 {\n      y[i, 8] = 0.0\n    }"), "index `8` of `y` (dim 1, size 8) ranges over [8, 8] in kernel k0");
+    let d = one_error(
+        &kernel("    for i in 0..4 {\n      y[i, 8] = 0.0\n    }"),
+        "index `8` of `y` (dim 1, size 8) ranges over [8, 8] in kernel k0",
+    );
     assert_eq!(d.location.clone().unwrap().line, 8);
-    one_error(&kernel("    for i in 0..5 {\n      y[i, 0] = 0.0\n    }"), "index `i` of `y` (dim 0, size 4) ranges over [0, 4] in kernel k0");
-    one_error(&kernel("    for i in 0..4 {\n      for j in 0..4 {\n        y[i, j * 2 + 1 - 2] = 0.0\n      }\n    }"), "index `j * 2 + 1 - 2` of `y` (dim 1, size 8) ranges over [-1, 5]");
-    one_error(&kernel("    for i in 0..4 {\n      let h = i * 3 / 2\n      y[h, 0] = 0.0\n    }"), "index `h` of `y` (dim 0, size 4) ranges over [0, 4]");
+    one_error(
+        &kernel("    for i in 0..5 {\n      y[i, 0] = 0.0\n    }"),
+        "index `i` of `y` (dim 0, size 4) ranges over [0, 4] in kernel k0",
+    );
+    one_error(
+        &kernel(
+            "    for i in 0..4 {\n      for j in 0..4 {\n        y[i, j * 2 + 1 - 2] = 0.0\n      }\n    }",
+        ),
+        "index `j * 2 + 1 - 2` of `y` (dim 1, size 8) ranges over [-1, 5]",
+    );
+    one_error(
+        &kernel("    for i in 0..4 {\n      let h = i * 3 / 2\n      y[h, 0] = 0.0\n    }"),
+        "index `h` of `y` (dim 0, size 4) ranges over [0, 4]",
+    );
     // `%` and `min` keep an index in range; an empty loop never runs.
     assert!(errors(&kernel("    for i in 0..100 {\n      y[i % 4, min(i, 7)] = 0.0\n    }\n    for i in 9..9 {\n      y[i, i] = 0.0\n    }")).is_empty());
     // The padded-conv shape from the brief: `x[.., h * 2 + kh - 1, ..]` of a size-8 dimension.
     one_error(
-        &kernel("    for h in 0..4 {\n      for kh in 0..3 {\n        y[0, h * 2 + kh - 1] = 0.0\n      }\n    }"),
+        &kernel(
+            "    for h in 0..4 {\n      for kh in 0..3 {\n        y[0, h * 2 + kh - 1] = 0.0\n      }\n    }",
+        ),
         "index `h * 2 + kh - 1` of `y` (dim 1, size 8) ranges over [-1, 7]",
     );
     // Indices computed from loads are unknown: left to the interpreter.
@@ -182,7 +237,10 @@ fn guards_that_are_too_weak_still_report() {
 #[test]
 fn division_by_a_constant_zero_is_an_error() {
     one_error(&kernel("    let a = 7 / 0"), "integer division by zero (`7 / 0` in kernel k0)");
-    one_error(&kernel("    let z = 1 - 1\n    let a = 7 % z"), "integer division by zero (`7 % z` in kernel k0)");
+    one_error(
+        &kernel("    let z = 1 - 1\n    let a = 7 % z"),
+        "integer division by zero (`7 % z` in kernel k0)",
+    );
     // Float division by zero is IEEE (infinity), not an error.
     assert!(errors(&kernel("    y[0, 0] = 1.0 / 0.0")).is_empty());
 }
@@ -201,19 +259,43 @@ fn plan_checks() {
     let clean = plan_module("  run copy(x, t)\n  run acc(t, y)\n  run copy(x, y)\n  run acc(x, y)");
     let ds = diags_of(&clean, None);
     assert_eq!(ds.len(), 1, "{}", render(&ds));
-    assert_eq!((ds[0].severity, ds[0].message.as_str()), (Severity::Warning, "buffer `u` is never used by the plan"));
+    assert_eq!(
+        (ds[0].severity, ds[0].message.as_str()),
+        (Severity::Warning, "buffer `u` is never used by the plan")
+    );
 
     let d = one_error(&plan_module("  run copy(x, y)\n  run cpy(x, t)"), "run 1 names unknown kernel `cpy`");
     assert_eq!(d.hint.as_deref(), Some("did you mean `copy`?"));
-    one_error(&plan_module("  run copy(x, y)\n  run copy(x)"), "run 1 passes 1 argument to kernel copy, which has 2 parameters");
-    one_error(&plan_module("  run copy(x, y)\n  run copy(x, u)"), "run 1 passes `u` of type f32[2] to parameter `b` of kernel copy, of type f32[4]");
-    one_error(&plan_module("  run copy(x, y)\n  run copy(y, x)"), "run 1 passes input `x` to parameter `b` of kernel copy, which is `out`: inputs are never written");
-    one_error(&plan_module("  run copy(x, y)\n  run acc(t, y)"), "run 1 of kernel acc reads temp `t` (parameter `a`) before any run writes it");
-    one_error(&plan_module("  run copy(x, t)\n  run acc(t, t)\n  run copy(t, y)"), "run 1 passes `t` twice to kernel acc (parameters `a` and `b`) and one of them is written");
+    one_error(
+        &plan_module("  run copy(x, y)\n  run copy(x)"),
+        "run 1 passes 1 argument to kernel copy, which has 2 parameters",
+    );
+    one_error(
+        &plan_module("  run copy(x, y)\n  run copy(x, u)"),
+        "run 1 passes `u` of type f32[2] to parameter `b` of kernel copy, of type f32[4]",
+    );
+    one_error(
+        &plan_module("  run copy(x, y)\n  run copy(y, x)"),
+        "run 1 passes input `x` to parameter `b` of kernel copy, which is `out`: inputs are never written",
+    );
+    one_error(
+        &plan_module("  run copy(x, y)\n  run acc(t, y)"),
+        "run 1 of kernel acc reads temp `t` (parameter `a`) before any run writes it",
+    );
+    one_error(
+        &plan_module("  run copy(x, t)\n  run acc(t, t)\n  run copy(t, y)"),
+        "run 1 passes `t` twice to kernel acc (parameters `a` and `b`) and one of them is written",
+    );
     one_error(&plan_module("  run copy(x, t)"), "output `y` is never written by the plan");
-    one_error(&plan_module("  run copy(x, y)\n  run copy(x, z)"), "run 1 of kernel copy passes unknown buffer `z` (parameter `b`)");
+    one_error(
+        &plan_module("  run copy(x, y)\n  run copy(x, z)"),
+        "run 1 of kernel copy passes unknown buffer `z` (parameter `b`)",
+    );
     // An `inout` temp is read first: it must have been written before.
-    one_error(&plan_module("  run copy(x, y)\n  run acc(x, t)"), "reads temp `t` (parameter `b`) before any run writes it");
+    one_error(
+        &plan_module("  run copy(x, y)\n  run acc(x, t)"),
+        "reads temp `t` (parameter `b`) before any run writes it",
+    );
 }
 
 fn profile(stack: u64, memory: u64) -> TargetProfile {

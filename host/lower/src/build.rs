@@ -324,7 +324,7 @@ mod tests {
         assert_eq!(var("i") + int(0), var("i"));
         assert_eq!(var("i") + ints(-2), var("i") - int(2));
         assert_eq!(int(7) / int(2), int(3));
-        assert_eq!(int(-7) % int(2), int(-1));
+        assert_eq!(ints(-7) % int(2), ints(-1));
         assert_eq!(int(4).min(int(9)), int(4));
         let g = f(1.0) * f(2.0);
         assert!(matches!(g.0.kind, ExprKind::Binary { op: BinOp::Mul, .. }));

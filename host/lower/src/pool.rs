@@ -99,7 +99,7 @@ fn pool(cx: &mut Cx, a: &Pool2dAttrs, kind: Kind, x: &Buf, y: &Buf) -> Vec<Stmt>
         Kind::Max => acc.load(&[var(&j2)]),
         Kind::Avg(true) => acc.load(&[var(&j2)]) / f((kh * kw) as f64),
         Kind::Avg(false) => {
-            let count = taps(h0.clone(), kh, h) * taps(var(&j2) * int(sw) - ints(pl), kw, wd);
+            let count = int(kh) * taps(var(&j2) * int(sw) - ints(pl), kw, wd);
             acc.load(&[var(&j2)]) / count.to_f32()
         }
     };

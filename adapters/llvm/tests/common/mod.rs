@@ -53,3 +53,5 @@ pub fn as_i32(b: &Buffer) -> &[i32] {
         BufData::F32(_) => panic!("expected an i32 buffer, got {}", b.ty),
     }
 }
+
+pub mod cases;

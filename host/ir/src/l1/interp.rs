@@ -53,7 +53,7 @@ pub fn run(m: &Module, inputs: &HashMap<String, Buffer>) -> Result<HashMap<Strin
     let mut store: Vec<BufData> = Vec::with_capacity(m.buffers.len());
     for b in &m.buffers {
         store.push(match b.role {
-            BufferRole::Input => input_data(b, inputs)?,
+            BufferRole::Input => input_data(m, b, inputs)?,
             BufferRole::Output | BufferRole::Temp => poisoned(b.ty.dtype, b.ty.numel()),
         });
     }
@@ -62,13 +62,19 @@ pub fn run(m: &Module, inputs: &HashMap<String, Buffer>) -> Result<HashMap<Strin
         compiled.insert(&k.name, Compiler::new(k).kernel()?);
     }
     for (step, r) in m.plan.iter().enumerate() {
-        let ck = compiled.get(r.kernel.as_str()).ok_or_else(|| internal(format!("kernel {} is missing", r.kernel)))?;
+        let ck = compiled
+            .get(r.kernel.as_str())
+            .ok_or_else(|| internal(format!("kernel {} is missing", r.kernel)))?;
         let mut frame = ck.frame();
         // Move the argument buffers into the frame (a second read-only use of one buffer gets a
         // copy), and back afterwards.
         let mut moved: Vec<(usize, DType, u32)> = Vec::new();
         for (a, &(dtype, slot)) in r.args.iter().zip(&ck.params) {
-            let b = m.buffers.iter().position(|b| b.name == a.name).ok_or_else(|| internal(format!("buffer {}", a.name)))?;
+            let b = m
+                .buffers
+                .iter()
+                .position(|b| b.name == a.name)
+                .ok_or_else(|| internal(format!("buffer {}", a.name)))?;
             let data = match moved.iter().find(|(mb, _, _)| *mb == b) {
                 Some(&(_, d, s)) => match d {
                     DType::F32 => BufData::F32(frame.fb[s as usize].clone()),
@@ -114,13 +120,17 @@ fn poisoned(dtype: DType, n: usize) -> BufData {
     }
 }
 
-fn input_data(b: &BufferDecl, inputs: &HashMap<String, Buffer>) -> Result<BufData, Diagnostic> {
+fn input_data(m: &Module, b: &BufferDecl, inputs: &HashMap<String, Buffer>) -> Result<BufData, Diagnostic> {
     let Some(given) = inputs.get(&b.name) else {
         let mut names: Vec<&str> = inputs.keys().map(String::as_str).collect();
         names.sort_unstable();
-        let mut d = Diagnostic::error(format!("missing input `{}` ({})", b.name, b.ty))
-            .with_note(format!("inputs given: {}", if names.is_empty() { "none".into() } else { names.join(", ") }));
-        d.hint = crate::diag::did_you_mean(&b.name, names.iter().copied());
+        let mut d = Diagnostic::error(format!("missing input `{}` ({})", b.name, b.ty)).with_note(format!(
+            "inputs given: {}",
+            if names.is_empty() { "none".into() } else { names.join(", ") }
+        ));
+        // A misspelt name is one the module does not declare.
+        let unclaimed = names.iter().copied().filter(|n| m.buffer(n).is_none());
+        d.hint = crate::diag::did_you_mean(&b.name, unclaimed);
         return Err(d);
     };
     if given.ty != b.ty {
@@ -259,7 +269,8 @@ struct Site {
     /// The text of each index expression, or of the division.
     texts: Vec<String>,
     sizes: Vec<usize>,
-    span: Span,
+    /// The span of each index expression, or of the division.
+    spans: Vec<Span>,
     /// i32 variables in scope: `(name, slot)`.
     vars: Vec<(String, u32)>,
 }
@@ -285,13 +296,20 @@ struct Frame {
 impl CKernel {
     fn frame(&self) -> Frame {
         let [ni, nf, nb, nfb, nib] = self.slots.map(|n| n as usize);
-        Frame { iv: vec![0; ni], fv: vec![0.0; nf], bv: vec![false; nb], fb: vec![Vec::new(); nfb], ib: vec![Vec::new(); nib] }
+        Frame {
+            iv: vec![0; ni],
+            fv: vec![0.0; nf],
+            bv: vec![false; nb],
+            fb: vec![Vec::new(); nfb],
+            ib: vec![Vec::new(); nib],
+        }
     }
 
     fn report(&self, t: Trap, f: &Frame, step: usize) -> Diagnostic {
         let Some(site) = self.sites.get(t.site as usize) else {
             return internal(format!("unknown site {}", t.site));
         };
+        let which = if t.dim == DIV_TRAP { 0 } else { t.dim as usize };
         let mut d = if t.dim == DIV_TRAP {
             Diagnostic::error(format!(
                 "integer division by zero in kernel {}: `{}`",
@@ -309,9 +327,12 @@ impl CKernel {
                 site.texts.get(dim).map_or("", String::as_str)
             ))
         }
-        .at(site.span);
-        let vars: Vec<String> =
-            site.vars.iter().map(|(n, s)| format!("{n} = {}", f.iv.get(*s as usize).copied().unwrap_or(0))).collect();
+        .at(site.spans.get(which).copied().unwrap_or(Span::NONE));
+        let vars: Vec<String> = site
+            .vars
+            .iter()
+            .map(|(n, s)| format!("{n} = {}", f.iv.get(*s as usize).copied().unwrap_or(0)))
+            .collect();
         if !vars.is_empty() {
             d = d.with_note(format!("at {}", vars.join(", ")));
         }
@@ -396,9 +417,11 @@ impl<'a> Compiler<'a> {
                 self.scope.truncate(mark);
                 St::Loop { var, lo, hi, body }
             }
-            Stmt::If { cond, then_body, else_body, .. } => {
-                St::If { cond: self.boolean(cond)?, then_body: self.block(then_body)?, else_body: self.block(else_body)? }
-            }
+            Stmt::If { cond, then_body, else_body, .. } => St::If {
+                cond: self.boolean(cond)?,
+                then_body: self.block(then_body)?,
+                else_body: self.block(else_body)?,
+            },
             Stmt::Let { name, value, .. } => match self.type_of(value)? {
                 Ty::I32 => {
                     let v = self.int(value)?;
@@ -447,12 +470,12 @@ impl<'a> Compiler<'a> {
             .zip(shape.iter().zip(strides))
             .map(|(e, (&size, stride))| Ok(Index { e: self.int(e)?, size: size as i32, stride }))
             .collect::<C<Box<[Index]>>>()?;
-        let span = index.first().map_or(span, |first| first.span.to(index.last().map_or(span, |l| l.span)));
-        let site = self.site(buf.name.clone(), index.iter().map(print_expr).collect(), shape, span);
+        let spans = index.iter().map(|e| if e.span.is_none() { span } else { e.span }).collect();
+        let site = self.site(buf.name.clone(), index.iter().map(print_expr).collect(), shape, spans);
         Ok((Access { buf: slot, idx, site }, dtype))
     }
 
-    fn site(&mut self, buffer: String, texts: Vec<String>, sizes: Vec<usize>, span: Span) -> u32 {
+    fn site(&mut self, buffer: String, texts: Vec<String>, sizes: Vec<usize>, spans: Vec<Span>) -> u32 {
         let vars = self
             .scope
             .iter()
@@ -461,7 +484,7 @@ impl<'a> Compiler<'a> {
                 _ => None,
             })
             .collect();
-        self.sites.push(Site { buffer, texts, sizes, span, vars });
+        self.sites.push(Site { buffer, texts, sizes, spans, vars });
         (self.sites.len() - 1) as u32
     }
 
@@ -513,7 +536,9 @@ impl<'a> Compiler<'a> {
             ExprKind::Binary { op, lhs, rhs } => {
                 let op = arith(*op).ok_or_else(|| self.mismatch(e, "an i32"))?;
                 let site = match op {
-                    Arith::Div | Arith::Rem => self.site(String::new(), vec![print_expr(e)], Vec::new(), e.span),
+                    Arith::Div | Arith::Rem => {
+                        self.site(String::new(), vec![print_expr(e)], Vec::new(), vec![e.span])
+                    }
                     _ => 0,
                 };
                 IE::Bin(op, b(self.int(lhs))?, b(self.int(rhs))?, site)
@@ -526,7 +551,9 @@ impl<'a> Compiler<'a> {
                 Ty::F32 => IE::FromF(Box::new(self.float(arg)?)),
                 Ty::Bool => IE::FromB(Box::new(self.boolean(arg)?)),
             },
-            ExprKind::Call { func: Intrinsic::Abs, args } if args.len() == 1 => IE::Abs(b(self.int(&args[0]))?),
+            ExprKind::Call { func: Intrinsic::Abs, args } if args.len() == 1 => {
+                IE::Abs(b(self.int(&args[0]))?)
+            }
             ExprKind::Call { func: f @ (Intrinsic::Min | Intrinsic::Max), args } if args.len() == 2 => {
                 let mm = if *f == Intrinsic::Min { MinMax::Min } else { MinMax::Max };
                 IE::MinMax(mm, b(self.int(&args[0]))?, b(self.int(&args[1]))?)
@@ -578,8 +605,12 @@ impl<'a> Compiler<'a> {
                 _ => return Err(self.mismatch(e, "a bool")),
             },
             ExprKind::Unary { op: UnOp::Not, arg } => BE::Not(b(self.boolean(arg))?),
-            ExprKind::Binary { op: BinOp::And, lhs, rhs } => BE::And(b(self.boolean(lhs))?, b(self.boolean(rhs))?),
-            ExprKind::Binary { op: BinOp::Or, lhs, rhs } => BE::Or(b(self.boolean(lhs))?, b(self.boolean(rhs))?),
+            ExprKind::Binary { op: BinOp::And, lhs, rhs } => {
+                BE::And(b(self.boolean(lhs))?, b(self.boolean(rhs))?)
+            }
+            ExprKind::Binary { op: BinOp::Or, lhs, rhs } => {
+                BE::Or(b(self.boolean(lhs))?, b(self.boolean(rhs))?)
+            }
             ExprKind::Binary { op, lhs, rhs } => {
                 let cmp = match op {
                     BinOp::Lt => Cmp::Lt,
@@ -693,7 +724,9 @@ fn int(e: &IE, f: &Frame) -> R<i32> {
                 Arith::Add => x.wrapping_add(y),
                 Arith::Sub => x.wrapping_sub(y),
                 Arith::Mul => x.wrapping_mul(y),
-                Arith::Div | Arith::Rem if y == 0 => return Err(Trap { site: *site, dim: DIV_TRAP, value: 0 }),
+                Arith::Div | Arith::Rem if y == 0 => {
+                    return Err(Trap { site: *site, dim: DIV_TRAP, value: 0 })
+                }
                 Arith::Div => x.wrapping_div(y),
                 Arith::Rem => x.wrapping_rem(y),
             }

@@ -103,7 +103,8 @@ pub fn peak_memory(m: &Module) -> MemoryPlan {
         .iter()
         .filter(|b| b.role == BufferRole::Temp)
         .map(|b| {
-            let mut steps = m.plan.iter().enumerate().filter(|(_, r)| r.args.iter().any(|a| a.name == b.name));
+            let mut steps =
+                m.plan.iter().enumerate().filter(|(_, r)| r.args.iter().any(|a| a.name == b.name));
             let first = steps.next().map(|(i, _)| i);
             let last = steps.next_back().map(|(i, _)| i).or(first);
             (b, first.zip(last))
@@ -127,7 +128,10 @@ pub fn peak_memory(m: &Module) -> MemoryPlan {
             .collect();
         let temps_bytes = live.iter().fold(0u64, |a, b| a.saturating_add(type_bytes(&b.ty)));
         let local_bytes = m.kernel(&run.kernel).map_or(0, |k| kernel_stack(k).bytes);
-        let total = inputs_bytes.saturating_add(outputs_bytes).saturating_add(temps_bytes).saturating_add(local_bytes);
+        let total = inputs_bytes
+            .saturating_add(outputs_bytes)
+            .saturating_add(temps_bytes)
+            .saturating_add(local_bytes);
         if plan.step.is_none() || total > plan.peak_bytes {
             plan = MemoryPlan {
                 peak_bytes: total,
@@ -152,7 +156,11 @@ impl fmt::Display for MemoryPlan {
         if let (Some(s), Some(k)) = (self.step, &self.kernel) {
             write!(f, " at step {s} (run {k})")?;
         }
-        write!(f, ": inputs {} + outputs {} + temps {}", self.inputs_bytes, self.outputs_bytes, self.temps_bytes)?;
+        write!(
+            f,
+            ": inputs {} + outputs {} + temps {}",
+            self.inputs_bytes, self.outputs_bytes, self.temps_bytes
+        )?;
         if !self.live_temps.is_empty() {
             write!(f, " ({})", self.live_temps.join(", "))?;
         }

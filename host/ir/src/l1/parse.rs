@@ -18,9 +18,32 @@ use crate::types::{DType, TensorType};
 
 /// Words that cannot name a buffer, a kernel, a variable or a module.
 pub const KEYWORDS: &[&str] = &[
-    "module", "input", "output", "buffer", "kernel", "run", "in", "out", "inout", "for", "parallel",
-    "vectorize", "unroll", "if", "else", "let", "alloc", "local", "true", "false", "inf", "nan", "select",
-    "f32", "i32", "bool",
+    "module",
+    "input",
+    "output",
+    "buffer",
+    "kernel",
+    "run",
+    "in",
+    "out",
+    "inout",
+    "for",
+    "parallel",
+    "vectorize",
+    "unroll",
+    "if",
+    "else",
+    "let",
+    "alloc",
+    "local",
+    "true",
+    "false",
+    "inf",
+    "nan",
+    "select",
+    "f32",
+    "i32",
+    "bool",
 ];
 
 /// Whether `s` can name something in L1 text: an identifier that is not a keyword.
@@ -156,12 +179,12 @@ impl Parser<'_> {
     fn def_name(&mut self, what: &str) -> PResult<Name> {
         let t = self.tok().clone();
         match &t.tok {
-            Tok::Ident(s) if KEYWORDS.contains(&s.as_str()) => Err(Diagnostic::error(format!(
-                "`{s}` is a keyword and cannot name {what}"
-            ))
-            .at(t.span)
-            .with_expected(format!("a name for {what}"))
-            .with_hint(format!("choose another name, e.g. `{s}_`"))),
+            Tok::Ident(s) if KEYWORDS.contains(&s.as_str()) => {
+                Err(Diagnostic::error(format!("`{s}` is a keyword and cannot name {what}"))
+                    .at(t.span)
+                    .with_expected(format!("a name for {what}"))
+                    .with_hint(format!("choose another name, e.g. `{s}_`")))
+            }
             Tok::Ident(s) => {
                 self.bump();
                 Ok(Name { name: s.clone(), span: t.span })
@@ -205,7 +228,8 @@ impl Parser<'_> {
         let span = self.span_from(start);
         let open = self.expect(&Tok::LBrace, "`{` to open the module body")?;
         self.open.push((format!("module `{}`", name.name), open.span));
-        let mut m = Module { name: name.name, buffers: Vec::new(), kernels: Vec::new(), plan: Vec::new(), span };
+        let mut m =
+            Module { name: name.name, buffers: Vec::new(), kernels: Vec::new(), plan: Vec::new(), span };
         loop {
             self.skip_newlines();
             match self.peek().clone() {
@@ -226,7 +250,8 @@ impl Parser<'_> {
         self.open.pop();
         self.skip_newlines();
         if *self.peek() != Tok::Eof {
-            return Err(self.unexpected("end of file after the module's closing `}`")
+            return Err(self
+                .unexpected("end of file after the module's closing `}`")
                 .with_note("a file holds exactly one module"));
         }
         Ok(m)
@@ -349,7 +374,8 @@ impl Parser<'_> {
             Tok::Ident(w) if w == "out" => Access::Out,
             Tok::Ident(w) if w == "inout" => Access::InOut,
             _ => {
-                let mut d = self.unexpected(&format!("`in`, `out` or `inout` after the type of `{}`", name.name));
+                let mut d =
+                    self.unexpected(&format!("`in`, `out` or `inout` after the type of `{}`", name.name));
                 if let Tok::Ident(w) = &t.tok {
                     if let Some(h) = did_you_mean(w, ["in", "out", "inout"]) {
                         d = d.with_hint(h);
@@ -426,7 +452,9 @@ impl Parser<'_> {
                 self.bump();
                 let name = self.def_name("a variable")?;
                 if *self.peek() == Tok::Colon {
-                    return Err(self.unexpected("`=`").with_hint("`let` takes no type: it is the type of its value"));
+                    return Err(self
+                        .unexpected("`=`")
+                        .with_hint("`let` takes no type: it is the type of its value"));
                 }
                 self.expect(&Tok::Eq, &format!("`=` and the value of `{}`", name.name))?;
                 let value = self.expr()?;
@@ -463,7 +491,9 @@ impl Parser<'_> {
             _ if *self.peek2() == Tok::Eq => Err(Diagnostic::error(format!("cannot assign to `{w}`"))
                 .at(t.span)
                 .with_expected("a store `buf[i, ...] = value` or `let name = value`")
-                .with_hint("variables are immutable: bind a new name with `let`, or store into a buffer element")),
+                .with_hint(
+                    "variables are immutable: bind a new name with `let`, or store into a buffer element",
+                )),
             _ => {
                 let mut msg = format!("unknown statement `{w}`");
                 if let Some(h) = did_you_mean(w, STMT_KEYWORDS) {
@@ -576,10 +606,13 @@ impl Parser<'_> {
             if level == 2 {
                 if let Some(op2) = bin_op(self.peek()).filter(|&o| prec(o) == 2) {
                     let t = self.tok();
-                    return Err(Diagnostic::error(format!("comparisons do not chain: found `{}`", op_str(op2)))
-                        .at(t.span)
-                        .with_expected("`&&`, `||` or the end of the expression")
-                        .with_hint("write `a < b && b < c`, or parenthesise one comparison"));
+                    return Err(Diagnostic::error(format!(
+                        "comparisons do not chain: found `{}`",
+                        op_str(op2)
+                    ))
+                    .at(t.span)
+                    .with_expected("`&&`, `||` or the end of the expression")
+                    .with_hint("write `a < b && b < c`, or parenthesise one comparison"));
                 }
                 break;
             }
@@ -612,7 +645,9 @@ impl Parser<'_> {
                     }
                 };
                 let kind = match arg.kind {
-                    ExprKind::Float(x) if matches!(next.tok, Tok::Float(_) | Tok::Ident(_)) => ExprKind::Float(-x),
+                    ExprKind::Float(x) if matches!(next.tok, Tok::Float(_) | Tok::Ident(_)) => {
+                        ExprKind::Float(-x)
+                    }
                     _ => ExprKind::Unary { op: UnOp::Neg, arg: Box::new(arg) },
                 };
                 Ok(Expr { kind, span: self.span_from(start) })
@@ -622,7 +657,10 @@ impl Parser<'_> {
                 self.enter()?;
                 let arg = self.unary()?;
                 self.leave();
-                Ok(Expr { kind: ExprKind::Unary { op: UnOp::Not, arg: Box::new(arg) }, span: self.span_from(start) })
+                Ok(Expr {
+                    kind: ExprKind::Unary { op: UnOp::Not, arg: Box::new(arg) },
+                    span: self.span_from(start),
+                })
             }
             _ => self.primary(),
         }
@@ -639,10 +677,14 @@ impl Parser<'_> {
             Tok::Float(_) => {
                 self.bump();
                 // Read the f32 from the text itself: going through f64 could round twice.
-                let text: String =
-                    self.src.text[t.span.start as usize..t.span.end as usize].chars().filter(|&c| c != '_').collect();
+                let text: String = self.src.text[t.span.start as usize..t.span.end as usize]
+                    .chars()
+                    .filter(|&c| c != '_')
+                    .collect();
                 let x = text.parse::<f32>().map_err(|_| {
-                    Diagnostic::error(format!("malformed number `{text}`")).at(t.span).with_expected("an f32 literal")
+                    Diagnostic::error(format!("malformed number `{text}`"))
+                        .at(t.span)
+                        .with_expected("an f32 literal")
                 })?;
                 ExprKind::Float(x)
             }
@@ -713,16 +755,21 @@ impl Parser<'_> {
         };
         if args.len() != want {
             let s = if want == 1 { "" } else { "s" };
-            return Err(Diagnostic::error(format!("`{name}` takes {want} argument{s}, found {}", args.len()))
-                .at(name_span.to(close.span))
-                .with_expected(format!("{want} argument{s}")));
+            return Err(Diagnostic::error(format!(
+                "`{name}` takes {want} argument{s}, found {}",
+                args.len()
+            ))
+            .at(name_span.to(close.span))
+            .with_expected(format!("{want} argument{s}")));
         }
         if let Some(func) = known {
             return Ok(ExprKind::Call { func, args });
         }
         let mut args = args.into_iter().map(Box::new);
         Ok(match (name, args.next(), args.next(), args.next()) {
-            ("select", Some(cond), Some(then_val), Some(else_val)) => ExprKind::Select { cond, then_val, else_val },
+            ("select", Some(cond), Some(then_val), Some(else_val)) => {
+                ExprKind::Select { cond, then_val, else_val }
+            }
             ("f32", Some(arg), None, None) => ExprKind::Cast { to: Ty::F32, arg },
             (_, Some(arg), None, None) => ExprKind::Cast { to: Ty::I32, arg },
             _ => return Err(Diagnostic::error(format!("wrong arguments to `{name}`")).at(name_span)),
@@ -731,9 +778,11 @@ impl Parser<'_> {
 }
 
 fn int_range(n: i64, span: Span) -> Diagnostic {
-    Diagnostic::error(format!("integer {n} does not fit in i32"))
-        .at(span)
-        .with_expected(format!("an integer between {} and {}", i32::MIN, i32::MAX))
+    Diagnostic::error(format!("integer {n} does not fit in i32")).at(span).with_expected(format!(
+        "an integer between {} and {}",
+        i32::MIN,
+        i32::MAX
+    ))
 }
 
 fn bin_op(t: &Tok) -> Option<BinOp> {

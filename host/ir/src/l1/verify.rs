@@ -216,7 +216,15 @@ type Typed = (Option<Ty>, Option<Iv>);
 
 impl<'a> KernelChecker<'a> {
     fn new(m: &'a Module, k: &'a Kernel, diags: &'a mut Vec<Diagnostic>) -> Self {
-        KernelChecker { m, k, diags, scopes: vec![Vec::new()], facts: Vec::new(), loops: Vec::new(), reachable: true }
+        KernelChecker {
+            m,
+            k,
+            diags,
+            scopes: vec![Vec::new()],
+            facts: Vec::new(),
+            loops: Vec::new(),
+            reachable: true,
+        }
     }
 
     fn err(&mut self, span: Span, msg: String) -> &mut Diagnostic {
@@ -233,7 +241,8 @@ impl<'a> KernelChecker<'a> {
         let k = self.k;
         if k.params.is_empty() {
             self.diags.push(
-                Diagnostic::warning(format!("kernel {} has no parameters: it can have no effect", k.name)).at(k.span),
+                Diagnostic::warning(format!("kernel {} has no parameters: it can have no effect", k.name))
+                    .at(k.span),
             );
         }
         for p in &k.params {
@@ -244,7 +253,12 @@ impl<'a> KernelChecker<'a> {
                 self.err(p.span, format!("parameter `{}` appears twice in kernel {}", p.name, k.name));
                 continue;
             }
-            check_type_size(&p.ty, &format!("parameter `{}` of kernel {}", p.name, k.name), p.span, self.diags);
+            check_type_size(
+                &p.ty,
+                &format!("parameter `{}` of kernel {}", p.name, k.name),
+                p.span,
+                self.diags,
+            );
             self.bind(&p.name, Entry::Buf { ty: p.ty.clone(), access: Some(p.access) });
         }
         self.block(&k.body);
@@ -267,8 +281,8 @@ impl<'a> KernelChecker<'a> {
         let here = self.scopes.last().is_some_and(|s| s.iter().any(|(n, _)| n == name));
         let kernel = self.k.name.clone();
         if here {
-            self.err(span, format!("`{name}` is defined twice in the same block of kernel {kernel}"))
-                .hint = Some(format!("names are immutable: give the second {what} another name"));
+            self.err(span, format!("`{name}` is defined twice in the same block of kernel {kernel}")).hint =
+                Some(format!("names are immutable: give the second {what} another name"));
         } else if self.lookup(name).is_some() {
             self.err(span, format!("{what} `{name}` shadows an outer `{name}` in kernel {kernel}")).hint =
                 Some("L1 forbids shadowing: rename the inner one".into());
@@ -317,12 +331,14 @@ impl<'a> KernelChecker<'a> {
         let (ht, hiv) = self.expr(hi);
         for (t, e) in [(lt, lo), (ht, hi)] {
             if let Some(t) = t.filter(|&t| t != Ty::I32) {
-                let msg = format!("the bounds of loop `{var}` must be i32, found {} {}", t.name(), self.ctx(e));
+                let msg =
+                    format!("the bounds of loop `{var}` must be i32, found {} {}", t.name(), self.ctx(e));
                 self.err(e.span, msg).hint = Some("convert with i32(...)".into());
             }
         }
         if kind == LoopKind::Parallel {
-            let outer = self.loops.iter().rev().find(|(_, k)| matches!(k, LoopKind::Parallel | LoopKind::Vectorize));
+            let outer =
+                self.loops.iter().rev().find(|(_, k)| matches!(k, LoopKind::Parallel | LoopKind::Vectorize));
             if let Some((outer_var, outer_kind)) = outer.cloned() {
                 let (okw, hint) = if outer_kind == LoopKind::Parallel {
                     ("parallel", "only one level of loops runs on threads: make the inner loop `for`")
@@ -345,7 +361,8 @@ impl<'a> KernelChecker<'a> {
             self.reachable = false;
         }
         self.scopes.push(Vec::new());
-        let entry = Entry::Var { ty: Ty::I32, iv: iv.filter(|i| !i.is_empty()), def: None, what: "loop variable" };
+        let entry =
+            Entry::Var { ty: Ty::I32, iv: iv.filter(|i| !i.is_empty()), def: None, what: "loop variable" };
         self.declare(var, span, "loop variable", entry);
         self.loops.push((var.to_string(), kind));
         self.block(body);
@@ -472,7 +489,8 @@ impl<'a> KernelChecker<'a> {
             Some(Entry::Buf { ty, .. }) => Some(ty.clone()),
             Some(Entry::Var { what, .. }) => {
                 let msg = format!("`{}` is a {what}, not a buffer, in kernel {kernel}", buf.name);
-                self.err(buf.span, msg).hint = Some(format!("kernel {kernel} {verb} buffers by name: `buf[i, ...]`"));
+                self.err(buf.span, msg).hint =
+                    Some(format!("kernel {kernel} {verb} buffers by name: `buf[i, ...]`"));
                 None
             }
             None => {
@@ -522,17 +540,14 @@ impl<'a> KernelChecker<'a> {
                 index.len(),
                 if index.len() == 1 { "ex" } else { "ices" }
             );
-            self.err(buf.span, msg).expected = Some(format!("one index per dimension: `{}[{}]`", buf.name, dims.join(", ")));
+            self.err(buf.span, msg).expected =
+                Some(format!("one index per dimension: `{}[{}]`", buf.name, dims.join(", ")));
             return;
         }
         for (d, (e, (t, iv))) in index.iter().zip(ivs).enumerate() {
             if let Some(t) = t.filter(|&t| t != Ty::I32) {
-                let msg = format!(
-                    "index {d} of `{}` must be i32, found {} {}",
-                    buf.name,
-                    t.name(),
-                    self.ctx(e)
-                );
+                let msg =
+                    format!("index {d} of `{}` must be i32, found {} {}", buf.name, t.name(), self.ctx(e));
                 self.err(e.span, msg).hint = Some("convert with i32(...)".into());
                 continue;
             }
@@ -850,7 +865,9 @@ fn has_load(e: &Expr) -> bool {
         ExprKind::Int(_) | ExprKind::Float(_) | ExprKind::Bool(_) | ExprKind::Var(_) => false,
         ExprKind::Unary { arg, .. } | ExprKind::Cast { arg, .. } => has_load(arg),
         ExprKind::Binary { lhs, rhs, .. } => has_load(lhs) || has_load(rhs),
-        ExprKind::Select { cond, then_val, else_val } => has_load(cond) || has_load(then_val) || has_load(else_val),
+        ExprKind::Select { cond, then_val, else_val } => {
+            has_load(cond) || has_load(then_val) || has_load(else_val)
+        }
         ExprKind::Call { args, .. } => args.iter().any(has_load),
     }
 }
@@ -864,7 +881,8 @@ fn plan(m: &Module, diags: &mut Vec<Diagnostic>) {
     for (step, r) in m.plan.iter().enumerate() {
         let Some(k) = m.kernel(&r.kernel) else {
             let names = m.kernels.iter().map(|k| k.name.as_str());
-            let mut d = Diagnostic::error(format!("run {step} names unknown kernel `{}`", r.kernel)).at(r.span);
+            let mut d =
+                Diagnostic::error(format!("run {step} names unknown kernel `{}`", r.kernel)).at(r.span);
             d.hint = did_you_mean(&r.kernel, names);
             diags.push(d);
             continue;
@@ -966,7 +984,9 @@ fn plan(m: &Module, diags: &mut Vec<Diagnostic>) {
                     .with_hint("pass it to an `out` or `inout` parameter of some run"),
             );
         } else if b.role == BufferRole::Temp && !used.contains(b.name.as_str()) {
-            diags.push(Diagnostic::warning(format!("buffer `{}` is never used by the plan", b.name)).at(b.span));
+            diags.push(
+                Diagnostic::warning(format!("buffer `{}` is never used by the plan", b.name)).at(b.span),
+            );
         }
     }
     for k in &m.kernels {

@@ -1,0 +1,612 @@
+//! The payload manifest: everything a board needs to run a candidate besides the code and the
+//! expected outputs (which are blobs): kernels and their parameters, buffers, the launch plan,
+//! seeds, tolerance, timing settings and memory limits.
+//!
+//! What it must keep true: the manifest is postcard, which is not self-describing, so any change
+//! to these types (a field added, removed or reordered, a variant inserted) changes the byte
+//! format and must come with a new [`super::FORMAT_VERSION`]. [`Manifest::validate`] checks
+//! every index and every cross-reference, so code holding a validated manifest may index with
+//! them directly.
+
+use super::{BlobKind, PayloadError};
+use crate::init::Init;
+use crate::seeded::GENERATOR_VERSION;
+use alloc::collections::BTreeSet;
+use alloc::format;
+use alloc::string::{String, ToString};
+use alloc::vec::Vec;
+use core::fmt;
+use serde::{Deserialize, Serialize};
+
+/// Element types of buffers. Both are 4 bytes, stored little-endian in blobs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum DType {
+    F32,
+    I32,
+}
+
+impl DType {
+    pub const fn name(self) -> &'static str {
+        match self {
+            DType::F32 => "f32",
+            DType::I32 => "i32",
+        }
+    }
+
+    pub const fn size_bytes(self) -> u64 {
+        4
+    }
+}
+
+impl fmt::Display for DType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Which backend the kernels are for; decides which blob kinds may hold kernel code.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum Backend {
+    /// Freestanding ELF relocatable objects compiled from LLVM IR (`docs/abi.md`).
+    CpuLlvm,
+    /// CUDA C source or PTX, compiled on the device.
+    Cuda,
+    /// OpenCL C source, built on the device.
+    OpenCl,
+}
+
+impl Backend {
+    pub const fn name(self) -> &'static str {
+        match self {
+            Backend::CpuLlvm => "cpu-llvm",
+            Backend::Cuda => "cuda",
+            Backend::OpenCl => "opencl",
+        }
+    }
+
+    /// Whether a blob of `kind` may hold this backend's kernel code.
+    pub const fn accepts_code(self, kind: BlobKind) -> bool {
+        matches!(
+            (self, kind),
+            (Backend::CpuLlvm, BlobKind::ElfObject)
+                | (Backend::Cuda, BlobKind::CudaSource | BlobKind::Ptx)
+                | (Backend::OpenCl, BlobKind::OpenClSource)
+        )
+    }
+}
+
+impl fmt::Display for Backend {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// How a kernel uses one of its parameters.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum Access {
+    In,
+    Out,
+    InOut,
+}
+
+impl Access {
+    pub const fn name(self) -> &'static str {
+        match self {
+            Access::In => "in",
+            Access::Out => "out",
+            Access::InOut => "inout",
+        }
+    }
+
+    pub const fn writes(self) -> bool {
+        !matches!(self, Access::In)
+    }
+}
+
+/// What a buffer is to the program as a whole.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum Role {
+    /// A graph input, generated from the seed; read-only while kernels run.
+    Input,
+    /// A weight, generated from the seed; read-only while kernels run.
+    Param,
+    /// A graph output, poisoned before each run and compared with the expected output.
+    Output,
+    /// An intermediate between kernels, allocated by the runtime.
+    Temp,
+}
+
+impl Role {
+    pub const fn name(self) -> &'static str {
+        match self {
+            Role::Input => "input",
+            Role::Param => "param",
+            Role::Output => "output",
+            Role::Temp => "temp",
+        }
+    }
+
+    /// Inputs and parameters are generated from seeds and never written.
+    pub const fn is_generated(self) -> bool {
+        matches!(self, Role::Input | Role::Param)
+    }
+}
+
+impl fmt::Display for Role {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Memory scopes of the IR: global memory (buffers), GPU shared / work-group memory, and
+/// local / register / private memory (on CPUs, the stack).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub enum MemScope {
+    Global,
+    Shared,
+    Local,
+}
+
+impl MemScope {
+    pub const fn name(self) -> &'static str {
+        match self {
+            MemScope::Global => "global",
+            MemScope::Shared => "shared",
+            MemScope::Local => "local",
+        }
+    }
+}
+
+impl fmt::Display for MemScope {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// One kernel parameter: a buffer of this type, used this way.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ParamDecl {
+    pub name: String,
+    pub dtype: DType,
+    pub shape: Vec<u64>,
+    pub access: Access,
+}
+
+/// An allocation a kernel makes inside itself (an L1 `alloc`), declared so that the runtime can
+/// report its legality against the board's limits.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AllocDecl {
+    pub name: String,
+    pub scope: MemScope,
+    pub bytes: u64,
+}
+
+/// How a kernel is launched.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum Launch {
+    /// A CPU kernel: the runtime calls the entry point once; it parallelises itself through
+    /// the runtime's parallel-launch entry.
+    Cpu,
+    /// A GPU kernel: grid and block dimensions (x, y, z) and dynamic shared memory in bytes.
+    Grid { grid: [u32; 3], block: [u32; 3], shared_bytes: u32 },
+}
+
+/// One kernel: its name, the symbol of its entry point inside the code blob, and its
+/// parameters in call order.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct KernelDecl {
+    pub name: String,
+    pub symbol: String,
+    /// Index of the blob holding the code (an ELF object may hold several kernels).
+    pub blob: u32,
+    pub params: Vec<ParamDecl>,
+    pub launch: Launch,
+    pub allocs: Vec<AllocDecl>,
+}
+
+/// One buffer of the program. Inputs and parameters carry the initialiser the seeded
+/// generator fills them with; outputs and temporaries carry none.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BufferDecl {
+    pub name: String,
+    pub dtype: DType,
+    pub shape: Vec<u64>,
+    pub role: Role,
+    pub init: Option<Init>,
+}
+
+impl BufferDecl {
+    /// Number of elements (1 for a scalar), or `None` if it overflows u64. Validated manifests
+    /// have no overflowing shapes.
+    pub fn numel(&self) -> Option<u64> {
+        numel(&self.shape)
+    }
+
+    /// Size in bytes, or `None` if it overflows u64.
+    pub fn size_bytes(&self) -> Option<u64> {
+        self.numel()?.checked_mul(self.dtype.size_bytes())
+    }
+}
+
+/// One step of the launch plan: run `kernel` with these buffers as its arguments, in order.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LaunchStep {
+    pub kernel: u32,
+    pub args: Vec<u32>,
+}
+
+/// Where the expected value of one output under one seed lives: a blob of kind
+/// [`BlobKind::ExpectedOutput`] holding the elements little-endian, `numel * 4` bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ExpectedOutput {
+    /// Index into [`Manifest::seeds`].
+    pub seed: u32,
+    /// Index into [`Manifest::buffers`]; the buffer is an output.
+    pub buffer: u32,
+    pub blob: u32,
+}
+
+/// The correctness bound for float outputs: `|out - ref| <= atol + rtol * |ref|` elementwise.
+/// Integer outputs must match exactly.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Tolerance {
+    pub atol: f64,
+    pub rtol: f64,
+}
+
+/// How a run is timed.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct TimingSettings {
+    /// Untimed runs before sampling.
+    pub warmup: u32,
+    pub min_samples: u32,
+    pub max_samples: u32,
+    /// Stop once the relative standard error of the median falls below this (e.g. 0.01).
+    pub target_rse: f64,
+    /// Stop sampling after this much wall time, in milliseconds.
+    pub budget_ms: u64,
+    /// Flush the caches between samples.
+    pub cold_cache: bool,
+}
+
+impl TimingSettings {
+    /// The evaluation protocol's defaults: 3 warm-up runs, 10 to 1000 samples, 1% relative
+    /// standard error, a 10 s budget, warm caches.
+    pub const DEFAULT: TimingSettings = TimingSettings {
+        warmup: 3,
+        min_samples: 10,
+        max_samples: 1000,
+        target_rse: 0.01,
+        budget_ms: 10_000,
+        cold_cache: false,
+    };
+}
+
+/// Memory figures from the host's plan and the target profile.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MemoryPlan {
+    /// The peak bytes of buffers and kernel allocations the host planned.
+    pub peak_bytes: u64,
+    /// The profile's stack budget for a kernel's local allocations.
+    pub stack_limit_bytes: u64,
+    /// The profile's memory budget for the whole program.
+    pub memory_limit_bytes: u64,
+}
+
+/// The manifest of a payload.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Manifest {
+    /// The seeded generator's version the inputs must be generated with
+    /// ([`crate::seeded::GENERATOR_VERSION`]); a board with another one refuses the payload.
+    pub generator_version: u32,
+    /// What wrote the payload (e.g. `ekb 0.1.0`), for the record.
+    pub producer: String,
+    /// The task name; with the seed and the buffer name it keys the seeded generator.
+    pub task: String,
+    /// The target profile the code was compiled for.
+    pub target: String,
+    pub backend: Backend,
+    pub kernels: Vec<KernelDecl>,
+    pub buffers: Vec<BufferDecl>,
+    /// The kernels to run, in order, for one execution of the program.
+    pub plan: Vec<LaunchStep>,
+    pub seeds: Vec<u64>,
+    pub tolerance: Tolerance,
+    /// One entry per (seed, output), sorted by seed index then buffer index.
+    pub expected: Vec<ExpectedOutput>,
+    pub timing: TimingSettings,
+    pub memory: MemoryPlan,
+}
+
+/// Element count of a shape, `None` on u64 overflow.
+pub(crate) fn numel(shape: &[u64]) -> Option<u64> {
+    shape.iter().try_fold(1u64, |acc, &d| acc.checked_mul(d))
+}
+
+/// `f32[2,3]` style text of a dtype and shape, for errors.
+fn type_text(dtype: DType, shape: &[u64]) -> String {
+    let dims: Vec<String> = shape.iter().map(u64::to_string).collect();
+    format!("{dtype}[{}]", dims.join(","))
+}
+
+fn index(field: impl FnOnce() -> String, index: u32, len: usize) -> Result<usize, PayloadError> {
+    let i = index as usize;
+    if i < len {
+        Ok(i)
+    } else {
+        Err(PayloadError::IndexOutOfRange { field: field(), index: u64::from(index), len: len as u64 })
+    }
+}
+
+fn bad(field: String, value: String, rule: &'static str) -> PayloadError {
+    PayloadError::BadValue { field, value, rule }
+}
+
+/// Whether an initialiser produces elements of `dtype` (`const` fits both).
+fn init_fits(init: &Init, dtype: DType) -> bool {
+    match init {
+        Init::Const(_) => true,
+        Init::RandInt { .. } => dtype == DType::I32,
+        Init::Uniform { .. } | Init::Normal { .. } | Init::KaimingUniform => dtype == DType::F32,
+    }
+}
+
+fn unique_names<'m>(
+    field: &str,
+    names: impl Iterator<Item = &'m str>,
+) -> Result<(), PayloadError> {
+    let mut seen = BTreeSet::new();
+    for (i, name) in names.enumerate() {
+        if name.is_empty() {
+            return Err(bad(format!("{field}[{i}].name"), String::new(), "names are not empty"));
+        }
+        if !seen.insert(name) {
+            return Err(PayloadError::Duplicate { field: format!("{field}[{i}].name"), name: name.into() });
+        }
+    }
+    Ok(())
+}
+
+impl Manifest {
+    /// Checks every cross-reference and value of the manifest against itself and the blob
+    /// table (`blob_kinds[i]` and `blob_lens[i]` are blob `i`'s kind and length). The first
+    /// problem found is returned.
+    pub fn validate(&self, blob_kinds: &[BlobKind], blob_lens: &[u64]) -> Result<(), PayloadError> {
+        if self.generator_version != GENERATOR_VERSION {
+            return Err(PayloadError::GeneratorVersion {
+                found: self.generator_version,
+                supported: GENERATOR_VERSION,
+            });
+        }
+        self.validate_settings()?;
+        unique_names("kernels", self.kernels.iter().map(|k| k.name.as_str()))?;
+        unique_names("buffers", self.buffers.iter().map(|b| b.name.as_str()))?;
+        self.validate_kernels(blob_kinds)?;
+        self.validate_buffers()?;
+        self.validate_plan()?;
+        self.validate_expected(blob_kinds, blob_lens)
+    }
+
+    fn validate_settings(&self) -> Result<(), PayloadError> {
+        let Tolerance { atol, rtol } = self.tolerance;
+        for (name, v) in [("tolerance.atol", atol), ("tolerance.rtol", rtol)] {
+            // Written so that NaN fails.
+            if !(v >= 0.0 && v.is_finite()) {
+                return Err(bad(name.into(), format!("{v}"), "a finite number >= 0"));
+            }
+        }
+        let t = &self.timing;
+        if t.max_samples == 0 {
+            return Err(bad("timing.max_samples".into(), "0".into(), "at least 1"));
+        }
+        if t.min_samples > t.max_samples {
+            return Err(bad(
+                "timing.min_samples".into(),
+                format!("{}", t.min_samples),
+                "at most timing.max_samples",
+            ));
+        }
+        if !(t.target_rse >= 0.0 && t.target_rse.is_finite()) {
+            return Err(bad("timing.target_rse".into(), format!("{}", t.target_rse), "a finite number >= 0"));
+        }
+        if self.seeds.is_empty() {
+            return Err(PayloadError::Missing { field: "seeds".into(), what: "at least one seed".into() });
+        }
+        if self.plan.is_empty() {
+            return Err(PayloadError::Missing { field: "plan".into(), what: "at least one launch step".into() });
+        }
+        Ok(())
+    }
+
+    fn validate_kernels(&self, blob_kinds: &[BlobKind]) -> Result<(), PayloadError> {
+        for (k, kernel) in self.kernels.iter().enumerate() {
+            if kernel.symbol.is_empty() {
+                return Err(bad(format!("kernels[{k}].symbol"), String::new(), "symbols are not empty"));
+            }
+            let b = index(|| format!("kernels[{k}].blob"), kernel.blob, blob_kinds.len())?;
+            if !self.backend.accepts_code(blob_kinds[b]) {
+                return Err(PayloadError::WrongBlobKind {
+                    field: format!("kernels[{k}].blob"),
+                    blob: kernel.blob,
+                    found: blob_kinds[b],
+                    expected: self.backend.name(),
+                });
+            }
+            match (&kernel.launch, self.backend) {
+                (Launch::Cpu, Backend::CpuLlvm) => {}
+                (Launch::Grid { grid, block, .. }, Backend::Cuda | Backend::OpenCl) => {
+                    if grid.contains(&0) || block.contains(&0) {
+                        return Err(bad(
+                            format!("kernels[{k}].launch"),
+                            format!("grid {grid:?} block {block:?}"),
+                            "every grid and block dimension is at least 1",
+                        ));
+                    }
+                }
+                (launch, backend) => {
+                    let rule = if backend == Backend::CpuLlvm {
+                        "cpu-llvm kernels use the Cpu launch"
+                    } else {
+                        "GPU kernels use a Grid launch"
+                    };
+                    return Err(bad(format!("kernels[{k}].launch"), format!("{launch:?}"), rule));
+                }
+            }
+            for (p, param) in kernel.params.iter().enumerate() {
+                if numel(&param.shape).and_then(|n| n.checked_mul(param.dtype.size_bytes())).is_none() {
+                    return Err(bad(
+                        format!("kernels[{k}].params[{p}].shape"),
+                        format!("{:?}", param.shape),
+                        "a size in bytes that fits in u64",
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn validate_buffers(&self) -> Result<(), PayloadError> {
+        for (i, b) in self.buffers.iter().enumerate() {
+            if b.size_bytes().is_none_or(|n| usize::try_from(n).is_err()) {
+                return Err(bad(
+                    format!("buffers[{i}].shape"),
+                    format!("{:?}", b.shape),
+                    "a size in bytes that fits in the address space",
+                ));
+            }
+            match (&b.init, b.role.is_generated()) {
+                (Some(init), true) if !init_fits(init, b.dtype) => {
+                    return Err(bad(
+                        format!("buffers[{i}].init"),
+                        format!("{init:?}"),
+                        if b.dtype == DType::F32 {
+                            "f32 buffers use uniform, normal, kaiming_uniform or const"
+                        } else {
+                            "i32 buffers use randint or const"
+                        },
+                    ));
+                }
+                (Some(_), true) | (None, false) => {}
+                (None, true) => {
+                    return Err(PayloadError::Missing {
+                        field: format!("buffers[{i}].init"),
+                        what: format!("an initialiser for {} `{}`", b.role, b.name),
+                    });
+                }
+                (Some(init), false) => {
+                    return Err(bad(
+                        format!("buffers[{i}].init"),
+                        format!("{init:?}"),
+                        "only inputs and params have an initialiser",
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn validate_plan(&self) -> Result<(), PayloadError> {
+        for (s, step) in self.plan.iter().enumerate() {
+            let k = index(|| format!("plan[{s}].kernel"), step.kernel, self.kernels.len())?;
+            let kernel = &self.kernels[k];
+            if step.args.len() != kernel.params.len() {
+                return Err(PayloadError::ArityMismatch {
+                    field: format!("plan[{s}].args"),
+                    kernel: kernel.name.clone(),
+                    params: kernel.params.len() as u64,
+                    args: step.args.len() as u64,
+                });
+            }
+            for (a, (&arg, param)) in step.args.iter().zip(&kernel.params).enumerate() {
+                let field = || format!("plan[{s}].args[{a}]");
+                let buf = &self.buffers[index(field, arg, self.buffers.len())?];
+                if buf.dtype != param.dtype || buf.shape != param.shape {
+                    return Err(PayloadError::TypeMismatch {
+                        field: field(),
+                        expected: format!(
+                            "{} (parameter `{}` of `{}`)",
+                            type_text(param.dtype, &param.shape),
+                            param.name,
+                            kernel.name
+                        ),
+                        found: format!("{} (buffer `{}`)", type_text(buf.dtype, &buf.shape), buf.name),
+                    });
+                }
+                if param.access.writes() && buf.role.is_generated() {
+                    return Err(PayloadError::WritesReadOnly {
+                        field: field(),
+                        buffer: buf.name.clone(),
+                        role: buf.role,
+                        access: param.access,
+                    });
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn validate_expected(&self, blob_kinds: &[BlobKind], blob_lens: &[u64]) -> Result<(), PayloadError> {
+        // The (seed, output) pairs in order; `expected` must list exactly these, in this order.
+        let outputs: Vec<usize> =
+            self.buffers.iter().enumerate().filter(|(_, b)| b.role == Role::Output).map(|(i, _)| i).collect();
+        if outputs.is_empty() {
+            return Err(PayloadError::Missing { field: "buffers".into(), what: "at least one output".into() });
+        }
+        // Every entry names a seed in range and an output buffer.
+        let check = |e: usize, entry: &ExpectedOutput| -> Result<(usize, usize), PayloadError> {
+            let s = index(|| format!("expected[{e}].seed"), entry.seed, self.seeds.len())?;
+            let b = index(|| format!("expected[{e}].buffer"), entry.buffer, self.buffers.len())?;
+            if self.buffers[b].role != Role::Output {
+                return Err(bad(
+                    format!("expected[{e}].buffer"),
+                    format!("`{}` ({})", self.buffers[b].name, self.buffers[b].role),
+                    "expected values are for outputs",
+                ));
+            }
+            Ok((s, b))
+        };
+        let duplicate = |e: usize, (s, b): (usize, usize)| PayloadError::Duplicate {
+            field: format!("expected[{e}]"),
+            name: format!("seeds[{s}] `{}`", self.buffers[b].name),
+        };
+        let mut entries = self.expected.iter().enumerate();
+        for s in 0..self.seeds.len() {
+            for &o in &outputs {
+                let missing = || PayloadError::Missing {
+                    field: "expected".into(),
+                    what: format!("the expected `{}` for seeds[{s}]", self.buffers[o].name),
+                };
+                let Some((e, entry)) = entries.next() else { return Err(missing()) };
+                let got = check(e, entry)?;
+                if got < (s, o) {
+                    return Err(duplicate(e, got));
+                }
+                if got > (s, o) {
+                    return Err(missing());
+                }
+                let blob = index(|| format!("expected[{e}].blob"), entry.blob, blob_kinds.len())?;
+                if blob_kinds[blob] != BlobKind::ExpectedOutput {
+                    return Err(PayloadError::WrongBlobKind {
+                        field: format!("expected[{e}].blob"),
+                        blob: entry.blob,
+                        found: blob_kinds[blob],
+                        expected: BlobKind::ExpectedOutput.name(),
+                    });
+                }
+                // Buffers were validated first: the size exists.
+                let want = self.buffers[o].size_bytes().unwrap_or(u64::MAX);
+                if blob_lens[blob] != want {
+                    return Err(PayloadError::SizeMismatch {
+                        field: format!("expected[{e}].blob"),
+                        expected: want,
+                        found: blob_lens[blob],
+                    });
+                }
+            }
+        }
+        if let Some((e, entry)) = entries.next() {
+            return Err(duplicate(e, check(e, entry)?));
+        }
+        Ok(())
+    }
+}

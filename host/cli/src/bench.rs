@@ -1,0 +1,399 @@
+//! `ekb bench`: the main job on the built-in default — this machine's CPU, no board, no model.
+//!
+//! For each built-in workload: lower with the `naive` and `default` schedules, compile both with
+//! clang-19 for this machine, check both against the f64 reference interpreter (seed 0), then
+//! time them in one run, alternating naive and default sample by sample (the order of each pair
+//! drawn at random), and report medians, the median of the per-pair ratios, and GFLOP/s next to
+//! the machine's practical peak (numpy's BLAS sgemm, measured in the same run). A second table
+//! gives the time to lower, emit and compile every operator of the corpus in `tests/ops`.
+//! Figures are ratios and medians from one run: this is a benchmark, not a test.
+
+use ekb_ir::l0::{self, Graph};
+use ekb_ir::tensor::{compare, Buffer, Tensor, Tolerance};
+use ekb_ir::{l1, SourceFile, TargetProfile};
+use ekb_llvm::HostModule;
+use ekb_lower::{lower, Schedule};
+use serde::Serialize;
+use std::collections::HashMap;
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+include!(concat!(env!("OUT_DIR"), "/op_corpus.rs"));
+
+/// Naive vs default schedules on this machine, next to its practical peak.
+#[derive(clap::Args)]
+#[command(after_help = "Examples:\n  \
+ekb bench                      every workload, then the per-operator lowering table\n  \
+ekb bench --quick              shorter time budget per workload\n  \
+ekb bench --only matmul_512 --threads 1\n  \
+ekb bench --json > bench.json")]
+pub struct Args {
+    /// Spend about 0.5 s per workload instead of 3 s.
+    #[arg(long)]
+    quick: bool,
+    /// Threads for `parallel` loops (0: all cores).
+    #[arg(long, default_value_t = 0)]
+    threads: usize,
+    /// Run only the workloads whose name contains this text.
+    #[arg(long)]
+    only: Option<String>,
+    /// Skip the per-operator lowering table.
+    #[arg(long)]
+    no_lowering_table: bool,
+    /// Print one JSON object instead of tables.
+    #[arg(long)]
+    json: bool,
+}
+
+/// A built-in workload: an L0 graph and its floating-point operation count (multiply-adds
+/// count two).
+struct Workload {
+    name: &'static str,
+    text: &'static str,
+    flops: f64,
+}
+
+const WORKLOADS: &[Workload] = &[
+    Workload {
+        name: "matmul_512",
+        text: "graph matmul_512(a: f32[512,512], b: f32[512,512]) -> (c: f32[512,512]) {\n  \
+               %0 = matmul(a, b)\n  return %0\n}\n",
+        flops: 2.0 * 512.0 * 512.0 * 512.0,
+    },
+    Workload {
+        name: "conv3x3_56x56x64",
+        text: "graph conv3x3_56x56x64(x: f32[1,64,56,56]) -> (y: f32[1,64,56,56]) {\n  \
+               param w: f32[64,64,3,3] = kaiming_uniform\n  \
+               %0 = conv2d(x, w, stride=[1,1], pad=[1,1,1,1], dilation=[1,1], groups=1)\n  return %0\n}\n",
+        flops: 2.0 * 64.0 * 56.0 * 56.0 * 64.0 * 9.0,
+    },
+    Workload {
+        name: "depthwise3x3_112x112x32",
+        text: "graph depthwise3x3_112x112x32(x: f32[1,32,112,112]) -> (y: f32[1,32,112,112]) {\n  \
+               param w: f32[32,1,3,3] = kaiming_uniform\n  \
+               %0 = conv2d(x, w, stride=[1,1], pad=[1,1,1,1], dilation=[1,1], groups=32)\n  return %0\n}\n",
+        flops: 2.0 * 32.0 * 112.0 * 112.0 * 9.0,
+    },
+    Workload {
+        name: "softmax_256x1000",
+        text: "graph softmax_256x1000(x: f32[256,1000] = uniform(-5, 5)) -> (y: f32[256,1000]) {\n  \
+               %0 = softmax(x, axis=-1)\n  return %0\n}\n",
+        flops: 0.0,
+    },
+    Workload {
+        name: "layer_norm_128x768",
+        text: "graph layer_norm_128x768(x: f32[128,768]) -> (y: f32[128,768]) {\n  \
+               param g: f32[768] = ones\n  param b: f32[768] = zeros\n  \
+               %0 = layer_norm(x, g, b, eps=1e-5)\n  return %0\n}\n",
+        flops: 0.0,
+    },
+    Workload {
+        name: "gelu_1m",
+        text: "graph gelu_1m(x: f32[1024,1024] = uniform(-4, 4)) -> (y: f32[1024,1024]) {\n  \
+               %0 = gelu(x, approximate=tanh)\n  return %0\n}\n",
+        flops: 0.0,
+    },
+];
+
+#[derive(Serialize)]
+struct Report {
+    threads: usize,
+    peak: Option<Peak>,
+    peak_unavailable: Option<String>,
+    workloads: Vec<WorkloadResult>,
+    lowering: Vec<LoweringTime>,
+}
+
+#[derive(Serialize)]
+struct Peak {
+    what: String,
+    gflops: f64,
+}
+
+#[derive(Serialize)]
+struct WorkloadResult {
+    name: String,
+    flops: f64,
+    samples: usize,
+    naive: SideResult,
+    default: SideResult,
+    /// Median over pairs of naive time / default time.
+    speedup: f64,
+}
+
+#[derive(Serialize)]
+struct SideResult {
+    correct: bool,
+    mismatch: Option<String>,
+    median_ms: f64,
+    cv: f64,
+    gflops: Option<f64>,
+    samples_ms: Vec<f64>,
+}
+
+#[derive(Serialize)]
+struct LoweringTime {
+    operator: String,
+    lower_naive_us: f64,
+    lower_default_us: f64,
+    emit_us: f64,
+    compile_ms: f64,
+}
+
+pub fn run(args: Args) -> Result<ExitCode, String> {
+    let target = TargetProfile::load("host").map_err(|e| format!("error: {e}"))?;
+    let budget = Duration::from_millis(if args.quick { 500 } else { 3000 });
+    let selected: Vec<&Workload> =
+        WORKLOADS.iter().filter(|w| args.only.as_deref().is_none_or(|o| w.name.contains(o))).collect();
+    if selected.is_empty() {
+        let names: Vec<_> = WORKLOADS.iter().map(|w| w.name).collect();
+        return Err(format!(
+            "error: no workload matches `--only {}`; workloads: {}",
+            args.only.unwrap_or_default(),
+            names.join(", ")
+        ));
+    }
+    let (peak, peak_unavailable) = match measure_peak() {
+        Ok(p) => (Some(p), None),
+        Err(e) => (None, Some(e)),
+    };
+    if !args.json {
+        match (&peak, &peak_unavailable) {
+            (Some(p), _) => eprintln!("practical peak: {:.1} GFLOP/s ({})", p.gflops, p.what),
+            (_, Some(e)) => eprintln!("practical peak not measured: {e}"),
+            _ => {}
+        }
+    }
+    let mut report =
+        Report { threads: 0, peak, peak_unavailable, workloads: Vec::new(), lowering: Vec::new() };
+    let mut all_correct = true;
+    for w in selected {
+        if !args.json {
+            eprintln!("{}: compiling, checking, timing ...", w.name);
+        }
+        let r = bench_workload(w, &target, args.threads, budget, &mut report.threads)?;
+        all_correct &= r.naive.correct && r.default.correct;
+        report.workloads.push(r);
+    }
+    if !args.no_lowering_table {
+        if !args.json {
+            eprintln!("lowering the operator corpus ({} graphs) ...", OP_CORPUS.len());
+        }
+        report.lowering = lowering_table(&target)?;
+    }
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&report).expect("report serialises"));
+    } else {
+        print_report(&report);
+    }
+    Ok(if all_correct { ExitCode::SUCCESS } else { ExitCode::FAILURE })
+}
+
+fn load(name: &str, text: &str) -> Result<Graph, String> {
+    l0::check::load(&SourceFile::new(format!("{name}.ekir"), text))
+        .map_err(|ds| ds.iter().map(|d| d.to_string()).collect::<Vec<_>>().join("\n"))
+}
+
+fn bench_workload(
+    w: &Workload,
+    target: &TargetProfile,
+    threads: usize,
+    budget: Duration,
+    threads_used: &mut usize,
+) -> Result<WorkloadResult, String> {
+    let g = load(w.name, w.text)?;
+    let inputs: HashMap<String, Buffer> =
+        l0::inputs::generate(&g, 0).map_err(|d| d.to_string())?.into_iter().collect();
+    let tensors: HashMap<String, Tensor> = inputs.iter().map(|(n, b)| (n.clone(), b.to_tensor())).collect();
+    let reference = l0::interp::run(&g, &tensors).map_err(|d| d.to_string())?;
+
+    let mut sides = Vec::new();
+    for schedule in Schedule::ALL {
+        let m = lower(&g, schedule, target).map_err(|d| format!("{}: {d}", w.name))?;
+        if let Some(e) = l1::verify::verify(&m, Some(target)).into_iter().find(|d| d.is_error()) {
+            return Err(format!("{} ({schedule}): the lowered program does not verify:\n{e}", w.name));
+        }
+        let host = HostModule::build(&m, target, threads).map_err(|d| d.to_string())?;
+        *threads_used = host.threads();
+        let out = host.run(&m, &inputs).map_err(|d| d.to_string())?;
+        let mut mismatch = None;
+        for (o, r) in g.outputs.iter().zip(&reference) {
+            if let Err(e) = compare(r, &out[&o.name].to_tensor(), Tolerance::default_for(o.ty.dtype)) {
+                mismatch = Some(format!("output `{}`: {e}", o.name));
+            }
+        }
+        host.time(&m, &inputs, 1, 1).map_err(|d| d.to_string())?; // warm-up
+        sides.push((m, host, mismatch));
+    }
+
+    // Paired samples: each pair runs both schedules once, in an order drawn at random.
+    let mut rng = 0x9e37_79b9_7f4a_7c15u64 ^ w.name.len() as u64;
+    let (mut naive, mut default) = (Vec::new(), Vec::new());
+    let start = Instant::now();
+    while naive.len() < 5 || (start.elapsed() < budget && naive.len() < 100) {
+        rng = ekb_wire::seeded::mix64(rng);
+        let order: [usize; 2] = if rng & 1 == 0 { [0, 1] } else { [1, 0] };
+        for i in order {
+            let (m, host, _) = &sides[i];
+            let t = host.time(m, &inputs, 0, 1).map_err(|d| d.to_string())?[0];
+            if i == 0 { &mut naive } else { &mut default }.push(t.as_secs_f64() * 1e3);
+        }
+    }
+    let ratios: Vec<f64> = naive.iter().zip(&default).map(|(n, d)| n / d).collect();
+    let side = |samples: Vec<f64>, mismatch: Option<String>| {
+        let med = median(&samples);
+        SideResult {
+            correct: mismatch.is_none(),
+            mismatch,
+            median_ms: med,
+            cv: cv(&samples),
+            gflops: (w.flops > 0.0).then(|| w.flops / (med * 1e-3) / 1e9),
+            samples_ms: samples,
+        }
+    };
+    let mut mismatches = sides.into_iter().map(|(_, _, m)| m);
+    Ok(WorkloadResult {
+        name: w.name.to_string(),
+        flops: w.flops,
+        samples: naive.len(),
+        naive: side(naive, mismatches.next().flatten()),
+        default: side(default, mismatches.next().flatten()),
+        speedup: median(&ratios),
+    })
+}
+
+fn lowering_table(target: &TargetProfile) -> Result<Vec<LoweringTime>, String> {
+    let dir = tempfile::tempdir().map_err(|e| format!("error: cannot create a temporary directory: {e}"))?;
+    let mut rows = Vec::new();
+    for (name, text) in OP_CORPUS {
+        let g = load(name, text)?;
+        let mut lower_us = [0.0; 2];
+        let mut module = None;
+        for (i, s) in Schedule::ALL.into_iter().enumerate() {
+            let mut times = Vec::new();
+            for _ in 0..5 {
+                let t = Instant::now();
+                let m = lower(&g, s, target).map_err(|d| format!("{name}: {d}"))?;
+                times.push(t.elapsed().as_secs_f64() * 1e6);
+                module = Some(m);
+            }
+            lower_us[i] = median(&times);
+        }
+        let m = module.expect("lowered at least once");
+        let t = Instant::now();
+        let ir = ekb_llvm::emit(&m, target).map_err(|d| format!("{name}: {d}"))?;
+        let emit_us = t.elapsed().as_secs_f64() * 1e6;
+        let log = ekb_llvm::compile(&ir, target, &dir.path().join(format!("{name}.o")))
+            .map_err(|d| d.to_string())?;
+        rows.push(LoweringTime {
+            operator: name.to_string(),
+            lower_naive_us: lower_us[0],
+            lower_default_us: lower_us[1],
+            emit_us,
+            compile_ms: log.duration.as_secs_f64() * 1e3,
+        });
+    }
+    Ok(rows)
+}
+
+/// The machine's practical peak: numpy's BLAS sgemm at 1024³ (best of several runs).
+fn measure_peak() -> Result<Peak, String> {
+    const SCRIPT: &str = r#"
+import time, numpy as np
+n = 1024
+a = np.random.rand(n, n).astype(np.float32); b = np.random.rand(n, n).astype(np.float32)
+a @ b
+best = min((lambda t: (a @ b, time.perf_counter() - t)[1])(time.perf_counter()) for _ in range(10))
+print(2 * n**3 / best / 1e9, np.__version__)
+"#;
+    let out = std::process::Command::new("python3")
+        .args(["-c", SCRIPT])
+        .output()
+        .map_err(|e| format!("python3 could not be started ({e})"))?;
+    if !out.status.success() {
+        let err = String::from_utf8_lossy(&out.stderr);
+        let last = err.lines().last().unwrap_or("").to_string();
+        return Err(format!("numpy is not available ({last}); toolchains/setup.sh installs it"));
+    }
+    let text = String::from_utf8_lossy(&out.stdout);
+    let mut parts = text.split_whitespace();
+    let gflops = parts.next().and_then(|g| g.parse::<f64>().ok()).ok_or("unexpected output from numpy")?;
+    let version = parts.next().unwrap_or("?");
+    Ok(Peak { what: format!("numpy {version} sgemm 1024x1024x1024, all cores"), gflops })
+}
+
+fn median(v: &[f64]) -> f64 {
+    let mut s = v.to_vec();
+    s.sort_by(f64::total_cmp);
+    match s.len() {
+        0 => f64::NAN,
+        n if n % 2 == 1 => s[n / 2],
+        n => (s[n / 2 - 1] + s[n / 2]) / 2.0,
+    }
+}
+
+/// Coefficient of variation (standard deviation / mean).
+fn cv(v: &[f64]) -> f64 {
+    let n = v.len() as f64;
+    let mean = v.iter().sum::<f64>() / n;
+    let var = v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0).max(1.0);
+    var.sqrt() / mean
+}
+
+fn print_report(r: &Report) {
+    let peak = r.peak.as_ref().map(|p| p.gflops);
+    println!(
+        "Workloads on this machine ({} threads for `parallel` loops), seed 0, paired samples",
+        r.threads
+    );
+    println!(
+        "{:<24} {:>7} {:>11} {:>11} {:>8} {:>9} {:>9} {:>8}  correct",
+        "workload", "pairs", "naive ms", "default ms", "speedup", "naive GF", "def. GF", "% peak"
+    );
+    for w in &r.workloads {
+        let gf = |s: &SideResult| s.gflops.map_or("-".to_string(), |g| format!("{g:.2}"));
+        let pct = match (w.default.gflops, peak) {
+            (Some(g), Some(p)) => format!("{:.1}", 100.0 * g / p),
+            _ => "-".into(),
+        };
+        let ok = |s: &SideResult| if s.correct { "yes" } else { "NO" };
+        println!(
+            "{:<24} {:>7} {:>11.3} {:>11.3} {:>7.2}x {:>9} {:>9} {:>8}  naive {} / default {}",
+            w.name,
+            w.samples,
+            w.naive.median_ms,
+            w.default.median_ms,
+            w.speedup,
+            gf(&w.naive),
+            gf(&w.default),
+            pct,
+            ok(&w.naive),
+            ok(&w.default)
+        );
+        for s in [&w.naive, &w.default] {
+            if let Some(m) = &s.mismatch {
+                println!("    mismatch: {m}");
+            }
+        }
+    }
+    match (&r.peak, &r.peak_unavailable) {
+        (Some(p), _) => println!("practical peak: {:.1} GFLOP/s ({})", p.gflops, p.what),
+        (_, Some(e)) => println!("practical peak: not measured: {e}"),
+        _ => {}
+    }
+    if r.lowering.is_empty() {
+        return;
+    }
+    println!();
+    println!("Lowering time per operator (tests/ops corpus; lowering: median of 5)");
+    println!(
+        "{:<22} {:>14} {:>16} {:>12} {:>14}",
+        "operator", "L0->L1 naive", "L0->L1 default", "L1->LLVM", "clang -O3"
+    );
+    for l in &r.lowering {
+        println!(
+            "{:<22} {:>11.1} us {:>13.1} us {:>9.1} us {:>11.1} ms",
+            l.operator, l.lower_naive_us, l.lower_default_us, l.emit_us, l.compile_ms
+        );
+    }
+}

@@ -1,0 +1,64 @@
+//! conv2d (stride, padding, dilation, groups, depthwise, bias) and the 2-D pools (padding,
+//! count_include_pad both ways) lowered under both schedules match the L0 reference.
+
+mod support;
+use support::*;
+
+#[test]
+fn conv2d_basic_padding_and_bias() {
+    check_op("x: f32[1,3,8,8], w: f32[4,3,3,3]", "conv2d(x, w)");
+    check_op("x: f32[1,3,8,8], w: f32[4,3,3,3], b: f32[4]", "conv2d(x, w, b, pad=[1,1,1,1])");
+    check_op("x: f32[2,3,8,9], w: f32[4,3,3,3]", "conv2d(x, w, pad=[0,1,2,0])");
+    check_op("x: f32[1,3,6,6], w: f32[5,3,1,1], b: f32[5]", "conv2d(x, w, b)");
+    check_op("x: f32[1,2,5,5], w: f32[2,2,5,5]", "conv2d(x, w, pad=[2,2,2,2])");
+}
+
+#[test]
+fn conv2d_stride_and_dilation() {
+    check_op("x: f32[1,3,9,9], w: f32[4,3,3,3]", "conv2d(x, w, stride=[2,2], pad=[1,1,1,1])");
+    check_op("x: f32[1,3,10,9], w: f32[4,3,3,3]", "conv2d(x, w, stride=[2,3], pad=[1,0,1,2])");
+    check_op("x: f32[1,3,9,9], w: f32[4,3,3,3]", "conv2d(x, w, dilation=[2,2], pad=[2,2,2,2])");
+    check_op("x: f32[1,2,11,11], w: f32[2,2,3,2]", "conv2d(x, w, stride=[2,2], dilation=[2,3], pad=[1,2,0,1])");
+}
+
+#[test]
+fn conv2d_groups_and_depthwise() {
+    check_op("x: f32[1,4,7,7], w: f32[6,2,3,3], b: f32[6]", "conv2d(x, w, b, pad=[1,1,1,1], groups=2)");
+    check_op("x: f32[2,4,9,9], w: f32[4,1,3,3]", "conv2d(x, w, pad=[1,1,1,1], groups=4)");
+    check_op("x: f32[1,4,9,9], w: f32[8,1,3,3], b: f32[8]", "conv2d(x, w, b, stride=[2,2], groups=4)");
+}
+
+#[test]
+fn conv2d_threads_and_row_tiles() {
+    check_op("x: f32[1,8,20,20], w: f32[16,8,3,3], b: f32[16]", "conv2d(x, w, b, pad=[1,1,1,1])");
+    // 70 output columns: the row tile holds 58 rows, so the plane is a full tile and a remainder.
+    check_op("x: f32[1,1,70,70], w: f32[2,1,3,3]", "conv2d(x, w, pad=[1,1,1,1])");
+}
+
+#[test]
+fn max_pool2d_with_and_without_padding() {
+    check_op("x: f32[1,2,8,8]", "max_pool2d(x, kernel=[2,2])");
+    check_op("x: f32[2,3,9,9]", "max_pool2d(x, kernel=[3,3], stride=[2,2], pad=[1,1,1,1])");
+    check_op("x: f32[1,2,7,8]", "max_pool2d(x, kernel=[3,2], stride=[1,2], pad=[1,0,0,1])");
+    check_op("x: f32[1,1,5,5] = uniform(-5, -1)", "max_pool2d(x, kernel=[3,3], stride=[1,1], pad=[1,1,1,1])");
+    check_op("x: f32[1,32,56,56]", "max_pool2d(x, kernel=[3,3], stride=[2,2], pad=[1,1,1,1])");
+}
+
+#[test]
+fn avg_pool2d_counting_padding_both_ways() {
+    for cip in [true, false] {
+        check_op("x: f32[1,2,8,8]", &format!("avg_pool2d(x, kernel=[2,2], count_include_pad={cip})"));
+        check_op(
+            "x: f32[2,3,9,9]",
+            &format!("avg_pool2d(x, kernel=[3,3], stride=[2,2], pad=[1,1,1,1], count_include_pad={cip})"),
+        );
+        check_op(
+            "x: f32[1,2,7,8]",
+            &format!("avg_pool2d(x, kernel=[3,2], stride=[1,2], pad=[1,0,0,1], count_include_pad={cip})"),
+        );
+        check_op(
+            "x: f32[1,32,56,56]",
+            &format!("avg_pool2d(x, kernel=[3,3], stride=[1,1], pad=[1,1,1,1], count_include_pad={cip})"),
+        );
+    }
+}
