@@ -1,0 +1,215 @@
+//! The `ekb` binary as users run it: exit statuses, diagnostics on stderr, JSON on stdout, and
+//! the files it writes.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn ekb(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_ekb")).args(args).output().expect("ekb runs")
+}
+
+fn corpus(name: &str) -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/ops").join(name).display().to_string()
+}
+
+fn write(dir: &Path, name: &str, text: &str) -> String {
+    let p = dir.join(name);
+    std::fs::write(&p, text).unwrap();
+    p.display().to_string()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+#[test]
+fn check_accepts_a_valid_graph() {
+    let o = ekb(&["check", &corpus("conv2d.ekir")]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).starts_with("ok: "), "{}", stdout(&o));
+}
+
+#[test]
+fn check_reports_a_misspelt_operator_with_location_and_hint() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = write(
+        dir.path(),
+        "bad.ekir",
+        "graph bad(x: f32[1,3,8,8]) -> (y: f32[1,3,8,8]) {\n  %0 = Relu(x)\n  return %0\n}\n",
+    );
+    let o = ekb(&["check", &f]);
+    assert_eq!(o.status.code(), Some(1));
+    let err = stderr(&o);
+    assert!(err.contains("bad.ekir:2:8"), "{err}");
+    assert!(err.contains("did you mean `relu`?"), "{err}");
+    assert!(err.contains("%0 = Relu(x)"), "{err}");
+}
+
+#[test]
+fn check_json_gives_diagnostics_to_programs() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = write(
+        dir.path(),
+        "shape.ekir",
+        "graph shape(a: f32[2,3], b: f32[4,3]) -> (y: f32[2,3]) {\n  %0 = add(a, b)\n  return %0\n}\n",
+    );
+    let o = ekb(&["check", &f, "--json"]);
+    assert_eq!(o.status.code(), Some(1));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON on stdout");
+    assert_eq!(v["ok"], false);
+    assert_eq!(v["level"], "l0");
+    let d = &v["diagnostics"][0];
+    assert_eq!(d["severity"], "error");
+    assert_eq!(d["location"]["line"], 2);
+    assert!(d["message"].as_str().unwrap().contains("cannot be broadcast"), "{d}");
+}
+
+#[test]
+fn check_rejects_non_utf8_and_files_of_no_known_level() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("bin.ekir");
+    std::fs::write(&p, b"graph g(\xff)").unwrap();
+    let o = ekb(&["check", &p.display().to_string()]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("not valid UTF-8"), "{}", stderr(&o));
+
+    let f = write(dir.path(), "what.ekir", "kernel k() {}\n");
+    let o = ekb(&["check", &f]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("cannot tell the IR level"), "{}", stderr(&o));
+}
+
+#[test]
+fn check_with_a_target_enforces_the_boards_stack_limit() {
+    let dir = tempfile::tempdir().unwrap();
+    // A local allocation of 512 KiB: over the 256 KiB stack budget of the aarch64 boards.
+    let f = write(
+        dir.path(),
+        "big.ekir",
+        "module big {\n  output y: f32[4]\n\n  kernel k(y: f32[4] out) {\n    alloc t: f32[131072] local\n    \
+         for i in 0..4 {\n      t[i] = 1.0\n      y[i] = t[i]\n    }\n  }\n\n  run k(y)\n}\n",
+    );
+    let ok = ekb(&["check", &f]);
+    assert!(ok.status.success(), "{}", stderr(&ok));
+    let o = ekb(&["check", &f, "--target", "rk3588"]);
+    assert_eq!(o.status.code(), Some(1));
+    let err = stderr(&o);
+    assert!(err.contains("524288") && err.contains("stack_bytes"), "{err}");
+}
+
+#[test]
+fn unknown_targets_and_schedules_get_suggestions() {
+    let o = ekb(&["lower", &corpus("relu.ekir"), "--target", "rk3858"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("did you mean `rk3588`?"), "{}", stderr(&o));
+    let o = ekb(&["lower", &corpus("relu.ekir"), "--schedule", "defualt"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("did you mean `default`?"), "{}", stderr(&o));
+}
+
+#[test]
+fn lower_prints_l1_that_reads_back_and_llvm_ir_for_aarch64() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = ekb(&["lower", &corpus("softmax.ekir"), "--schedule", "naive"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let l1 = stdout(&o);
+    assert!(l1.starts_with("module softmax {"), "{l1}");
+    // The printed loop program is itself a valid input.
+    let f = write(dir.path(), "softmax.l1.ekir", &l1);
+    let o = ekb(&["check", &f]);
+    assert!(o.status.success(), "{}", stderr(&o));
+
+    let o = ekb(&["lower", &corpus("softmax.ekir"), "--to", "llvm", "--target", "aarch64-qemu"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let ir = stdout(&o);
+    assert!(ir.contains("target triple = \"aarch64"), "{}", &ir[..ir.len().min(400)]);
+    assert!(ir.contains("define void @ekb_k_"), "no kernel entry in the IR");
+}
+
+#[test]
+fn lower_to_obj_writes_an_elf_object() {
+    let dir = tempfile::tempdir().unwrap();
+    let out: PathBuf = dir.path().join("k.o");
+    let o = ekb(&["lower", &corpus("matmul.ekir"), "--to", "obj", "-o", &out.display().to_string()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(&std::fs::read(&out).unwrap()[..4], b"\x7fELF");
+    let o = ekb(&["lower", &corpus("matmul.ekir"), "--to", "obj"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("-o FILE"), "{}", stderr(&o));
+}
+
+#[test]
+fn interp_writes_npy_files_numpy_reads() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("io");
+    let o = ekb(&["interp", &corpus("linear.ekir"), "--seed", "3", "--out", &out.display().to_string()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).contains("y f32[3,5,10]"), "{}", stdout(&o));
+    for f in ["input.x.npy", "param.w.npy", "param.b.npy", "output.y.npy", "output.z.npy"] {
+        assert!(out.join(f).exists(), "{f} missing");
+    }
+    // numpy is part of the set-up (toolchains/setup.sh); recompute y = x @ w.T + b from the files.
+    let script = format!(
+        "import numpy as np\nd='{}'\nx=np.load(d+'/input.x.npy');w=np.load(d+'/param.w.npy');b=np.load(d+'/param.b.npy')\n\
+         y=np.load(d+'/output.y.npy')\nassert y.shape==(3,5,10) and y.dtype==np.float32\n\
+         assert np.allclose(x@w.T+b, y, atol=1e-5), abs(x@w.T+b-y).max()\nprint('numpy agrees')",
+        out.display()
+    );
+    let py = Command::new("python3").args(["-c", &script]).output().expect("python3 runs");
+    assert!(py.status.success(), "{}", String::from_utf8_lossy(&py.stderr));
+}
+
+#[test]
+fn interp_runs_an_l1_module_against_its_graph() {
+    let dir = tempfile::tempdir().unwrap();
+    let graph = corpus("relu.ekir");
+    let good = ekb(&["lower", &graph, "--schedule", "naive"]);
+    let f = write(dir.path(), "relu.l1.ekir", &stdout(&good));
+    let o = ekb(&["interp", &f, "--graph", &graph, "--seed", "1"]);
+    assert!(o.status.success(), "{}{}", stdout(&o), stderr(&o));
+    assert!(stdout(&o).contains("matches the graph's reference"), "{}", stdout(&o));
+
+    // A wrong program: relu written as identity.
+    let wrong = stdout(&good).replace("max(", "min(");
+    assert_ne!(wrong, stdout(&good), "the naive relu uses max");
+    let f = write(dir.path(), "wrong.l1.ekir", &wrong);
+    let o = ekb(&["interp", &f, "--graph", &graph]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stdout(&o).contains("DIFFERS"), "{}", stdout(&o));
+
+    let o = ekb(&["interp", &f]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("--graph"), "{}", stderr(&o));
+}
+
+#[test]
+fn targets_lists_every_profile() {
+    let o = ekb(&["targets"]);
+    assert!(o.status.success());
+    for name in ["host", "aarch64-qemu", "jetson-orin", "rk3588", "pocl", "h200"] {
+        assert!(stdout(&o).lines().any(|l| l.starts_with(name)), "{name} missing");
+    }
+    let o = ekb(&["targets", "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v.as_array().unwrap().len(), 6);
+}
+
+#[test]
+fn bench_checks_and_times_a_workload() {
+    let o = ekb(&["bench", "--quick", "--only", "layer_norm", "--no-lowering-table", "--json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let w = &v["workloads"][0];
+    assert_eq!(w["name"], "layer_norm_128x768");
+    assert_eq!(w["naive"]["correct"], true);
+    assert_eq!(w["default"]["correct"], true);
+    assert!(w["samples"].as_u64().unwrap() >= 5);
+    assert!(w["speedup"].as_f64().unwrap() > 0.0);
+    let o = ekb(&["bench", "--only", "nothing-matches"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("matmul_512"), "{}", stderr(&o));
+}
