@@ -44,7 +44,11 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
         diagnostics: Vec::new(),
     };
     match source::load(&args.file) {
-        Err(diags) => report.diagnostics = diags,
+        Err(diags) => {
+            report.level =
+                std::fs::read(&args.file).ok().and_then(|b| source::level(&String::from_utf8_lossy(&b)));
+            report.diagnostics = diags;
+        }
         Ok((src, program)) => {
             let module = match program {
                 Program::Graph(g) => {

@@ -14,11 +14,11 @@ pub enum Program {
 /// against its target).
 pub fn load(path: &Path) -> Result<(SourceFile, Program), Vec<Diagnostic>> {
     let src = SourceFile::read(path).map_err(|d| vec![d])?;
-    let program = match first_keyword(&src.text) {
-        Some("module") => Program::Module(l1::parse::parse(&src).map_err(|d| vec![d])?),
-        Some("graph") => Program::Graph(l0::check::load(&src)?),
-        other => {
-            let found = other.map_or("nothing".to_string(), |w| format!("`{w}`"));
+    let program = match level(&src.text) {
+        Some("l1") => Program::Module(l1::parse::parse(&src).map_err(|d| vec![d])?),
+        Some("l0") => Program::Graph(l0::check::load(&src)?),
+        _ => {
+            let found = first_keyword(&src.text).map_or("nothing".to_string(), |w| format!("`{w}`"));
             return Err(vec![src.locate(
                 Diagnostic::error(format!("cannot tell the IR level of this file: found {found}"))
                     .with_expected("`graph NAME(...)` (an L0 graph) or `module NAME {` (an L1 loop program)"),
@@ -26,6 +26,15 @@ pub fn load(path: &Path) -> Result<(SourceFile, Program), Vec<Diagnostic>> {
         }
     };
     Ok((src, program))
+}
+
+/// The IR level a text is written at (`l0` or `l1`), from its first keyword.
+pub fn level(text: &str) -> Option<&'static str> {
+    match first_keyword(text) {
+        Some("graph") => Some("l0"),
+        Some("module") => Some("l1"),
+        _ => None,
+    }
 }
 
 fn first_keyword(text: &str) -> Option<&str> {
