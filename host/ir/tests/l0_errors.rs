@@ -52,7 +52,38 @@ fn truncated_argument_list() {
         2,
         14,
     );
-    assert_eq!(d.notes, vec!["graph `g` opened at line 1 is not closed".to_string()]);
+    assert_eq!(
+        d.notes,
+        vec![
+            "graph `g` opened at line 1 is not closed".to_string(),
+            "the `(` of `relu` at line 2, column 12 is not closed".to_string()
+        ]
+    );
+}
+
+#[test]
+fn unclosed_parenthesis_is_reported_at_the_end_of_its_line() {
+    let d = expect_error(
+        &graph(
+            "  %0 = relu(x
+  return %0",
+        ),
+        "expected `)` or `,` after argument, found end of line",
+        2,
+        14,
+    );
+    assert_eq!(d.notes, vec!["the `(` of `relu` at line 2, column 12 is not closed".to_string()]);
+    // Arguments may still continue on the next line.
+    let src = SourceFile::new(
+        "t.ekir",
+        graph(
+            "  %0 = add(x,
+    x
+  )
+  return %0",
+        ),
+    );
+    assert!(load(&src).is_ok());
 }
 
 #[test]
@@ -191,7 +222,8 @@ fn unknown_values_and_use_before_definition() {
         2,
         13,
     );
-    expect_error(&graph("  return %7"), "unknown value `%7`", 2, 10);
+    let d = expect_error(&graph("  %0 = relu(x)\n  return %7"), "unknown value `%7`", 3, 10);
+    assert_eq!(d.hint, None, "numbered names get no hint");
 }
 
 #[test]

@@ -247,6 +247,13 @@ fn reductions_softmax_argmax() {
     assert_eq!(error(x, "softmax(x, axis=4)"), "softmax: axis 4 is out of range for rank 4");
     assert_eq!(error("s: f32[]", "log_softmax(s)"), "log_softmax: axis -1 is out of range for rank 0");
     assert_eq!(shape(x, "log_softmax(x, axis=-4)"), [2, 3, 4, 5]);
+    // An empty axis has a sum (0) but no extreme value.
+    assert_eq!(shape("e: f32[0,2]", "sum(e, axes=[0])"), [2]);
+    assert_eq!(error("e: f32[0,2]", "min(e, axes=[0])"), "min: axis 0 has size 0, so there is no minimum");
+    assert_eq!(
+        error("e: f32[2,0]", "argmax(e, axis=1)"),
+        "argmax: axis 1 has size 0, so there is no maximum"
+    );
 }
 
 #[test]

@@ -254,6 +254,11 @@ fn out_of_bounds_at_run_time_names_everything() {
     assert_eq!(d.notes, ["at h0 = 1, h = 27, kh = 2", "in step 0 of the plan (run k0)"]);
     let loc = d.location.clone().unwrap();
     assert_eq!((loc.line, loc.column), (10, 28));
+    // Rendered as docs/ir-l1.md shows it.
+    let rendered = "error: index 56 out of bounds for dim 2 of `x` (size 56) in kernel k0: `h * 2 + kh - 1 + h0`\n  \
+                    --> t.ekl1:10:28\n   |\n10 |         y[h, kh] = x[0, 0, h * 2 + kh - 1 + h0, 0]\n   |                            \
+                    ^^^^^^^^^^^^^^^^^^^\n  = note: at h0 = 1, h = 27, kh = 2\n  = note: in step 0 of the plan (run k0)\n";
+    assert_eq!(d.to_string(), rendered);
     let d = run_err(GATHER, vec![("x", x.clone()), ("off", i32s(&[1], vec![0]))]);
     assert_eq!(
         d.message,

@@ -263,19 +263,18 @@ mod generated {
     }
 
     fn stmts() -> impl Strategy<Value = Vec<Stmt>> {
-        let simple =
-            prop_oneof![
-                (name(), expr()).prop_map(|(name, value)| Stmt::Let { name, value, span: Span::NONE }),
-                (name(), prop::collection::vec(expr(), 0..3), expr()).prop_map(|(b, index, value)| {
-                    Stmt::Store { buf: Name::new(b), index, value, span: Span::NONE }
-                }),
-                (name(), prop::collection::vec(0usize..9, 0..3)).prop_map(|(name, shape)| Stmt::Alloc {
-                    name,
-                    ty: TensorType::new(DType::I32, shape),
-                    scope: Scope::Local,
-                    span: Span::NONE
-                }),
-            ];
+        let simple = prop_oneof![
+            (name(), expr()).prop_map(|(name, value)| Stmt::Let { name, value, span: Span::NONE }),
+            (name(), prop::collection::vec(expr(), 0..3), expr()).prop_map(|(b, index, value)| {
+                Stmt::Store { buf: Name::new(b), index, value, span: Span::NONE }
+            }),
+            (name(), prop::collection::vec(0usize..9, 0..3)).prop_map(|(name, shape)| Stmt::Alloc {
+                name,
+                ty: TensorType::new(DType::I32, shape),
+                scope: Scope::Local,
+                span: Span::NONE
+            }),
+        ];
         let body = simple.prop_recursive(3, 24, 3, |inner| {
             let block = prop::collection::vec(inner, 0..3);
             let kind = prop::sample::select(vec![

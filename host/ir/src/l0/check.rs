@@ -144,7 +144,9 @@ fn undefined(name: &str, span: Span, defs: &HashMap<String, (Def, Span)>, define
     let mut d = Diagnostic::error(format!("unknown value `{name}`"))
         .at(span)
         .with_expected("an input, a parameter, or a node defined earlier");
-    if let Some(h) = did_you_mean(name, defs.keys().map(|k| k.as_str())) {
+    // Numbered node names (`%3` vs `%5`) are all "close"; a hint between them would be noise.
+    let numbered = name.strip_prefix('%').is_some_and(|n| n.bytes().all(|b| b.is_ascii_digit()));
+    if let Some(h) = did_you_mean(name, defs.keys().map(|k| k.as_str())).filter(|_| !numbered) {
         d = d.with_hint(h);
     }
     d

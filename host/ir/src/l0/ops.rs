@@ -1018,6 +1018,9 @@ pub fn infer(op: &Op, inputs: &[&TensorType], span: Span) -> Result<TensorType, 
                 if seen[a] {
                     return Err(err(format!("axis {ax} is listed twice in `axes` (it is axis {a})")));
                 }
+                if x.shape[a] == 0 && matches!(kind, ReduceKind::Max | ReduceKind::Min) {
+                    return Err(err(format!("axis {ax} has size 0, so there is no {name}imum")));
+                }
                 seen[a] = true;
             }
             let shape = x
@@ -1210,9 +1213,11 @@ pub fn infer(op: &Op, inputs: &[&TensorType], span: Span) -> Result<TensorType, 
                 let padded = size + c.pad[i] + c.pad[i + 2];
                 match ek {
                     Some(ek) if k > 0 && ek <= padded => out.push((padded - ek) / c.stride[i] + 1),
-                    _ => return Err(err(format!(
+                    _ => {
+                        return Err(err(format!(
                         "the kernel {dim} {k} (dilation {dil}) does not fit the padded input {dim} {padded}"
-                    ))),
+                    )))
+                    }
                 }
             }
             TensorType::new(DType::F32, out)
@@ -1349,9 +1354,11 @@ pub fn infer(op: &Op, inputs: &[&TensorType], span: Span) -> Result<TensorType, 
             for (i, &d) in x.shape.iter().enumerate() {
                 let (b, e) = (pads[i], pads[r + i]);
                 match mode {
-                    PadMode::Reflect if b >= d || e >= d => return Err(err(format!(
+                    PadMode::Reflect if b >= d || e >= d => {
+                        return Err(err(format!(
                         "reflect padding of axis {i} ({b} before, {e} after) must be less than its size {d}"
-                    ))),
+                    )))
+                    }
                     PadMode::Edge if d == 0 && b + e > 0 => {
                         return Err(err(format!("edge padding of axis {i} needs a non-empty axis")))
                     }

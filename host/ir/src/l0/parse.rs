@@ -104,6 +104,14 @@ impl Parser<'_> {
         }
     }
 
+    /// Skips a line break only when the next token continues the list (`,` or the closer), so
+    /// an unclosed `(` is reported at the end of its line rather than on the next statement.
+    fn skip_newlines_before(&mut self, closer: &Tok) {
+        if self.at(&Tok::Newline) && matches!(self.peek_at(1), t if t == closer || *t == Tok::Comma) {
+            self.bump();
+        }
+    }
+
     /// "expected X, found Y" at the current token; at end of file, says which graph is open.
     fn unexpected(&self, expected: &str) -> Diagnostic {
         let t = self.peek();
@@ -198,7 +206,7 @@ impl Parser<'_> {
                 return Err(self.unexpected(item));
             }
             out.push(f(self)?);
-            self.skip_newlines();
+            self.skip_newlines_before(&Tok::RParen);
             if self.eat(&Tok::RParen) {
                 return Ok(out);
             }
@@ -444,7 +452,7 @@ impl Parser<'_> {
         if !self.at(&Tok::LParen) {
             return Err(self.unexpected(&format!("`(` after `{op_name}`")));
         }
-        self.bump();
+        let open = self.bump().span;
         let mut args = Vec::new();
         let mut attrs: Vec<Attr> = Vec::new();
         self.skip_newlines();
@@ -477,12 +485,15 @@ impl Parser<'_> {
                         )))
                     }
                 }
-                self.skip_newlines();
+                self.skip_newlines_before(&Tok::RParen);
                 if self.eat(&Tok::RParen) {
                     break;
                 }
                 if !self.eat(&Tok::Comma) {
-                    return Err(self.unexpected("`)` or `,` after argument"));
+                    let (line, col) = self.src.line_col(open.start as usize);
+                    return Err(self.unexpected("`)` or `,` after argument").with_note(format!(
+                        "the `(` of `{op_name}` at line {line}, column {col} is not closed"
+                    )));
                 }
             }
         }

@@ -183,9 +183,10 @@ fn iv_rem(a: Iv, b: Iv) -> Option<Iv> {
 
 #[derive(Debug, Clone)]
 enum Entry {
-    /// A loop variable or a `let`: its type, its interval, and for a load-free `let` the text of
-    /// its value (so that a narrowing of either is seen through the other).
-    Var { ty: Ty, iv: Option<Iv>, def: Option<String>, what: &'static str },
+    /// A loop variable or a `let`: its type (`None` for a `let` of an ill-typed value, whose uses
+    /// are not reported again), its interval, and for a load-free `let` the text of its value (so
+    /// that a narrowing of either is seen through the other).
+    Var { ty: Option<Ty>, iv: Option<Iv>, def: Option<String>, what: &'static str },
     /// A parameter or an allocation.
     Buf { ty: TensorType, access: Option<Access> },
 }
@@ -314,8 +315,7 @@ impl<'a> KernelChecker<'a> {
             Stmt::Let { name, value, span } => {
                 let (ty, iv) = self.expr(value);
                 let def = (!has_load(value)).then(|| print_expr(value));
-                // An ill-typed value still binds the name, as f32, so later uses are not reported.
-                let entry = Entry::Var { ty: ty.unwrap_or(Ty::F32), iv, def, what: "let" };
+                let entry = Entry::Var { ty, iv, def, what: "let" };
                 self.declare(name, *span, "`let`", entry);
             }
             Stmt::Store { buf, index, value, span } => self.store(buf, index, value, *span),
@@ -361,8 +361,12 @@ impl<'a> KernelChecker<'a> {
             self.reachable = false;
         }
         self.scopes.push(Vec::new());
-        let entry =
-            Entry::Var { ty: Ty::I32, iv: iv.filter(|i| !i.is_empty()), def: None, what: "loop variable" };
+        let entry = Entry::Var {
+            ty: Some(Ty::I32),
+            iv: iv.filter(|i| !i.is_empty()),
+            def: None,
+            what: "loop variable",
+        };
         self.declare(var, span, "loop variable", entry);
         self.loops.push((var.to_string(), kind));
         self.block(body);
@@ -431,14 +435,15 @@ impl<'a> KernelChecker<'a> {
         }
     }
 
-    /// The interval of a variable or expression text from its binding and the facts in force.
+    /// The interval of a variable or expression text from its binding and the facts in force
+    /// (for a `let`, facts about the text of its value count too).
     fn key_interval(&self, key: &str) -> Option<Iv> {
-        let mut iv = match self.lookup(key) {
-            Some(Entry::Var { ty: Ty::I32, iv, .. }) => *iv,
-            _ => None,
+        let (mut iv, def) = match self.lookup(key) {
+            Some(Entry::Var { ty: Some(Ty::I32), iv, def, .. }) => (*iv, def.as_deref()),
+            _ => (None, None),
         };
         for f in &self.facts {
-            if f.key == key {
+            if f.key == key || def == Some(f.key.as_str()) {
                 iv = Some(iv.map_or(f.iv, |i| i.meet(f.iv)));
             }
         }
@@ -598,7 +603,7 @@ impl<'a> KernelChecker<'a> {
             ExprKind::Float(_) => (Some(Ty::F32), None),
             ExprKind::Bool(_) => (Some(Ty::Bool), None),
             ExprKind::Var(name) => match self.lookup(name).cloned() {
-                Some(Entry::Var { ty, .. }) => (Some(ty), self.key_interval(name).filter(|i| !i.is_empty())),
+                Some(Entry::Var { ty, .. }) => (ty, self.key_interval(name).filter(|i| !i.is_empty())),
                 Some(Entry::Buf { ty, .. }) => {
                     let msg = format!("`{name}` is a buffer, not a variable, in kernel {kernel}");
                     let rank = ty.rank();
