@@ -9,7 +9,9 @@
 
 use ekb_ir::Diagnostic;
 use object::elf;
-use object::{Object, ObjectSection, ObjectSymbol, RelocationFlags, SectionFlags, SymbolKind};
+use object::{
+    Object, ObjectSection, ObjectSymbol, RelocationFlags, RelocationTarget, SectionFlags, SymbolKind,
+};
 use std::collections::BTreeSet;
 
 /// Prefix of every exported kernel entry point: kernel `k` is `ekb_k_k`.
@@ -19,10 +21,11 @@ pub const KERNEL_PREFIX: &str = "ekb_k_";
 pub const PARALLEL_FOR: &str = "ekb_parallel_for";
 
 /// Every symbol a kernel object may reference without defining it. The runtime provides all of
-/// them; `docs/abi.md` gives each one's C prototype and semantics. The math functions past
-/// `ceilf` are never called by emitted code directly: LLVM introduces them when it simplifies
-/// calls (`powf(2, x)` becomes `exp2f(x)`, `powf(10, x)` becomes `exp10f(x)`, `powf(2, i)` with an
-/// integer `i` becomes `ldexpf(1, i)`).
+/// them; `docs/abi.md` gives each one's C prototype and semantics. `memset`, `memcpy` and
+/// `memmove` come from LLVM recognising fill and copy loops; `sqrtf` to `ceilf` are the library
+/// forms of intrinsics a CPU may lack an instruction for (`floorf` on x86-64 without SSE4.1);
+/// `exp2f` and `ldexpf` are never called by emitted code directly: LLVM rewrites `powf(2, x)` to
+/// `exp2f(x)`, and `powf(2, f32(i))` to `ldexpf(1, i)`.
 pub const IMPORTS: &[&str] = &[
     PARALLEL_FOR,
     "memset",
@@ -38,7 +41,6 @@ pub const IMPORTS: &[&str] = &[
     "floorf",
     "ceilf",
     "exp2f",
-    "exp10f",
     "ldexpf",
 ];
 
@@ -84,8 +86,8 @@ impl Arch {
         }
     }
 
-    /// The relocation types a loader must support for this architecture, by ELF number.
-    pub fn relocations(self) -> &'static [(u32, &'static str)] {
+    /// The relocation types a loader must support for this architecture.
+    pub fn relocations(self) -> &'static [RelocType] {
         match self {
             Arch::X86_64 => X86_64_RELOCATIONS,
             Arch::Aarch64 => AARCH64_RELOCATIONS,
@@ -93,31 +95,45 @@ impl Arch {
     }
 }
 
-/// x86_64 relocations in kernel objects: PC-relative references to code and constants, GOT
-/// slots for imports, and direct calls (`PLT32`) that a loader resolves to an import's stub.
-const X86_64_RELOCATIONS: &[(u32, &str)] = &[
-    (elf::R_X86_64_PC32, "R_X86_64_PC32"),
-    (elf::R_X86_64_PLT32, "R_X86_64_PLT32"),
-    (elf::R_X86_64_GOTPCREL, "R_X86_64_GOTPCREL"),
-    (elf::R_X86_64_GOTPCRELX, "R_X86_64_GOTPCRELX"),
-    (elf::R_X86_64_REX_GOTPCRELX, "R_X86_64_REX_GOTPCRELX"),
+/// A relocation type of kernel objects.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RelocType {
+    /// The ELF `r_type`.
+    pub code: u32,
+    pub name: &'static str,
+    /// Whether it addresses the symbol's GOT slot (the only way an import may be referenced).
+    pub via_got: bool,
+}
+
+const fn rel(code: u32, name: &'static str, via_got: bool) -> RelocType {
+    RelocType { code, name, via_got }
+}
+
+/// x86_64: PC-relative references to code and constants, GOT slots for imports, and calls
+/// (`PLT32`) between functions of the object.
+const X86_64_RELOCATIONS: &[RelocType] = &[
+    rel(elf::R_X86_64_PC32, "R_X86_64_PC32", false),
+    rel(elf::R_X86_64_PLT32, "R_X86_64_PLT32", false),
+    rel(elf::R_X86_64_GOTPCREL, "R_X86_64_GOTPCREL", true),
+    rel(elf::R_X86_64_GOTPCRELX, "R_X86_64_GOTPCRELX", true),
+    rel(elf::R_X86_64_REX_GOTPCRELX, "R_X86_64_REX_GOTPCRELX", true),
 ];
 
-/// aarch64 relocations in kernel objects: ADRP/ADD/LDR pairs for code and constants, GOT pages
-/// for imports, and direct branches that a loader resolves to an import's veneer.
-const AARCH64_RELOCATIONS: &[(u32, &str)] = &[
-    (elf::R_AARCH64_PREL32, "R_AARCH64_PREL32"),
-    (elf::R_AARCH64_ADR_PREL_PG_HI21, "R_AARCH64_ADR_PREL_PG_HI21"),
-    (elf::R_AARCH64_ADD_ABS_LO12_NC, "R_AARCH64_ADD_ABS_LO12_NC"),
-    (elf::R_AARCH64_LDST8_ABS_LO12_NC, "R_AARCH64_LDST8_ABS_LO12_NC"),
-    (elf::R_AARCH64_LDST16_ABS_LO12_NC, "R_AARCH64_LDST16_ABS_LO12_NC"),
-    (elf::R_AARCH64_LDST32_ABS_LO12_NC, "R_AARCH64_LDST32_ABS_LO12_NC"),
-    (elf::R_AARCH64_LDST64_ABS_LO12_NC, "R_AARCH64_LDST64_ABS_LO12_NC"),
-    (elf::R_AARCH64_LDST128_ABS_LO12_NC, "R_AARCH64_LDST128_ABS_LO12_NC"),
-    (elf::R_AARCH64_JUMP26, "R_AARCH64_JUMP26"),
-    (elf::R_AARCH64_CALL26, "R_AARCH64_CALL26"),
-    (elf::R_AARCH64_ADR_GOT_PAGE, "R_AARCH64_ADR_GOT_PAGE"),
-    (elf::R_AARCH64_LD64_GOT_LO12_NC, "R_AARCH64_LD64_GOT_LO12_NC"),
+/// aarch64: ADRP with ADD/LDR/STR for code and constants, GOT pages for imports, and branches
+/// between functions of the object.
+const AARCH64_RELOCATIONS: &[RelocType] = &[
+    rel(elf::R_AARCH64_PREL32, "R_AARCH64_PREL32", false),
+    rel(elf::R_AARCH64_ADR_PREL_PG_HI21, "R_AARCH64_ADR_PREL_PG_HI21", false),
+    rel(elf::R_AARCH64_ADD_ABS_LO12_NC, "R_AARCH64_ADD_ABS_LO12_NC", false),
+    rel(elf::R_AARCH64_LDST8_ABS_LO12_NC, "R_AARCH64_LDST8_ABS_LO12_NC", false),
+    rel(elf::R_AARCH64_LDST16_ABS_LO12_NC, "R_AARCH64_LDST16_ABS_LO12_NC", false),
+    rel(elf::R_AARCH64_LDST32_ABS_LO12_NC, "R_AARCH64_LDST32_ABS_LO12_NC", false),
+    rel(elf::R_AARCH64_LDST64_ABS_LO12_NC, "R_AARCH64_LDST64_ABS_LO12_NC", false),
+    rel(elf::R_AARCH64_LDST128_ABS_LO12_NC, "R_AARCH64_LDST128_ABS_LO12_NC", false),
+    rel(elf::R_AARCH64_JUMP26, "R_AARCH64_JUMP26", false),
+    rel(elf::R_AARCH64_CALL26, "R_AARCH64_CALL26", false),
+    rel(elf::R_AARCH64_ADR_GOT_PAGE, "R_AARCH64_ADR_GOT_PAGE", true),
+    rel(elf::R_AARCH64_LD64_GOT_LO12_NC, "R_AARCH64_LD64_GOT_LO12_NC", true),
 ];
 
 /// What a kernel object contains, as a loader sees it.
@@ -136,8 +152,9 @@ pub struct ObjectInfo {
 
 /// Reads an ELF relocatable object and checks it against the kernel ABI: architecture (that of
 /// `triple`), relocatable, undefined symbols only from [`IMPORTS`], exported symbols only
-/// `ekb_k_*`, no writable, thread-local or constructor sections, no common or TLS symbols, and
-/// only the relocation types of [`Arch::relocations`]. The error names every violation found.
+/// `ekb_k_*`, no writable, thread-local or constructor sections, no common or TLS symbols, only
+/// the relocation types of [`Arch::relocations`], and imports referenced only through GOT
+/// relocations (so a loader never needs a stub to reach one). The error names every violation.
 pub fn check_object(bytes: &[u8], triple: &str) -> Result<ObjectInfo, Diagnostic> {
     let want = Arch::of_triple(triple).ok_or_else(|| {
         Diagnostic::error(format!("target triple `{triple}` has no kernel ABI"))
@@ -210,26 +227,39 @@ pub fn check_object(bytes: &[u8], triple: &str) -> Result<ObjectInfo, Diagnostic
         } else if flags & elf::SHF_ALLOC != 0 && sec.size() > 0 {
             sections.push(name.to_string());
         }
-        for (_, rel) in sec.relocations() {
-            let RelocationFlags::Elf { r_type } = rel.flags() else { continue };
-            match arch.relocations().iter().find(|(t, _)| *t == r_type) {
-                Some((_, n)) => {
-                    relocations.insert(n.to_string());
-                }
-                None => {
-                    problems.push(format!("relocation type {r_type} in `{name}` is not supported by loaders"))
-                }
+        for (_, r) in sec.relocations() {
+            let RelocationFlags::Elf { r_type } = r.flags() else { continue };
+            let Some(t) = arch.relocations().iter().find(|t| t.code == r_type) else {
+                problems.push(format!("relocation type {r_type} in `{name}` is not supported by loaders"));
+                continue;
+            };
+            relocations.insert(t.name.to_string());
+            let target = match r.target() {
+                RelocationTarget::Symbol(i) => file.symbol_by_index(i).ok(),
+                _ => None,
+            };
+            if let Some(sym) = target.filter(|s| s.is_undefined() && !t.via_got) {
+                problems.push(format!(
+                    "`{}` is referenced directly ({}), not through the GOT",
+                    sym.name().unwrap_or("?"),
+                    t.name
+                ));
             }
         }
     }
 
     if !problems.is_empty() {
-        problems.dedup();
+        let mut seen = BTreeSet::new();
+        problems.retain(|p| seen.insert(p.clone()));
+        let n = problems.len();
         let mut d = Diagnostic::error(format!(
-            "the kernel object breaks the kernel ABI ({} problems)",
-            problems.len()
+            "the kernel object breaks the kernel ABI ({n} problem{})",
+            if n == 1 { "" } else { "s" }
         ))
-        .with_hint("kernels are freestanding: no libc beyond the import table, no globals that are written");
+        .with_hint(
+            "kernels are freestanding: no libc beyond the import table, no globals that are written, \
+             and imports declared `nonlazybind` so that they are called through the GOT",
+        );
         for p in problems {
             d = d.with_note(p);
         }

@@ -95,7 +95,6 @@ pub fn codegen_args(target: &TargetProfile) -> Vec<String> {
             "-fno-asynchronous-unwind-tables",
             "-ffp-contract=on",
             "-Rpass=loop-vectorize",
-            "-Wno-unused-command-line-argument",
         ]
         .map(String::from),
     );

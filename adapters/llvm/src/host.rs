@@ -9,15 +9,16 @@
 //!
 //! What it must keep true: every buffer a kernel receives is 64-byte aligned, exactly the type
 //! of the parameter it is bound to, and not passed to a second parameter of the same run when
-//! either is written; temporaries and outputs start poisoned (f32 NaN, i32 [`POISON_I32`]) so
-//! reading before writing shows. Kernels are native code without bounds checks: run only
-//! modules the L1 verifier accepted.
+//! either is written; temporaries and outputs start poisoned with the L1 interpreter's patterns
+//! (`POISON_F32_BITS`, `POISON_I32` of `ekb_ir::l1::interp`) so reading before writing shows.
+//! Kernels are native code without bounds checks: run only modules the L1 verifier accepted.
 
 use crate::abi::{check_object, kernel_symbol, Arch, PARALLEL_FOR};
 use crate::compile::{compile, find_clang, run, CompileLog};
 use crate::emit::emit;
 use crate::pool::{ChunkFn, Pool};
 use ekb_ir::diag::did_you_mean;
+use ekb_ir::l1::interp::{POISON_F32_BITS, POISON_I32};
 use ekb_ir::l1::{Access, BufferRole, Module};
 use ekb_ir::tensor::{BufData, Buffer};
 use ekb_ir::types::{DType, TensorType};
@@ -28,11 +29,6 @@ use std::ffi::c_void;
 use std::path::Path;
 use std::ptr::NonNull;
 use std::time::{Duration, Instant};
-
-/// Bit pattern of f32 temporaries and outputs before a kernel writes them (a quiet NaN).
-pub const POISON_F32_BITS: u32 = 0x7fc0_0000;
-/// Value of i32 temporaries and outputs before a kernel writes them.
-pub const POISON_I32: i32 = i32::MIN;
 
 /// Alignment of every buffer passed to a kernel.
 pub const BUFFER_ALIGN: usize = 64;
@@ -189,7 +185,9 @@ impl HostModule {
     }
 
     /// Runs the plan of `m` (the module this library was compiled from) on `inputs` (every
-    /// `input` buffer, by name) and returns every `output` buffer.
+    /// `input` buffer, by name) and returns every `output` buffer. The kernels run in this
+    /// process: an integer division by zero traps and ends it (run untrusted modules in a child
+    /// process, as the device runtime does).
     pub fn run(
         &self,
         m: &Module,

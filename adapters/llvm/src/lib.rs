@@ -17,5 +17,4 @@ mod pool;
 pub use abi::{check_object, kernel_symbol, Arch, ObjectInfo, IMPORTS, KERNEL_PREFIX, PARALLEL_FOR};
 pub use compile::{codegen_args, compile, find_clang, CompileLog, CLANG_ENV};
 pub use emit::{emit, UNROLL_COUNT, UNROLL_FULL_MAX_TRIPS};
-pub use host::{HostModule, BUFFER_ALIGN, POISON_F32_BITS, POISON_I32};
-pub use pool::{ChunkFn, Pool, WORKER_STACK_BYTES};
+pub use host::{HostModule, BUFFER_ALIGN};

@@ -200,7 +200,7 @@ impl FnCx<'_> {
                 let trap = self.trap_label();
                 self.emit(format!("br i1 {zero}, label %{trap}, label %{ok}"));
                 self.start_block(ok);
-                let m1 = self.op("minus1", Ty::Bool, format!("icmp eq i32 {y}, -2"));
+                let m1 = self.op("minus1", Ty::Bool, format!("icmp eq i32 {y}, -1"));
                 let d = self.op("divisor", Ty::I32, format!("select i1 {}, i32 1, i32 {y}", m1.repr));
                 let q = self.op(name, Ty::I32, format!("{name} i32 {x}, {}", d.repr));
                 let alt = if op == BinOp::Div {

@@ -198,9 +198,9 @@ impl ModuleCx {
     }
 
     fn finish(mut self, module: &str, triple: &str) -> String {
+        let name = escape(module);
         let mut out = format!(
-            "; kernels of L1 module `{module}`; kernel ABI: docs/abi.md\nsource_filename = \"{}\"\ntarget triple = \"{}\"\n",
-            escape(module),
+            "; kernels of L1 module `{name}`; kernel ABI: docs/abi.md\nsource_filename = \"{name}\"\ntarget triple = \"{}\"\n",
             escape(triple)
         );
         for f in &self.funcs {

@@ -42,8 +42,18 @@ pub fn sixty_fourths(seed: u64, n: usize) -> Vec<f32> {
 pub fn all() -> Vec<Case> {
     vec![
         Case { name: "relu_add", text: RELU_ADD, inputs: relu_add_inputs, expect: relu_add_expect },
-        Case { name: "intrinsics_f32", text: INTRINSICS_F32, inputs: intrinsics_inputs, expect: intrinsics_expect },
-        Case { name: "intrinsics_i32", text: INTRINSICS_I32, inputs: int_intr_inputs, expect: int_intr_expect },
+        Case {
+            name: "intrinsics_f32",
+            text: INTRINSICS_F32,
+            inputs: intrinsics_inputs,
+            expect: intrinsics_expect,
+        },
+        Case {
+            name: "intrinsics_i32",
+            text: INTRINSICS_I32,
+            inputs: int_intr_inputs,
+            expect: int_intr_expect,
+        },
         Case { name: "div_rem", text: DIV_REM, inputs: div_rem_inputs, expect: div_rem_expect },
         Case { name: "casts", text: CASTS, inputs: casts_inputs, expect: casts_expect },
         Case { name: "select_logic", text: SELECT_LOGIC, inputs: select_inputs, expect: select_expect },
@@ -51,6 +61,8 @@ pub fn all() -> Vec<Case> {
         Case { name: "parallel", text: PARALLEL, inputs: parallel_inputs, expect: parallel_expect },
         Case { name: "reduce", text: REDUCE, inputs: reduce_inputs, expect: reduce_expect },
         Case { name: "edges", text: EDGES, inputs: edges_inputs, expect: edges_expect },
+        Case { name: "copies", text: COPIES, inputs: copies_inputs, expect: copies_expect },
+        Case { name: "big_local", text: BIG_LOCAL, inputs: big_local_inputs, expect: big_local_expect },
     ]
 }
 
@@ -185,24 +197,7 @@ pub const INTRINSICS_F32: &str = "module intrinsics_f32 {
 ";
 
 fn intrinsics_inputs() -> Bufs {
-    let x = vec![
-        -3.5,
-        -2.0,
-        -1.0,
-        -0.5,
-        -0.0,
-        0.0,
-        0.25,
-        0.5,
-        1.0,
-        1.5,
-        2.0,
-        2.5,
-        3.0,
-        7.25,
-        20.0,
-        f32::NAN,
-    ];
+    let x = vec![-3.5, -2.0, -1.0, -0.5, -0.0, 0.0, 0.25, 0.5, 1.0, 1.5, 2.0, 2.5, 3.0, 7.25, 20.0, f32::NAN];
     inputs(vec![("x", f32s(&[16], x))])
 }
 
@@ -369,6 +364,8 @@ fn casts_expect(i: &Bufs) -> Bufs {
     let xi: Vec<i32> = x.iter().map(|&v| v as i32).collect();
     let mut flags: Vec<i32> = x.iter().map(|&v| i32::from(v > 0.0)).collect();
     flags.extend(x.iter().map(|&v| i32::from(v.is_nan())));
+    // Spelled as in the L1 text: for NaN both comparisons are false (`!contains` would be true).
+    #[allow(clippy::manual_range_contains)]
     let flagsf = x.iter().map(|&v| if v < 1.0 || v >= 3.0 { 1.0 } else { 0.0 }).collect();
     out(vec![
         ("xi", i32s(&[12], xi.clone())),
@@ -425,7 +422,9 @@ fn select_expect(i: &Bufs) -> Bufs {
         };
         l[k] = i32::from(p && !q);
         l[8 + k] = i32::from(p || q);
-        l[16 + k] = i32::from(!(x[k] >= y[k]));
+        #[allow(clippy::neg_cmp_op_on_partial_ord)] // As in the L1 text: true when either is NaN.
+        let not_ge = !(x[k] >= y[k]);
+        l[16 + k] = i32::from(not_ge);
         l[24 + k] = if k % 3 == 0 || k > 5 { k as i32 * 10 } else { -(k as i32) };
     }
     out(vec![("s", f32s(&[8], s)), ("l", i32s(&[4, 8], l))])
@@ -643,7 +642,10 @@ fn reduce_expect(i: &Bufs) -> Bufs {
     let max = x.iter().copied().fold(f32::NEG_INFINITY, f32::max);
     let min = y.iter().copied().fold(f32::INFINITY, f32::min);
     let count = x.iter().filter(|&&v| v > 0.0).count() as i32;
-    out(vec![("r", f32s(&[4], vec![sum, dot, max, min])), ("ir", i32s(&[2], vec![count, 3 * 999 * 1000 / 2]))])
+    out(vec![
+        ("r", f32s(&[4], vec![sum, dot, max, min])),
+        ("ir", i32s(&[2], vec![count, 3 * 999 * 1000 / 2])),
+    ])
 }
 
 // ---- edges: rank-0 buffers, empty and reversed ranges of every loop kind, inout, temps ----
@@ -698,4 +700,84 @@ fn edges_expect(i: &Bufs) -> Bufs {
     let t: Vec<f32> = (0..4).map(|j| (s + j as f32) * if j >= k { 2.0 } else { 1.0 }).collect();
     let e = t[0] + t[3];
     out(vec![("y", f32s(&[4], t)), ("e", f32s(&[], vec![e]))])
+}
+
+// ---- copies: fill and copy loops, which LLVM turns into memset, memcpy and memmove ----
+
+pub const COPIES: &str = "module copies {
+  input x: f32[4096]
+  output y: f32[4096]
+  output z: f32[4096]
+  output c: i32[256]
+
+  kernel k(x: f32[4096] in, y: f32[4096] out, z: f32[4096] out, c: i32[256] out) {
+    for i in 0..4096 {
+      y[i] = x[i]
+    }
+    for i in 0..4096 {
+      z[i] = x[i]
+    }
+    for i in 1..4096 {
+      z[i - 1] = z[i]
+    }
+    for i in 0..256 {
+      c[i] = 0
+    }
+  }
+
+  run k(x, y, z, c)
+}
+";
+
+fn copies_inputs() -> Bufs {
+    inputs(vec![("x", f32s(&[4096], sixty_fourths(7, 4096)))])
+}
+
+fn copies_expect(i: &Bufs) -> Bufs {
+    let x = as_f32(get(i, "x"));
+    let mut z = x[1..].to_vec();
+    z.push(x[4095]);
+    out(vec![("y", f32s(&[4096], x.to_vec())), ("z", f32s(&[4096], z)), ("c", i32s(&[256], vec![0; 256]))])
+}
+
+// ---- big_local: local allocs larger than a page (probed stack frames), in a kernel and in a
+// parallel body ----
+
+pub const BIG_LOCAL: &str = "module big_local {
+  input x: f32[16384]
+  output y: f32[16384]
+  output z: f32[8,2048]
+
+  kernel k(x: f32[16384] in, y: f32[16384] out, z: f32[8,2048] out) {
+    alloc t: f32[16384] local
+    for i in 0..16384 {
+      t[16383 - i] = x[i] * 2.0
+    }
+    for i in 0..16384 {
+      y[i] = t[i]
+    }
+    parallel r in 0..8 {
+      alloc u: f32[2048] local
+      for i in 0..2048 {
+        u[i] = x[r * 2048 + 2047 - i]
+      }
+      for i in 0..2048 {
+        z[r, i] = u[i] + f32(r)
+      }
+    }
+  }
+
+  run k(x, y, z)
+}
+";
+
+fn big_local_inputs() -> Bufs {
+    inputs(vec![("x", f32s(&[16384], sixty_fourths(8, 16384)))])
+}
+
+fn big_local_expect(i: &Bufs) -> Bufs {
+    let x = as_f32(get(i, "x"));
+    let y = (0..16384).map(|j| x[16383 - j] * 2.0).collect();
+    let z = (0..16384).map(|j| x[(j / 2048) * 2048 + 2047 - j % 2048] + (j / 2048) as f32).collect();
+    out(vec![("y", f32s(&[16384], y)), ("z", f32s(&[8, 2048], z))])
 }

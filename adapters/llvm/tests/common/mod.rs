@@ -24,6 +24,15 @@ pub fn host() -> TargetProfile {
     TargetProfile::load("host").unwrap()
 }
 
+/// The host profile for the x86-64 baseline CPU (no SSE4.1: floor and ceil are library calls).
+pub fn x86_64_baseline() -> TargetProfile {
+    let mut t = host();
+    t.name = "x86-64-baseline".into();
+    t.cpu.cpu = "x86-64".into();
+    t.cpu.vector_bits = 128;
+    t
+}
+
 pub fn f32s(shape: &[usize], data: Vec<f32>) -> Buffer {
     let ty = TensorType::new(DType::F32, shape);
     assert_eq!(ty.numel(), data.len());
@@ -55,3 +64,4 @@ pub fn as_i32(b: &Buffer) -> &[i32] {
 }
 
 pub mod cases;
+pub mod driver;

@@ -1,0 +1,127 @@
+//! What clang makes of the emitted hints: `vectorize` reductions vectorise (the compile log
+//! says so), a hint LLVM 19 cannot honour is reported in the log, and multiply-adds are fused
+//! only inside `vectorize` loops (checked in the generated assembly).
+
+mod common;
+use common::*;
+use ekb_ir::TargetProfile;
+use ekb_llvm::{codegen_args, compile, emit, find_clang};
+
+fn reduction(body: &str) -> String {
+    format!(
+        "module red {{
+  input x: f32[1000]
+  input y: f32[1000]
+  output r: f32[2]
+  output c: i32[1]
+  kernel k(x: f32[1000] in, y: f32[1000] in, r: f32[2] out, c: i32[1] out) {{
+    alloc acc: f32[2] local
+    alloc n: i32[1] local
+    acc[0] = 0.0
+    acc[1] = -inf
+    n[0] = 0
+    vectorize i in 0..1000 {{
+      {body}
+    }}
+    r[0] = acc[0]
+    r[1] = acc[1]
+    c[0] = n[0]
+  }}
+  run k(x, y, r, c)
+}}
+"
+    )
+}
+
+fn compile_log(text: &str, target: &TargetProfile) -> String {
+    clang();
+    let dir = tempfile::tempdir().unwrap();
+    let ir = emit(&module(text), target).unwrap();
+    compile(&ir, target, &dir.path().join("k.o")).unwrap_or_else(|d| panic!("{d}")).stderr
+}
+
+#[test]
+fn sum_dot_and_count_reductions_vectorise() {
+    let text = reduction("acc[0] = acc[0] + x[i] * y[i]\n      n[0] = n[0] + i32(x[i] > 0.0)");
+    for profile in ["host", "rk3588"] {
+        let target = TargetProfile::load(profile).unwrap();
+        let log = compile_log(&text, &target);
+        assert!(log.contains("vectorized loop (vectorization width: "), "{profile}:\n{log}");
+        assert!(!log.contains("loop not vectorized"), "{profile}:\n{log}");
+    }
+}
+
+/// LLVM 19 vectorises float min/max reductions only without NaNs (`nnan`), which L1's NaN
+/// rules forbid, and loops calling `tanhf`/`erff` (no vector form): such loops run as scalar
+/// code, correctly, and the compile log says why the hint failed.
+#[test]
+fn unvectorisable_loops_are_reported_in_the_compile_log() {
+    for body in ["acc[1] = max(acc[1], x[i])", "acc[0] = acc[0] + tanh(x[i])", "acc[0] = acc[0] + erf(x[i])"]
+    {
+        let log = compile_log(&reduction(body), &host());
+        assert!(log.contains("loop not vectorized"), "`{body}`:\n{log}");
+    }
+}
+
+/// Assembly of `text` for `target`, with the adapter's own code generation options.
+fn assembly(text: &str, target: &TargetProfile) -> String {
+    let dir = tempfile::tempdir().unwrap();
+    let ll = dir.path().join("k.ll");
+    std::fs::write(&ll, emit(&module(text), target).unwrap()).unwrap();
+    let args: Vec<String> = codegen_args(target).into_iter().filter(|a| a != "-c").collect();
+    let out = std::process::Command::new(find_clang().unwrap())
+        .args(&args)
+        .args(["-S", "-o", "-", "-x", "ir"])
+        .arg(&ll)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8(out.stdout).unwrap()
+}
+
+const MULADD: &str = "module muladd {
+  input x: f32[256]
+  input y: f32[256]
+  output z: f32[256]
+  output d: f32[1]
+  kernel plain(x: f32[256] in, y: f32[256] in, z: f32[256] out) {
+    for i in 0..256 {
+      z[i] = x[i] * y[i] + 1.0
+    }
+  }
+  kernel dot(x: f32[256] in, y: f32[256] in, d: f32[1] out) {
+    alloc acc: f32[1] local
+    acc[0] = 0.0
+    vectorize i in 0..256 {
+      acc[0] = acc[0] + x[i] * y[i]
+    }
+    d[0] = acc[0]
+  }
+  run plain(x, y, z)
+  run dot(x, y, d)
+}
+";
+
+/// The body of the assembly function `name` (up to the next `.size` directive).
+fn asm_function<'a>(asm: &'a str, name: &str) -> &'a str {
+    let start = asm.find(&format!("\n{name}:")).unwrap_or_else(|| panic!("no {name} in:\n{asm}"));
+    let end = start + asm[start..].find(".size").unwrap();
+    &asm[start..end]
+}
+
+#[test]
+fn multiply_adds_fuse_only_inside_vectorize() {
+    clang();
+    // (profile, the fused multiply-add mnemonic; both CPUs have FMA)
+    for (profile, fma) in [("host", "vfmadd"), ("rk3588", "fmla")] {
+        let target = TargetProfile::load(profile).unwrap();
+        if profile == "host" && !std::is_x86_feature_detected!("fma") {
+            continue;
+        }
+        let asm = assembly(MULADD, &target);
+        let plain = asm_function(&asm, "ekb_k_plain");
+        let dot = asm_function(&asm, "ekb_k_dot");
+        assert!(!plain.contains(fma), "{profile}: `for` loop fused a multiply-add:\n{plain}");
+        assert!(dot.contains(fma), "{profile}: `vectorize` reduction did not fuse:\n{dot}");
+    }
+}
