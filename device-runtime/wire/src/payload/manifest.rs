@@ -8,10 +8,10 @@
 //! every index and every cross-reference, so code holding a validated manifest may index with
 //! them directly.
 
-use super::{BlobKind, PayloadError};
+use super::{BlobEntry, BlobKind, PayloadError};
 use crate::init::Init;
-use crate::seeded::GENERATOR_VERSION;
-use alloc::collections::BTreeSet;
+use crate::seeded::{self, InitError, GENERATOR_VERSION};
+use alloc::collections::{BTreeMap, BTreeSet};
 use alloc::format;
 use alloc::string::{String, ToString};
 use alloc::vec::Vec;
@@ -342,19 +342,22 @@ fn bad(field: String, value: String, rule: &'static str) -> PayloadError {
     PayloadError::BadValue { field, value, rule }
 }
 
-/// Whether an initialiser produces elements of `dtype` (`const` fits both).
-fn init_fits(init: &Init, dtype: DType) -> bool {
-    match init {
-        Init::Const(_) => true,
-        Init::RandInt { .. } => dtype == DType::I32,
-        Init::Uniform { .. } | Init::Normal { .. } | Init::KaimingUniform => dtype == DType::F32,
+/// Checks an initialiser against its buffer with the seeded generator's own rules (so the two
+/// cannot drift apart): a one-element fill for the parameters and the dtype, and the
+/// `kaiming_uniform` bound for the shape.
+fn check_init(init: &Init, dtype: DType, shape: &[u64]) -> Result<(), InitError> {
+    match (dtype, init) {
+        (DType::F32, Init::KaimingUniform) => {
+            // A dimension beyond usize makes the fan-in overflow, which is reported as such.
+            let shape: Vec<usize> = shape.iter().map(|&d| usize::try_from(d).unwrap_or(usize::MAX)).collect();
+            seeded::kaiming_bound(&shape).map(|_| ())
+        }
+        (DType::F32, _) => seeded::fill_f32(init, &[1], 0, &mut [0.0]),
+        (DType::I32, _) => seeded::fill_i32(init, 0, &mut [0]),
     }
 }
 
-fn unique_names<'m>(
-    field: &str,
-    names: impl Iterator<Item = &'m str>,
-) -> Result<(), PayloadError> {
+fn unique_names<'m>(field: &str, names: impl Iterator<Item = &'m str>) -> Result<(), PayloadError> {
     let mut seen = BTreeSet::new();
     for (i, name) in names.enumerate() {
         if name.is_empty() {
@@ -369,9 +372,9 @@ fn unique_names<'m>(
 
 impl Manifest {
     /// Checks every cross-reference and value of the manifest against itself and the blob
-    /// table (`blob_kinds[i]` and `blob_lens[i]` are blob `i`'s kind and length). The first
+    /// table (`blobs`, as [`super::PayloadView::blob_entries`] gives it). The first
     /// problem found is returned.
-    pub fn validate(&self, blob_kinds: &[BlobKind], blob_lens: &[u64]) -> Result<(), PayloadError> {
+    pub fn validate(&self, blobs: &[BlobEntry]) -> Result<(), PayloadError> {
         if self.generator_version != GENERATOR_VERSION {
             return Err(PayloadError::GeneratorVersion {
                 found: self.generator_version,
@@ -381,10 +384,10 @@ impl Manifest {
         self.validate_settings()?;
         unique_names("kernels", self.kernels.iter().map(|k| k.name.as_str()))?;
         unique_names("buffers", self.buffers.iter().map(|b| b.name.as_str()))?;
-        self.validate_kernels(blob_kinds)?;
+        self.validate_kernels(blobs)?;
         self.validate_buffers()?;
         self.validate_plan()?;
-        self.validate_expected(blob_kinds, blob_lens)
+        self.validate_expected(blobs)
     }
 
     fn validate_settings(&self) -> Result<(), PayloadError> {
@@ -413,22 +416,25 @@ impl Manifest {
             return Err(PayloadError::Missing { field: "seeds".into(), what: "at least one seed".into() });
         }
         if self.plan.is_empty() {
-            return Err(PayloadError::Missing { field: "plan".into(), what: "at least one launch step".into() });
+            return Err(PayloadError::Missing {
+                field: "plan".into(),
+                what: "at least one launch step".into(),
+            });
         }
         Ok(())
     }
 
-    fn validate_kernels(&self, blob_kinds: &[BlobKind]) -> Result<(), PayloadError> {
+    fn validate_kernels(&self, blobs: &[BlobEntry]) -> Result<(), PayloadError> {
         for (k, kernel) in self.kernels.iter().enumerate() {
             if kernel.symbol.is_empty() {
                 return Err(bad(format!("kernels[{k}].symbol"), String::new(), "symbols are not empty"));
             }
-            let b = index(|| format!("kernels[{k}].blob"), kernel.blob, blob_kinds.len())?;
-            if !self.backend.accepts_code(blob_kinds[b]) {
+            let b = index(|| format!("kernels[{k}].blob"), kernel.blob, blobs.len())?;
+            if !self.backend.accepts_code(blobs[b].kind) {
                 return Err(PayloadError::WrongBlobKind {
                     field: format!("kernels[{k}].blob"),
                     blob: kernel.blob,
-                    found: blob_kinds[b],
+                    found: blobs[b].kind,
                     expected: self.backend.name(),
                 });
             }
@@ -475,18 +481,9 @@ impl Manifest {
                 ));
             }
             match (&b.init, b.role.is_generated()) {
-                (Some(init), true) if !init_fits(init, b.dtype) => {
-                    return Err(bad(
-                        format!("buffers[{i}].init"),
-                        format!("{init:?}"),
-                        if b.dtype == DType::F32 {
-                            "f32 buffers use uniform, normal, kaiming_uniform or const"
-                        } else {
-                            "i32 buffers use randint or const"
-                        },
-                    ));
-                }
-                (Some(_), true) | (None, false) => {}
+                (Some(init), true) => check_init(init, b.dtype, &b.shape)
+                    .map_err(|error| PayloadError::Init { field: format!("buffers[{i}].init"), error })?,
+                (None, false) => {}
                 (None, true) => {
                     return Err(PayloadError::Missing {
                         field: format!("buffers[{i}].init"),
@@ -517,6 +514,8 @@ impl Manifest {
                     args: step.args.len() as u64,
                 });
             }
+            // Buffer index -> (first argument position, whether any use so far writes it).
+            let mut seen = BTreeMap::new();
             for (a, (&arg, param)) in step.args.iter().zip(&kernel.params).enumerate() {
                 let field = || format!("plan[{s}].args[{a}]");
                 let buf = &self.buffers[index(field, arg, self.buffers.len())?];
@@ -540,17 +539,31 @@ impl Manifest {
                         access: param.access,
                     });
                 }
+                // The kernel ABI: a buffer passed twice in one step is only read.
+                match seen.insert(arg, (a, param.access.writes())) {
+                    Some((first, written)) if written || param.access.writes() => {
+                        return Err(PayloadError::Aliased {
+                            field: field(),
+                            buffer: buf.name.clone(),
+                            first: format!("plan[{s}].args[{first}]"),
+                        });
+                    }
+                    _ => {}
+                }
             }
         }
         Ok(())
     }
 
-    fn validate_expected(&self, blob_kinds: &[BlobKind], blob_lens: &[u64]) -> Result<(), PayloadError> {
+    fn validate_expected(&self, blobs: &[BlobEntry]) -> Result<(), PayloadError> {
         // The (seed, output) pairs in order; `expected` must list exactly these, in this order.
         let outputs: Vec<usize> =
             self.buffers.iter().enumerate().filter(|(_, b)| b.role == Role::Output).map(|(i, _)| i).collect();
         if outputs.is_empty() {
-            return Err(PayloadError::Missing { field: "buffers".into(), what: "at least one output".into() });
+            return Err(PayloadError::Missing {
+                field: "buffers".into(),
+                what: "at least one output".into(),
+            });
         }
         // Every entry names a seed in range and an output buffer.
         let check = |e: usize, entry: &ExpectedOutput| -> Result<(usize, usize), PayloadError> {
@@ -584,22 +597,22 @@ impl Manifest {
                 if got > (s, o) {
                     return Err(missing());
                 }
-                let blob = index(|| format!("expected[{e}].blob"), entry.blob, blob_kinds.len())?;
-                if blob_kinds[blob] != BlobKind::ExpectedOutput {
+                let blob = &blobs[index(|| format!("expected[{e}].blob"), entry.blob, blobs.len())?];
+                if blob.kind != BlobKind::ExpectedOutput {
                     return Err(PayloadError::WrongBlobKind {
                         field: format!("expected[{e}].blob"),
                         blob: entry.blob,
-                        found: blob_kinds[blob],
+                        found: blob.kind,
                         expected: BlobKind::ExpectedOutput.name(),
                     });
                 }
                 // Buffers were validated first: the size exists.
                 let want = self.buffers[o].size_bytes().unwrap_or(u64::MAX);
-                if blob_lens[blob] != want {
+                if blob.region.len != want {
                     return Err(PayloadError::SizeMismatch {
                         field: format!("expected[{e}].blob"),
                         expected: want,
-                        found: blob_lens[blob],
+                        found: blob.region.len,
                     });
                 }
             }

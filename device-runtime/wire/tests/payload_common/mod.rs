@@ -1,0 +1,170 @@
+//! Shared by the payload tests: a sample two-kernel manifest, an independent assembler that
+//! writes the byte layout of `docs/protocol.md` without the crate's builder (so hostile files
+//! with any manifest can be made, and the builder is checked against the document), and header
+//! editing helpers that re-seal the checksums.
+
+#![allow(dead_code)] // Each test file uses a different subset.
+
+use ekb_wire::crc32;
+use ekb_wire::payload::*;
+use ekb_wire::seeded::GENERATOR_VERSION;
+use ekb_wire::Init;
+
+/// Header field offsets from `docs/protocol.md`.
+pub const VERSION: usize = 4;
+pub const FLAGS: usize = 6;
+pub const TOTAL_LEN: usize = 8;
+pub const MANIFEST_OFFSET: usize = 16;
+pub const MANIFEST_LEN: usize = 24;
+pub const TABLE_OFFSET: usize = 32;
+pub const TABLE_LEN: usize = 40;
+pub const BODY_CRC: usize = 48;
+pub const HEADER_CRC: usize = 52;
+
+/// Fake ELF objects (the parser does not look inside blobs).
+pub fn elf(tag: u8, len: usize) -> Vec<u8> {
+    let mut v = b"\x7fELF".to_vec();
+    v.resize(len, tag);
+    v
+}
+
+/// Expected output of `out` (f32[2,4]) under seed index `s`.
+pub fn expected(s: usize) -> Vec<f32> {
+    (0..8).map(|i| (s * 10 + i) as f32 * 0.5 - 1.0).collect()
+}
+
+fn param(name: &str, shape: &[u64], access: Access) -> ParamDecl {
+    ParamDecl { name: name.into(), dtype: DType::F32, shape: shape.to_vec(), access }
+}
+
+fn buffer(name: &str, shape: &[u64], role: Role, init: Option<Init>) -> BufferDecl {
+    BufferDecl { name: name.into(), dtype: DType::F32, shape: shape.to_vec(), role, init }
+}
+
+/// `out = relu(x @ w)`: kernel 0 `matmul` (blob 0) writes `h`, kernel 1 `relu` (blob 1) reads
+/// `h` and writes `out`; two seeds; expected outputs in blobs 2 and 3.
+pub fn sample_manifest() -> Manifest {
+    Manifest {
+        generator_version: GENERATOR_VERSION,
+        producer: "ekb 0.1.0".into(),
+        task: "mlp".into(),
+        target: "host".into(),
+        backend: Backend::CpuLlvm,
+        kernels: vec![
+            KernelDecl {
+                name: "matmul".into(),
+                symbol: "ekb_k_matmul".into(),
+                blob: 0,
+                params: vec![
+                    param("a", &[2, 3], Access::In),
+                    param("b", &[3, 4], Access::In),
+                    param("c", &[2, 4], Access::Out),
+                ],
+                launch: Launch::Cpu,
+                allocs: vec![],
+            },
+            KernelDecl {
+                name: "relu".into(),
+                symbol: "ekb_k_relu".into(),
+                blob: 1,
+                params: vec![param("x", &[2, 4], Access::In), param("y", &[2, 4], Access::Out)],
+                launch: Launch::Cpu,
+                allocs: vec![AllocDecl { name: "acc".into(), scope: MemScope::Local, bytes: 32 }],
+            },
+        ],
+        buffers: vec![
+            buffer("x", &[2, 3], Role::Input, Some(Init::Uniform { lo: -1.0, hi: 1.0 })),
+            buffer("w", &[3, 4], Role::Param, Some(Init::KaimingUniform)),
+            buffer("h", &[2, 4], Role::Temp, None),
+            buffer("out", &[2, 4], Role::Output, None),
+        ],
+        plan: vec![LaunchStep { kernel: 0, args: vec![0, 1, 2] }, LaunchStep { kernel: 1, args: vec![2, 3] }],
+        seeds: vec![1, 2],
+        tolerance: Tolerance { atol: 1e-4, rtol: 1e-4 },
+        expected: vec![
+            ExpectedOutput { seed: 0, buffer: 3, blob: 2 },
+            ExpectedOutput { seed: 1, buffer: 3, blob: 3 },
+        ],
+        timing: TimingSettings::DEFAULT,
+        memory: MemoryPlan { peak_bytes: 152, stack_limit_bytes: 8 << 20, memory_limit_bytes: 1 << 30 },
+    }
+}
+
+/// The sample's blobs as (kind code, bytes): two objects of 100 and 37 bytes, two expected
+/// outputs of 32 bytes.
+pub fn sample_blobs() -> Vec<(u32, Vec<u8>)> {
+    vec![
+        (1, elf(0xaa, 100)),
+        (1, elf(0xbb, 37)),
+        (5, f32s_to_le(&expected(0))),
+        (5, f32s_to_le(&expected(1))),
+    ]
+}
+
+/// The sample, written by the crate's builder.
+pub fn sample_payload() -> Vec<u8> {
+    let mut b = PayloadBuilder::new();
+    for (code, data) in sample_blobs() {
+        b.add_blob(BlobKind::from_code(code).unwrap(), data);
+    }
+    b.finish(&sample_manifest()).unwrap()
+}
+
+/// The layout of `docs/protocol.md`, written independently of the builder: header, manifest,
+/// blob table, then each blob at the next multiple of 64, no padding after the last.
+pub fn assemble(manifest: &[u8], blobs: &[(u32, Vec<u8>)]) -> Vec<u8> {
+    let table_offset = 56 + manifest.len();
+    let mut out = vec![0u8; 56];
+    out.extend_from_slice(manifest);
+    out.resize(table_offset + 20 * blobs.len(), 0);
+    let mut pos = out.len();
+    for (i, (code, data)) in blobs.iter().enumerate() {
+        let offset = pos.div_ceil(64) * 64;
+        let e = table_offset + 20 * i;
+        out[e..e + 8].copy_from_slice(&(offset as u64).to_le_bytes());
+        out[e + 8..e + 16].copy_from_slice(&(data.len() as u64).to_le_bytes());
+        out[e + 16..e + 20].copy_from_slice(&code.to_le_bytes());
+        pos = offset + data.len();
+    }
+    out.resize(pos, 0);
+    for (i, (_, data)) in blobs.iter().enumerate() {
+        let e = table_offset + 20 * i;
+        let offset = u64::from_le_bytes(out[e..e + 8].try_into().unwrap()) as usize;
+        out[offset..offset + data.len()].copy_from_slice(data);
+    }
+    out[0..4].copy_from_slice(b"EKBP");
+    out[VERSION..VERSION + 2].copy_from_slice(&1u16.to_le_bytes());
+    set_u64(&mut out, TOTAL_LEN, pos as u64);
+    set_u64(&mut out, MANIFEST_OFFSET, 56);
+    set_u64(&mut out, MANIFEST_LEN, manifest.len() as u64);
+    set_u64(&mut out, TABLE_OFFSET, table_offset as u64);
+    set_u64(&mut out, TABLE_LEN, 20 * blobs.len() as u64);
+    reseal(&mut out);
+    out
+}
+
+/// A payload with this manifest (valid or not) and the sample's blobs.
+pub fn with_manifest(m: &Manifest) -> Vec<u8> {
+    assemble(&postcard::to_allocvec(m).unwrap(), &sample_blobs())
+}
+
+pub fn set_u64(bytes: &mut [u8], at: usize, v: u64) {
+    bytes[at..at + 8].copy_from_slice(&v.to_le_bytes());
+}
+
+pub fn get_u64(bytes: &[u8], at: usize) -> u64 {
+    u64::from_le_bytes(bytes[at..at + 8].try_into().unwrap())
+}
+
+/// Recomputes both checksums (body first: the header checksum covers it).
+pub fn reseal(bytes: &mut [u8]) {
+    let body = crc32(&bytes[56..]);
+    bytes[BODY_CRC..BODY_CRC + 4].copy_from_slice(&body.to_le_bytes());
+    let head = crc32(&bytes[..HEADER_CRC]);
+    bytes[HEADER_CRC..HEADER_CRC + 4].copy_from_slice(&head.to_le_bytes());
+}
+
+/// The offset in the file of blob table entry `i`.
+pub fn entry_at(bytes: &[u8], i: usize) -> usize {
+    get_u64(bytes, TABLE_OFFSET) as usize + 20 * i
+}

@@ -1,0 +1,493 @@
+//! Hostile and corrupt payloads: each must give its exact typed error, never a panic or a read
+//! out of bounds. Files are made by editing a valid payload and re-sealing its checksums (so
+//! the check under test, not the checksum, is what rejects them), or by assembling a
+//! manifest the builder would refuse.
+
+mod payload_common;
+
+use ekb_wire::crc32;
+use ekb_wire::payload::*;
+use ekb_wire::seeded::InitError;
+use ekb_wire::Init;
+use payload_common::*;
+
+fn err(bytes: &[u8]) -> PayloadError {
+    Payload::parse(bytes).unwrap_err()
+}
+
+/// The sample with one header u64 field replaced, re-sealed.
+fn with_header_u64(at: usize, v: u64) -> Vec<u8> {
+    let mut b = sample_payload();
+    set_u64(&mut b, at, v);
+    reseal(&mut b);
+    b
+}
+
+/// The sample with blob table entry `i` replaced, re-sealed.
+fn with_entry(i: usize, offset: u64, len: u64, code: u32) -> Vec<u8> {
+    let mut b = sample_payload();
+    let e = entry_at(&b, i);
+    set_u64(&mut b, e, offset);
+    set_u64(&mut b, e + 8, len);
+    b[e + 16..e + 20].copy_from_slice(&code.to_le_bytes());
+    reseal(&mut b);
+    b
+}
+
+fn manifest_err(edit: impl FnOnce(&mut Manifest)) -> PayloadError {
+    let mut m = sample_manifest();
+    edit(&mut m);
+    err(&with_manifest(&m))
+}
+
+#[test]
+fn truncated_header() {
+    let b = sample_payload();
+    assert_eq!(err(&b[..30]), PayloadError::Truncated { part: Part::Header, needed: 56, got: 30 });
+    assert_eq!(err(&b[..0]), PayloadError::Truncated { part: Part::Header, needed: 56, got: 0 });
+    // Shorter than the magic: nothing to compare, still truncated.
+    assert_eq!(err(b"EK"), PayloadError::Truncated { part: Part::Header, needed: 56, got: 2 });
+    assert_eq!(err(&b[..30]).to_string(), "truncated payload: the header needs 56 bytes, the file has 30");
+}
+
+#[test]
+fn truncated_body() {
+    let b = sample_payload();
+    let total = b.len() as u64;
+    assert_eq!(err(&b[..100]), PayloadError::Truncated { part: Part::Payload, needed: total, got: 100 });
+}
+
+#[test]
+fn bad_magic() {
+    let mut b = sample_payload();
+    b[..4].copy_from_slice(b"\x7fELF");
+    assert_eq!(err(&b), PayloadError::BadMagic { found: *b"\x7fELF" });
+    assert!(err(&b).to_string().contains("payloads start with `EKBP`"));
+    // A short file that is not a payload says so rather than "truncated".
+    assert_eq!(err(b"hello"), PayloadError::BadMagic { found: *b"hell" });
+}
+
+#[test]
+fn wrong_version() {
+    let mut b = sample_payload();
+    b[VERSION..VERSION + 2].copy_from_slice(&2u16.to_le_bytes());
+    reseal(&mut b);
+    assert_eq!(err(&b), PayloadError::UnsupportedVersion { found: 2, supported: &[1] });
+    assert_eq!(err(&b).to_string(), "payload format version 2 is not supported (this build reads [1])");
+}
+
+#[test]
+fn header_checksum_mismatch() {
+    let mut b = sample_payload();
+    let stored = u32::from_le_bytes(b[HEADER_CRC..HEADER_CRC + 4].try_into().unwrap());
+    b[MANIFEST_LEN] ^= 1;
+    let computed = crc32(&b[..HEADER_CRC]);
+    assert_ne!(stored, computed);
+    assert_eq!(err(&b), PayloadError::HeaderChecksum { stored, computed });
+}
+
+#[test]
+fn body_checksum_mismatch() {
+    let mut b = sample_payload();
+    let stored = u32::from_le_bytes(b[BODY_CRC..BODY_CRC + 4].try_into().unwrap());
+    let last = b.len() - 1;
+    b[last] ^= 0x40;
+    let computed = crc32(&b[56..]);
+    assert_eq!(err(&b), PayloadError::BodyChecksum { stored, computed });
+    assert!(err(&b).to_string().starts_with("body checksum mismatch"));
+}
+
+#[test]
+fn unknown_flags() {
+    let mut b = sample_payload();
+    b[FLAGS] = 0x04;
+    reseal(&mut b);
+    assert_eq!(err(&b), PayloadError::UnknownFlags { flags: 4 });
+}
+
+#[test]
+fn trailing_bytes() {
+    let mut b = sample_payload();
+    let declared = b.len() as u64;
+    b.extend_from_slice(&[0; 3]);
+    assert_eq!(err(&b), PayloadError::TrailingBytes { declared, actual: declared + 3 });
+}
+
+#[test]
+fn manifest_offset_beyond_the_file() {
+    let b = sample_payload();
+    let limit = b.len() as u64;
+    let len = get_u64(&b, MANIFEST_LEN);
+    let bad = with_header_u64(MANIFEST_OFFSET, limit + 100);
+    assert_eq!(err(&bad), PayloadError::OutOfRange { part: Part::Manifest, offset: limit + 100, len, limit });
+    assert_eq!(
+        err(&bad).to_string(),
+        format!("the manifest at offset {}, length {len}, is outside the body [56, {limit})", limit + 100)
+    );
+    // Inside the header is out of range too.
+    assert_eq!(
+        err(&with_header_u64(MANIFEST_OFFSET, 8)),
+        PayloadError::OutOfRange { part: Part::Manifest, offset: 8, len, limit }
+    );
+}
+
+#[test]
+fn huge_declared_lengths() {
+    let b = sample_payload();
+    let limit = b.len() as u64;
+    // Each of these would be a huge allocation if trusted; the file's length bounds them.
+    assert_eq!(
+        err(&with_header_u64(MANIFEST_LEN, 1 << 60)),
+        PayloadError::OutOfRange { part: Part::Manifest, offset: 56, len: 1 << 60, limit }
+    );
+    let table = get_u64(&b, TABLE_OFFSET);
+    assert_eq!(
+        err(&with_header_u64(TABLE_LEN, u64::MAX - 100)),
+        PayloadError::Overflow { part: Part::BlobTable, offset: table, len: u64::MAX - 100 }
+    );
+    assert_eq!(
+        err(&with_header_u64(TOTAL_LEN, u64::MAX)),
+        PayloadError::Truncated { part: Part::Payload, needed: u64::MAX, got: limit }
+    );
+    let (off, _) = blob0(&b);
+    assert_eq!(
+        err(&with_entry(0, off, 1 << 40, 1)),
+        PayloadError::OutOfRange { part: Part::Blob(0), offset: off, len: 1 << 40, limit }
+    );
+}
+
+fn blob0(b: &[u8]) -> (u64, u64) {
+    let e = entry_at(b, 0);
+    (get_u64(b, e), get_u64(b, e + 8))
+}
+
+#[test]
+fn blob_range_overflowing_u64() {
+    let bad = with_entry(0, u64::MAX - 10, 100, 1);
+    assert_eq!(err(&bad), PayloadError::Overflow { part: Part::Blob(0), offset: u64::MAX - 10, len: 100 });
+    assert_eq!(
+        err(&bad).to_string(),
+        format!("blob 0: offset {} + length 100 overflows a 64-bit integer", u64::MAX - 10)
+    );
+}
+
+#[test]
+fn overlapping_regions() {
+    let b = sample_payload();
+    let table = get_u64(&b, TABLE_OFFSET);
+    // The blob table moved onto the manifest.
+    assert_eq!(
+        err(&with_header_u64(TABLE_OFFSET, 64)),
+        PayloadError::Overlap { first: Part::Manifest, second: Part::BlobTable }
+    );
+    // A blob over the manifest, and over the table (both aligned offsets).
+    assert_eq!(
+        err(&with_entry(0, 64, 8, 1)),
+        PayloadError::Overlap { first: Part::Manifest, second: Part::Blob(0) }
+    );
+    // The table is 80 bytes long, so a multiple of 64 lies inside it.
+    let in_table = table.next_multiple_of(64);
+    assert!(in_table < table + 80);
+    assert_eq!(
+        err(&with_entry(0, in_table, 8, 1)),
+        PayloadError::Overlap { first: Part::BlobTable, second: Part::Blob(0) }
+    );
+    // Blob 1 over blob 0.
+    let (off, _) = blob0(&b);
+    assert_eq!(
+        err(&with_entry(1, off, 37, 1)),
+        PayloadError::Overlap { first: Part::Blob(0), second: Part::Blob(1) }
+    );
+}
+
+#[test]
+fn misaligned_blob() {
+    let (off, len) = blob0(&sample_payload());
+    assert_eq!(
+        err(&with_entry(0, off + 4, len - 4, 1)),
+        PayloadError::Misaligned { part: Part::Blob(0), offset: off + 4, align: 64 }
+    );
+}
+
+#[test]
+fn bad_blob_table() {
+    let (off, len) = blob0(&sample_payload());
+    assert_eq!(err(&with_entry(0, off, len, 9)), PayloadError::UnknownBlobKind { blob: 0, code: 9 });
+    assert_eq!(err(&with_header_u64(TABLE_LEN, 79)), PayloadError::BlobTableLength { len: 79 });
+}
+
+#[test]
+fn manifest_that_does_not_decode() {
+    let mut b = sample_payload();
+    // The manifest starts with the generator version (varint, byte 56) and the producer
+    // string's length (varint, byte 57): make that length 2^32 - 1, far past the manifest.
+    b[57..62].copy_from_slice(&[0xff, 0xff, 0xff, 0xff, 0x0f]);
+    reseal(&mut b);
+    assert_eq!(err(&b), PayloadError::Manifest { error: postcard::Error::DeserializeUnexpectedEnd });
+    // One byte more in the manifest region than the manifest needs.
+    let m = postcard::to_allocvec(&sample_manifest()).unwrap();
+    let mut longer = m.clone();
+    longer.push(0);
+    assert_eq!(err(&assemble(&longer, &sample_blobs())), PayloadError::ManifestTrailing { unused: 1 });
+}
+
+#[test]
+fn plan_index_out_of_range() {
+    let e = manifest_err(|m| m.plan[1].args[1] = 9);
+    assert_eq!(e, PayloadError::IndexOutOfRange { field: "plan[1].args[1]".into(), index: 9, len: 4 });
+    assert_eq!(e.to_string(), "plan[1].args[1] = 9 is out of range (there are 4)");
+    assert_eq!(
+        manifest_err(|m| m.plan[0].kernel = 2),
+        PayloadError::IndexOutOfRange { field: "plan[0].kernel".into(), index: 2, len: 2 }
+    );
+    assert_eq!(
+        manifest_err(|m| m.kernels[1].blob = 4),
+        PayloadError::IndexOutOfRange { field: "kernels[1].blob".into(), index: 4, len: 4 }
+    );
+}
+
+#[test]
+fn plan_arity_type_and_access() {
+    assert_eq!(
+        manifest_err(|m| m.plan[1].args.push(3)),
+        PayloadError::ArityMismatch {
+            field: "plan[1].args".into(),
+            kernel: "relu".into(),
+            params: 2,
+            args: 3
+        }
+    );
+    let e = manifest_err(|m| m.plan[0].args[0] = 1);
+    assert_eq!(
+        e,
+        PayloadError::TypeMismatch {
+            field: "plan[0].args[0]".into(),
+            expected: "f32[2,3] (parameter `a` of `matmul`)".into(),
+            found: "f32[3,4] (buffer `w`)".into(),
+        }
+    );
+    let e = manifest_err(|m| {
+        m.buffers[2].dtype = DType::I32;
+    });
+    assert_eq!(
+        e,
+        PayloadError::TypeMismatch {
+            field: "plan[0].args[2]".into(),
+            expected: "f32[2,4] (parameter `c` of `matmul`)".into(),
+            found: "i32[2,4] (buffer `h`)".into(),
+        }
+    );
+    // matmul updating its input x in place: a kernel may never write inputs or parameters.
+    let e = manifest_err(|m| {
+        m.buffers[0].shape = vec![2, 4];
+        m.kernels[0].params[0].shape = vec![2, 4];
+        m.kernels[0].params[0].access = Access::InOut;
+    });
+    assert_eq!(
+        e,
+        PayloadError::WritesReadOnly {
+            field: "plan[0].args[0]".into(),
+            buffer: "x".into(),
+            role: Role::Input,
+            access: Access::InOut,
+        }
+    );
+    assert_eq!(
+        e.to_string(),
+        "plan[0].args[0]: input `x` is read-only but is passed as an `inout` parameter"
+    );
+    let e = manifest_err(|m| m.plan[1].args[1] = 0);
+    assert_eq!(
+        e,
+        PayloadError::TypeMismatch {
+            field: "plan[1].args[1]".into(),
+            expected: "f32[2,4] (parameter `y` of `relu`)".into(),
+            found: "f32[2,3] (buffer `x`)".into(),
+        }
+    );
+    let e = manifest_err(|m| {
+        m.buffers[2].role = Role::Param;
+        m.buffers[2].init = Some(Init::Const(0.0));
+    });
+    assert_eq!(
+        e,
+        PayloadError::WritesReadOnly {
+            field: "plan[0].args[2]".into(),
+            buffer: "h".into(),
+            role: Role::Param,
+            access: Access::Out,
+        }
+    );
+    assert_eq!(e.to_string(), "plan[0].args[2]: param `h` is read-only but is passed as an `out` parameter");
+}
+
+#[test]
+fn a_written_buffer_passed_twice() {
+    let e = manifest_err(|m| m.plan[1].args = vec![2, 2]);
+    assert_eq!(
+        e,
+        PayloadError::Aliased {
+            field: "plan[1].args[1]".into(),
+            buffer: "h".into(),
+            first: "plan[1].args[0]".into()
+        }
+    );
+    assert_eq!(
+        e.to_string(),
+        "plan[1].args[1]: buffer `h` is already passed as plan[1].args[0], and one of the two is written"
+    );
+    // Passing one buffer to two parameters that are only read is fine.
+    let mut m = sample_manifest();
+    m.kernels[1].params[1].access = Access::In;
+    m.plan[1].args = vec![2, 2];
+    assert!(Payload::parse(&with_manifest(&m)).is_ok());
+}
+
+#[test]
+fn expected_outputs_are_checked() {
+    assert_eq!(
+        manifest_err(|m| m.expected[1].blob = 1),
+        PayloadError::WrongBlobKind {
+            field: "expected[1].blob".into(),
+            blob: 1,
+            found: BlobKind::ElfObject,
+            expected: "expected-output"
+        }
+    );
+    // out is f32[2,4] = 32 bytes; as f32[2,5] it needs 40.
+    assert_eq!(
+        manifest_err(|m| {
+            m.buffers[3].shape = vec![2, 5];
+            m.kernels[1].params[1].shape = vec![2, 5];
+        }),
+        PayloadError::SizeMismatch { field: "expected[0].blob".into(), expected: 40, found: 32 }
+    );
+    assert_eq!(
+        manifest_err(|m| {
+            m.expected.pop();
+        }),
+        PayloadError::Missing { field: "expected".into(), what: "the expected `out` for seeds[1]".into() }
+    );
+    assert_eq!(
+        manifest_err(|m| m.expected[1].seed = 0),
+        PayloadError::Duplicate { field: "expected[1]".into(), name: "seeds[0] `out`".into() }
+    );
+    assert_eq!(
+        manifest_err(|m| m.expected.push(ExpectedOutput { seed: 1, buffer: 3, blob: 3 })),
+        PayloadError::Duplicate { field: "expected[2]".into(), name: "seeds[1] `out`".into() }
+    );
+    assert_eq!(
+        manifest_err(|m| m.expected[0].buffer = 2),
+        PayloadError::BadValue {
+            field: "expected[0].buffer".into(),
+            value: "`h` (temp)".into(),
+            rule: "expected values are for outputs"
+        }
+    );
+    assert_eq!(
+        manifest_err(|m| m.expected[0].seed = 5),
+        PayloadError::IndexOutOfRange { field: "expected[0].seed".into(), index: 5, len: 2 }
+    );
+    // Out of order: seed 1 listed first.
+    assert_eq!(
+        manifest_err(|m| m.expected.swap(0, 1)),
+        PayloadError::Missing { field: "expected".into(), what: "the expected `out` for seeds[0]".into() }
+    );
+}
+
+#[test]
+fn buffers_and_settings_are_checked() {
+    assert_eq!(
+        manifest_err(|m| m.generator_version = 99),
+        PayloadError::GeneratorVersion { found: 99, supported: ekb_wire::seeded::GENERATOR_VERSION }
+    );
+    assert_eq!(
+        manifest_err(|m| m.buffers[3].name = "x".into()),
+        PayloadError::Duplicate { field: "buffers[3].name".into(), name: "x".into() }
+    );
+    assert_eq!(
+        manifest_err(|m| m.buffers[0].init = None),
+        PayloadError::Missing {
+            field: "buffers[0].init".into(),
+            what: "an initialiser for input `x`".into()
+        }
+    );
+    // Initialisers are checked by the seeded generator's own rules.
+    let e = manifest_err(|m| m.buffers[1].init = Some(Init::RandInt { lo: 0, hi: 3 }));
+    assert_eq!(
+        e,
+        PayloadError::Init {
+            field: "buffers[1].init".into(),
+            error: InitError::WrongDType { init: "randint", dtype: "f32" }
+        }
+    );
+    assert_eq!(e.to_string(), "buffers[1].init: `randint` initialises i32 tensors, not f32");
+    assert_eq!(
+        manifest_err(|m| m.buffers[0].init = Some(Init::Uniform { lo: 2.0, hi: 1.0 })),
+        PayloadError::Init {
+            field: "buffers[0].init".into(),
+            error: InitError::BadUniform { lo: 2.0, hi: 1.0 }
+        }
+    );
+    assert_eq!(
+        manifest_err(|m| m.buffers[1].shape = vec![12]),
+        PayloadError::Init { field: "buffers[1].init".into(), error: InitError::KaimingRank { rank: 1 } }
+    );
+    assert_eq!(
+        manifest_err(|m| m.buffers[3].init = Some(Init::Const(1.0))),
+        PayloadError::BadValue {
+            field: "buffers[3].init".into(),
+            value: "Const(1.0)".into(),
+            rule: "only inputs and params have an initialiser"
+        }
+    );
+    assert_eq!(
+        manifest_err(|m| m.buffers[2].shape = vec![u64::MAX, 2]),
+        PayloadError::BadValue {
+            field: "buffers[2].shape".into(),
+            value: format!("[{}, 2]", u64::MAX),
+            rule: "a size in bytes that fits in the address space"
+        }
+    );
+    assert_eq!(
+        manifest_err(|m| m.tolerance.rtol = f64::NAN),
+        PayloadError::BadValue {
+            field: "tolerance.rtol".into(),
+            value: "NaN".into(),
+            rule: "a finite number >= 0"
+        }
+    );
+    assert_eq!(
+        manifest_err(|m| m.timing.min_samples = 5000),
+        PayloadError::BadValue {
+            field: "timing.min_samples".into(),
+            value: "5000".into(),
+            rule: "at most timing.max_samples"
+        }
+    );
+    assert_eq!(
+        manifest_err(|m| m.seeds.clear()),
+        PayloadError::Missing { field: "seeds".into(), what: "at least one seed".into() }
+    );
+    assert_eq!(
+        manifest_err(|m| m.kernels[0].launch = Launch::Grid { grid: [1; 3], block: [1; 3], shared_bytes: 0 }),
+        PayloadError::BadValue {
+            field: "kernels[0].launch".into(),
+            value: "Grid { grid: [1, 1, 1], block: [1, 1, 1], shared_bytes: 0 }".into(),
+            rule: "cpu-llvm kernels use the Cpu launch"
+        }
+    );
+}
+
+#[test]
+fn every_prefix_and_every_single_byte_flip_is_an_error() {
+    let b = sample_payload();
+    for n in 0..b.len() {
+        assert!(Payload::parse(&b[..n]).is_err(), "prefix of {n} bytes parsed");
+    }
+    for i in 0..b.len() {
+        let mut c = b.clone();
+        c[i] ^= 0x01;
+        assert!(Payload::parse(&c).is_err(), "flip at {i} parsed");
+    }
+}

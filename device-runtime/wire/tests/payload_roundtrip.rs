@@ -1,0 +1,171 @@
+//! Payloads that should work: a two-kernel payload built, parsed and read back field by field,
+//! the byte layout pinned against `docs/protocol.md`, and the builder refusing manifests the
+//! board would refuse.
+
+mod payload_common;
+
+use ekb_wire::crc32;
+use ekb_wire::payload::*;
+use payload_common::*;
+
+#[test]
+fn a_two_kernel_payload_round_trips() {
+    let bytes = sample_payload();
+    let view = Payload::parse(&bytes).unwrap();
+    assert_eq!(view.manifest(), &sample_manifest());
+    assert_eq!(view.blob_count(), 4);
+
+    for (i, (code, data)) in sample_blobs().iter().enumerate() {
+        let blob = view.blob(i as u32).unwrap();
+        assert_eq!(blob.kind.code(), *code);
+        assert_eq!(blob.data, &data[..]);
+        // Zero-copy: the slice points into the file, at a 64-byte aligned offset.
+        let offset = blob.data.as_ptr() as usize - bytes.as_ptr() as usize;
+        assert_eq!(offset % 64, 0, "blob {i} at {offset}");
+    }
+    assert_eq!(view.blob(4), None);
+
+    assert_eq!(view.kernel_code(0).unwrap().data, &elf(0xaa, 100)[..]);
+    assert_eq!(view.kernel_code(1).unwrap().data, &elf(0xbb, 37)[..]);
+    assert_eq!(view.kernel_code(2), None);
+
+    for s in 0..2u32 {
+        let got: Vec<f32> = le_f32s(view.expected_output(s, 3).unwrap()).collect();
+        assert_eq!(got, expected(s as usize));
+    }
+    // Not an output, or no such seed.
+    assert_eq!(view.expected_output(0, 2), None);
+    assert_eq!(view.expected_output(2, 3), None);
+}
+
+#[test]
+fn the_builder_writes_exactly_the_documented_layout() {
+    let manifest = postcard::to_allocvec(&sample_manifest()).unwrap();
+    assert_eq!(sample_payload(), assemble(&manifest, &sample_blobs()));
+}
+
+#[test]
+fn golden_header_bytes() {
+    let bytes = sample_payload();
+    let m = postcard::to_allocvec(&sample_manifest()).unwrap().len() as u64;
+    let table = 56 + m;
+    // Blobs: 100 bytes at the first multiple of 64 after the table, 37 bytes at the next
+    // multiple after that, then 32 and 32.
+    let b0 = (table + 80).div_ceil(64) * 64;
+    let b1 = (b0 + 100).div_ceil(64) * 64;
+    let b2 = (b1 + 37).div_ceil(64) * 64;
+    let b3 = (b2 + 32).div_ceil(64) * 64;
+    let total = b3 + 32;
+    assert_eq!(bytes.len() as u64, total);
+
+    let mut want = Vec::new();
+    want.extend_from_slice(b"EKBP"); // magic
+    want.extend_from_slice(&[1, 0]); // format version 1
+    want.extend_from_slice(&[0, 0]); // flags
+    for v in [total, 56, m, table, 80] {
+        want.extend_from_slice(&v.to_le_bytes());
+    }
+    want.extend_from_slice(&crc32(&bytes[56..]).to_le_bytes());
+    want.extend_from_slice(&crc32(&want).to_le_bytes());
+    assert_eq!(want.len(), HEADER_LEN);
+    assert_eq!(&bytes[..56], &want[..]);
+
+    // The blob table: (offset, length, kind) per blob.
+    let mut table_bytes = Vec::new();
+    for (off, len, kind) in [(b0, 100u64, 1u32), (b1, 37, 1), (b2, 32, 5), (b3, 32, 5)] {
+        table_bytes.extend_from_slice(&off.to_le_bytes());
+        table_bytes.extend_from_slice(&len.to_le_bytes());
+        table_bytes.extend_from_slice(&kind.to_le_bytes());
+    }
+    assert_eq!(&bytes[table as usize..table as usize + 80], &table_bytes[..]);
+
+    let header = *Payload::parse(&bytes).unwrap().header();
+    assert_eq!(header.to_bytes()[..], want[..]);
+    assert_eq!(header.manifest, Region { offset: 56, len: m });
+    assert_eq!(header.blob_table, Region { offset: table, len: 80 });
+}
+
+#[test]
+fn crc32_is_the_ieee_polynomial() {
+    assert_eq!(crc32(b"123456789"), 0xCBF4_3926);
+    assert_eq!(crc32(b""), 0);
+}
+
+#[test]
+fn blob_kinds_have_stable_codes() {
+    let codes: Vec<(u32, &str)> = BlobKind::ALL.iter().map(|k| (k.code(), k.name())).collect();
+    assert_eq!(
+        codes,
+        [(1, "elf-object"), (2, "cuda-source"), (3, "ptx"), (4, "opencl-source"), (5, "expected-output")]
+    );
+    assert_eq!(BlobKind::from_code(0), None);
+    assert_eq!(BlobKind::from_code(6), None);
+}
+
+#[test]
+fn a_gpu_payload_takes_source_blobs_and_grid_launches() {
+    let mut m = sample_manifest();
+    m.backend = Backend::OpenCl;
+    for k in &mut m.kernels {
+        k.launch = Launch::Grid { grid: [2, 1, 1], block: [4, 1, 1], shared_bytes: 0 };
+    }
+    let mut b = PayloadBuilder::new();
+    b.add_blob(BlobKind::OpenClSource, &b"__kernel void matmul() {}"[..]);
+    b.add_blob(BlobKind::OpenClSource, &b"__kernel void relu() {}"[..]);
+    b.add_blob(BlobKind::ExpectedOutput, f32s_to_le(&expected(0)));
+    b.add_blob(BlobKind::ExpectedOutput, f32s_to_le(&expected(1)));
+    let bytes = b.finish(&m).unwrap();
+    let view = Payload::parse(&bytes).unwrap();
+    assert_eq!(view.kernel_code(1).unwrap().data, b"__kernel void relu() {}");
+
+    // A CUDA payload whose kernels point at ELF objects.
+    m.backend = Backend::Cuda;
+    let e = Payload::parse(&with_manifest(&m)).unwrap_err();
+    assert_eq!(
+        e,
+        PayloadError::WrongBlobKind {
+            field: "kernels[0].blob".into(),
+            blob: 0,
+            found: BlobKind::ElfObject,
+            expected: "cuda"
+        }
+    );
+}
+
+#[test]
+fn the_builder_refuses_an_inconsistent_manifest() {
+    let mut m = sample_manifest();
+    m.plan[0].kernel = 7;
+    let mut b = PayloadBuilder::new();
+    for (code, data) in sample_blobs() {
+        b.add_blob(BlobKind::from_code(code).unwrap(), data);
+    }
+    assert_eq!(
+        b.finish(&m).unwrap_err(),
+        PayloadError::IndexOutOfRange { field: "plan[0].kernel".into(), index: 7, len: 2 }
+    );
+}
+
+#[test]
+fn a_payload_without_blobs_has_no_table_padding() {
+    // No kernel can reference a blob, so the manifest is invalid; the layout is still checked
+    // by parsing it as far as the manifest.
+    let bytes = assemble(&postcard::to_allocvec(&sample_manifest()).unwrap(), &[]);
+    assert_eq!(get_u64(&bytes, TOTAL_LEN), bytes.len() as u64);
+    assert_eq!(get_u64(&bytes, TABLE_LEN), 0);
+    assert_eq!(
+        Payload::parse(&bytes).unwrap_err(),
+        PayloadError::IndexOutOfRange { field: "kernels[0].blob".into(), index: 0, len: 0 }
+    );
+}
+
+#[test]
+fn elements_convert_to_and_from_little_endian() {
+    let xs = [1.5f32, -0.0, f32::INFINITY];
+    let bytes = f32s_to_le(&xs);
+    assert_eq!(&bytes[..4], &[0x00, 0x00, 0xc0, 0x3f]);
+    assert_eq!(le_f32s(&bytes).map(f32::to_bits).collect::<Vec<_>>(), xs.map(f32::to_bits));
+    let is = [-2i32, 7];
+    assert_eq!(i32s_to_le(&is), [0xfe, 0xff, 0xff, 0xff, 7, 0, 0, 0]);
+    assert_eq!(le_i32s(&i32s_to_le(&is)).collect::<Vec<_>>(), is);
+}
