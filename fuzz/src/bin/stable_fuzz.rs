@@ -140,7 +140,9 @@ fn dictionary(pool: &[Vec<u8>]) -> Vec<Vec<u8>> {
             }
         }
     }
-    for extra in ["-", "-1", "0", "inf", "-inf", "nan", "1e-5", "9223372036854775807", "[]", "()", "\u{e9}", "\n"] {
+    for extra in
+        ["-", "-1", "0", "inf", "-inf", "nan", "1e-5", "9223372036854775807", "[]", "()", "\u{e9}", "\n"]
+    {
         dict.push(extra.as_bytes().to_vec());
     }
     dict

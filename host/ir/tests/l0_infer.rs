@@ -1,6 +1,8 @@
 //! Shape and type inference per operator family, against hand-computed shapes.
 
 use ekb_ir::l0::ops::infer;
+use ekb_ir::l0::Op;
+use ekb_ir::Span;
 use ekb_ir::l0::parse::parse;
 use ekb_ir::l0::print::print;
 use ekb_ir::{DType, SourceFile, TensorType};
@@ -283,4 +285,12 @@ fn unary_dtypes() {
     );
     assert_eq!(error("k: i32[3]", "sigmoid(k)"), "sigmoid: input `x` has dtype i32, expected f32");
     assert_eq!(shape("s: f32[]", "gelu(s, approximate=tanh)"), Vec::<usize>::new());
+}
+
+#[test]
+fn arity_is_checked_for_graphs_built_in_code() {
+    let t = TensorType::new(DType::F32, [2, 3]);
+    let d = infer(&Op::Linear, &[&t], Span::new(4, 10)).unwrap_err();
+    assert_eq!(d.message, "`linear` takes 2 or 3 inputs (x, w[, b]), found 1");
+    assert_eq!(d.span, Some(Span::new(4, 10)));
 }

@@ -53,6 +53,14 @@ pub fn strip_spans(g: &mut Graph) {
     }
 }
 
+/// The statements of a graph's body.
+struct Body {
+    params: Vec<TensorDecl>,
+    nodes: Vec<Node>,
+    /// The values after `return`, and the span of `return`.
+    ret: (Vec<ValueRef>, Span),
+}
+
 struct Parser<'a> {
     src: &'a SourceFile,
     toks: Vec<Token>,
@@ -165,7 +173,7 @@ impl Parser<'_> {
                 .with_expected("at least one output, as in `-> (y: f32[4])`"));
         }
         self.expect(Tok::LBrace, "`{` to open the graph's body")?;
-        let (params, nodes, ret) = self.body(&name, name_span)?;
+        let Body { params, nodes, ret } = self.body(&name, name_span)?;
         let end = self.bump().span; // the `}`, checked by `body`
         self.skip_newlines();
         if !self.at(&Tok::Eof) {
@@ -357,12 +365,7 @@ impl Parser<'_> {
 
     /// Statements up to (not consuming) the closing `}`. Returns params, nodes and the
     /// `return` values with the span of `return`.
-    #[allow(clippy::type_complexity)]
-    fn body(
-        &mut self,
-        graph: &str,
-        name_span: Span,
-    ) -> PResult<(Vec<TensorDecl>, Vec<Node>, (Vec<ValueRef>, Span))> {
+    fn body(&mut self, graph: &str, name_span: Span) -> PResult<Body> {
         let mut params = Vec::new();
         let mut nodes: Vec<Node> = Vec::new();
         let mut ret: Option<(Vec<ValueRef>, Span)> = None;
@@ -419,7 +422,7 @@ impl Parser<'_> {
             }
         }
         match ret {
-            Some(r) => Ok((params, nodes, r)),
+            Some(ret) => Ok(Body { params, nodes, ret }),
             None => Err(Diagnostic::error(format!("graph `{graph}` has no `return`"))
                 .at(self.peek().span)
                 .with_expected("`return` and the output values before the closing `}`")),
