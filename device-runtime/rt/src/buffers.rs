@@ -1,0 +1,335 @@
+//! The buffers of a program: one page-aligned memory region per buffer, with guard zones, the
+//! seeded fill of inputs and parameters, and poison for outputs and temporaries.
+//!
+//! Each buffer is its own anonymous mapping laid out as
+//!
+//! ```text
+//! [leading guard: whole pages][data: whole pages, the buffer at their start, then slack][trailing guard: whole pages]
+//! ```
+//!
+//! so the data starts on a page boundary (64-byte aligned as the kernel ABI requires, and never
+//! null, even for an empty buffer), the data pages belong to this buffer alone (inputs can be
+//! made read-only with `mprotect` without touching anything else), and every byte around the
+//! data — the guards and the slack after the last element — holds [`GUARD_BYTE`], so a write
+//! past either end shows up in [`Buffers::check_guards`] with the buffer's name.
+//!
+//! What it must keep true: the memory is only ever reached through raw pointers (kernels write
+//! it while the runtime holds `&Buffers`); the safe accessors that hand out slices say when
+//! they may be called (never while kernels run). Inputs and parameters are generated with the
+//! shared seeded generator under the key `tensor_key(task, seed, buffer name)`, exactly as the
+//! host generates them; outputs and temporaries hold [`POISON_F32_BITS`] / [`POISON_I32`] (the
+//! L1 interpreter's patterns) before every run.
+
+use crate::sys::{self, Mapping, Protection};
+use ekb_wire::payload::{DType, Manifest, Role};
+use ekb_wire::seeded::{self, InitError};
+use std::fmt;
+
+/// Alignment of every buffer a kernel receives.
+pub const BUFFER_ALIGN: usize = 64;
+/// Bits of the f32 poison (a quiet NaN whose payload reads `dead`).
+pub const POISON_F32_BITS: u32 = 0x7fc0_dead;
+/// The i32 poison.
+pub const POISON_I32: i32 = 0x7ead_beef;
+/// The byte every guard zone and the slack after each buffer hold.
+pub const GUARD_BYTE: u8 = 0xa5;
+
+/// How buffer regions are laid out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RegionLayout {
+    /// Bytes of guard zone on each side of the data (rounded up to whole pages; 0: none
+    /// beyond the slack of the last data page).
+    pub guard_bytes: usize,
+}
+
+impl RegionLayout {
+    /// One page of guard on each side.
+    pub fn one_page() -> RegionLayout {
+        RegionLayout { guard_bytes: sys::page_size() }
+    }
+}
+
+/// One buffer's region.
+#[derive(Debug)]
+pub struct Region {
+    map: Mapping,
+    /// Offset of the data in the mapping (the leading guard's length).
+    lead: usize,
+    /// Length of the data in bytes.
+    len: usize,
+    /// Length of the data pages.
+    data_pages: usize,
+}
+
+/// A byte outside a buffer that no longer holds [`GUARD_BYTE`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct GuardHit {
+    /// Offset from the start of the data: negative before it, `>= len` after it.
+    pub offset: i64,
+    /// How many guard bytes were changed.
+    pub bytes: usize,
+}
+
+impl Region {
+    /// A region for `len` bytes of data.
+    pub fn new(len: usize, layout: RegionLayout) -> std::io::Result<Region> {
+        let overflow = || std::io::Error::new(std::io::ErrorKind::OutOfMemory, "buffer size overflows");
+        let guard = sys::page_round_up(layout.guard_bytes).ok_or_else(overflow)?;
+        let data_pages = sys::page_round_up(len.max(1)).ok_or_else(overflow)?;
+        let total = guard.checked_add(data_pages).and_then(|n| n.checked_add(guard)).ok_or_else(overflow)?;
+        let map = Mapping::anonymous(total)?;
+        let r = Region { map, lead: guard, len, data_pages };
+        r.fill_guards();
+        Ok(r)
+    }
+
+    /// The address of the data (page-aligned).
+    pub fn ptr(&self) -> *mut u8 {
+        // In bounds: `lead` < the mapping's length.
+        self.map.as_ptr().wrapping_add(self.lead)
+    }
+
+    /// Length of the data in bytes.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The data. Must not be called while a kernel may write the buffer.
+    pub fn bytes(&self) -> &[u8] {
+        // SAFETY: `len` bytes at `ptr` are mapped and readable (the data pages are never made
+        // unreadable); the caller does not run kernels while the slice lives (module notes).
+        unsafe { std::slice::from_raw_parts(self.ptr(), self.len) }
+    }
+
+    /// Writes `f(data)`; the data pages must be writable.
+    fn with_bytes_mut<T>(&self, f: impl FnOnce(&mut [u8]) -> T) -> T {
+        // SAFETY: as in `bytes`, and no other slice of the data is live inside this call.
+        f(unsafe { std::slice::from_raw_parts_mut(self.ptr(), self.len) })
+    }
+
+    /// Makes the data pages read-only (`true`) or read-write again (`false`).
+    pub fn protect_data(&self, read_only: bool) -> std::io::Result<()> {
+        let prot = if read_only { Protection::Read } else { Protection::ReadWrite };
+        self.map.protect(self.lead, self.data_pages, prot)
+    }
+
+    /// Fills the guards and the slack with [`GUARD_BYTE`] (the data pages must be writable).
+    pub fn fill_guards(&self) {
+        let base = self.map.as_ptr();
+        let total = self.map.len();
+        // SAFETY: both ranges lie inside the read-write mapping and outside the data.
+        unsafe {
+            std::ptr::write_bytes(base, GUARD_BYTE, self.lead);
+            std::ptr::write_bytes(base.add(self.lead + self.len), GUARD_BYTE, total - self.lead - self.len);
+        }
+    }
+
+    /// The first changed byte around the data, with the count of changed bytes; `None` when
+    /// every guard byte is intact.
+    pub fn check_guards(&self) -> Option<GuardHit> {
+        // SAFETY: the whole mapping is readable (guards are never made inaccessible here).
+        let all = unsafe { self.map.bytes() };
+        let after = self.lead + self.len;
+        let mut first = None;
+        let mut bytes = 0;
+        for (i, &b) in all[..self.lead]
+            .iter()
+            .enumerate()
+            .chain(all[after..].iter().enumerate().map(|(i, b)| (after + i, b)))
+        {
+            if b != GUARD_BYTE {
+                bytes += 1;
+                first.get_or_insert(i as i64 - self.lead as i64);
+            }
+        }
+        first.map(|offset| GuardHit { offset, bytes })
+    }
+}
+
+/// Why a program's buffers could not be set up.
+#[derive(Debug, Clone, PartialEq)]
+pub enum BufferError {
+    Allocate { buffer: String, bytes: u64, error: String },
+    Init { buffer: String, error: InitError },
+}
+
+impl fmt::Display for BufferError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            BufferError::Allocate { buffer, bytes, error } => {
+                write!(f, "cannot allocate buffer `{buffer}` ({bytes} bytes): {error}")
+            }
+            BufferError::Init { buffer, error } => write!(f, "cannot generate buffer `{buffer}`: {error}"),
+        }
+    }
+}
+
+impl std::error::Error for BufferError {}
+
+/// A guard violation, by buffer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GuardViolation {
+    pub buffer: String,
+    pub hit: GuardHit,
+}
+
+/// The buffers of one program, in the manifest's order.
+#[derive(Debug)]
+pub struct Buffers {
+    regions: Vec<Region>,
+    names: Vec<String>,
+    roles: Vec<Role>,
+}
+
+impl Buffers {
+    /// One region per buffer of `manifest` (a validated manifest: every size fits in usize).
+    pub fn allocate(manifest: &Manifest, layout: RegionLayout) -> Result<Buffers, BufferError> {
+        let mut regions = Vec::with_capacity(manifest.buffers.len());
+        for b in &manifest.buffers {
+            let bytes = b.size_bytes().unwrap_or(u64::MAX);
+            let region = usize::try_from(bytes)
+                .map_err(|_| "larger than the address space".to_string())
+                .and_then(|n| Region::new(n, layout).map_err(|e| e.to_string()))
+                .map_err(|error| BufferError::Allocate { buffer: b.name.clone(), bytes, error })?;
+            regions.push(region);
+        }
+        Ok(Buffers {
+            regions,
+            names: manifest.buffers.iter().map(|b| b.name.clone()).collect(),
+            roles: manifest.buffers.iter().map(|b| b.role).collect(),
+        })
+    }
+
+    pub fn len(&self) -> usize {
+        self.regions.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.regions.is_empty()
+    }
+
+    pub fn region(&self, i: usize) -> &Region {
+        &self.regions[i]
+    }
+
+    pub fn name(&self, i: usize) -> &str {
+        &self.names[i]
+    }
+
+    /// Total bytes of buffer data (without guards and slack).
+    pub fn data_bytes(&self) -> u64 {
+        self.regions.iter().map(|r| r.len as u64).sum()
+    }
+
+    /// Generates every input and parameter for `seed` (the seed's value, not its index) with
+    /// the shared generator, keyed by `tensor_key(task, seed, name)`. Inputs must be writable.
+    pub fn generate(&self, manifest: &Manifest, seed: u64) -> Result<(), BufferError> {
+        for (b, region) in manifest.buffers.iter().zip(&self.regions) {
+            let Some(init) = b.init.as_ref().filter(|_| b.role.is_generated()) else { continue };
+            let key = seeded::tensor_key(&manifest.task, seed, &b.name);
+            let err = |error| BufferError::Init { buffer: b.name.clone(), error };
+            let shape: Vec<usize> = b
+                .shape
+                .iter()
+                .map(|&d| usize::try_from(d).map_err(|_| err(InitError::ShapeOverflow)))
+                .collect::<Result<_, _>>()?;
+            let n = region.len / 4;
+            match b.dtype {
+                DType::F32 => {
+                    // SAFETY: the data is page-aligned (so f32-aligned), `n * 4` bytes long, and
+                    // not otherwise borrowed during this call.
+                    let v = unsafe { std::slice::from_raw_parts_mut(region.ptr().cast::<f32>(), n) };
+                    seeded::fill_f32(init, &shape, key, v).map_err(err)?;
+                    // The generator produces native values; buffers hold native values too.
+                }
+                DType::I32 => {
+                    // SAFETY: as above, for i32.
+                    let v = unsafe { std::slice::from_raw_parts_mut(region.ptr().cast::<i32>(), n) };
+                    seeded::fill_i32(init, key, v).map_err(err)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Writes the poison pattern into every output and temporary.
+    pub fn poison(&self, manifest: &Manifest) {
+        for (b, region) in manifest.buffers.iter().zip(&self.regions) {
+            if b.role.is_generated() {
+                continue;
+            }
+            let word = match b.dtype {
+                DType::F32 => POISON_F32_BITS.to_ne_bytes(),
+                DType::I32 => POISON_I32.to_ne_bytes(),
+            };
+            region.with_bytes_mut(|d| d.chunks_exact_mut(4).for_each(|c| c.copy_from_slice(&word)));
+        }
+    }
+
+    /// Makes every input and parameter read-only (`true`) or writable again (`false`).
+    pub fn protect_generated(&self, read_only: bool) -> std::io::Result<()> {
+        for (role, region) in self.roles.iter().zip(&self.regions) {
+            if role.is_generated() {
+                region.protect_data(read_only)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Every buffer whose guard zones or slack were written, in buffer order.
+    pub fn check_guards(&self) -> Vec<GuardViolation> {
+        self.regions
+            .iter()
+            .zip(&self.names)
+            .filter_map(|(r, n)| r.check_guards().map(|hit| GuardViolation { buffer: n.clone(), hit }))
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn data_is_page_aligned_and_guards_catch_writes_on_both_sides() {
+        let page = sys::page_size();
+        let r = Region::new(10, RegionLayout::one_page()).unwrap();
+        assert_eq!(r.ptr() as usize % page, 0);
+        assert_eq!(r.ptr() as usize % BUFFER_ALIGN, 0);
+        assert_eq!(r.check_guards(), None);
+        // SAFETY: one byte past the end, in the slack of the data page.
+        unsafe { *r.ptr().add(10) = 0 };
+        assert_eq!(r.check_guards(), Some(GuardHit { offset: 10, bytes: 1 }));
+        r.fill_guards();
+        assert_eq!(r.check_guards(), None);
+        // SAFETY: inside the leading guard page.
+        unsafe { *r.ptr().sub(3) = 1 };
+        unsafe { *r.ptr().sub(1) = 1 };
+        assert_eq!(r.check_guards(), Some(GuardHit { offset: -3, bytes: 2 }));
+        // Writing the data itself is not a guard hit.
+        let r = Region::new(8, RegionLayout { guard_bytes: 0 }).unwrap();
+        r.with_bytes_mut(|d| d.fill(0));
+        assert_eq!(r.check_guards(), None);
+    }
+
+    #[test]
+    fn empty_buffers_have_a_valid_aligned_address() {
+        let r = Region::new(0, RegionLayout { guard_bytes: 0 }).unwrap();
+        assert!(!r.ptr().is_null() && r.ptr() as usize % BUFFER_ALIGN == 0);
+        assert!(r.is_empty() && r.bytes().is_empty());
+    }
+
+    #[test]
+    fn read_only_data_can_be_made_writable_again() {
+        let r = Region::new(16, RegionLayout::one_page()).unwrap();
+        r.protect_data(true).unwrap();
+        assert_eq!(r.bytes()[0], 0, "still readable");
+        r.protect_data(false).unwrap();
+        r.with_bytes_mut(|d| d[0] = 7);
+        assert_eq!(r.bytes()[0], 7);
+    }
+}

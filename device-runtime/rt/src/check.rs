@@ -1,0 +1,137 @@
+//! Comparing a program's outputs with the expected values the host computed.
+//!
+//! The rule is the evaluation protocol's: a float element passes when
+//! `|out - ref| <= atol + rtol * |ref|`; NaN or infinity where the reference is finite fails; a
+//! NaN reference matches only NaN and an infinite reference only the same infinity; integers
+//! must be equal. Errors are taken over all elements: `max_abs_err = max |out - ref|` (infinite
+//! for a non-finite output where the reference is finite), `max_rel_err` the same divided by
+//! `|ref|` over elements whose reference is non-zero.
+//!
+//! What it must keep true: the expected bytes are only read here, after the kernels ran, and
+//! never handed to kernel code (the isolation layer keeps them out of the kernel process
+//! entirely).
+
+use ekb_wire::payload::{le_f32s, le_i32s, DType, Tolerance};
+use ekb_wire::protocol::OutputCheck;
+
+/// Compares `got` (native-endian elements as the kernel wrote them) with `expected`
+/// (little-endian elements, as stored in the payload) for buffer `buffer`.
+pub fn compare(buffer: &str, dtype: DType, got: &[u8], expected: &[u8], tol: Tolerance) -> OutputCheck {
+    let mut c = OutputCheck {
+        buffer: buffer.to_string(),
+        ok: true,
+        max_abs_err: 0.0,
+        max_rel_err: 0.0,
+        first_mismatch: None,
+        mismatches: 0,
+    };
+    let mut note = |i: usize, r: f64, g: f64, pass: bool| {
+        let abs = if r == g || (r.is_nan() && g.is_nan()) {
+            0.0
+        } else if r.is_finite() && g.is_finite() {
+            (g - r).abs()
+        } else {
+            f64::INFINITY
+        };
+        c.max_abs_err = c.max_abs_err.max(abs);
+        if r != 0.0 && r.is_finite() {
+            c.max_rel_err = c.max_rel_err.max(abs / r.abs());
+        }
+        if !pass {
+            c.ok = false;
+            c.mismatches += 1;
+            c.first_mismatch.get_or_insert(i as u64);
+        }
+    };
+    match dtype {
+        DType::F32 => {
+            let got = got.chunks_exact(4).map(|b| f32::from_ne_bytes([b[0], b[1], b[2], b[3]]));
+            for (i, (r, g)) in le_f32s(expected).zip(got).enumerate() {
+                let (r, g) = (f64::from(r), f64::from(g));
+                let pass = if r.is_nan() {
+                    g.is_nan()
+                } else if r.is_infinite() {
+                    g == r
+                } else {
+                    g.is_finite() && (g - r).abs() <= tol.atol + tol.rtol * r.abs()
+                };
+                note(i, r, g, pass);
+            }
+        }
+        DType::I32 => {
+            let got = got.chunks_exact(4).map(|b| i32::from_ne_bytes([b[0], b[1], b[2], b[3]]));
+            for (i, (r, g)) in le_i32s(expected).zip(got).enumerate() {
+                note(i, f64::from(r), f64::from(g), r == g);
+            }
+        }
+    }
+    if got.len() != expected.len() {
+        // A validated payload never gets here; a short buffer must not pass by omission.
+        c.ok = false;
+        c.first_mismatch.get_or_insert((got.len().min(expected.len()) / 4) as u64);
+    }
+    c
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ekb_wire::payload::{f32s_to_le, i32s_to_le};
+
+    const TOL: Tolerance = Tolerance { atol: 1e-4, rtol: 1e-4 };
+
+    fn ne_f32(v: &[f32]) -> Vec<u8> {
+        v.iter().flat_map(|x| x.to_ne_bytes()).collect()
+    }
+
+    #[test]
+    fn floats_pass_within_atol_plus_rtol_times_ref() {
+        // Bound at ref 100: 1e-4 + 1e-2 = 0.0101.
+        let exp = f32s_to_le(&[100.0, 0.0, -2.0]);
+        let c = compare("y", DType::F32, &ne_f32(&[100.01, 0.00005, -2.0]), &exp, TOL);
+        assert!(c.ok, "{c:?}");
+        assert_eq!(c.first_mismatch, None);
+        assert!((c.max_abs_err - 0.01).abs() < 1e-5, "{}", c.max_abs_err);
+        assert!((c.max_rel_err - 1e-4).abs() < 1e-7, "rel is over non-zero refs only: {}", c.max_rel_err);
+        let c = compare("y", DType::F32, &ne_f32(&[100.02, 0.0, -2.0002]), &exp, TOL);
+        assert!(!c.ok);
+        assert_eq!((c.first_mismatch, c.mismatches), (Some(0), 1), "-2.0002 is within 1e-4 + 2e-4");
+    }
+
+    #[test]
+    fn non_finite_outputs_fail_where_the_reference_is_finite() {
+        let exp = f32s_to_le(&[1.0, 2.0, f32::NAN, f32::INFINITY, f32::NEG_INFINITY]);
+        let got = ne_f32(&[1.0, f32::NAN, f32::NAN, f32::INFINITY, f32::INFINITY]);
+        let c = compare("y", DType::F32, &got, &exp, TOL);
+        assert_eq!((c.ok, c.first_mismatch, c.mismatches), (false, Some(1), 2));
+        assert_eq!(c.max_abs_err, f64::INFINITY);
+        // The poison pattern is a NaN: an output never written fails.
+        let poison = f32::from_bits(crate::buffers::POISON_F32_BITS);
+        assert!(!compare("y", DType::F32, &ne_f32(&[poison]), &f32s_to_le(&[0.0]), TOL).ok);
+        // NaN matches NaN, infinity the same infinity.
+        let c = compare(
+            "y",
+            DType::F32,
+            &ne_f32(&[f32::NAN, f32::INFINITY]),
+            &f32s_to_le(&[f32::NAN, f32::INFINITY]),
+            TOL,
+        );
+        assert!(c.ok && c.max_abs_err == 0.0, "{c:?}");
+    }
+
+    #[test]
+    fn integers_must_be_exact() {
+        let exp = i32s_to_le(&[5, -7, 1 << 30]);
+        let got: Vec<u8> = [5i32, -7, (1 << 30) + 1].iter().flat_map(|x| x.to_ne_bytes()).collect();
+        let c = compare("idx", DType::I32, &got, &exp, Tolerance { atol: 10.0, rtol: 10.0 });
+        assert_eq!((c.ok, c.first_mismatch, c.mismatches), (false, Some(2), 1));
+        assert_eq!(c.max_abs_err, 1.0);
+        assert!(compare("idx", DType::I32, &got[..8], &exp[..8], TOL).ok);
+    }
+
+    #[test]
+    fn a_short_buffer_never_passes() {
+        let c = compare("y", DType::F32, &ne_f32(&[1.0]), &f32s_to_le(&[1.0, 2.0]), TOL);
+        assert_eq!((c.ok, c.first_mismatch), (false, Some(1)));
+    }
+}

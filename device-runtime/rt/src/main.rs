@@ -1,0 +1,228 @@
+//! `ekb-rt`, the board runtime's command line.
+//!
+//! ```text
+//! ekb-rt info [--json]
+//! ekb-rt run PAYLOAD... --out REPORT [--threads N] [--cpus LIST | --big-cores]
+//! ekb-rt --version | --help
+//! ```
+//!
+//! `run` is the offline mode for air-gapped boards: it runs each payload and writes the report
+//! file of `docs/protocol.md` (a `HelloAck` frame, then one `RunReport` — or `Error` for a
+//! payload that cannot run here — per payload, in order). Exit status: 0 when every payload ran
+//! and was correct, 1 when the report was written but some payload failed, 2 on a usage error
+//! or when the report could not be written. The argument parser is hand-written to keep the
+//! static binary small.
+
+use ekb_rt::device::{format_cpu_list, Device};
+use ekb_rt::run::{run_payload, RunOptions};
+use ekb_rt::sys::MappedFile;
+use ekb_wire::payload::Payload;
+use ekb_wire::protocol::{
+    encode_frame, Availability, DeviceInfo, ErrorKind, PayloadId, Response, PROTOCOL_VERSION,
+};
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+const USAGE: &str = "\
+usage:
+  ekb-rt info [--json]                 describe this device
+  ekb-rt run PAYLOAD... --out REPORT   run payloads offline and write a report file
+        [--threads N]                  threads for parallel loops (default: every allowed CPU)
+        [--cpus LIST]                  pin kernel threads to these CPUs (e.g. 4-7 or 0,2)
+        [--big-cores]                  pin to the fastest cluster when the CPU has several
+  ekb-rt --version
+";
+
+/// Counters and isolation are probed by the layers that own them; this build has neither.
+fn isolation() -> Availability {
+    Availability::Unavailable {
+        reason: "this build of ekb-rt runs kernels in its own process, without a system-call filter".into(),
+    }
+}
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let result = match args.first().map(String::as_str) {
+        Some("info") => info(&args[1..]),
+        Some("run") => run(&args[1..]),
+        Some("--version" | "-V" | "version") => {
+            println!("ekb-rt {} ({})", env!("CARGO_PKG_VERSION"), std::env::consts::ARCH);
+            Ok(ExitCode::SUCCESS)
+        }
+        Some("--help" | "-h" | "help") => {
+            print!("{USAGE}");
+            Ok(ExitCode::SUCCESS)
+        }
+        Some(other) => Err(format!("unknown command `{other}`")),
+        None => Err("no command given".to_string()),
+    };
+    result.unwrap_or_else(|e| {
+        eprintln!("ekb-rt: {e}\n{USAGE}");
+        ExitCode::from(2)
+    })
+}
+
+fn info(args: &[String]) -> Result<ExitCode, String> {
+    let json = match args {
+        [] => false,
+        [a] if a == "--json" => true,
+        [a, ..] => return Err(format!("`info` takes only --json, not `{a}`")),
+    };
+    let device = Device::probe();
+    let info = device.to_info(Vec::new(), isolation());
+    if json {
+        #[derive(serde::Serialize)]
+        struct Json<'a> {
+            #[serde(flatten)]
+            info: &'a DeviceInfo,
+            emulation: Option<&'a str>,
+        }
+        let text =
+            serde_json::to_string_pretty(&Json { info: &info, emulation: device.emulation.as_deref() })
+                .map_err(|e| format!("cannot write JSON: {e}"))?;
+        println!("{text}");
+    } else {
+        print!("{}", info_text(&device, &info));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn info_text(device: &Device, info: &DeviceInfo) -> String {
+    let mut s = String::new();
+    let mut line = |k: &str, v: String| s.push_str(&format!("{k:<11} {v}\n"));
+    line("arch", info.arch.clone());
+    line("cpu", info.cpu_model.clone());
+    line("cores", info.cores.to_string());
+    for (i, c) in info.clusters.iter().enumerate() {
+        let khz = c.max_khz.map_or("max frequency unknown".to_string(), |k| format!("{} MHz", k / 1000));
+        let core = if c.core.is_empty() { "unknown core" } else { &c.core };
+        line(
+            if i == 0 { "clusters" } else { "" },
+            format!("{core} x{}: cpus {}, {khz}", c.cpus.len(), format_cpu_list(&c.cpus)),
+        );
+    }
+    line(
+        "memory",
+        format!("{:.1} GiB ({} bytes)", info.memory_bytes as f64 / (1u64 << 30) as f64, info.memory_bytes),
+    );
+    line("page size", format!("{} bytes", info.page_size));
+    line("os", device.os.clone());
+    line("emulation", device.emulation.clone().unwrap_or_else(|| "none detected".into()));
+    line(
+        "counters",
+        if info.counters.is_empty() {
+            "not probed by this build".to_string()
+        } else {
+            info.counters
+                .iter()
+                .map(|c| format!("{}: {}", c.name, if c.availability.is_available() { "yes" } else { "no" }))
+                .collect::<Vec<_>>()
+                .join(", ")
+        },
+    );
+    line(
+        "isolation",
+        match &info.isolation {
+            Availability::Available => "seccomp filter available".to_string(),
+            Availability::Unavailable { reason } => format!("unavailable: {reason}"),
+        },
+    );
+    s
+}
+
+/// Parsed arguments of `run`.
+struct RunArgs {
+    payloads: Vec<PathBuf>,
+    out: PathBuf,
+    options: RunOptions,
+    big_cores: bool,
+}
+
+fn parse_run(args: &[String]) -> Result<RunArgs, String> {
+    let mut payloads = Vec::new();
+    let (mut out, mut options, mut big_cores) = (None, RunOptions::default(), false);
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        let mut value = |flag: &str| it.next().cloned().ok_or_else(|| format!("`{flag}` needs a value"));
+        match a.as_str() {
+            "--out" | "-o" => out = Some(PathBuf::from(value(a)?)),
+            "--threads" => {
+                let v = value(a)?;
+                options.threads = v.parse().map_err(|_| format!("`--threads {v}`: expected a number"))?;
+            }
+            "--cpus" => {
+                let v = value(a)?;
+                let cpus = ekb_rt::device::parse_cpu_list(&v);
+                if cpus.is_empty() {
+                    return Err(format!("`--cpus {v}`: expected a CPU list such as 4-7 or 0,2"));
+                }
+                options.cpus = cpus.into_iter().map(|c| c as usize).collect();
+            }
+            "--big-cores" => big_cores = true,
+            flag if flag.starts_with('-') => return Err(format!("`run` has no option `{flag}`")),
+            path => payloads.push(PathBuf::from(path)),
+        }
+    }
+    if payloads.is_empty() {
+        return Err("`run` needs at least one payload".into());
+    }
+    if big_cores && !options.cpus.is_empty() {
+        return Err("`--big-cores` and `--cpus` exclude each other".into());
+    }
+    let out = out.ok_or("`run` needs `--out REPORT`")?;
+    Ok(RunArgs { payloads, out, options, big_cores })
+}
+
+fn run(args: &[String]) -> Result<ExitCode, String> {
+    let mut a = parse_run(args)?;
+    let device = Device::probe();
+    if a.big_cores {
+        a.options.cpus = device.big_cores();
+    }
+    let frame = |r: &Response| encode_frame(r).map_err(|e| format!("cannot encode a report frame: {e}"));
+    let mut report = frame(&Response::HelloAck {
+        version: PROTOCOL_VERSION,
+        runtime: "ekb-rt".into(),
+        runtime_version: env!("CARGO_PKG_VERSION").into(),
+        device: device.summary(),
+    })?;
+    let mut all_ok = true;
+    for (i, path) in a.payloads.iter().enumerate() {
+        let id = PayloadId(i as u64);
+        let (response, line) = run_one(id, path, &a.options);
+        all_ok &= matches!(&response, Response::RunReport(r) if r.is_correct());
+        println!("{}: {line}", path.display());
+        report.extend(frame(&response)?);
+    }
+    let mut file =
+        std::fs::File::create(&a.out).map_err(|e| format!("cannot create `{}`: {e}", a.out.display()))?;
+    file.write_all(&report).map_err(|e| format!("cannot write `{}`: {e}", a.out.display()))?;
+    Ok(if all_ok { ExitCode::SUCCESS } else { ExitCode::from(1) })
+}
+
+/// Runs one payload file: the response for the report and a line for the terminal.
+fn run_one(id: PayloadId, path: &std::path::Path, options: &RunOptions) -> (Response, String) {
+    let error = |kind: ErrorKind, message: String| {
+        let line = format!("error ({kind}): {message}");
+        (Response::Error { kind, message }, line)
+    };
+    let file = match MappedFile::open(path) {
+        Ok(f) => f,
+        Err(e) => return error(ErrorKind::PayloadInvalid, format!("cannot read `{}`: {e}", path.display())),
+    };
+    let view = match Payload::parse(file.bytes()) {
+        Ok(v) => v,
+        Err(e) => return error(ErrorKind::PayloadInvalid, e.to_string()),
+    };
+    match run_payload(id, &view, options) {
+        Err(e) => error(e.kind, e.message),
+        Ok(r) => {
+            let line = match &r.failure {
+                None => format!("correct ({} seeds, {} threads)", r.seeds.len(), r.threads),
+                Some(f) => format!("FAILED {}: {}", f.kind, f.evidence),
+            };
+            (Response::RunReport(r), line)
+        }
+    }
+}

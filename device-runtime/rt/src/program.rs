@@ -1,0 +1,192 @@
+//! A payload's program, ready to run: its kernel objects loaded, every kernel of the manifest
+//! resolved to an entry point, and the launch plan bound to buffers.
+//!
+//! The pieces are separate so that the isolation and measurement layers can place them where
+//! they belong: [`Program::load`] links the code (no expected outputs involved), [`Buffers`]
+//! are allocated and prepared per seed ([`Program::prepare`]), [`Program::bind`] turns the plan
+//! into argument arrays once, [`Bound::execute`] runs one whole execution of the plan (what one
+//! timing sample measures), and [`crate::check`] compares outputs afterwards, outside the code
+//! path that runs kernels.
+//!
+//! What it must keep true: the manifest was validated by `Payload::parse`, so every kernel,
+//! buffer and blob index in it is in range and every plan step passes buffers of exactly its
+//! parameters' types with no written buffer aliased; this module re-checks nothing of that but
+//! never indexes with anything else. Kernels only ever receive pointers to the program's own
+//! page-aligned buffers.
+
+use crate::buffers::{BufferError, Buffers, RegionLayout};
+use crate::check;
+use crate::loader::{KernelFn, LoadError, LoadedObject};
+use crate::pool::STACK_RESERVE;
+use ekb_wire::payload::{Backend, Manifest, PayloadView};
+use ekb_wire::protocol::SeedCheck;
+use std::fmt;
+use std::marker::PhantomData;
+
+/// Why a payload's code cannot be made ready to run.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ProgramError {
+    /// This runtime runs `cpu-llvm` kernels only.
+    Backend(Backend),
+    /// A code blob failed to load.
+    Load { blob: u32, error: LoadError },
+    /// A kernel's entry symbol is not exported by its object.
+    MissingEntry { kernel: String, symbol: String, blob: u32, available: Vec<String> },
+}
+
+impl fmt::Display for ProgramError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ProgramError::Backend(b) => {
+                write!(f, "this runtime runs cpu-llvm kernels; the payload's backend is {b}")
+            }
+            ProgramError::Load { blob, error } => write!(f, "blob {blob}: {error}"),
+            ProgramError::MissingEntry { kernel, symbol, blob, available } => write!(
+                f,
+                "kernel `{kernel}`: blob {blob} does not export `{symbol}` (it exports: {})",
+                if available.is_empty() { "nothing".to_string() } else { available.join(", ") }
+            ),
+        }
+    }
+}
+
+impl std::error::Error for ProgramError {}
+
+/// A payload's code, loaded.
+#[derive(Debug)]
+pub struct Program {
+    manifest: Manifest,
+    /// Loaded code blobs: (blob index, object), in first-use order.
+    objects: Vec<(u32, LoadedObject)>,
+    /// The entry point of each kernel of the manifest.
+    entries: Vec<KernelFn>,
+}
+
+impl Program {
+    /// Loads every code blob the kernels use and resolves every kernel's entry symbol.
+    pub fn load(view: &PayloadView<'_>) -> Result<Program, ProgramError> {
+        let manifest = view.manifest().clone();
+        if manifest.backend != Backend::CpuLlvm {
+            return Err(ProgramError::Backend(manifest.backend));
+        }
+        let mut objects: Vec<(u32, LoadedObject)> = Vec::new();
+        let mut entries = Vec::with_capacity(manifest.kernels.len());
+        for k in &manifest.kernels {
+            let pos = match objects.iter().position(|(b, _)| *b == k.blob) {
+                Some(p) => p,
+                None => {
+                    // Validated: the blob exists and is an ELF object.
+                    let blob = view.blob(k.blob).expect("a validated blob index");
+                    let obj = LoadedObject::load(blob.data)
+                        .map_err(|error| ProgramError::Load { blob: k.blob, error })?;
+                    objects.push((k.blob, obj));
+                    objects.len() - 1
+                }
+            };
+            let obj = &objects[pos].1;
+            let f = obj.entry(&k.symbol).ok_or_else(|| ProgramError::MissingEntry {
+                kernel: k.name.clone(),
+                symbol: k.symbol.clone(),
+                blob: k.blob,
+                available: obj.summary().entries.clone(),
+            })?;
+            entries.push(f);
+        }
+        Ok(Program { manifest, objects, entries })
+    }
+
+    pub fn manifest(&self) -> &Manifest {
+        &self.manifest
+    }
+
+    /// The loaded code blobs, with their blob indices.
+    pub fn objects(&self) -> impl Iterator<Item = (u32, &LoadedObject)> {
+        self.objects.iter().map(|(b, o)| (*b, o))
+    }
+
+    /// Stack the thread that calls kernels needs: the profile's budget for `local`
+    /// allocations plus the kernel ABI's reserve. (Workers of a pool built with the same
+    /// `stack_bytes` get the same.)
+    pub fn kernel_stack_bytes(&self) -> usize {
+        usize::try_from(self.manifest.memory.stack_limit_bytes)
+            .unwrap_or(usize::MAX)
+            .saturating_add(STACK_RESERVE)
+    }
+
+    /// Allocates the program's buffers.
+    pub fn allocate(&self, layout: RegionLayout) -> Result<Buffers, BufferError> {
+        Buffers::allocate(&self.manifest, layout)
+    }
+
+    /// Prepares `bufs` for a run under `seeds[seed_index]`: inputs and parameters generated,
+    /// outputs and temporaries poisoned. (Inputs must be writable.)
+    pub fn prepare(&self, bufs: &Buffers, seed_index: usize) -> Result<(), BufferError> {
+        bufs.generate(&self.manifest, self.manifest.seeds[seed_index])?;
+        bufs.poison(&self.manifest);
+        Ok(())
+    }
+
+    /// The plan with each step's kernel entry and argument array, for buffers `bufs` (which
+    /// must come from [`Program::allocate`] of this program).
+    pub fn bind<'b>(&self, bufs: &'b Buffers) -> Bound<'b> {
+        assert_eq!(bufs.len(), self.manifest.buffers.len(), "buffers of another program");
+        let steps = self
+            .manifest
+            .plan
+            .iter()
+            .map(|s| {
+                let args = s.args.iter().map(|&a| bufs.region(a as usize).ptr()).collect();
+                (self.entries[s.kernel as usize], args)
+            })
+            .collect();
+        Bound { steps, _bufs: PhantomData }
+    }
+
+    /// Compares the outputs in `bufs` with the expected values of `seeds[seed_index]` in the
+    /// payload `view` (the payload this program was loaded from).
+    pub fn check(&self, view: &PayloadView<'_>, seed_index: usize, bufs: &Buffers) -> SeedCheck {
+        let m = &self.manifest;
+        let outputs = m
+            .buffers
+            .iter()
+            .enumerate()
+            .filter(|(_, b)| b.role == ekb_wire::payload::Role::Output)
+            .map(|(i, b)| {
+                // Validated: every (seed, output) pair has an expected blob.
+                let expected = view.expected_output(seed_index as u32, i as u32).unwrap_or(&[]);
+                check::compare(&b.name, b.dtype, bufs.region(i).bytes(), expected, m.tolerance)
+            })
+            .collect();
+        SeedCheck { seed: m.seeds[seed_index], outputs }
+    }
+}
+
+/// The plan bound to buffers: one entry point and argument array per step.
+pub struct Bound<'b> {
+    steps: Vec<(KernelFn, Vec<*mut u8>)>,
+    _bufs: PhantomData<&'b Buffers>,
+}
+
+impl Bound<'_> {
+    /// Runs every step of the plan once, in order (one execution of the program). Parallel
+    /// loops run on the active pool ([`crate::pool::Pool::activate`]), or serially without one.
+    ///
+    /// # Safety
+    /// Kernels are native code from the payload: the loader checked their form, not their
+    /// behaviour. A kernel may crash, hang or write anywhere in this process, so run this
+    /// where that is survivable (the isolation layer's child process). No slice of the
+    /// buffers may be live during the call, and the calling thread needs
+    /// [`Program::kernel_stack_bytes`] of stack.
+    pub unsafe fn execute(&self) {
+        for (f, args) in &self.steps {
+            // SAFETY: the caller accepts the kernel's behaviour; every pointer is a live,
+            // page-aligned buffer of exactly the parameter's type (validated plan).
+            unsafe { f(args.as_ptr()) };
+        }
+    }
+
+    /// Number of kernel launches per execution.
+    pub fn steps(&self) -> usize {
+        self.steps.len()
+    }
+}

@@ -1,0 +1,250 @@
+//! The few operating-system services the runtime needs, behind checked wrappers: the page size,
+//! anonymous page-aligned memory mappings with page protections, and read-only file mappings.
+//!
+//! What it must keep true: a [`Mapping`] owns exactly the pages it mapped and unmaps them once,
+//! on drop; every protection change is checked to lie inside the mapping and on page
+//! boundaries before the system call is made, so a caller's arithmetic mistake is an error and
+//! never a change to somebody else's pages.
+
+use std::fs::File;
+use std::io;
+use std::os::fd::AsRawFd;
+use std::ptr::NonNull;
+use std::sync::OnceLock;
+
+/// The system's page size in bytes (`sysconf(_SC_PAGESIZE)`; 4 KiB, 16 KiB or 64 KiB on the
+/// boards), read once.
+pub fn page_size() -> usize {
+    static PAGE: OnceLock<usize> = OnceLock::new();
+    *PAGE.get_or_init(|| {
+        // SAFETY: sysconf has no preconditions.
+        let n = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+        // POSIX requires a page size; 4096 is the smallest any supported system uses.
+        usize::try_from(n).ok().filter(|n| n.is_power_of_two()).unwrap_or(4096)
+    })
+}
+
+/// `n` rounded up to a whole number of pages, or `None` on overflow.
+pub fn page_round_up(n: usize) -> Option<usize> {
+    let p = page_size();
+    n.checked_add(p - 1).map(|x| x & !(p - 1))
+}
+
+/// Page protections the runtime uses. There is deliberately no write-and-execute variant.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Protection {
+    None,
+    Read,
+    ReadWrite,
+    ReadExec,
+}
+
+impl Protection {
+    fn bits(self) -> libc::c_int {
+        match self {
+            Protection::None => libc::PROT_NONE,
+            Protection::Read => libc::PROT_READ,
+            Protection::ReadWrite => libc::PROT_READ | libc::PROT_WRITE,
+            Protection::ReadExec => libc::PROT_READ | libc::PROT_EXEC,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Protection::None => "none",
+            Protection::Read => "read",
+            Protection::ReadWrite => "read-write",
+            Protection::ReadExec => "read-execute",
+        }
+    }
+}
+
+/// Pages obtained with `mmap`, unmapped on drop.
+#[derive(Debug)]
+pub struct Mapping {
+    ptr: NonNull<u8>,
+    len: usize,
+}
+
+// SAFETY: a mapping is plain memory owned by this value; every access to its contents goes
+// through raw pointers whose users uphold their own synchronisation.
+unsafe impl Send for Mapping {}
+// SAFETY: as above; `&Mapping` only hands out the address and length.
+unsafe impl Sync for Mapping {}
+
+impl Mapping {
+    /// `len` bytes (rounded up to whole pages, at least one page) of zeroed, private,
+    /// read-write memory.
+    pub fn anonymous(len: usize) -> io::Result<Mapping> {
+        let len = page_round_up(len.max(1))
+            .ok_or_else(|| io::Error::new(io::ErrorKind::OutOfMemory, "mapping size overflows"))?;
+        // SAFETY: an anonymous private mapping at an address of the system's choosing touches
+        // no existing memory.
+        let p = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+                -1,
+                0,
+            )
+        };
+        Mapping::from_mmap(p, len)
+    }
+
+    /// The whole of `file`, mapped read-only and private. `None` for an empty file (which
+    /// cannot be mapped).
+    pub fn file_readonly(file: &File) -> io::Result<Option<Mapping>> {
+        let len = usize::try_from(file.metadata()?.len())
+            .map_err(|_| io::Error::new(io::ErrorKind::OutOfMemory, "the file is larger than memory"))?;
+        if len == 0 {
+            return Ok(None);
+        }
+        // SAFETY: a new read-only private mapping of an open file; nothing aliases it.
+        let p = unsafe {
+            libc::mmap(std::ptr::null_mut(), len, libc::PROT_READ, libc::MAP_PRIVATE, file.as_raw_fd(), 0)
+        };
+        Mapping::from_mmap(p, len).map(Some)
+    }
+
+    fn from_mmap(p: *mut libc::c_void, len: usize) -> io::Result<Mapping> {
+        if p == libc::MAP_FAILED {
+            return Err(io::Error::last_os_error());
+        }
+        let ptr = NonNull::new(p.cast::<u8>()).ok_or_else(|| io::Error::other("mmap returned null"))?;
+        Ok(Mapping { ptr, len })
+    }
+
+    pub fn as_ptr(&self) -> *mut u8 {
+        self.ptr.as_ptr()
+    }
+
+    /// The mapped length in bytes (whole pages for anonymous mappings).
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Mappings are never empty; provided for API completeness with `len`.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The address of the first byte.
+    pub fn addr(&self) -> usize {
+        self.ptr.as_ptr() as usize
+    }
+
+    /// Sets the protection of bytes `[offset, offset + len)`, which must lie inside the mapping
+    /// on page boundaries (an empty range is a no-op).
+    pub fn protect(&self, offset: usize, len: usize, prot: Protection) -> io::Result<()> {
+        let p = page_size();
+        let end = offset.checked_add(len);
+        if offset % p != 0 || len % p != 0 || end.is_none_or(|e| e > self.len) {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!(
+                    "cannot protect bytes {offset}..+{len} of a {}-byte mapping: not whole pages inside it",
+                    self.len
+                ),
+            ));
+        }
+        if len == 0 {
+            return Ok(());
+        }
+        // SAFETY: the range is whole pages of this mapping (checked above).
+        let r = unsafe { libc::mprotect(self.ptr.as_ptr().add(offset).cast(), len, prot.bits()) };
+        if r != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(())
+    }
+
+    /// The mapped bytes.
+    ///
+    /// # Safety
+    /// The whole mapping must be readable and nothing may write it while the slice lives.
+    pub unsafe fn bytes(&self) -> &[u8] {
+        // SAFETY: the caller vouches for readability and the absence of writers.
+        unsafe { std::slice::from_raw_parts(self.ptr.as_ptr(), self.len) }
+    }
+}
+
+impl Drop for Mapping {
+    fn drop(&mut self) {
+        // SAFETY: exactly the pages mapped in the constructor. A failure cannot be handled in a
+        // destructor and only leaks address space.
+        unsafe { libc::munmap(self.ptr.as_ptr().cast(), self.len) };
+    }
+}
+
+/// A file's bytes, memory-mapped read-only (an empty file is an empty slice).
+#[derive(Debug)]
+pub struct MappedFile {
+    map: Option<Mapping>,
+}
+
+impl MappedFile {
+    pub fn open(path: &std::path::Path) -> io::Result<MappedFile> {
+        let file = File::open(path)?;
+        Ok(MappedFile { map: Mapping::file_readonly(&file)? })
+    }
+
+    pub fn bytes(&self) -> &[u8] {
+        match &self.map {
+            // SAFETY: a read-only private mapping nobody in this process writes. (Another
+            // process truncating the file could make pages unreadable; payload files are the
+            // runtime's own copies.)
+            Some(m) => unsafe { m.bytes() },
+            None => &[],
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pages_are_a_power_of_two_and_rounding_is_exact() {
+        let p = page_size();
+        assert!(p.is_power_of_two() && p >= 4096);
+        assert_eq!(page_round_up(0), Some(0));
+        assert_eq!(page_round_up(1), Some(p));
+        assert_eq!(page_round_up(p), Some(p));
+        assert_eq!(page_round_up(p + 1), Some(2 * p));
+        assert_eq!(page_round_up(usize::MAX), None);
+    }
+
+    #[test]
+    fn anonymous_mappings_are_zeroed_whole_pages() {
+        let m = Mapping::anonymous(10).unwrap();
+        assert_eq!(m.len(), page_size());
+        assert_eq!(m.addr() % page_size(), 0);
+        // SAFETY: fresh read-write mapping.
+        assert!(unsafe { m.bytes() }.iter().all(|&b| b == 0));
+    }
+
+    #[test]
+    fn protection_ranges_are_checked_before_the_system_call() {
+        let p = page_size();
+        let m = Mapping::anonymous(2 * p).unwrap();
+        assert!(m.protect(0, p, Protection::Read).is_ok());
+        assert!(m.protect(p, p, Protection::ReadExec).is_ok());
+        for (off, len) in [(1, p), (0, p + 1), (p, 2 * p), (usize::MAX - p + 1, p)] {
+            let e = m.protect(off, len, Protection::Read).unwrap_err();
+            assert_eq!(e.kind(), io::ErrorKind::InvalidInput, "{off} {len}");
+        }
+    }
+
+    #[test]
+    fn files_map_read_only_and_empty_files_are_empty() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("f");
+        std::fs::write(&path, b"payload bytes").unwrap();
+        assert_eq!(MappedFile::open(&path).unwrap().bytes(), b"payload bytes");
+        std::fs::write(&path, b"").unwrap();
+        assert_eq!(MappedFile::open(&path).unwrap().bytes(), b"");
+        assert!(MappedFile::open(&dir.path().join("missing")).is_err());
+    }
+}

@@ -1,0 +1,261 @@
+//! Helpers of the runtime's integration tests: compile corpus graphs to kernel objects, pack
+//! them into payloads with the reference interpreter's expected outputs, assemble small
+//! hand-written objects, and build the static runtime binaries.
+#![allow(dead_code)] // Each test binary uses a different subset.
+
+use ekb_e2e::{load_graph, reference, SEEDS};
+use ekb_ir::l0::Graph;
+use ekb_ir::l1::{self, BufferRole, Module};
+use ekb_ir::types::DType as IrDType;
+use ekb_ir::TargetProfile;
+use ekb_lower::{lower, Schedule};
+use ekb_wire::payload::{
+    f32s_to_le, i32s_to_le, Access, Backend, BlobKind, BufferDecl, DType, ExpectedOutput, KernelDecl, Launch,
+    LaunchStep, Manifest, MemoryPlan, ParamDecl, PayloadBuilder, Role, TimingSettings, Tolerance,
+};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn dtype(d: IrDType) -> DType {
+    match d {
+        IrDType::F32 => DType::F32,
+        IrDType::I32 => DType::I32,
+    }
+}
+
+fn shape(s: &[usize]) -> Vec<u64> {
+    s.iter().map(|&d| d as u64).collect()
+}
+
+/// Lowers `g` with `schedule` for `target` and compiles it to an object file in `dir`.
+pub fn compile_graph(g: &Graph, schedule: Schedule, target: &TargetProfile, dir: &Path) -> (Module, Vec<u8>) {
+    let what = format!("{} ({schedule}, {})", g.name, target.name);
+    let m = lower(g, schedule, target).unwrap_or_else(|d| panic!("{what}: {d}"));
+    let obj = dir.join(format!("{}-{schedule}-{}.o", g.name, target.name));
+    let ir = ekb_llvm::emit(&m, target).unwrap_or_else(|d| panic!("{what}: {d}"));
+    ekb_llvm::compile(&ir, target, &obj).unwrap_or_else(|d| panic!("{what}: {d}"));
+    (m, std::fs::read(&obj).unwrap())
+}
+
+/// A payload running module `m` (lowered from `g`) with kernel object `object`: the seeds of
+/// the end-to-end tests, expected outputs from the reference interpreter, the evaluation's
+/// default tolerance.
+pub fn payload(g: &Graph, m: &Module, target: &TargetProfile, object: &[u8]) -> Vec<u8> {
+    payload_with(g, m, target, object, |_, _, _| {})
+}
+
+/// [`payload`], with `tweak(seed index, output name, values)` applied to each expected output
+/// before it is stored.
+pub fn payload_with(
+    g: &Graph,
+    m: &Module,
+    target: &TargetProfile,
+    object: &[u8],
+    mut tweak: impl FnMut(usize, &str, &mut Vec<f64>),
+) -> Vec<u8> {
+    let mut pb = PayloadBuilder::new();
+    let code = pb.add_blob(BlobKind::ElfObject, object.to_vec());
+    let kernels = m
+        .kernels
+        .iter()
+        .map(|k| KernelDecl {
+            name: k.name.clone(),
+            symbol: ekb_llvm::kernel_symbol(&k.name),
+            blob: code,
+            params: k
+                .params
+                .iter()
+                .map(|p| ParamDecl {
+                    name: p.name.clone(),
+                    dtype: dtype(p.ty.dtype),
+                    shape: shape(&p.ty.shape),
+                    access: match p.access {
+                        l1::Access::In => Access::In,
+                        l1::Access::Out => Access::Out,
+                        l1::Access::InOut => Access::InOut,
+                    },
+                })
+                .collect(),
+            launch: Launch::Cpu,
+            allocs: Vec::new(),
+        })
+        .collect();
+    let buffers: Vec<BufferDecl> = m
+        .buffers
+        .iter()
+        .map(|b| {
+            let decl = g.inputs.iter().chain(&g.params).find(|d| d.name == b.name);
+            let role = match b.role {
+                BufferRole::Input if g.params.iter().any(|p| p.name == b.name) => Role::Param,
+                BufferRole::Input => Role::Input,
+                BufferRole::Output => Role::Output,
+                BufferRole::Temp => Role::Temp,
+            };
+            BufferDecl {
+                name: b.name.clone(),
+                dtype: dtype(b.ty.dtype),
+                shape: shape(&b.ty.shape),
+                role,
+                init: decl.filter(|_| role.is_generated()).map(|d| d.init),
+            }
+        })
+        .collect();
+    let index_of = |name: &str| buffers.iter().position(|b| b.name == name).unwrap() as u32;
+    let plan = m
+        .plan
+        .iter()
+        .map(|r| LaunchStep {
+            kernel: m.kernels.iter().position(|k| k.name == r.kernel).unwrap() as u32,
+            args: r.args.iter().map(|a| index_of(&a.name)).collect(),
+        })
+        .collect();
+    let mut expected = Vec::new();
+    for (s, &seed) in SEEDS.iter().enumerate() {
+        let (_, outputs) = reference(g, seed);
+        for (i, b) in buffers.iter().enumerate().filter(|(_, b)| b.role == Role::Output) {
+            let o = g.outputs.iter().position(|o| o.name == b.name).unwrap();
+            let mut values = outputs[o].data.clone();
+            tweak(s, &b.name, &mut values);
+            let bytes = match b.dtype {
+                DType::F32 => f32s_to_le(&values.iter().map(|&v| v as f32).collect::<Vec<_>>()),
+                DType::I32 => i32s_to_le(&values.iter().map(|&v| v as i32).collect::<Vec<_>>()),
+            };
+            let blob = pb.add_blob(BlobKind::ExpectedOutput, bytes);
+            expected.push(ExpectedOutput { seed: s as u32, buffer: i as u32, blob });
+        }
+    }
+    let peak = buffers.iter().map(|b| b.size_bytes().unwrap()).sum();
+    let manifest = Manifest {
+        generator_version: ekb_wire::seeded::GENERATOR_VERSION,
+        producer: "ekb-rt tests".into(),
+        task: g.name.clone(),
+        target: target.name.clone(),
+        backend: Backend::CpuLlvm,
+        kernels,
+        buffers,
+        plan,
+        seeds: SEEDS.to_vec(),
+        tolerance: Tolerance { atol: 1e-4, rtol: 1e-4 },
+        expected,
+        timing: TimingSettings::DEFAULT,
+        memory: MemoryPlan {
+            peak_bytes: peak,
+            stack_limit_bytes: target.cpu.stack_bytes,
+            memory_limit_bytes: target.cpu.memory_bytes,
+        },
+    };
+    pb.finish(&manifest).unwrap_or_else(|e| panic!("{}: {e}", g.name))
+}
+
+/// Every corpus graph with both schedules, compiled for `profile` into payload files in `dir`:
+/// (name for messages, payload path).
+pub fn corpus_payloads(profile: &str, dir: &Path) -> Vec<(String, PathBuf)> {
+    let target = TargetProfile::load(profile).unwrap();
+    let mut out = Vec::new();
+    for path in ekb_e2e::corpus_files() {
+        let g = load_graph(&path);
+        for schedule in Schedule::ALL {
+            let (m, obj) = compile_graph(&g, schedule, &target, dir);
+            let name = format!("{}-{schedule}", g.name);
+            let file = dir.join(format!("{name}.ekp"));
+            std::fs::write(&file, payload(&g, &m, &target, &obj)).unwrap();
+            out.push((name, file));
+        }
+    }
+    out
+}
+
+/// Assembles `asm` for `triple` with clang into object bytes.
+pub fn assemble(asm: &str, triple: &str) -> Vec<u8> {
+    let dir = tempfile::tempdir().unwrap();
+    let (src, obj) = (dir.path().join("k.s"), dir.path().join("k.o"));
+    std::fs::write(&src, asm).unwrap();
+    let out = Command::new(ekb_llvm::find_clang().unwrap())
+        .args(["-c", &format!("--target={triple}"), "-x", "assembler"])
+        .arg(&src)
+        .arg("-o")
+        .arg(&obj)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "clang: {}", String::from_utf8_lossy(&out.stderr));
+    std::fs::read(obj).unwrap()
+}
+
+/// A per-test scratch directory under cargo's target tmpdir.
+pub fn work_dir(name: &str) -> PathBuf {
+    let d = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("ekb-rt-{name}"));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// Builds the static release runtime for `target` (a musl triple) with cargo, in a target
+/// directory of its own (the test's own build holds the workspace's), and returns its path.
+pub fn build_static_runtime(target: &str) -> PathBuf {
+    let manifest_dir = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let target_dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("ekb-rt-static");
+    let out = Command::new(env!("CARGO"))
+        .args(["build", "--release", "--offline", "-p", "ekb-rt", "--target", target])
+        .arg("--target-dir")
+        .arg(&target_dir)
+        .current_dir(manifest_dir)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "cargo build --target {target}: {}", String::from_utf8_lossy(&out.stderr));
+    target_dir.join(target).join("release/ekb-rt")
+}
+
+/// A payload of one hand-written kernel `ekb_k_<task>(x: f32[n] in, y: f32[n] out)` in
+/// `object`, with `x` from `uniform(-1, 1)` and the expected `y[i] = f(x[i])` for each seed.
+pub fn elementwise_payload(
+    object: Vec<u8>,
+    task: &str,
+    n: u64,
+    seeds: &[u64],
+    f: impl Fn(f32) -> f32,
+) -> Vec<u8> {
+    let init = ekb_wire::Init::Uniform { lo: -1.0, hi: 1.0 };
+    let mut pb = PayloadBuilder::new();
+    let code = pb.add_blob(BlobKind::ElfObject, object);
+    let mut expected = Vec::new();
+    for (s, &seed) in seeds.iter().enumerate() {
+        let mut x = vec![0f32; n as usize];
+        let key = ekb_wire::seeded::tensor_key(task, seed, "x");
+        ekb_wire::seeded::fill_f32(&init, &[n as usize], key, &mut x).unwrap();
+        let y: Vec<f32> = x.iter().map(|&v| f(v)).collect();
+        let blob = pb.add_blob(BlobKind::ExpectedOutput, f32s_to_le(&y));
+        expected.push(ExpectedOutput { seed: s as u32, buffer: 1, blob });
+    }
+    let param =
+        |name: &str, access| ParamDecl { name: name.into(), dtype: DType::F32, shape: vec![n], access };
+    let buffer = |name: &str, role, init| BufferDecl {
+        name: name.into(),
+        dtype: DType::F32,
+        shape: vec![n],
+        role,
+        init,
+    };
+    let manifest = Manifest {
+        generator_version: ekb_wire::seeded::GENERATOR_VERSION,
+        producer: "ekb-rt tests".into(),
+        task: task.into(),
+        target: "hand-written".into(),
+        backend: Backend::CpuLlvm,
+        kernels: vec![KernelDecl {
+            name: task.into(),
+            symbol: format!("ekb_k_{task}"),
+            blob: code,
+            params: vec![param("x", Access::In), param("y", Access::Out)],
+            launch: Launch::Cpu,
+            allocs: vec![],
+        }],
+        buffers: vec![buffer("x", Role::Input, Some(init)), buffer("y", Role::Output, None)],
+        plan: vec![LaunchStep { kernel: 0, args: vec![0, 1] }],
+        seeds: seeds.to_vec(),
+        tolerance: Tolerance { atol: 0.0, rtol: 0.0 },
+        expected,
+        timing: TimingSettings::DEFAULT,
+        memory: MemoryPlan { peak_bytes: 8 * n, stack_limit_bytes: 4096, memory_limit_bytes: 1 << 20 },
+    };
+    pb.finish(&manifest).unwrap()
+}
