@@ -10,7 +10,7 @@
 use ekb_ir::l1::{BinOp, Expr, ExprKind, Intrinsic, LoopKind, Name, Scope, Stmt, Ty, UnOp};
 use ekb_ir::{Span, TensorType};
 use std::collections::HashSet;
-use std::ops::{Add, Div, Mul, Neg, Rem, Sub};
+use std::ops::{Add, Div, Mul, Neg, Not, Rem, Sub};
 
 /// An L1 expression under construction.
 #[derive(Debug, Clone, PartialEq)]
@@ -39,6 +39,11 @@ pub fn f(v: f64) -> E {
 /// A loop variable or `let` binding.
 pub fn var(name: &str) -> E {
     E(Expr::new(ExprKind::Var(name.to_string())))
+}
+
+/// `e != e`: true exactly when the float `e` is NaN.
+pub fn isnan(e: E) -> E {
+    E::bin(BinOp::Ne, e.clone(), e)
 }
 
 /// `select(c, a, b)`: both arms are evaluated, so neither may load out of bounds.
@@ -74,6 +79,9 @@ impl E {
     }
     pub fn and(self, o: E) -> E {
         E::bin(BinOp::And, self, o)
+    }
+    pub fn or(self, o: E) -> E {
+        E::bin(BinOp::Or, self, o)
     }
 
     /// `lo <= self && self < hi`: the bounds test the verifier uses to refine intervals.
@@ -123,10 +131,10 @@ impl E {
     pub fn pow(self, o: E) -> E {
         E::call(Intrinsic::Pow, vec![self, o])
     }
-    pub fn to_f32(self) -> E {
+    pub fn cast_f32(self) -> E {
         E(Expr::new(ExprKind::Cast { to: Ty::F32, arg: Box::new(self.0) }))
     }
-    pub fn to_i32(self) -> E {
+    pub fn cast_i32(self) -> E {
         E(Expr::new(ExprKind::Cast { to: Ty::I32, arg: Box::new(self.0) }))
     }
 }
@@ -191,6 +199,13 @@ impl Rem for E {
     }
 }
 
+impl Not for E {
+    type Output = E;
+    fn not(self) -> E {
+        E(Expr::new(ExprKind::Unary { op: UnOp::Not, arg: Box::new(self.0) }))
+    }
+}
+
 impl Neg for E {
     type Output = E;
     fn neg(self) -> E {
@@ -236,6 +251,16 @@ impl Buf {
             value: value.0,
             span: Span::NONE,
         }
+    }
+
+    /// `buf[i]` of a rank-1 buffer.
+    pub fn load1(&self, i: E) -> E {
+        self.load(&[i])
+    }
+
+    /// `buf[i] = value` of a rank-1 buffer.
+    pub fn store1(&self, i: E, value: E) -> Stmt {
+        self.store(&[i], value)
     }
 
     /// `alloc name: ty local`

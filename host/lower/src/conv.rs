@@ -3,22 +3,28 @@
 //! Layouts:
 //! - naive: per output element, a `local` scalar accumulator over `(ic, kh, kw)`, padded taps
 //!   skipped by an `if` on the input coordinates;
-//! - default: threads over `(n, oc)`; per output plane (in tiles of rows), a `local`
-//!   accumulator `acc: f32[rows, OW]`; loops `ic`, `kh`, then the output row (one `if` per row
-//!   skips rows whose input row is padding), then one vectorized `ow` loop per `kw`, emitted
-//!   separately for each `kw` with the literal range of `ow` whose input column is inside the
-//!   image. Padding therefore never costs a branch in the vector loop, and each input row is
-//!   read contiguously (stride 1). Depthwise convolution (`groups == C`) is the same nest with
-//!   one input channel per group.
+//! - default: threads over `(n, output-channel block)` (and output rows when those are too few
+//!   for the cores); per output row, register tiles of `OC_BLOCK` channels by `OW_TILE` columns
+//!   held in a `local` accumulator across the whole reduction: loops `ic`, `kh` (an `if` skips
+//!   padded input rows, outside the vector loop), `kw`, then the vectorized column loop, whose
+//!   input load is shared by the `unroll`ed channels of the block. Padding never costs a branch
+//!   in the vector loop: interior tiles (every `kw` tap inside the image for every column) need
+//!   no test at all, and the border tiles on either side unroll `kw`, each tap over its literal
+//!   range of valid columns. Depthwise convolution (`groups == C`) is the same nest with blocks
+//!   of one channel (a block never straddles two groups).
 
-use crate::build::{f, int, ints, let_, var, Buf, E};
+use crate::build::{f, if_, int, ints, let_, loop_, var, Buf, E};
 use crate::sched::{outer, serial, simple_loop, tiles, Cx};
 use ekb_ir::l0::Conv2dAttrs;
 use ekb_ir::l1::{LoopKind, Stmt};
 use ekb_ir::{DType, TensorType};
 
-/// Floats of one thread's output tile (16 KiB: comfortably inside an L1 data cache).
-const TILE_FLOATS: usize = 4096;
+/// Output channels per register tile (they share every input load).
+const OC_BLOCK: usize = 4;
+
+/// Output columns per register tile: `OC_BLOCK x OW_TILE` accumulators are 8 AVX2 vectors (4
+/// AVX-512, 16 NEON), all kept in registers across the reduction.
+const OW_TILE: usize = 16;
 
 /// The output positions `o` in `0..out` whose input coordinate `o*stride + offset` lies in
 /// `0..size`, as a half-open range (empty when none does).
@@ -37,7 +43,6 @@ pub fn valid_range(out: usize, stride: usize, offset: i64, size: usize) -> (usiz
 pub fn conv2d(cx: &mut Cx, a: &Conv2dAttrs, x: &Buf, w: &Buf, bias: Option<&Buf>, y: &Buf) -> Vec<Stmt> {
     let [_, _, h, wd] = dims4(x);
     let [oc, icg, kh, kw] = dims4(w);
-    let [_, _, oh, ow] = dims4(y);
     let ocg = oc / a.groups;
     let [sh, sw] = a.stride;
     let [dh, dw] = a.dilation;
@@ -52,83 +57,180 @@ pub fn conv2d(cx: &mut Cx, a: &Conv2dAttrs, x: &Buf, w: &Buf, bias: Option<&Buf>
         let tap = vec![
             let_(&ih, hi * int(sh) + khi.clone() * int(dh) - ints(pt)),
             let_(&iw, wi * int(sw) + kwi.clone() * int(dw) - ints(pl)),
-            crate::build::if_(
+            if_(
                 var(&ih).in_range(int(0), int(h)).and(var(&iw).in_range(int(0), int(wd))),
                 vec![acc.store(
                     &[int(0)],
                     acc.load(&[int(0)])
-                        + x.load(&[ni.clone(), oi.clone() / int(ocg) * int(icg) + ci.clone(), var(&ih), var(&iw)])
-                            * w.load(&[oi.clone(), ci, khi, kwi]),
+                        + x.load(&[
+                            ni.clone(),
+                            oi.clone() / int(ocg) * int(icg) + ci.clone(),
+                            var(&ih),
+                            var(&iw),
+                        ]) * w.load(&[oi.clone(), ci, khi, kwi]),
                 )],
                 vec![],
             ),
         ];
         let mut value = acc.load(&[int(0)]);
         if let Some(b) = bias {
-            value = value + b.load(&[oi.clone()]);
+            value = value + b.load(std::slice::from_ref(&oi));
         }
-        let body = [vec![acc.alloc(), acc.store(&[int(0)], f(0.0))], red.wrap(tap), vec![y.store(&nest.idx, value)]]
-            .concat();
+        let body =
+            [vec![acc.alloc(), acc.store(&[int(0)], f(0.0))], red.wrap(tap), vec![y.store(&nest.idx, value)]]
+                .concat();
         return nest.wrap(body);
     }
+    let c = Conv { x, w, bias, y, icg, ocb: block_channels(ocg), kh, kw, h, wd, sh, sw, dh, dw, pt, pl };
     let threads = cx.wants_threads(2 * y.ty.numel() * icg * kh * kw);
-    let nest = outer(cx, &y.shape()[..2], threads, "i");
-    let (ni, oi) = (nest.idx[0].clone(), nest.idx[1].clone());
-    let cbase = cx.fresh("cb");
-    let rows_per_tile = (TILE_FLOATS / ow.max(1)).clamp(1, oh);
-    let plane = tiles(cx, oh, rows_per_tile, LoopKind::Serial, "ht", |cx, oh0, rows| {
-        let acc = Buf::new(cx.fresh("acc"), TensorType::new(DType::F32, [rows, ow]));
-        let (r0, j0, r2, j2) = (cx.fresh("r"), cx.fresh("j"), cx.fresh("r"), cx.fresh("j"));
-        let (ci, khv, r1, ih) = (cx.fresh("ci"), cx.fresh("kh"), cx.fresh("r"), cx.fresh("ih"));
-        let lanes = cx.inner_kind(ow);
-        let init = match bias {
-            Some(b) => b.load(&[oi.clone()]),
-            None => f(0.0),
-        };
-        // One `let` per kw for the weights of this (ic, kh), then one vector loop per kw.
-        let wvs: Vec<String> = (0..kw).map(|_| cx.fresh("wv")).collect();
-        let mut taps = Vec::new();
-        for (k, wv) in wvs.iter().enumerate() {
-            let off = (k * dw) as i64 - pl;
-            let (lo, hi) = valid_range(ow, sw, off, wd);
-            if lo < hi {
-                let j = cx.fresh("j");
-                let kind = cx.inner_kind(hi - lo);
-                let iw = var(&j) * int(sw) + ints(off);
-                let xv = x.load(&[ni.clone(), var(&cbase) + var(&ci), var(&ih), iw]);
-                let upd = acc.store(&[var(&r1), var(&j)], acc.load(&[var(&r1), var(&j)]) + var(wv) * xv);
-                taps.push(crate::build::loop_(kind, &j, int(lo), int(hi), vec![upd]));
-            }
-        }
-        let row = vec![
-            let_(&ih, (oh0.clone() + var(&r1)) * int(sh) + var(&khv) * int(dh) - ints(pt)),
-            crate::build::if_(var(&ih).in_range(int(0), int(h)), taps, vec![]),
-        ];
-        let mut per_kh: Vec<Stmt> = wvs
-            .iter()
-            .enumerate()
-            .map(|(k, wv)| let_(wv, w.load(&[oi.clone(), var(&ci), var(&khv), int(k)])))
-            .collect();
-        per_kh.push(simple_loop(LoopKind::Serial, &r1, rows, row));
-        vec![
-            acc.alloc(),
-            simple_loop(LoopKind::Serial, &r0, rows, vec![simple_loop(lanes, &j0, ow, vec![acc.store(&[var(&r0), var(&j0)], init.clone())])]),
-            simple_loop(LoopKind::Serial, &ci, icg, vec![simple_loop(LoopKind::Serial, &khv, kh, per_kh)]),
-            simple_loop(
-                LoopKind::Serial,
-                &r2,
-                rows,
-                vec![simple_loop(
-                    lanes,
-                    &j2,
-                    ow,
-                    vec![y.store(&[ni.clone(), oi.clone(), oh0.clone() + var(&r2), var(&j2)], acc.load(&[var(&r2), var(&j2)]))],
-                )],
-            ),
-        ]
-    });
-    let body = [vec![let_(&cbase, oi.clone() / int(ocg) * int(icg))], plane].concat();
+    let [n, oc, oh, ow] = dims4(y);
+    // Threads over images, channel blocks and, when those are too few for the cores, rows.
+    let nest = outer(cx, &[n, oc / c.ocb, oh], threads, "i");
+    let (ni, ob, ohi) = (nest.idx[0].clone(), nest.idx[1].clone(), nest.idx[2].clone());
+    let (oc0, cbase) = (cx.fresh("oc0"), cx.fresh("cb"));
+    // The block's first output channel, and its group's first input channel.
+    let mut body = vec![let_(&oc0, ob * int(c.ocb)), let_(&cbase, var(&oc0) / int(ocg) * int(icg))];
+    body.extend(row_tiles(cx, &c, &Site { n: ni, oc0: var(&oc0), cbase: var(&cbase), oh: ohi }, ow));
     nest.wrap(body)
+}
+
+/// Output channels per register tile: the largest divisor of the channels per group up to
+/// `OC_BLOCK`, so a block never straddles two groups (depthwise: 1).
+fn block_channels(ocg: usize) -> usize {
+    (1..=OC_BLOCK.min(ocg)).rev().find(|&b| ocg.checked_rem(b) == Some(0)).unwrap_or(1)
+}
+
+/// A convolution's operands and geometry, for the default layout.
+struct Conv<'a> {
+    x: &'a Buf,
+    w: &'a Buf,
+    bias: Option<&'a Buf>,
+    y: &'a Buf,
+    /// Input channels per group, output channels per block.
+    icg: usize,
+    ocb: usize,
+    kh: usize,
+    kw: usize,
+    h: usize,
+    wd: usize,
+    sh: usize,
+    sw: usize,
+    dh: usize,
+    dw: usize,
+    pt: i64,
+    pl: i64,
+}
+
+/// Where a tile sits: image, first output channel of the block, first input channel of its
+/// group, output row.
+struct Site {
+    n: E,
+    oc0: E,
+    cbase: E,
+    oh: E,
+}
+
+/// One output row of a channel block: the interior columns (every `kw` tap inside the image)
+/// in tiles of `OW_TILE`, and the border columns on either side in tiles whose `kw` taps each
+/// get their literal valid range.
+fn row_tiles(cx: &mut Cx, c: &Conv, s: &Site, ow: usize) -> Vec<Stmt> {
+    let offset = |k: usize| (k * c.dw) as i64 - c.pl;
+    let ranges: Vec<(usize, usize)> = (0..c.kw).map(|k| valid_range(ow, c.sw, offset(k), c.wd)).collect();
+    let lo = ranges.iter().map(|r| r.0).max().unwrap_or(0);
+    let hi = ranges.iter().map(|r| r.1).min().unwrap_or(ow);
+    let mut out = Vec::new();
+    let border = |cx: &mut Cx, from: usize, to: usize, out: &mut Vec<Stmt>| {
+        let mut b = from;
+        while b < to {
+            let len = OW_TILE.min(to - b);
+            out.extend(tile(cx, c, s, int(b), len, Some((b, &ranges))));
+            b += len;
+        }
+    };
+    if lo < hi {
+        border(cx, 0, lo, &mut out);
+        let interior = tiles(cx, hi - lo, OW_TILE, LoopKind::Serial, "wt", |cx, b, len| {
+            tile(cx, c, s, int(lo) + b, len, None)
+        });
+        out.extend(interior);
+        border(cx, hi, ow, &mut out);
+    } else {
+        border(cx, 0, ow, &mut out);
+    }
+    out
+}
+
+/// One register tile: `ocb` output channels by `len` columns starting at `b`, accumulated over
+/// every input channel and tap in a `local` tile. Interior tiles (`border` is `None`) loop over
+/// `kw`; a border tile at literal column `b0` unrolls `kw` with each tap's valid columns.
+fn tile(
+    cx: &mut Cx,
+    c: &Conv,
+    s: &Site,
+    b: E,
+    len: usize,
+    border: Option<(usize, &[(usize, usize)])>,
+) -> Vec<Stmt> {
+    let acc = Buf::new(cx.fresh("acc"), TensorType::new(DType::F32, [c.ocb, len]));
+    let (o0, j0, o2, j2) = (cx.fresh("o"), cx.fresh("j"), cx.fresh("o"), cx.fresh("j"));
+    let (ci, khv, ih) = (cx.fresh("ci"), cx.fresh("kh"), cx.fresh("ih"));
+    let lanes = cx.inner_kind(len);
+    let init = |o: &str| match c.bias {
+        Some(bb) => bb.load(&[s.oc0.clone() + var(o)]),
+        None => f(0.0),
+    };
+    // acc[o, j] += w[oc0 + o, ci, kh, k] * x[n, cb + ci, ih, (b + j)*sw + k*dw - pl] for the
+    // tile-relative columns `j` in `j_lo..j_hi`.
+    let tap = |cx: &mut Cx, k: E, j_lo: usize, j_hi: usize| {
+        let (j, xv, o) = (cx.fresh("j"), cx.fresh("xv"), cx.fresh("o"));
+        let iw = (b.clone() + var(&j)) * int(c.sw) + k.clone() * int(c.dw) - ints(c.pl);
+        let xload = c.x.load(&[s.n.clone(), s.cbase.clone() + var(&ci), var(&ih), iw]);
+        let at = [var(&o), var(&j)];
+        let wv = c.w.load(&[s.oc0.clone() + var(&o), var(&ci), var(&khv), k]);
+        let upd = acc.store(&at, acc.load(&at) + wv * var(&xv));
+        loop_(
+            cx.inner_kind(j_hi - j_lo),
+            &j,
+            int(j_lo),
+            int(j_hi),
+            vec![let_(&xv, xload), simple_loop(LoopKind::Unroll, &o, c.ocb, vec![upd])],
+        )
+    };
+    let taps = match border {
+        None => {
+            let k = cx.fresh("kw");
+            vec![simple_loop(LoopKind::Serial, &k, c.kw, vec![tap(cx, var(&k), 0, len)])]
+        }
+        Some((b0, ranges)) => {
+            let mut v = Vec::new();
+            for (k, &(lo, hi)) in ranges.iter().enumerate() {
+                let (lo, hi) = (lo.max(b0), hi.min(b0 + len));
+                if lo < hi {
+                    v.push(tap(cx, int(k), lo - b0, hi - b0));
+                }
+            }
+            v
+        }
+    };
+    let row = vec![
+        let_(&ih, s.oh.clone() * int(c.sh) + var(&khv) * int(c.dh) - ints(c.pt)),
+        if_(var(&ih).in_range(int(0), int(c.h)), taps, vec![]),
+    ];
+    let store = c.y.store(
+        &[s.n.clone(), s.oc0.clone() + var(&o2), s.oh.clone(), b.clone() + var(&j2)],
+        acc.load(&[var(&o2), var(&j2)]),
+    );
+    vec![
+        acc.alloc(),
+        simple_loop(
+            LoopKind::Unroll,
+            &o0,
+            c.ocb,
+            vec![simple_loop(lanes, &j0, len, vec![acc.store(&[var(&o0), var(&j0)], init(&o0))])],
+        ),
+        simple_loop(LoopKind::Serial, &ci, c.icg, vec![simple_loop(LoopKind::Serial, &khv, c.kh, row)]),
+        simple_loop(LoopKind::Unroll, &o2, c.ocb, vec![simple_loop(lanes, &j2, len, vec![store])]),
+    ]
 }
 
 /// The four extents of an NCHW (or OIHW) tensor.

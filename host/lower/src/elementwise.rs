@@ -126,8 +126,8 @@ pub fn cast(cx: &mut Cx, x: &Buf, y: &Buf) -> Vec<Stmt> {
     elementwise(cx, y.shape(), 1, |_, idx| {
         let v = x.load(idx);
         let value = match (x.ty.dtype, y.ty.dtype) {
-            (DType::F32, DType::I32) => v.to_i32(),
-            (DType::I32, DType::F32) => v.to_f32(),
+            (DType::F32, DType::I32) => v.cast_i32(),
+            (DType::I32, DType::F32) => v.cast_f32(),
             _ => v,
         };
         vec![y.store(idx, value)]

@@ -31,7 +31,9 @@ pub fn lower(g: &Graph, schedule: Schedule, target: &TargetProfile) -> Result<Mo
         let name = format!("k{}_copy", g.nodes.len() + j);
         let src = Buf::new(c.src.clone(), c.ty.clone());
         let dst = Buf::new(c.dst.clone(), c.ty.clone());
-        kernels.push(kernel(name, &[src.clone()], &dst, schedule, target, |cx| movement::copy(cx, &src, &dst)));
+        kernels.push(kernel(name, std::slice::from_ref(&src), &dst, schedule, target, |cx| {
+            movement::copy(cx, &src, &dst)
+        }));
     }
     let (kernels, plan): (Vec<Kernel>, Vec<Run>) = kernels.into_iter().unzip();
     let module = Module { name: g.name.clone(), buffers: storage.buffers, kernels, plan, span: Span::NONE };
@@ -98,7 +100,9 @@ fn lower_node(cx: &mut Cx, node: &Node, ins: &[Buf], y: &Buf) -> Vec<Stmt> {
         Op::Linear => matmul::linear(cx, &ins[0], &ins[1], ins.get(2), y),
         Op::Conv2d(a) => conv::conv2d(cx, a, &ins[0], &ins[1], ins.get(2), y),
         Op::MaxPool2d(a) => pool::max_pool2d(cx, a, &ins[0], y),
-        Op::AvgPool2d { pool, count_include_pad } => pool::avg_pool2d(cx, pool, *count_include_pad, &ins[0], y),
+        Op::AvgPool2d { pool, count_include_pad } => {
+            pool::avg_pool2d(cx, pool, *count_include_pad, &ins[0], y)
+        }
         Op::GlobalAvgPool2d => reduce::reduce(cx, ReduceKind::Mean, &[2, 3], true, &ins[0], y),
         Op::Reshape { .. } => movement::reshape(cx, &ins[0], y),
         Op::Transpose { perm } => movement::transpose(cx, perm, &ins[0], y),
@@ -119,7 +123,10 @@ fn check_lowerable(g: &Graph) -> Result<(), Diagnostic> {
         let args = n
             .args
             .iter()
-            .map(|a| g.type_of(&a.name).ok_or_else(|| Diagnostic::error(format!("`{}` is not defined", a.name)).at(a.span)))
+            .map(|a| {
+                g.type_of(&a.name)
+                    .ok_or_else(|| Diagnostic::error(format!("`{}` is not defined", a.name)).at(a.span))
+            })
             .collect::<Result<Vec<_>, _>>()?;
         let inferred = infer(&n.op, &args, n.op_span)?;
         if &inferred != ty {

@@ -4,30 +4,46 @@
 //!
 //! Layouts:
 //! - naive: a serial loop per output element with a `local` scalar accumulator;
-//! - default, `B` contiguous along `n` (plain `matmul`): threads over blocks of `MR` rows;
-//!   per block and per tile of `NR` columns, a `local` accumulator `acc: f32[MR, NR]` updated in
-//!   i-k-j order (`unroll` over the rows, `vectorize` over the columns), so the vector loop
-//!   never reduces and the tile stays in registers across the whole `k` loop;
-//! - default, `B` contiguous along `k` (`transpose_b`, `linear`): threads over rows, and per
-//!   output a dot product whose `k` loop is vectorized (a float reduction the spec lets a
-//!   `vectorize` loop reassociate).
+//! - default, `B` contiguous along `n` (plain `matmul`): the output in register tiles of a few
+//!   rows by 64 or more columns, each a `local` accumulator updated in i-k-j order (`unroll`
+//!   over the rows, `vectorize` over the columns), so the vector loop never reduces and the tile
+//!   stays in registers across the whole `k` loop; threads over column tiles, so that one panel
+//!   of `B` stays in cache while the row tiles stream past it;
+//! - default, `B` contiguous along `k` (`transpose_b`, `linear`): tiles of 4x4 dot products
+//!   sharing one vectorized `k` loop (a float reduction the spec lets a `vectorize` loop
+//!   reassociate); threads over row tiles.
 //!
 //! Row and column remainders get their own tile with literal sizes, so every index is
 //! provably in bounds.
 
 use crate::build::{f, int, let_, var, Buf, E};
 use crate::elementwise::broadcast_index;
-use crate::sched::{outer, serial, simple_loop, tiles, Cx};
+use crate::sched::{outer, serial, simple_loop, tiles, Cx, PAR_PER_CORE};
 use ekb_ir::l1::{LoopKind, Stmt};
 use ekb_ir::{DType, TensorType};
 
-/// Rows per register block of the i-k-j layout.
-const MR: usize = 4;
+/// Columns of a register tile: at least 64, so that the backend vectorizes the column loop
+/// rather than unrolling it into scalars first (which would leave the `k` loop to be
+/// vectorized, with gathers).
+const TILE_COLS: usize = 64;
 
-/// Columns per register block of the i-k-j layout, in SIMD vectors.
-const NR_VECTORS: usize = 2;
+/// Vector accumulators of a register tile: half of a 32-register file (AVX-512, NEON), leaving
+/// room for the `B` vectors and the broadcast `A` values.
+const TILE_VECTORS: usize = 16;
+
+/// Rows and columns of a dot-product tile: 16 vector reductions.
+const DOT_ROWS: usize = 4;
+const DOT_COLS: usize = 4;
+
+/// `(rows, columns)` of the i-k-j register tile for `lanes` f32 lanes per vector.
+fn axpy_tile(lanes: usize) -> (usize, usize) {
+    let cols = TILE_COLS.max(4 * lanes);
+    let rows = (TILE_VECTORS / cols.div_ceil(lanes)).max(1);
+    (rows, cols)
+}
 
 type Load<'a> = Box<dyn Fn(&[E], E, E) -> E + 'a>;
+type Store<'a> = Box<dyn Fn(&[E], E, E, E) -> Stmt + 'a>;
 
 /// One GEMM: leading dims, the three extents, and how each operand is read.
 struct Gemm<'a> {
@@ -42,7 +58,7 @@ struct Gemm<'a> {
     /// `bias(n)`
     bias: Option<Box<dyn Fn(E) -> E + 'a>>,
     /// `y(l, m, n) = v`
-    y: Box<dyn Fn(&[E], E, E, E) -> Stmt + 'a>,
+    y: Store<'a>,
     /// Whether `B(l, k, n)` and `B(l, k, n+1)` are adjacent in memory.
     b_rows_contiguous: bool,
 }
@@ -98,9 +114,11 @@ fn emit(cx: &mut Cx, g: &Gemm) -> Vec<Stmt> {
     if cx.naive() {
         naive(cx, g)
     } else if g.b_rows_contiguous {
-        blocked(cx, g)
+        // Column tiles outside: one `K x cols` panel of `B` stays in cache while the row
+        // blocks stream past it.
+        grid(cx, g, axpy_tile(cx.lanes()), Outer::Cols, axpy_tile_body)
     } else {
-        dot(cx, g)
+        grid(cx, g, (DOT_ROWS, DOT_COLS), Outer::Rows, dot_tile_body)
     }
 }
 
@@ -112,7 +130,10 @@ fn naive(cx: &mut Cx, g: &Gemm) -> Vec<Stmt> {
     let (mi, ni) = (mn[0].clone(), mn[1].clone());
     let acc = Buf::new(cx.fresh("acc"), TensorType::new(DType::F32, [1]));
     let kv = cx.fresh("k");
-    let step = acc.store(&[int(0)], acc.load(&[int(0)]) + (g.a)(l, mi.clone(), var(&kv)) * (g.b)(l, var(&kv), ni.clone()));
+    let step = acc.store(
+        &[int(0)],
+        acc.load(&[int(0)]) + (g.a)(l, mi.clone(), var(&kv)) * (g.b)(l, var(&kv), ni.clone()),
+    );
     let mut value = acc.load(&[int(0)]);
     if let Some(bias) = &g.bias {
         value = value + bias(ni.clone());
@@ -126,91 +147,118 @@ fn naive(cx: &mut Cx, g: &Gemm) -> Vec<Stmt> {
     nest.wrap(body)
 }
 
-/// Threads over `MR`-row blocks; per block, `MR x NR` register tiles accumulated in i-k-j order.
-fn blocked(cx: &mut Cx, g: &Gemm) -> Vec<Stmt> {
-    let threads = cx.wants_threads(2 * g.lead.iter().product::<usize>() * g.m * g.n * g.k);
-    let mr = MR.min(g.m);
-    let nr = NR_VECTORS * cx.lanes();
+/// Which dimension of the tile grid is the outer (threaded) loop.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Outer {
+    Rows,
+    Cols,
+}
+
+/// The body of one output tile: leading indices, `(first row, rows)`, `(first column, columns)`.
+type TileBody = fn(&mut Cx, &Gemm, &[E], (E, usize), (E, usize)) -> Vec<Stmt>;
+
+/// Covers the output with tiles of `(rows, cols)`: threads over the leading dims and the full
+/// tiles of the outer dimension (`prefer`, unless the other one has more tiles and `prefer` too
+/// few to keep every core busy); the inner dimension's tiles in a serial loop; remainders of
+/// either dimension as tiles of literal size.
+fn grid(cx: &mut Cx, g: &Gemm, (rows, cols): (usize, usize), prefer: Outer, body: TileBody) -> Vec<Stmt> {
+    let lead: usize = g.lead.iter().product();
+    let threads = cx.wants_threads(2 * lead * g.m * g.n * g.k);
+    let (rows, cols) = (rows.min(g.m), cols.min(g.n));
+    let (row_tiles, col_tiles) = (lead * (g.m / rows), lead * (g.n / cols));
+    let enough = |t: usize| t >= cx.cores() * PAR_PER_CORE;
+    let outer_dim = match prefer {
+        Outer::Cols if threads && !enough(col_tiles) && row_tiles > col_tiles => Outer::Rows,
+        Outer::Rows if threads && !enough(row_tiles) && col_tiles > row_tiles => Outer::Cols,
+        p => p,
+    };
+    let ((on, ot), (inn, int_)) = match outer_dim {
+        Outer::Rows => ((g.m, rows), (g.n, cols)),
+        Outer::Cols => ((g.n, cols), (g.m, rows)),
+    };
+    let inner = |cx: &mut Cx, l: &[E], o0: E, olen: usize| {
+        tiles(cx, inn, int_, LoopKind::Serial, "t", |cx, i0, ilen| match outer_dim {
+            Outer::Rows => body(cx, g, l, (o0.clone(), olen), (i0, ilen)),
+            Outer::Cols => body(cx, g, l, (i0, ilen), (o0.clone(), olen)),
+        })
+    };
     let mut out = Vec::new();
-    let full = g.m / mr;
+    let (full, rem) = (on / ot, on % ot);
     if full > 0 {
         let dims = [g.lead.clone(), vec![full]].concat();
         let nest = outer(cx, &dims, threads, "i");
-        let (l, mb) = nest.idx.split_at(g.lead.len());
-        let m0 = mb[0].clone() * int(mr);
-        let body = row_block(cx, g, l, m0, mr, nr);
-        out.extend(nest.wrap(body));
+        let (l, t) = nest.idx.split_at(g.lead.len());
+        let b = inner(cx, l, t[0].clone() * int(ot), ot);
+        out.extend(nest.wrap(b));
     }
-    let rem = g.m % mr;
     if rem > 0 {
         let nest = outer(cx, &g.lead, threads, "i");
-        let body = row_block(cx, g, &nest.idx, int(full * mr), rem, nr);
-        out.extend(nest.wrap(body));
+        let b = inner(cx, &nest.idx, int(full * ot), rem);
+        out.extend(nest.wrap(b));
     }
     out
 }
 
-/// `mr` rows starting at `m0`, all columns, in tiles of `nr`.
-fn row_block(cx: &mut Cx, g: &Gemm, l: &[E], m0: E, mr: usize, nr: usize) -> Vec<Stmt> {
-    tiles(cx, g.n, nr, LoopKind::Serial, "jt", |cx, n0, nt| {
-        let acc = Buf::new(cx.fresh("acc"), TensorType::new(DType::F32, [mr, nt]));
-        let (r0, r1, r2) = (cx.fresh("r"), cx.fresh("r"), cx.fresh("r"));
-        let (j0, j1, j2) = (cx.fresh("j"), cx.fresh("j"), cx.fresh("j"));
-        let (kv, av) = (cx.fresh("k"), cx.fresh("a"));
-        let lanes = cx.inner_kind(nt);
-        let rows = |r: &str, body: Vec<Stmt>| simple_loop(LoopKind::Unroll, r, mr, body);
-        let cols = |j: &str, body: Vec<Stmt>| simple_loop(lanes, j, nt, body);
-        let at = |r: &str, j: &str| [var(r), var(j)];
-        let update = acc.store(
-            &at(&r1, &j1),
-            acc.load(&at(&r1, &j1)) + var(&av) * (g.b)(l, var(&kv), n0.clone() + var(&j1)),
-        );
-        let mut value = acc.load(&at(&r2, &j2));
-        if let Some(bias) = &g.bias {
-            value = value + bias(n0.clone() + var(&j2));
-        }
-        vec![
-            acc.alloc(),
-            rows(&r0, vec![cols(&j0, vec![acc.store(&at(&r0, &j0), f(0.0))])]),
-            simple_loop(
-                LoopKind::Serial,
-                &kv,
-                g.k,
-                vec![rows(&r1, vec![let_(&av, (g.a)(l, m0.clone() + var(&r1), var(&kv))), cols(&j1, vec![update])])],
-            ),
-            rows(&r2, vec![cols(&j2, vec![(g.y)(l, m0.clone() + var(&r2), n0.clone() + var(&j2), value)])]),
-        ]
-    })
-}
-
-/// Threads over rows; per output, a dot product with the `k` loop vectorized.
-fn dot(cx: &mut Cx, g: &Gemm) -> Vec<Stmt> {
-    let threads = cx.wants_threads(2 * g.lead.iter().product::<usize>() * g.m * g.n * g.k);
-    let dims = [g.lead.clone(), vec![g.m]].concat();
-    let nest = outer(cx, &dims, threads, "i");
-    let (l, mi) = nest.idx.split_at(g.lead.len());
-    let mi = mi[0].clone();
-    let acc = Buf::new(cx.fresh("acc"), TensorType::new(DType::F32, [1]));
-    let (nv, kv) = (cx.fresh("n"), cx.fresh("k"));
-    let step =
-        acc.store(&[int(0)], acc.load(&[int(0)]) + (g.a)(l, mi.clone(), var(&kv)) * (g.b)(l, var(&kv), var(&nv)));
-    let mut value = acc.load(&[int(0)]);
+/// One `B`-contiguous tile (i-k-j order): rows `m0..m0+mr`, columns `n0..n0+nt`, accumulated over
+/// all of `k` in a `local` tile that the backend keeps in registers: the rows are `unroll`ed and
+/// the columns one vectorized loop, so every access to the tile has literal indices once
+/// vectorized, and no lane reduces across another.
+fn axpy_tile_body(cx: &mut Cx, g: &Gemm, l: &[E], (m0, mr): (E, usize), (n0, nt): (E, usize)) -> Vec<Stmt> {
+    let acc = Buf::new(cx.fresh("acc"), TensorType::new(DType::F32, [mr, nt]));
+    let (r0, r1, r2) = (cx.fresh("r"), cx.fresh("r"), cx.fresh("r"));
+    let (j0, j1, j2) = (cx.fresh("j"), cx.fresh("j"), cx.fresh("j"));
+    let (kv, av) = (cx.fresh("k"), cx.fresh("a"));
+    let lanes = cx.inner_kind(nt);
+    let rows = |r: &str, body: Vec<Stmt>| simple_loop(LoopKind::Unroll, r, mr, body);
+    let cols = |j: &str, body: Vec<Stmt>| simple_loop(lanes, j, nt, body);
+    let at = |r: &str, j: &str| [var(r), var(j)];
+    let update = acc
+        .store(&at(&r1, &j1), acc.load(&at(&r1, &j1)) + var(&av) * (g.b)(l, var(&kv), n0.clone() + var(&j1)));
+    let mut value = acc.load(&at(&r2, &j2));
     if let Some(bias) = &g.bias {
-        value = value + bias(var(&nv));
+        value = value + bias(n0.clone() + var(&j2));
     }
-    let kind = cx.inner_kind(g.k);
-    let body = vec![
+    vec![
         acc.alloc(),
+        rows(&r0, vec![cols(&j0, vec![acc.store(&at(&r0, &j0), f(0.0))])]),
         simple_loop(
             LoopKind::Serial,
-            &nv,
-            g.n,
-            vec![
-                acc.store(&[int(0)], f(0.0)),
-                simple_loop(kind, &kv, g.k, vec![step]),
-                (g.y)(l, mi.clone(), var(&nv), value),
-            ],
+            &kv,
+            g.k,
+            vec![rows(
+                &r1,
+                vec![let_(&av, (g.a)(l, m0.clone() + var(&r1), var(&kv))), cols(&j1, vec![update])],
+            )],
         ),
-    ];
-    nest.wrap(body)
+        rows(&r2, vec![cols(&j2, vec![(g.y)(l, m0.clone() + var(&r2), n0.clone() + var(&j2), value)])]),
+    ]
+}
+
+/// One `B^T`-contiguous tile: `mr x nc` dot products sharing one vectorized `k` loop (each
+/// element of `A` and `B` loaded once per tile), with `unroll`ed rows and columns inside, so the
+/// backend turns the tile into `mr * nc` vector reductions held in registers.
+fn dot_tile_body(cx: &mut Cx, g: &Gemm, l: &[E], (m0, mr): (E, usize), (n0, nc): (E, usize)) -> Vec<Stmt> {
+    let acc = Buf::new(cx.fresh("acc"), TensorType::new(DType::F32, [mr, nc]));
+    let (r0, r1, r2) = (cx.fresh("r"), cx.fresh("r"), cx.fresh("r"));
+    let (c0, c1, c2) = (cx.fresh("c"), cx.fresh("c"), cx.fresh("c"));
+    let kv = cx.fresh("k");
+    let unroll = |v: &str, n: usize, body: Vec<Stmt>| simple_loop(LoopKind::Unroll, v, n, body);
+    let at = |r: &str, c: &str| [var(r), var(c)];
+    let a = (g.a)(l, m0.clone() + var(&r1), var(&kv));
+    let b = (g.b)(l, var(&kv), n0.clone() + var(&c1));
+    let update = acc.store(&at(&r1, &c1), acc.load(&at(&r1, &c1)) + a * b);
+    let mut value = acc.load(&at(&r2, &c2));
+    if let Some(bias) = &g.bias {
+        value = value + bias(n0.clone() + var(&c2));
+    }
+    vec![
+        acc.alloc(),
+        unroll(&r0, mr, vec![unroll(&c0, nc, vec![acc.store(&at(&r0, &c0), f(0.0))])]),
+        simple_loop(cx.inner_kind(g.k), &kv, g.k, vec![unroll(&r1, mr, vec![unroll(&c1, nc, vec![update])])]),
+        unroll(
+            &r2,
+            mr,
+            vec![unroll(&c2, nc, vec![(g.y)(l, m0.clone() + var(&r2), n0.clone() + var(&c2), value)])],
+        ),
+    ]
 }

@@ -6,9 +6,10 @@
 //! edge-replicated source indices of `pad` are clamped into the source dim (a no-op on the
 //! values the formulas produce, there so the bound is evident). Under the default schedule
 //! `pad` splits the last dim into left border, interior and right border ranges with literal
-//! bounds, so the interior copy is a branch-free vector loop.
+//! bounds, so the interior copy is a branch-free vector loop; `reshape` copies blocks that stay
+//! contiguous in both shapes; `transpose` walks square tiles when the contiguous dim moves.
 
-use crate::build::{f, int, ints, let_, var, Buf, E};
+use crate::build::{f, int, ints, let_, loop_, var, Buf, E};
 use crate::reduce::norm_axis;
 use crate::sched::{elementwise, outer, simple_loop, Cx};
 use ekb_ir::l0::PadMode;
@@ -84,15 +85,47 @@ fn gcd(a: usize, b: usize) -> usize {
     }
 }
 
-/// `y = transpose(x, perm)`: output dim `i` is input dim `perm[i]`.
+/// Square tiles of a transpose that moves the contiguous dim: both the rows read and the rows
+/// written by one tile stay in cache (32 x 32 f32 is 4 KiB).
+const TRANSPOSE_TILE: usize = 32;
+
+/// `y = transpose(x, perm)`: output dim `i` is input dim `perm[i]`. When the input's contiguous
+/// last dim moves, the default schedule walks the two dims involved in square tiles.
 pub fn transpose(cx: &mut Cx, perm: &[usize], x: &Buf, y: &Buf) -> Vec<Stmt> {
-    elementwise(cx, y.shape(), 1, |_, idx| {
+    let read = |idx: &[E]| {
         let mut xi = vec![int(0); idx.len()];
         for (i, &p) in perm.iter().enumerate() {
             xi[p] = idx[i].clone();
         }
-        vec![y.store(idx, x.load(&xi))]
-    })
+        x.load(&xi)
+    };
+    let r = y.rank();
+    let moved = perm.iter().position(|&p| p + 1 == r).filter(|&p| p + 1 != r);
+    let (Some(p), false) = (moved, cx.naive()) else {
+        return elementwise(cx, y.shape(), 1, |_, idx| vec![y.store(idx, read(idx))]);
+    };
+    let t = TRANSPOSE_TILE;
+    let (np, nl) = (y.shape()[p], y.shape()[r - 1]);
+    // Threads over the other dims and both tile indices.
+    let mut dims: Vec<usize> = (0..r - 1).filter(|&d| d != p).map(|d| y.shape()[d]).collect();
+    dims.extend([np.div_ceil(t), nl.div_ceil(t)]);
+    let mut nest = outer(cx, &dims, cx.wants_threads(y.ty.numel()), "i");
+    let tl = nest.idx.pop().expect("tile index");
+    let tp = nest.idx.pop().expect("tile index");
+    let (a, b) = (cx.fresh("a"), cx.fresh("b"));
+    let mut idx = nest.idx.clone();
+    idx.insert(p, var(&a));
+    idx.push(var(&b));
+    let (a0, b0) = (tp * int(t), tl * int(t));
+    let inner = loop_(
+        cx.inner_kind(t.min(nl)),
+        &b,
+        b0.clone(),
+        (b0 + int(t)).min(int(nl)),
+        vec![y.store(&idx, read(&idx))],
+    );
+    let body = vec![loop_(LoopKind::Serial, &a, a0.clone(), (a0 + int(t)).min(int(np)), vec![inner])];
+    nest.wrap(body)
 }
 
 /// `y = concat(xs, axis)`: one nest per input, writing at its offset along `axis`.
@@ -127,7 +160,8 @@ pub fn slice(cx: &mut Cx, axes: &[i64], starts: &[i64], steps: &[i64], x: &Buf, 
         step[d] = steps.get(i).copied().unwrap_or(1);
     }
     elementwise(cx, y.shape(), 1, |_, idx| {
-        let xi: Vec<E> = idx.iter().enumerate().map(|(d, i)| ints(start[d]) + i.clone() * ints(step[d])).collect();
+        let xi: Vec<E> =
+            idx.iter().enumerate().map(|(d, i)| ints(start[d]) + i.clone() * ints(step[d])).collect();
         vec![y.store(idx, x.load(&xi))]
     })
 }
@@ -143,37 +177,47 @@ fn pad_source(mode: PadMode, s: E, n: usize) -> E {
     src.clamp_index(n)
 }
 
+/// Source indices of a padded position: per dim, `let s = ...` bindings (appended to `lets`),
+/// the index to read, and for constant mode the in-image test of every padded dim.
+struct PadSource {
+    lets: Vec<Stmt>,
+    src: Vec<E>,
+    inside: Option<E>,
+}
+
+/// The source of output index `idx` (leading dims of `x` only, when `idx` is shorter).
+fn pad_source_index(cx: &mut Cx, mode: PadMode, idx: &[E], pads: &[usize], x: &Buf) -> PadSource {
+    let r = x.rank();
+    let mut out = PadSource { lets: Vec::new(), src: Vec::new(), inside: None };
+    for (d, (i, &n)) in idx.iter().zip(x.shape()).enumerate() {
+        if pads[d] == 0 && pads[r + d] == 0 {
+            out.src.push(i.clone());
+            continue;
+        }
+        let s = cx.fresh(&format!("s{d}"));
+        let shifted = i.clone() - int(pads[d]);
+        if let PadMode::Constant(_) = mode {
+            out.lets.push(let_(&s, shifted));
+            let c = var(&s).in_range(int(0), int(n));
+            out.inside = Some(match out.inside.take() {
+                Some(prev) => prev.and(c),
+                None => c,
+            });
+        } else {
+            out.lets.push(let_(&s, pad_source(mode, shifted, n)));
+        }
+        out.src.push(var(&s));
+    }
+    out
+}
+
 /// `y = pad(x, pads, mode)`, `pads` = all begins then all ends.
 pub fn pad(cx: &mut Cx, pads: &[usize], mode: PadMode, x: &Buf, y: &Buf) -> Vec<Stmt> {
     let r = x.rank();
-    let begin = &pads[..r];
     let fill = |v: f64| if y.ty.dtype == DType::F32 { f(v) } else { ints(i64::from(v as i32)) };
-    let padded = |d: usize| pads[d] > 0 || pads[r + d] > 0;
     if cx.naive() || r == 0 {
         return elementwise(cx, y.shape(), 1, |cx, idx| {
-            let mut lets = Vec::new();
-            let mut src = Vec::new();
-            let mut inside: Option<E> = None;
-            for d in 0..r {
-                if !padded(d) {
-                    src.push(idx[d].clone());
-                    continue;
-                }
-                let s = cx.fresh(&format!("s{d}"));
-                lets.push(let_(&s, idx[d].clone() - int(begin[d])));
-                let n = x.shape()[d];
-                match mode {
-                    PadMode::Constant(_) => {
-                        let c = var(&s).in_range(int(0), int(n));
-                        inside = Some(match inside.take() {
-                            Some(prev) => prev.and(c),
-                            None => c,
-                        });
-                        src.push(var(&s));
-                    }
-                    _ => src.push(pad_source(mode, var(&s), n)),
-                }
-            }
+            let PadSource { mut lets, src, inside } = pad_source_index(cx, mode, idx, pads, x);
             let store = y.store(idx, x.load(&src));
             match (mode, inside) {
                 (PadMode::Constant(v), Some(c)) => {
@@ -184,39 +228,24 @@ pub fn pad(cx: &mut Cx, pads: &[usize], mode: PadMode, x: &Buf, y: &Buf) -> Vec<
             lets
         });
     }
-    // Default: rows over the leading dims, the last dim in three literal ranges.
+    // Default: rows over the leading dims (their source indices bound once per row), the last
+    // dim in three literal ranges.
     let threads = cx.wants_threads(y.ty.numel());
     let nest = outer(cx, &y.shape()[..r - 1], threads, "i");
-    let (bl, w, ow) = (begin[r - 1], x.shape()[r - 1], y.shape()[r - 1]);
-    let mut body = Vec::new();
-    let mut src_row = Vec::new();
-    let mut inside: Option<E> = None;
-    for d in 0..r - 1 {
-        if !padded(d) {
-            src_row.push(nest.idx[d].clone());
-            continue;
-        }
-        let s = cx.fresh(&format!("s{d}"));
-        body.push(let_(&s, nest.idx[d].clone() - int(begin[d])));
-        let n = x.shape()[d];
-        match mode {
-            PadMode::Constant(_) => {
-                let c = var(&s).in_range(int(0), int(n));
-                inside = Some(match inside.take() {
-                    Some(prev) => prev.and(c),
-                    None => c,
-                });
-                src_row.push(var(&s));
-            }
-            _ => src_row.push(pad_source(mode, var(&s), n)),
-        }
-    }
+    let (bl, w, ow) = (pads[r - 1], x.shape()[r - 1], y.shape()[r - 1]);
+    let PadSource { lets: mut body, src: src_row, inside } = pad_source_index(cx, mode, &nest.idx, pads, x);
     let yrow = |j: E| [nest.idx.clone(), vec![j]].concat();
     let xrow = |j: E| [src_row.clone(), vec![j]].concat();
     let range = |cx: &mut Cx, lo: usize, hi: usize, value: &dyn Fn(E) -> E| -> Option<Stmt> {
         (lo < hi).then(|| {
             let j = cx.fresh("j");
-            crate::build::loop_(cx.inner_kind(hi - lo), &j, int(lo), int(hi), vec![y.store(&yrow(var(&j)), value(var(&j)))])
+            crate::build::loop_(
+                cx.inner_kind(hi - lo),
+                &j,
+                int(lo),
+                int(hi),
+                vec![y.store(&yrow(var(&j)), value(var(&j)))],
+            )
         })
     };
     let border = |j: E| match mode {

@@ -78,7 +78,13 @@ pub fn layer_norm(cx: &mut Cx, eps: f64, x: &Buf, w: &Buf, b: Option<&Buf>, y: &
 
 /// `batch_norm(x, gamma, beta, mean, var)`: `(x - mean[c]) / sqrt(var[c] + eps) * gamma[c] + beta[c]`
 /// with `c` the index on axis 1.
-pub fn batch_norm(cx: &mut Cx, eps: f64, x: &Buf, [gamma, beta, mean, var_]: [&Buf; 4], y: &Buf) -> Vec<Stmt> {
+pub fn batch_norm(
+    cx: &mut Cx,
+    eps: f64,
+    x: &Buf,
+    [gamma, beta, mean, var_]: [&Buf; 4],
+    y: &Buf,
+) -> Vec<Stmt> {
     elementwise(cx, y.shape(), 4, |_, idx| {
         let c = [idx[1].clone()];
         let value =

@@ -44,7 +44,13 @@ struct Decls {
 }
 
 impl Decls {
-    fn declare(&mut self, name: &str, ty: &TensorType, role: BufferRole, span: Span) -> Result<(), Diagnostic> {
+    fn declare(
+        &mut self,
+        name: &str,
+        ty: &TensorType,
+        role: BufferRole,
+        span: Span,
+    ) -> Result<(), Diagnostic> {
         if !self.taken.insert(name.to_string()) {
             return Err(Diagnostic::error(format!("the name `{name}` is declared twice"))
                 .at(span)
@@ -82,8 +88,11 @@ pub fn assign(g: &Graph) -> Result<Storage, Diagnostic> {
             loc.insert(o.value.name.clone(), o.name.clone());
         } else {
             let src = loc.get(&o.value.name).cloned().ok_or_else(|| {
-                Diagnostic::error(format!("output `{}` returns `{}`, which is not defined", o.name, o.value.name))
-                    .at(o.value.span)
+                Diagnostic::error(format!(
+                    "output `{}` returns `{}`, which is not defined",
+                    o.name, o.value.name
+                ))
+                .at(o.value.span)
             })?;
             copies.push(Copy { src, dst: o.name.clone(), ty: o.ty.clone() });
         }

@@ -65,7 +65,7 @@ fn pool(cx: &mut Cx, a: &Pool2dAttrs, kind: Kind, x: &Buf, y: &Buf) -> Vec<Stmt>
         let value = match kind {
             Kind::Max => acc.load(&[int(0)]),
             Kind::Avg(true) => acc.load(&[int(0)]) / f((kh * kw) as f64),
-            Kind::Avg(false) => acc.load(&[int(0)]) / cnt.load(&[int(0)]).to_f32(),
+            Kind::Avg(false) => acc.load(&[int(0)]) / cnt.load(&[int(0)]).cast_f32(),
         };
         let body = [
             vec![acc.alloc(), cnt.alloc(), acc.store(&[int(0)], init), cnt.store(&[int(0)], int(0))],
@@ -99,8 +99,8 @@ fn pool(cx: &mut Cx, a: &Pool2dAttrs, kind: Kind, x: &Buf, y: &Buf) -> Vec<Stmt>
         Kind::Max => acc.load(&[var(&j2)]),
         Kind::Avg(true) => acc.load(&[var(&j2)]) / f((kh * kw) as f64),
         Kind::Avg(false) => {
-            let count = int(kh) * taps(var(&j2) * int(sw) - ints(pl), kw, wd);
-            acc.load(&[var(&j2)]) / count.to_f32()
+            let count = taps(h0.clone(), kh, h) * taps(var(&j2) * int(sw) - ints(pl), kw, wd);
+            acc.load(&[var(&j2)]) / count.cast_f32()
         }
     };
     let body = vec![

@@ -9,7 +9,7 @@
 //! tile loop vectorized inside the serial reduction loops, so lanes never reduce across each
 //! other.
 
-use crate::build::{f, int, ints, let_, select, var, Buf, E};
+use crate::build::{f, int, ints, isnan, let_, select, var, Buf, E};
 use crate::sched::{outer, serial, tiles, Cx, Nest};
 use ekb_ir::l0::ReduceKind;
 use ekb_ir::l1::{LoopKind, Stmt};
@@ -54,7 +54,10 @@ impl Axes {
     /// The full input index from kept and reduced indices.
     fn merge(&self, kept: &[E], red: &[E]) -> Vec<E> {
         let (mut k, mut r) = (kept.iter(), red.iter());
-        self.red.iter().map(|&is_red| if is_red { r.next() } else { k.next() }.expect("index count").clone()).collect()
+        self.red
+            .iter()
+            .map(|&is_red| if is_red { r.next() } else { k.next() }.expect("index count").clone())
+            .collect()
     }
 
     /// The output index from kept indices: reduced dims become 0 with `keepdims`, else vanish.
@@ -134,13 +137,13 @@ pub fn reduce(cx: &mut Cx, kind: ReduceKind, axes: &[i64], keepdims: bool, x: &B
         let red = serial(cx, &ax.reduced(&shape), "r");
         let (j0, j1, j2) = (cx.fresh("j"), cx.fresh("j"), cx.fresh("j"));
         let kept_at = |j: &str| [outer_idx.clone(), vec![base.clone() + var(j)]].concat();
-        let step = acc.store(&[var(&j1)], combine(acc.load(&[var(&j1)]), x.load(&ax.merge(&kept_at(&j1), &red.idx))));
-        vec![
-            acc.alloc(),
-            lanes(cx, &j0, len, vec![acc.store(&[var(&j0)], init.clone())]),
-            red.wrap(vec![lanes(cx, &j1, len, vec![step])]).remove(0),
-            lanes(cx, &j2, len, vec![y.store(&ax.out_index(&kept_at(&j2), keepdims), finish(acc.load(&[var(&j2)])))]),
-        ]
+        let step = acc
+            .store(&[var(&j1)], combine(acc.load(&[var(&j1)]), x.load(&ax.merge(&kept_at(&j1), &red.idx))));
+        let out = y.store(&ax.out_index(&kept_at(&j2), keepdims), finish(acc.load(&[var(&j2)])));
+        let mut block = vec![acc.alloc(), lanes(cx, &j0, len, vec![acc.store(&[var(&j0)], init.clone())])];
+        block.extend(red.wrap(vec![lanes(cx, &j1, len, vec![step])]));
+        block.push(lanes(cx, &j2, len, vec![out]));
+        block
     });
     nest.wrap(body)
 }
@@ -150,8 +153,17 @@ fn lanes(cx: &Cx, v: &str, n: usize, body: Vec<Stmt>) -> Stmt {
     crate::sched::simple_loop(cx.inner_kind(n), v, n, body)
 }
 
-/// `y = argmax(x, axis, keepdims)`: the index of the first maximum (a later equal value never
-/// replaces an earlier one: the comparison is strict).
+/// Whether `v` replaces the running maximum `best` of an argmax: strictly greater (so the first
+/// of equal maxima wins), and NaN counts as the largest value (so the first NaN wins).
+fn beats(v: E, best: E, dtype: DType) -> E {
+    let greater = v.clone().gt(best.clone());
+    match dtype {
+        DType::F32 => greater.or(isnan(v).and(!isnan(best))),
+        DType::I32 => greater,
+    }
+}
+
+/// `y = argmax(x, axis, keepdims)`: the index of the first maximum.
 pub fn argmax(cx: &mut Cx, axis: i64, keepdims: bool, x: &Buf, y: &Buf) -> Vec<Stmt> {
     let shape = x.shape().to_vec();
     let a = norm_axis(axis, shape.len());
@@ -167,7 +179,7 @@ pub fn argmax(cx: &mut Cx, axis: i64, keepdims: bool, x: &Buf, y: &Buf) -> Vec<S
         let scan = vec![
             let_(&v, at(var(&k))),
             crate::build::if_(
-                var(&v).gt(best.load(&[int(0)])),
+                beats(var(&v), best.load(&[int(0)]), x.ty.dtype),
                 vec![best.store(&[int(0)], var(&v)), arg.store(&[int(0)], var(&k))],
                 vec![],
             ),
@@ -196,7 +208,7 @@ pub fn argmax(cx: &mut Cx, axis: i64, keepdims: bool, x: &Buf, y: &Buf) -> Vec<S
         let kept_at = |j: &str| [outer_idx.clone(), vec![base.clone() + var(j)]].concat();
         let step = vec![
             let_(&v, x.load(&ax.merge(&kept_at(&j1), &[var(&k)]))),
-            let_(&better, var(&v).gt(best.load(&[var(&j1)]))),
+            let_(&better, beats(var(&v), best.load(&[var(&j1)]), x.ty.dtype)),
             arg.store(&[var(&j1)], select(var(&better), var(&k), arg.load(&[var(&j1)]))),
             best.store(&[var(&j1)], select(var(&better), var(&v), best.load(&[var(&j1)]))),
         ];
@@ -220,79 +232,94 @@ pub fn argmax(cx: &mut Cx, axis: i64, keepdims: bool, x: &Buf, y: &Buf) -> Vec<S
 }
 
 /// `y = softmax(x, axis)` or `log_softmax`: per row along `axis`, `m = max`, `s = sum(exp(x - m))`,
-/// then `exp(x - m) / s` or `x - m - log(s)`.
+/// then `exp(x - m) / s` or `x - m - log(s)`. The default schedule stores `exp(x - m)` into `y`
+/// during the sum pass and scales it by `1 / s` afterwards (one `exp` per element, not two).
 pub fn softmax(cx: &mut Cx, axis: i64, log: bool, x: &Buf, y: &Buf) -> Vec<Stmt> {
     let shape = x.shape().to_vec();
     let a = norm_axis(axis, shape.len());
     let ax = Axes::new(shape.len(), [a]);
     let n = shape[a];
     let threads = cx.wants_threads(4 * x.ty.numel());
-    let finish = |v: E, m: E, s: E| if log { v - m - s.log() } else { (v - m).exp() / s };
     if cx.naive() || ax.last_reduced() {
+        // One row per iteration of the kept dims; scalar accumulators; the passes run along
+        // the axis (vectorized when it is the contiguous last one).
         let nest = outer(cx, &ax.kept(&shape), threads, "i");
-        let (mx, sm) = (scalar_acc(cx, "mx", DType::F32), scalar_acc(cx, "sum", DType::F32));
-        let (k0, k1, k2) = (cx.fresh("k"), cx.fresh("k"), cx.fresh("k"));
-        let (m, s) = (cx.fresh("m"), cx.fresh("s"));
-        let at = |k: &str| x.load(&ax.merge(&nest.idx, &[var(k)]));
-        let yat = |k: &str| ax.merge(&nest.idx, &[var(k)]);
+        let row = nest.idx.clone();
         let kind = cx.inner_kind(n);
-        let body = vec![
-            mx.alloc(),
-            sm.alloc(),
-            mx.store(&[int(0)], f(f64::NEG_INFINITY)),
-            crate::build::loop_(kind, &k0, int(0), int(n), vec![mx.store(&[int(0)], mx.load(&[int(0)]).max(at(&k0)))]),
-            let_(&m, mx.load(&[int(0)])),
-            sm.store(&[int(0)], f(0.0)),
-            crate::build::loop_(
-                kind,
-                &k1,
-                int(0),
-                int(n),
-                vec![sm.store(&[int(0)], sm.load(&[int(0)]) + (at(&k1) - var(&m)).exp())],
-            ),
-            let_(&s, sm.load(&[int(0)])),
-            crate::build::loop_(kind, &k2, int(0), int(n), vec![y.store(&yat(&k2), finish(at(&k2), var(&m), var(&s)))]),
-        ];
+        let body = softmax_passes(cx, log, 1, &|k, _| ax.merge(&row, &[k]), x, y, &|cx, body| {
+            let k = cx.fresh("k");
+            crate::build::loop_(kind, &k, int(0), int(n), body(var(&k), int(0)))
+        });
         return nest.wrap(body);
     }
-    // Axis before the last: lanes over a tile of the last dim, one running max and sum each.
+    // Axis before the last: lanes over a tile of the last dim, one running max and sum each,
+    // the passes running serially along the axis outside the vector loop.
     let kept = ax.kept(&shape);
     let (&w, kept_outer) = kept.split_last().expect("the last axis is kept");
     let nest = outer(cx, kept_outer, threads, "i");
     let tile = if w <= 2 * ROW_TILE { w } else { ROW_TILE };
     let outer_idx = nest.idx.clone();
     let body = tiles(cx, w, tile, LoopKind::Serial, "jt", |cx, base, len| {
-        let mx = Buf::new(cx.fresh("mx"), TensorType::new(DType::F32, [len]));
-        let sm = Buf::new(cx.fresh("sum"), TensorType::new(DType::F32, [len]));
-        let js: Vec<String> = (0..4).map(|_| cx.fresh("j")).collect();
-        let ks: Vec<String> = (0..3).map(|_| cx.fresh("k")).collect();
-        let at = |j: &str, k: &str| ax.merge(&[outer_idx.clone(), vec![base.clone() + var(j)]].concat(), &[var(k)]);
-        let j = |i: usize| var(&js[i]);
-        let serial_k = |i: usize, body: Vec<Stmt>| crate::sched::simple_loop(LoopKind::Serial, &ks[i], n, body);
-        vec![
-            mx.alloc(),
-            sm.alloc(),
-            lanes(cx, &js[0], len, vec![mx.store(&[j(0)], f(f64::NEG_INFINITY)), sm.store(&[j(0)], f(0.0))]),
-            serial_k(0, vec![lanes(cx, &js[1], len, vec![mx.store(&[j(1)], mx.load(&[j(1)]).max(x.load(&at(&js[1], &ks[0]))))])]),
-            serial_k(
-                1,
-                vec![lanes(
-                    cx,
-                    &js[2],
-                    len,
-                    vec![sm.store(&[j(2)], sm.load(&[j(2)]) + (x.load(&at(&js[2], &ks[1])) - mx.load(&[j(2)])).exp())],
-                )],
-            ),
-            serial_k(
-                2,
-                vec![lanes(
-                    cx,
-                    &js[3],
-                    len,
-                    vec![y.store(&at(&js[3], &ks[2]), finish(x.load(&at(&js[3], &ks[2])), mx.load(&[j(3)]), sm.load(&[j(3)])))],
-                )],
-            ),
-        ]
+        let at = |k: E, j: E| ax.merge(&[outer_idx.clone(), vec![base.clone() + j]].concat(), &[k]);
+        softmax_passes(cx, log, len, &at, x, y, &|cx, body| {
+            let (k, j) = (cx.fresh("k"), cx.fresh("j"));
+            let inner = lanes(cx, &j, len, body(var(&k), var(&j)));
+            crate::build::loop_(LoopKind::Serial, &k, int(0), int(n), vec![inner])
+        })
     });
     nest.wrap(body)
+}
+
+/// A pass of softmax: the loop over the axis (and the lanes, if any) around `body(k, lane)`.
+type Pass<'a> = dyn Fn(&mut Cx, &dyn Fn(E, E) -> Vec<Stmt>) -> Stmt + 'a;
+
+/// The passes of softmax over `lanes` independent rows at once: `at(k, lane)` indexes `x` and
+/// `y`; the accumulators hold one value per lane.
+fn softmax_passes(
+    cx: &mut Cx,
+    log: bool,
+    lanes_n: usize,
+    at: &dyn Fn(E, E) -> Vec<E>,
+    x: &Buf,
+    y: &Buf,
+    pass: &Pass,
+) -> Vec<Stmt> {
+    let mx = Buf::new(cx.fresh("mx"), TensorType::new(DType::F32, [lanes_n]));
+    let sm = Buf::new(cx.fresh("sum"), TensorType::new(DType::F32, [lanes_n]));
+    // Per-lane statements outside the passes: a vector loop over the lanes, or the single one.
+    let per_lane = |cx: &mut Cx, body: &dyn Fn(E) -> Vec<Stmt>| -> Vec<Stmt> {
+        if lanes_n == 1 {
+            body(int(0))
+        } else {
+            let j = cx.fresh("j");
+            vec![lanes(cx, &j, lanes_n, body(var(&j)))]
+        }
+    };
+    let reuse = !cx.naive() && !log;
+    let mut out = vec![mx.alloc(), sm.alloc()];
+    out.extend(per_lane(cx, &|l| vec![mx.store1(l.clone(), f(f64::NEG_INFINITY)), sm.store1(l, f(0.0))]));
+    out.push(pass(cx, &|k, l| vec![mx.store1(l.clone(), mx.load1(l.clone()).max(x.load(&at(k, l))))]));
+    let e = cx.fresh("e");
+    out.push(pass(cx, &|k, l| {
+        let mut b = vec![let_(&e, (x.load(&at(k.clone(), l.clone())) - mx.load1(l.clone())).exp())];
+        if reuse {
+            b.push(y.store(&at(k, l.clone()), var(&e)));
+        }
+        b.push(sm.store1(l.clone(), sm.load1(l) + var(&e)));
+        b
+    }));
+    if reuse {
+        // y holds exp(x - m): scale it by 1 / s.
+        out.extend(per_lane(cx, &|l| vec![sm.store1(l.clone(), f(1.0) / sm.load1(l))]));
+        out.push(pass(cx, &|k, l| {
+            vec![y.store(&at(k.clone(), l.clone()), y.load(&at(k, l.clone())) * sm.load1(l))]
+        }));
+    } else {
+        out.push(pass(cx, &|k, l| {
+            let (v, m, s) = (x.load(&at(k.clone(), l.clone())), mx.load1(l.clone()), sm.load1(l.clone()));
+            let value = if log { v - m - s.log() } else { (v - m).exp() / s };
+            vec![y.store(&at(k, l), value)]
+        }));
+    }
+    out
 }

@@ -150,16 +150,16 @@ pub fn outer(cx: &mut Cx, dims: &[usize], threads: bool, base: &str) -> Nest {
         let p = cx.fresh("p");
         let pv = nest.push(LoopKind::Parallel, &p, int(0), int(prod));
         let mut stride = prod;
-        for d in 0..k {
-            if dims[d] == 1 {
+        for (d, &n) in dims[..k].iter().enumerate() {
+            if n == 1 {
                 nest.idx.push(int(0));
                 continue;
             }
-            stride /= dims[d];
+            stride /= n;
             let v = cx.fresh(&format!("{base}{d}"));
             let mut e = pv.clone() / int(stride);
             if d != live[0] {
-                e = e % int(dims[d]);
+                e = e % int(n);
             }
             nest.prologue(let_(&v, e));
             nest.idx.push(var(&v));

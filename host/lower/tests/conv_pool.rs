@@ -18,7 +18,10 @@ fn conv2d_stride_and_dilation() {
     check_op("x: f32[1,3,9,9], w: f32[4,3,3,3]", "conv2d(x, w, stride=[2,2], pad=[1,1,1,1])");
     check_op("x: f32[1,3,10,9], w: f32[4,3,3,3]", "conv2d(x, w, stride=[2,3], pad=[1,0,1,2])");
     check_op("x: f32[1,3,9,9], w: f32[4,3,3,3]", "conv2d(x, w, dilation=[2,2], pad=[2,2,2,2])");
-    check_op("x: f32[1,2,11,11], w: f32[2,2,3,2]", "conv2d(x, w, stride=[2,2], dilation=[2,3], pad=[1,2,0,1])");
+    check_op(
+        "x: f32[1,2,11,11], w: f32[2,2,3,2]",
+        "conv2d(x, w, stride=[2,2], dilation=[2,3], pad=[1,2,0,1])",
+    );
 }
 
 #[test]
@@ -31,8 +34,12 @@ fn conv2d_groups_and_depthwise() {
 #[test]
 fn conv2d_threads_and_row_tiles() {
     check_op("x: f32[1,8,20,20], w: f32[16,8,3,3], b: f32[16]", "conv2d(x, w, b, pad=[1,1,1,1])");
-    // 70 output columns: the row tile holds 58 rows, so the plane is a full tile and a remainder.
+    // Several interior column tiles and a remainder per row.
     check_op("x: f32[1,1,70,70], w: f32[2,1,3,3]", "conv2d(x, w, pad=[1,1,1,1])");
+    // Border regions wider than one column tile on both sides of the interior.
+    check_op("x: f32[1,2,5,60], w: f32[3,2,1,3]", "conv2d(x, w, dilation=[1,20], pad=[0,20,0,20])");
+    // No interior at all: every tile is a border tile.
+    check_op("x: f32[1,1,4,4], w: f32[1,1,3,3]", "conv2d(x, w, dilation=[2,2], pad=[2,2,2,2])");
 }
 
 #[test]

@@ -33,7 +33,11 @@ fn matmul_batched_and_broadcast() {
 
 #[test]
 fn matmul_large_enough_for_threads() {
+    // Few column tiles: threads over row tiles.
     check_op("a: f32[64,96], b: f32[96,80]", "matmul(a, b)");
+    // Many column tiles: threads over them, with row and column remainders.
+    check_op("a: f32[33,64], b: f32[64,650]", "matmul(a, b)");
+    check_op("a: f32[2,9,64], b: f32[64,300]", "matmul(a, b)");
     check_op("a: f32[64,96], b: f32[80,96]", "matmul(a, b, transpose_b=true)");
 }
 
@@ -43,5 +47,7 @@ fn linear_with_and_without_bias() {
     check_op("x: f32[3,6], w: f32[5,6]", "linear(x, w)");
     check_op("x: f32[2,3,6], w: f32[5,6], b: f32[5]", "linear(x, w, b)");
     check_op("x: f32[6], w: f32[5,6], b: f32[5]", "linear(x, w, b)");
-    check_op("x: f32[64,128], w: f32[96,128], b: f32[96]", "linear(x, w, b)");
+    // Threads over row tiles, and (a single row) over column tiles.
+    check_op("x: f32[66,128], w: f32[98,128], b: f32[98]", "linear(x, w, b)");
+    check_op("x: f32[1,256], w: f32[514,256], b: f32[514]", "linear(x, w, b)");
 }

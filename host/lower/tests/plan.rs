@@ -30,7 +30,8 @@ fn buffers_are_named_after_the_graph() {
     );
     let kernels: Vec<&str> = m.kernels.iter().map(|k| k.name.as_str()).collect();
     assert_eq!(kernels, ["k0_add", "k1_mul", "k2_relu"]);
-    let runs: Vec<Vec<&str>> = m.plan.iter().map(|r| r.args.iter().map(|a| a.name.as_str()).collect()).collect();
+    let runs: Vec<Vec<&str>> =
+        m.plan.iter().map(|r| r.args.iter().map(|a| a.name.as_str()).collect()).collect();
     assert_eq!(runs, [vec!["x", "t0", "t0_2"], vec!["t0_2", "w", "t_h"], vec!["t_h", "y"]]);
 }
 
@@ -44,7 +45,8 @@ fn outputs_that_are_inputs_or_repeated_values_are_copied() {
     let m = lower(&g, Schedule::Default, &TargetProfile::load("host").unwrap()).unwrap();
     let kernels: Vec<&str> = m.kernels.iter().map(|k| k.name.as_str()).collect();
     assert_eq!(kernels, ["k0_exp", "k1_add", "k2_copy", "k3_copy"]);
-    let runs: Vec<Vec<&str>> = m.plan.iter().map(|r| r.args.iter().map(|a| a.name.as_str()).collect()).collect();
+    let runs: Vec<Vec<&str>> =
+        m.plan.iter().map(|r| r.args.iter().map(|a| a.name.as_str()).collect()).collect();
     // `%0` lives in `b`; `%1` is read from `b` and written straight into `d`.
     assert_eq!(runs, [vec!["x", "b"], vec!["b", "x", "d"], vec!["x", "a"], vec!["b", "c"]]);
     assert!(m.buffers.iter().all(|b| b.role != BufferRole::Temp));

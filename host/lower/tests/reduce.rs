@@ -57,6 +57,12 @@ fn argmax_over_each_axis() {
         check_op("x: f32[4,5,6]", &format!("argmax(x, axis={axis}, keepdims={keep})"));
     }
     check_op("x: f32[3,4,600]", "argmax(x, axis=1)");
+    // NaN counts as the largest value: the first NaN wins (log of negative inputs makes some).
+    for axis in [0, 1] {
+        check_graph(&graph(&format!(
+            "graph g(x: f32[6,7]) -> (y: f32[0]) {{\n  %0 = log(x)\n  %1 = argmax(%0, axis={axis})\n  return %1\n}}\n"
+        )));
+    }
     check_op("x: f32[7]", "argmax(x, axis=0)");
 }
 

@@ -21,17 +21,21 @@ pub fn graph(text: &str) -> Graph {
         let args: Vec<TensorType> = g.nodes[i]
             .args
             .iter()
-            .map(|a| g.type_of(&a.name).cloned().unwrap_or_else(|| panic!("`{}` undefined in\n{text}", a.name)))
+            .map(|a| {
+                g.type_of(&a.name).cloned().unwrap_or_else(|| panic!("`{}` undefined in\n{text}", a.name))
+            })
             .collect();
         let refs: Vec<&TensorType> = args.iter().collect();
         let ty = infer(&g.nodes[i].op, &refs, g.nodes[i].op_span).unwrap_or_else(|d| panic!("{text}\n{d}"));
         g.nodes[i].ty = Some(ty);
     }
-    let out_types: Vec<TensorType> = g.outputs.iter().map(|o| g.type_of(&o.value.name).cloned().expect("returned value")).collect();
+    let out_types: Vec<TensorType> =
+        g.outputs.iter().map(|o| g.type_of(&o.value.name).cloned().expect("returned value")).collect();
     for (o, ty) in g.outputs.iter_mut().zip(out_types) {
         o.ty = ty;
     }
-    check(&mut g).unwrap_or_else(|ds| panic!("{text}\n{}", ds.iter().map(|d| d.to_string()).collect::<String>()));
+    check(&mut g)
+        .unwrap_or_else(|ds| panic!("{text}\n{}", ds.iter().map(|d| d.to_string()).collect::<String>()));
     g
 }
 
@@ -68,7 +72,8 @@ pub fn run_case(g: &Graph, schedule: Schedule, target: &TargetProfile, seed: u64
     let tensors = inputs.iter().map(|(n, b)| (n.clone(), b.to_tensor())).collect();
     let reference = ekb_ir::l0::interp::run(g, &tensors).map_err(|d| format!("L0 interpreter: {d}"))?;
     let buffers: HashMap<_, _> = inputs.into_iter().collect();
-    let got = ekb_ir::l1::interp::run(&m, &buffers).map_err(|d| format!("L1 interpreter: {d}\n{}", text()))?;
+    let got =
+        ekb_ir::l1::interp::run(&m, &buffers).map_err(|d| format!("L1 interpreter: {d}\n{}", text()))?;
     for (o, r) in g.outputs.iter().zip(&reference) {
         let b = got.get(&o.name).ok_or_else(|| format!("output `{}` missing", o.name))?;
         compare(r, &b.to_tensor(), Tolerance::default_for(o.ty.dtype))

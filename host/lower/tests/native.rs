@@ -1,0 +1,61 @@
+//! The default schedule compiled for this machine by the LLVM adapter and run natively (with
+//! real threads and SIMD, which the L1 interpreter only simulates serially) matches the L0
+//! reference on the operators with hand-tiled layouts.
+
+mod support;
+use ekb_ir::tensor::{compare, Tolerance};
+use ekb_ir::TargetProfile;
+use ekb_llvm::HostModule;
+use ekb_lower::{lower, Schedule};
+use std::collections::HashMap;
+use support::op;
+
+fn check_native(inputs: &str, call: &str) {
+    let g = op(inputs, call);
+    let target = TargetProfile::load("host").expect("shipped profile");
+    let m = lower(&g, Schedule::Default, &target).expect("lowers");
+    let host = HostModule::build(&m, &target, 0).unwrap_or_else(|d| panic!("{call}: {d}"));
+    let data: HashMap<_, _> = ekb_ir::l0::inputs::generate(&g, 3).expect("inputs").into_iter().collect();
+    let tensors = data.iter().map(|(n, b)| (n.clone(), b.to_tensor())).collect();
+    let reference = ekb_ir::l0::interp::run(&g, &tensors).expect("reference");
+    let got = host.run(&m, &data).unwrap_or_else(|d| panic!("{call}: {d}"));
+    let y = got["y"].to_tensor();
+    if let Err(mm) = compare(&reference[0], &y, Tolerance::default_for(y.ty.dtype)) {
+        panic!("{call} on {inputs}: {mm}\n{}", ekb_ir::l1::print::print(&m));
+    }
+}
+
+#[test]
+fn matmul_and_linear_tiles() {
+    check_native("a: f32[67,70], b: f32[70,150]", "matmul(a, b)");
+    check_native("a: f32[2,33,64], b: f32[64,300]", "matmul(a, b)");
+    check_native("a: f32[64,96], b: f32[80,96]", "matmul(a, b, transpose_b=true)");
+    check_native("x: f32[66,128], w: f32[98,128], b: f32[98]", "linear(x, w, b)");
+    check_native("x: f32[1,256], w: f32[514,256], b: f32[514]", "linear(x, w, b)");
+}
+
+#[test]
+fn convolution_tiles() {
+    check_native("x: f32[1,16,30,30], w: f32[16,16,3,3], b: f32[16]", "conv2d(x, w, b, pad=[1,1,1,1])");
+    check_native(
+        "x: f32[2,8,31,29], w: f32[12,4,3,3]",
+        "conv2d(x, w, stride=[2,2], pad=[1,0,1,2], groups=2)",
+    );
+    check_native("x: f32[1,32,28,28], w: f32[32,1,3,3]", "conv2d(x, w, pad=[1,1,1,1], groups=32)");
+    check_native("x: f32[1,2,5,60], w: f32[3,2,1,3]", "conv2d(x, w, dilation=[1,20], pad=[0,20,0,20])");
+}
+
+#[test]
+fn pools_reductions_and_softmax() {
+    check_native("x: f32[2,16,33,33]", "max_pool2d(x, kernel=[3,3], stride=[2,2], pad=[1,1,1,1])");
+    check_native(
+        "x: f32[2,16,33,33]",
+        "avg_pool2d(x, kernel=[3,3], stride=[1,1], pad=[1,1,1,1], count_include_pad=false)",
+    );
+    check_native("x: f32[64,2000]", "sum(x, axes=[1])");
+    check_native("x: f32[16,300,40]", "max(x, axes=[1])");
+    check_native("x: f32[128,257]", "softmax(x)");
+    check_native("x: f32[8,600,20]", "log_softmax(x, axis=1)");
+    check_native("x: f32[256,300], w: f32[300], b: f32[300]", "layer_norm(x, w, b)");
+    check_native("x: f32[1,70001]", "gelu(x)");
+}
