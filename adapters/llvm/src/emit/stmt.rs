@@ -100,7 +100,7 @@ impl FnCx<'_> {
     }
 
     /// The `!llvm.loop` properties of a loop kind, given its (possibly constant) bounds.
-    fn loop_props(&self, kind: LoopKind, lo: &Val, hi: &Val) -> Vec<String> {
+    fn loop_props(&mut self, kind: LoopKind, lo: &Val, hi: &Val) -> Vec<String> {
         let trips = lo.const_i32().zip(hi.const_i32()).map(|(l, h)| (i64::from(h) - i64::from(l)).max(0));
         let mut props = vec!["!{!\"llvm.loop.mustprogress\"}".to_string()];
         match kind {
@@ -113,6 +113,13 @@ impl FnCx<'_> {
                 if lanes > 1 && trips.is_none_or(|t| t >= i64::from(lanes)) {
                     props.push(format!("!{{!\"llvm.loop.vectorize.width\", i32 {lanes}}}"));
                 }
+                // Keep the loop whole until the vectoriser has seen it: a short constant trip
+                // count would otherwise be fully unrolled into scalar code first, and the
+                // vectoriser would then pick an outer loop and gather. The vectorised loop and
+                // its remainder (the follow-ups) may be unrolled as usual.
+                props.push("!{!\"llvm.loop.unroll.disable\"}".into());
+                let progress = self.m.shared("!{!\"llvm.loop.mustprogress\"}".into());
+                props.push(format!("!{{!\"llvm.loop.vectorize.followup_all\", !{progress}}}"));
             }
             LoopKind::Unroll => match trips {
                 Some(t) if t <= UNROLL_FULL_MAX_TRIPS => props.push("!{!\"llvm.loop.unroll.full\"}".into()),
