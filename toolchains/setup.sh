@@ -10,7 +10,8 @@
 set -euo pipefail
 
 # Debian packages: the compilers and linkers, the aarch64 sysroot, qemu-user, OpenCL (PoCL, the
-# ICD loader and headers, clinfo).
+# ICD loader and headers, clinfo), and the OpenSSH server the ssh transport's tests start on
+# loopback.
 DEB_PACKAGES=(
     clang-19
     lld-19
@@ -21,6 +22,7 @@ DEB_PACKAGES=(
     pocl-opencl-icd
     ocl-icd-opencl-dev
     clinfo
+    openssh-server
 )
 RUST_TARGETS=(aarch64-unknown-linux-gnu x86_64-unknown-linux-musl aarch64-unknown-linux-musl)
 RUST_COMPONENTS=(rustfmt clippy)

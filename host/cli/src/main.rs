@@ -6,9 +6,13 @@
 //! exit status 1; a usage error exits 2 (clap's convention).
 
 mod bench;
+mod build;
 mod check;
+mod collect;
 mod interp;
 mod lower;
+mod pack;
+mod run;
 mod source;
 mod targets;
 
@@ -45,6 +49,10 @@ enum Command {
     Interp(interp::Args),
     Targets(targets::Args),
     Bench(bench::Args),
+    Build(build::Args),
+    Run(run::Args),
+    Pack(pack::Args),
+    Collect(collect::Args),
 }
 
 fn main() -> ExitCode {
@@ -55,6 +63,10 @@ fn main() -> ExitCode {
         Command::Interp(a) => interp::run(a),
         Command::Targets(a) => targets::run(a),
         Command::Bench(a) => bench::run(a),
+        Command::Build(a) => build::run(a),
+        Command::Run(a) => run::run(a),
+        Command::Pack(a) => pack::run(a),
+        Command::Collect(a) => collect::run(a),
     };
     match result {
         Ok(code) => code,

@@ -1,0 +1,101 @@
+//! `ekb pack`: a bundle for an air-gapped board: the static runtime for the target's
+//! architecture, the payloads (IR files are built first), a plain POSIX `run.sh` that runs them
+//! with `ekb-rt run` and writes one report per payload, `SHA256SUMS`, and a README for the
+//! person at the board. `ekb collect` reads the reports back.
+
+use crate::build::{build_file, is_payload, payload_name, BuildArgs};
+use ekb_llvm::Arch;
+use ekb_wire::payload::Payload;
+use serde::Serialize;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+/// Write a bundle: runtime, payloads, run script and README, for a board without network.
+#[derive(clap::Args)]
+#[command(after_help = "Examples:\n  \
+ekb pack tests/ops/*.ekir --target rk3588 -o rk3588-bundle\n  \
+ekb pack conv.ekp matmul.ekp -o bundle          payloads built before (their target)\n\n\
+On the board: `sh run.sh` in the bundle; back here: `ekb collect bundle/reports/*.ekr`.")]
+pub struct Args {
+    /// `.ekir` files (built first) and payload files.
+    #[arg(required = true)]
+    files: Vec<PathBuf>,
+    #[command(flatten)]
+    build: BuildArgs,
+    /// The bundle directory to write.
+    #[arg(short, long)]
+    output: PathBuf,
+    /// Replace an existing bundle in that directory.
+    #[arg(long)]
+    force: bool,
+    /// Print one JSON object instead of text.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Serialize)]
+struct Summary {
+    bundle: String,
+    target: String,
+    arch: &'static str,
+    runtime: String,
+    payloads: Vec<String>,
+    files: Vec<String>,
+    total_bytes: u64,
+}
+
+pub fn run(args: Args) -> Result<ExitCode, String> {
+    // The target: `--target`, else the first payload's, else host.
+    let first_payload_target = args.files.iter().filter(|f| is_payload(f)).find_map(|f| {
+        let bytes = std::fs::read(f).ok()?;
+        Payload::parse(&bytes).ok().map(|v| v.manifest().target.clone())
+    });
+    let target = match (&args.build.target, first_payload_target) {
+        (Some(t), _) => crate::source::target(t)?,
+        (None, Some(t)) => crate::source::target(&t)?,
+        (None, None) => crate::source::target("host")?,
+    };
+    let arch = Arch::of_triple(&target.cpu.triple).ok_or_else(|| {
+        format!(
+            "error: target `{}` has triple `{}`, which no runtime supports",
+            target.name, target.cpu.triple
+        )
+    })?;
+    let mut payloads = Vec::new();
+    for f in &args.files {
+        let bytes = if is_payload(f) {
+            std::fs::read(f).map_err(|e| format!("error: cannot read `{}`: {e}", f.display()))?
+        } else {
+            let built = build_file(f, &args.build, &target)?;
+            eprintln!("built {}", built.summary);
+            built.payload
+        };
+        payloads.push((payload_name(f), bytes));
+    }
+    let runtime = ekb_deploy::find_runtime(arch).map_err(|d| d.to_string())?;
+    let written = ekb_deploy::bundle::write(&args.output, &target.name, &runtime, &payloads, args.force)
+        .map_err(|d| d.to_string())?;
+    let summary = Summary {
+        bundle: args.output.display().to_string(),
+        target: target.name.clone(),
+        arch: arch.name(),
+        runtime: runtime.path.display().to_string(),
+        payloads: payloads.iter().map(|(n, _)| n.clone()).collect(),
+        files: written.files,
+        total_bytes: written.total_bytes,
+    };
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&summary).expect("the summary serialises"));
+    } else {
+        println!(
+            "wrote {}: {} payload(s) for {} ({}), {}",
+            summary.bundle,
+            summary.payloads.len(),
+            summary.target,
+            summary.arch,
+            ekb_deploy::build::human_bytes(summary.total_bytes)
+        );
+        println!("on the board: sh run.sh; then here: ekb collect {}/reports/*.ekr", summary.bundle);
+    }
+    Ok(ExitCode::SUCCESS)
+}

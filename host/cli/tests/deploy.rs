@@ -1,0 +1,306 @@
+//! `ekb build`, `ekb run`, `ekb pack` and `ekb collect` as users run them, with the static
+//! runtimes built by cargo: payloads run here and under qemu-user, and the air-gapped round
+//! trip — a bundle copied to a fresh directory, its `run.sh` run with nothing of the host on
+//! `PATH`, the reports read back — gives the same results as running the payloads directly.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// Builds the static release runtime for a musl target with cargo (in its own target directory:
+/// this test's build holds the workspace's) and returns its path.
+fn static_runtime(triple: &str) -> PathBuf {
+    let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).ancestors().nth(2).unwrap();
+    let target_dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("ekb-rt-static");
+    let out = Command::new(env!("CARGO"))
+        .args(["build", "--release", "--offline", "-p", "ekb-rt", "--target", triple])
+        .arg("--target-dir")
+        .arg(&target_dir)
+        .current_dir(workspace)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "cargo build --target {triple}: {}", String::from_utf8_lossy(&out.stderr));
+    target_dir.join(triple).join("release/ekb-rt")
+}
+
+/// `ekb` with both runtimes named by the environment.
+fn ekb(args: &[&str], dir: &Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_ekb"))
+        .args(args)
+        .current_dir(dir)
+        .env("EKB_RT_X86_64", static_runtime("x86_64-unknown-linux-musl"))
+        .env("EKB_RT_AARCH64", static_runtime("aarch64-unknown-linux-musl"))
+        .env_remove("EKB_RT")
+        .output()
+        .expect("ekb runs")
+}
+
+fn corpus(name: &str) -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/ops").join(name).display().to_string()
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+fn ok(o: &Output) -> String {
+    assert!(
+        o.status.success(),
+        "exit {:?}\nstdout:\n{}\nstderr:\n{}",
+        o.status,
+        text(&o.stdout),
+        text(&o.stderr)
+    );
+    text(&o.stdout)
+}
+
+fn json(o: &Output) -> serde_json::Value {
+    serde_json::from_str(&ok(o)).unwrap_or_else(|e| panic!("{e}: {}", text(&o.stdout)))
+}
+
+#[test]
+fn build_writes_a_payload_and_prints_a_summary() {
+    let dir = tempfile::tempdir().unwrap();
+    let out =
+        ok(&ekb(&["build", &corpus("matmul.ekir"), "--target", "aarch64-qemu", "-o", "mm.ekp"], dir.path()));
+    assert!(
+        out.starts_with("wrote mm.ekp: matmul for aarch64-qemu, default schedule: 1 kernel, 1 plan step, "),
+        "{out}"
+    );
+    // a, b, y: (19*23 + 23*37 + 19*37) * 4 = 7964 bytes, plus the kernel's `acc: f32[1,37]`
+    // local row (148 bytes) = 8112 bytes = 7.9 KiB; aarch64-qemu's budget is 2 GiB.
+    assert!(out.trim_end().ends_with("3 seeds, peak memory 7.9 KiB of 2.0 GiB"), "{out}");
+    let bytes = std::fs::read(dir.path().join("mm.ekp")).unwrap();
+    let view = ekb_wire::payload::Payload::parse(&bytes).unwrap();
+    assert_eq!(view.manifest().target, "aarch64-qemu");
+
+    // Default output name, seeds and schedule as given, JSON summary.
+    let j = json(&ekb(
+        &["build", &corpus("relu.ekir"), "--schedule", "naive", "--seeds", "4,5", "--json"],
+        dir.path(),
+    ));
+    assert_eq!(j["payload"], "relu.ekp");
+    assert_eq!(j["summary"]["schedule"], "naive");
+    assert_eq!(j["summary"]["target"], "host");
+    assert_eq!(j["summary"]["seeds"], serde_json::json!([4, 5]));
+    assert_eq!(j["summary"]["payload_bytes"], std::fs::metadata(dir.path().join("relu.ekp")).unwrap().len());
+}
+
+#[test]
+fn build_errors_are_diagnostics_with_exit_status_1() {
+    let dir = tempfile::tempdir().unwrap();
+    let l1 = dir.path().join("k.ekir");
+    std::fs::write(&l1, "module k {\n  input x: f32[2]\n  output y: f32[2]\n  kernel c(x: f32[2] in, y: f32[2] out) {\n    for i in 0..2 {\n      y[i] = x[i]\n    }\n  }\n  run c(x, y)\n}\n").unwrap();
+    let o = ekb(&["build", l1.to_str().unwrap()], dir.path());
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        text(&o.stderr).contains(
+            "is an L1 module; it takes its inputs and reference from an L0 graph: pass `--graph TASK.ekir`"
+        ),
+        "{}",
+        text(&o.stderr)
+    );
+
+    let o = ekb(&["build", &corpus("relu.ekir"), "--target", "rk3589"], dir.path());
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        text(&o.stderr).contains("unknown target `rk3589` (did you mean `rk3588`?)"),
+        "{}",
+        text(&o.stderr)
+    );
+}
+
+#[test]
+fn run_builds_and_runs_here_and_under_qemu() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = ok(&ekb(&["run", &corpus("conv2d.ekir")], dir.path()));
+    assert!(out.contains(" on local: ekb-rt 0.1.0 (protocol 1) on x86_64 "), "{out}");
+    assert!(out.contains("[0] conv2d on host (cpu-llvm, "), "{out}");
+    assert!(out.contains("): correct\n"), "{out}");
+
+    let j = json(&ekb(&["run", &corpus("softmax.ekir"), "--target", "aarch64-qemu", "--json"], dir.path()));
+    assert_eq!(j["device"]["arch"], "aarch64");
+    assert_eq!(j["all_correct"], true);
+    let seeds: Vec<u64> = j["entries"][0]["run"]["seeds"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["seed"].as_u64().unwrap())
+        .collect();
+    assert_eq!(seeds, vec![0, 1, 2]);
+}
+
+#[test]
+fn a_missing_runtime_says_how_to_build_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_ekb"))
+        .args(["run", &corpus("relu.ekir")])
+        .current_dir(dir.path())
+        .env("EKB_RT_X86_64", dir.path().join("nothing-here"))
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    let err = text(&o.stderr);
+    assert!(err.contains("cannot read the runtime `"), "{err}");
+    assert!(err.contains("($EKB_RT_X86_64)"), "{err}");
+}
+
+#[test]
+fn collect_refuses_files_that_are_not_reports() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("notes.txt"), "hello").unwrap();
+    let o = ekb(&["collect", "notes.txt"], dir.path());
+    assert_eq!(o.status.code(), Some(1));
+    assert!(text(&o.stderr).starts_with("error: `notes.txt` is not a report file: "), "{}", text(&o.stderr));
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        let dest = to.join(e.file_name());
+        if e.file_type().unwrap().is_dir() {
+            copy_dir(&e.path(), &dest);
+        } else {
+            std::fs::copy(e.path(), &dest).unwrap();
+        }
+    }
+}
+
+/// What must agree between two reports of the same payload: the task, the target and every
+/// seed's output checks (timing, counters and memory figures vary from run to run).
+fn results(j: &serde_json::Value) -> Vec<serde_json::Value> {
+    j["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| {
+            let r = &e["run"];
+            serde_json::json!({ "task": r["task"], "target": r["target"], "seeds": r["seeds"] })
+        })
+        .collect()
+}
+
+fn round_trip(target: &str, launcher: Option<&str>) {
+    let dir = tempfile::tempdir().unwrap();
+    let graphs = ["matmul.ekir", "layer_norm.ekir", "argmax.ekir"];
+    let mut args = vec!["pack".to_string()];
+    args.extend(graphs.iter().map(|g| corpus(g)));
+    args.extend(["--target".into(), target.into(), "-o".into(), "bundle".into()]);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let out = ok(&ekb(&args, dir.path()));
+    assert!(out.starts_with(&format!("wrote bundle: 3 payload(s) for {target} (")), "{out}");
+
+    // The board: a fresh directory holding only the bundle, nothing of the host on PATH.
+    let board = tempfile::tempdir().unwrap();
+    let copy = board.path().join("bundle");
+    copy_dir(&dir.path().join("bundle"), &copy);
+    let check =
+        Command::new("sha256sum").args(["-c", "--quiet", "SHA256SUMS"]).current_dir(&copy).output().unwrap();
+    assert!(check.status.success(), "{}", text(&check.stdout));
+    let mut sh = Command::new("/bin/sh");
+    sh.arg("run.sh").current_dir(&copy).env_clear().env("PATH", "/usr/bin:/bin");
+    if let Some(l) = launcher {
+        sh.env("EKB_RT_LAUNCHER", l);
+    }
+    let run = sh.output().unwrap();
+    let stdout = ok(&run);
+    assert_eq!(stdout.matches("correct (3 seeds").count(), 3, "{stdout}");
+    let mut reports: Vec<String> = std::fs::read_dir(copy.join("reports"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    reports.sort();
+    assert_eq!(reports, vec!["argmax.ekr", "device.txt", "layer_norm.ekr", "matmul.ekr"]);
+
+    // Back on the host: the reports read back, and agree with a direct run of each payload.
+    for g in graphs {
+        let name = g.trim_end_matches(".ekir");
+        let report = copy.join("reports").join(format!("{name}.ekr"));
+        let collected = json(&ekb(&["collect", "--json", report.to_str().unwrap()], dir.path()));
+        let payload = dir.path().join("bundle/payloads").join(format!("{name}.ekp"));
+        let direct = dir.path().join(format!("{name}.direct.ekr"));
+        ok(&ekb(&["run", payload.to_str().unwrap(), "--save-report", direct.to_str().unwrap()], dir.path()));
+        let direct = json(&ekb(&["collect", "--json", direct.to_str().unwrap()], dir.path()));
+        assert_eq!(collected[0]["all_correct"], true);
+        assert_eq!(results(&collected[0]), results(&direct[0]), "{name}");
+        assert_eq!(collected[0]["device"]["arch"], direct[0]["device"]["arch"]);
+        // And the table shows it.
+        let table = ok(&ekb(&["collect", report.to_str().unwrap()], dir.path()));
+        assert!(table.contains(&format!("[0] {name} on {target} (cpu-llvm, ")), "{table}");
+    }
+}
+
+#[test]
+fn air_gapped_round_trip_on_this_machine() {
+    round_trip("host", None);
+}
+
+#[test]
+fn air_gapped_round_trip_for_aarch64_under_qemu() {
+    round_trip("aarch64-qemu", Some("qemu-aarch64"));
+}
+
+#[test]
+fn run_with_a_dir_device_writes_a_bundle_and_pack_refuses_to_overwrite() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = ok(&ekb(&["run", &corpus("relu.ekir"), "--target", "rk3588", "--device", "dir:b"], dir.path()));
+    assert!(out.starts_with("wrote a bundle for rk3588 to b (5 files)"), "{out}");
+    let readme = std::fs::read_to_string(dir.path().join("b/README.txt")).unwrap();
+    assert!(readme.starts_with("EdgeKernelBench bundle for target `rk3588` (aarch64 Linux)"), "{readme}");
+    assert!(dir.path().join("b/bin/ekb-rt-aarch64").is_file());
+
+    let o = ekb(&["pack", &corpus("relu.ekir"), "--target", "rk3588", "-o", "b"], dir.path());
+    assert_eq!(o.status.code(), Some(1));
+    assert!(text(&o.stderr).contains("`b` already holds a bundle"), "{}", text(&o.stderr));
+    ok(&ekb(&["pack", &corpus("relu.ekir"), "--target", "rk3588", "-o", "b", "--force"], dir.path()));
+
+    // Payloads keep their own target; mixing targets is refused.
+    ok(&ekb(&["build", &corpus("relu.ekir"), "-o", "h.ekp"], dir.path()));
+    let o = ekb(&["pack", "h.ekp", "--target", "rk3588", "-o", "c"], dir.path());
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        text(&o.stderr).contains("payload `h` was built for target `host`, the bundle is for `rk3588`"),
+        "{}",
+        text(&o.stderr)
+    );
+}
+
+/// `payload` with the first element of its first expected output changed by `delta`.
+fn tamper(payload: &[u8], delta: f32) -> Vec<u8> {
+    use ekb_wire::payload::{le_f32s, Payload, PayloadBuilder};
+    let view = Payload::parse(payload).unwrap();
+    let first_expected = view.manifest().expected[0].blob;
+    let mut pb = PayloadBuilder::new();
+    for i in 0..view.blob_count() as u32 {
+        let blob = view.blob(i).unwrap();
+        let mut data = blob.data.to_vec();
+        if i == first_expected {
+            let v = le_f32s(&data).next().unwrap() + delta;
+            data[..4].copy_from_slice(&v.to_le_bytes());
+        }
+        assert_eq!(pb.add_blob(blob.kind, data), i);
+    }
+    pb.finish(view.manifest()).unwrap()
+}
+
+#[test]
+fn a_wrong_result_fails_run_and_collect_with_the_evidence() {
+    let dir = tempfile::tempdir().unwrap();
+    ok(&ekb(&["build", &corpus("relu.ekir"), "-o", "relu.ekp"], dir.path()));
+    let good = std::fs::read(dir.path().join("relu.ekp")).unwrap();
+    std::fs::write(dir.path().join("bad.ekp"), tamper(&good, 0.5)).unwrap();
+    let o = ekb(&["run", "bad.ekp", "--offline", "--save-report", "bad.ekr"], dir.path());
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o.stderr));
+    let out = text(&o.stdout);
+    assert!(out.contains("): FAILED: correctness\n  evidence: seed 0: output `y` has 1 element(s) outside the tolerance, the first at index 0"), "{out}");
+    // Seeds 1 and 2 still match: only the tampered element of seed 0 differs, by 0.5.
+    assert!(out.contains("  0                    y            NO        5.000e-1"), "{out}");
+    assert!(out.contains("  1                    y            ok         0.000e0"), "{out}");
+    let o = ekb(&["collect", "bad.ekr"], dir.path());
+    assert_eq!(o.status.code(), Some(1));
+    assert!(text(&o.stdout).contains("FAILED: correctness"), "{}", text(&o.stdout));
+    let j: serde_json::Value =
+        serde_json::from_slice(&ekb(&["collect", "--json", "bad.ekr"], dir.path()).stdout).unwrap();
+    assert_eq!(j[0]["all_correct"], false);
+    assert_eq!(j[0]["entries"][0]["run"]["seeds"][0]["outputs"][0]["first_mismatch"], 0);
+}

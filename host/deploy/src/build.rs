@@ -1,0 +1,454 @@
+//! Payload building: an L0 graph (lowered with a schedule) or an L1 module (with the graph it
+//! implements) becomes one self-contained payload file for a target profile.
+//!
+//! The steps: lower (L0 input only), verify the loop program against the target (errors stop
+//! the build, warnings are returned), emit LLVM IR and compile it with clang-19 for the
+//! profile's triple, compute the expected outputs of every seed with the f64 reference
+//! interpreter on the inputs of `ekb_ir::l0::inputs::generate`, fill the manifest, and write it
+//! with `PayloadBuilder` (which re-parses what it wrote).
+//!
+//! What it must keep true:
+//! - The board regenerates every input and parameter from the manifest alone: each one carries
+//!   the graph's initialiser, and the task is the graph's name, so `ekb_wire::seeded` on the
+//!   board yields exactly the bits `generate` gave the reference interpreter here.
+//! - Expected outputs are the reference values rounded to the output's dtype (f32 to nearest,
+//!   i32 by `as`), in the order of the manifest's `expected` list (seed, then output buffer).
+//! - Every module buffer is tied to the graph by name and type: inputs to graph inputs or
+//!   parameters, outputs to graph outputs, and every graph output is produced. A mismatch is a
+//!   diagnostic, never a payload that fails on the board.
+
+use ekb_ir::l0::{self, Graph};
+use ekb_ir::l1::{self, memory, BufferRole, Module};
+use ekb_ir::tensor::Tensor;
+use ekb_ir::{Diagnostic, SourceFile, TargetProfile};
+use ekb_llvm::CompileLog;
+use ekb_lower::Schedule;
+use ekb_wire::payload::{
+    f32s_to_le, i32s_to_le, Access, AllocDecl, Backend, BlobKind, BufferDecl, DType, ExpectedOutput,
+    KernelDecl, Launch, LaunchStep, Manifest, MemScope, MemoryPlan, ParamDecl, PayloadBuilder, Role,
+    TimingSettings, Tolerance,
+};
+use serde::Serialize;
+use std::fmt;
+
+/// The seeds a payload checks when none are given (the evaluation protocol checks three).
+pub const DEFAULT_SEEDS: [u64; 3] = [0, 1, 2];
+
+/// The tolerance written into every payload: the evaluation protocol's f32 default. Integer
+/// outputs are always compared exactly (the manifest's rule), whatever the tolerance.
+pub const TOLERANCE: Tolerance = Tolerance { atol: 1e-4, rtol: 1e-4 };
+
+/// What the payload's `producer` field says.
+pub fn producer() -> String {
+    format!("ekb {}", env!("CARGO_PKG_VERSION"))
+}
+
+/// What to build from.
+#[derive(Debug, Clone, Copy)]
+pub enum Program<'a> {
+    /// An L0 graph: lowered with [`BuildOptions::schedule`].
+    Graph(&'a Graph),
+    /// An L1 module and the L0 graph whose task it implements (inputs, initialisers, reference).
+    Module { module: &'a Module, graph: &'a Graph },
+}
+
+impl Program<'_> {
+    /// The task: the graph that defines inputs and reference outputs.
+    pub fn graph(&self) -> &Graph {
+        match self {
+            Program::Graph(g) | Program::Module { graph: g, .. } => g,
+        }
+    }
+}
+
+/// The source files the program came from, so diagnostics point into the right one (graph
+/// problems into the graph's file, loop-program problems into the module's).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Sources<'a> {
+    pub graph: Option<&'a SourceFile>,
+    pub module: Option<&'a SourceFile>,
+}
+
+impl Sources<'_> {
+    fn graph(&self, d: Diagnostic) -> Diagnostic {
+        match self.graph {
+            Some(s) => s.locate(d),
+            None => d,
+        }
+    }
+
+    /// Loop-program diagnostics: a lowered module has no file of its own, so they point at the
+    /// graph's file (without a line: generated code carries no spans).
+    fn module(&self, d: Diagnostic) -> Diagnostic {
+        match self.module.or(self.graph) {
+            Some(s) => s.locate(d),
+            None => d,
+        }
+    }
+}
+
+/// How to build.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BuildOptions {
+    /// How an L0 graph is lowered (ignored for an L1 module).
+    pub schedule: Schedule,
+    /// The seeds the board checks, in order; at least one.
+    pub seeds: Vec<u64>,
+    pub timing: TimingSettings,
+}
+
+impl Default for BuildOptions {
+    fn default() -> BuildOptions {
+        BuildOptions {
+            schedule: Schedule::Default,
+            seeds: DEFAULT_SEEDS.to_vec(),
+            timing: TimingSettings::DEFAULT,
+        }
+    }
+}
+
+/// A built payload and what went into it.
+#[derive(Debug, Clone)]
+pub struct Built {
+    /// The payload file's bytes (already checked by `Payload::parse`).
+    pub payload: Vec<u8>,
+    /// The loop program that was compiled.
+    pub module: Module,
+    /// The verifier's warnings (located).
+    pub warnings: Vec<Diagnostic>,
+    /// What clang did.
+    pub compile: CompileLog,
+    pub summary: BuildSummary,
+}
+
+/// The figures `ekb build` prints (and writes as JSON).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct BuildSummary {
+    pub task: String,
+    pub target: String,
+    /// The schedule an L0 graph was lowered with; `None` for an L1 module.
+    pub schedule: Option<String>,
+    pub kernels: usize,
+    pub plan_steps: usize,
+    pub payload_bytes: u64,
+    pub code_bytes: u64,
+    pub seeds: Vec<u64>,
+    /// The module's peak memory (`ekb_ir::l1::memory`), bytes.
+    pub peak_bytes: u64,
+    pub memory_limit_bytes: u64,
+    /// The largest stack peak of one kernel thread, bytes.
+    pub stack_peak_bytes: u64,
+    pub stack_limit_bytes: u64,
+}
+
+impl fmt::Display for BuildSummary {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let schedule = self.schedule.as_ref().map_or(String::new(), |s| format!(", {s} schedule"));
+        write!(
+            f,
+            "{} for {}{schedule}: {} kernel{}, {} plan step{}, {} (code {}), {} seed{}, peak memory {} of {}",
+            self.task,
+            self.target,
+            self.kernels,
+            plural(self.kernels),
+            self.plan_steps,
+            plural(self.plan_steps),
+            human_bytes(self.payload_bytes),
+            human_bytes(self.code_bytes),
+            self.seeds.len(),
+            plural(self.seeds.len()),
+            human_bytes(self.peak_bytes),
+            human_bytes(self.memory_limit_bytes),
+        )
+    }
+}
+
+fn plural(n: usize) -> &'static str {
+    if n == 1 {
+        ""
+    } else {
+        "s"
+    }
+}
+
+/// `512 B`, `12.3 KiB`, `4.0 GiB`.
+pub fn human_bytes(n: u64) -> String {
+    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
+    let mut v = n as f64;
+    let mut unit = 0;
+    while v >= 1024.0 && unit + 1 < UNITS.len() {
+        v /= 1024.0;
+        unit += 1;
+    }
+    if unit == 0 {
+        format!("{n} B")
+    } else {
+        format!("{v:.1} {}", UNITS[unit])
+    }
+}
+
+/// Builds a payload for `target`. Errors (and the warnings before them) are located in
+/// `sources`; nothing is written anywhere but a temporary object file.
+pub fn build(
+    program: Program<'_>,
+    sources: Sources<'_>,
+    target: &TargetProfile,
+    options: &BuildOptions,
+) -> Result<Built, Vec<Diagnostic>> {
+    if options.seeds.is_empty() {
+        return Err(vec![Diagnostic::error("a payload needs at least one seed")
+            .with_hint("pass `--seeds 0,1,2` (the default)")]);
+    }
+    let graph = program.graph();
+    let (module, schedule) = match program {
+        Program::Graph(g) => {
+            let m = ekb_lower::lower(g, options.schedule, target).map_err(|d| vec![sources.graph(d)])?;
+            (m, Some(options.schedule))
+        }
+        Program::Module { module, .. } => (module.clone(), None),
+    };
+    let diags: Vec<Diagnostic> =
+        l1::verify::verify(&module, Some(target)).into_iter().map(|d| sources.module(d)).collect();
+    if l1::verify::has_errors(&diags) {
+        return Err(diags);
+    }
+    let warnings = diags;
+    let buffers = bind_buffers(&module, graph)
+        .map_err(|ds| ds.into_iter().map(|d| sources.module(d)).collect::<Vec<_>>())?;
+
+    let ir = ekb_llvm::emit(&module, target).map_err(|d| vec![sources.module(d)])?;
+    let dir = tempfile::tempdir()
+        .map_err(|e| vec![Diagnostic::error(format!("cannot create a temporary directory: {e}"))])?;
+    let object_path = dir.path().join(format!("{}.o", module.name));
+    let compile = ekb_llvm::compile(&ir, target, &object_path).map_err(|d| vec![d])?;
+    let object = std::fs::read(&object_path).map_err(|e| {
+        vec![Diagnostic::error(format!("cannot read the compiled object `{}`: {e}", object_path.display()))]
+    })?;
+
+    let mut pb = PayloadBuilder::new();
+    let code_bytes = object.len() as u64;
+    let code = pb.add_blob(BlobKind::ElfObject, object);
+    let kernels: Vec<KernelDecl> = module.kernels.iter().map(|k| kernel_decl(k, code)).collect();
+    let index_of = |name: &str| {
+        // `bind_buffers` made one declaration per module buffer, in module order, and the
+        // verifier checked that every plan argument names one.
+        buffers.iter().position(|b| b.name == name).expect("a verified plan names declared buffers") as u32
+    };
+    let plan: Vec<LaunchStep> = module
+        .plan
+        .iter()
+        .map(|r| LaunchStep {
+            kernel: module.kernels.iter().position(|k| k.name == r.kernel).expect("a verified plan step")
+                as u32,
+            args: r.args.iter().map(|a| index_of(&a.name)).collect(),
+        })
+        .collect();
+
+    let mut expected = Vec::new();
+    for (s, &seed) in options.seeds.iter().enumerate() {
+        let outputs = reference_outputs(graph, seed).map_err(|d| vec![sources.graph(d)])?;
+        for (b, decl) in buffers.iter().enumerate().filter(|(_, d)| d.role == Role::Output) {
+            // `bind_buffers` checked that every module output is a graph output.
+            let o = graph.outputs.iter().position(|o| o.name == decl.name).expect("a bound output");
+            let blob = pb.add_blob(BlobKind::ExpectedOutput, expected_bytes(&outputs[o], decl.dtype));
+            expected.push(ExpectedOutput { seed: s as u32, buffer: b as u32, blob });
+        }
+    }
+
+    let peak = memory::peak_memory(&module);
+    let stack_peak = module.kernels.iter().map(|k| memory::kernel_stack(k).bytes).max().unwrap_or(0);
+    let manifest = Manifest {
+        generator_version: ekb_wire::seeded::GENERATOR_VERSION,
+        producer: producer(),
+        task: graph.name.clone(),
+        target: target.name.clone(),
+        backend: Backend::CpuLlvm,
+        kernels,
+        buffers,
+        plan,
+        seeds: options.seeds.clone(),
+        tolerance: TOLERANCE,
+        expected,
+        timing: options.timing,
+        memory: MemoryPlan {
+            peak_bytes: peak.peak_bytes,
+            stack_limit_bytes: target.cpu.stack_bytes,
+            memory_limit_bytes: target.cpu.memory_bytes,
+        },
+    };
+    let payload = pb.finish(&manifest).map_err(|e| {
+        vec![Diagnostic::error(format!("the payload for `{}` is inconsistent: {e}", graph.name))
+            .with_note("this is a bug in ekb: the manifest was built from a verified module")]
+    })?;
+    let summary = BuildSummary {
+        task: graph.name.clone(),
+        target: target.name.clone(),
+        schedule: schedule.map(|s| s.name().to_string()),
+        kernels: module.kernels.len(),
+        plan_steps: module.plan.len(),
+        payload_bytes: payload.len() as u64,
+        code_bytes,
+        seeds: options.seeds.clone(),
+        peak_bytes: peak.peak_bytes,
+        memory_limit_bytes: target.cpu.memory_bytes,
+        stack_peak_bytes: stack_peak,
+        stack_limit_bytes: target.cpu.stack_bytes,
+    };
+    Ok(Built { payload, module, warnings, compile, summary })
+}
+
+/// The reference outputs of `graph` under `seed`, in the graph's output order.
+pub fn reference_outputs(graph: &Graph, seed: u64) -> Result<Vec<Tensor>, Diagnostic> {
+    let inputs = l0::inputs::generate_tensors(graph, seed)?;
+    l0::interp::run(graph, &inputs)
+}
+
+/// An expected-output blob: the reference rounded to the output's dtype, little-endian.
+pub fn expected_bytes(reference: &Tensor, dtype: DType) -> Vec<u8> {
+    match dtype {
+        DType::F32 => f32s_to_le(&reference.data.iter().map(|&v| v as f32).collect::<Vec<_>>()),
+        DType::I32 => i32s_to_le(&reference.data.iter().map(|&v| v as i32).collect::<Vec<_>>()),
+    }
+}
+
+fn dtype(d: ekb_ir::DType) -> DType {
+    match d {
+        ekb_ir::DType::F32 => DType::F32,
+        ekb_ir::DType::I32 => DType::I32,
+    }
+}
+
+fn shape(s: &[usize]) -> Vec<u64> {
+    s.iter().map(|&d| d as u64).collect()
+}
+
+/// A kernel's declaration: its entry symbol, parameters, and the local allocations live
+/// together at its stack peak (their sum is the peak the verifier limits, and every other
+/// allocation of the kernel is at most that sum, so legality is decided by these).
+fn kernel_decl(k: &l1::Kernel, blob: u32) -> KernelDecl {
+    KernelDecl {
+        name: k.name.clone(),
+        symbol: ekb_llvm::kernel_symbol(&k.name),
+        blob,
+        params: k
+            .params
+            .iter()
+            .map(|p| ParamDecl {
+                name: p.name.clone(),
+                dtype: dtype(p.ty.dtype),
+                shape: shape(&p.ty.shape),
+                access: match p.access {
+                    l1::Access::In => Access::In,
+                    l1::Access::Out => Access::Out,
+                    l1::Access::InOut => Access::InOut,
+                },
+            })
+            .collect(),
+        launch: Launch::Cpu,
+        allocs: memory::kernel_stack(k)
+            .allocs
+            .into_iter()
+            .map(|(name, bytes)| AllocDecl { name, scope: MemScope::Local, bytes })
+            .collect(),
+    }
+}
+
+/// The manifest's buffers, one per module buffer in module order, tied to the graph by name:
+/// module inputs are graph inputs (role `Input`) or parameters (`Param`, with the graph's
+/// initialiser either way), outputs are graph outputs, every graph output is a module output,
+/// and the types agree.
+fn bind_buffers(m: &Module, g: &Graph) -> Result<Vec<BufferDecl>, Vec<Diagnostic>> {
+    let mut diags = Vec::new();
+    let mut out = Vec::new();
+    let type_mismatch = |b: &l1::BufferDecl, what: &str, ty: &ekb_ir::TensorType| {
+        Diagnostic::error(format!(
+            "buffer `{}` is {}, but the graph's {what} `{}` is {ty}",
+            b.name, b.ty, b.name
+        ))
+        .at(b.span)
+        .with_hint(format!("declare `{}: {ty}`", b.name))
+    };
+    for b in &m.buffers {
+        let (role, init) = match b.role {
+            BufferRole::Input => {
+                let input = g.inputs.iter().find(|d| d.name == b.name).map(|d| (Role::Input, d));
+                match input.or_else(|| g.params.iter().find(|d| d.name == b.name).map(|d| (Role::Param, d))) {
+                    Some((role, d)) => {
+                        if d.ty != b.ty {
+                            diags.push(type_mismatch(b, role.name(), &d.ty));
+                        }
+                        (role, Some(d.init))
+                    }
+                    None => {
+                        let names = g.inputs.iter().chain(&g.params).map(|d| d.name.as_str());
+                        let mut d = Diagnostic::error(format!(
+                            "input `{}` is not an input or parameter of graph `{}`",
+                            b.name, g.name
+                        ))
+                        .at(b.span)
+                        .with_expected(format!("one of: {}", list(names.clone())));
+                        if let Some(h) = ekb_ir::diag::did_you_mean(&b.name, names) {
+                            d = d.with_hint(h);
+                        }
+                        diags.push(d);
+                        continue;
+                    }
+                }
+            }
+            BufferRole::Output => {
+                match g.outputs.iter().find(|o| o.name == b.name) {
+                    Some(o) if o.ty != b.ty => diags.push(type_mismatch(b, "output", &o.ty)),
+                    Some(_) => {}
+                    None => {
+                        let names = g.outputs.iter().map(|o| o.name.as_str());
+                        let mut d = Diagnostic::error(format!(
+                            "output `{}` is not an output of graph `{}`",
+                            b.name, g.name
+                        ))
+                        .at(b.span)
+                        .with_expected(format!("one of: {}", list(names.clone())));
+                        if let Some(h) = ekb_ir::diag::did_you_mean(&b.name, names) {
+                            d = d.with_hint(h);
+                        }
+                        diags.push(d);
+                    }
+                }
+                (Role::Output, None)
+            }
+            BufferRole::Temp => (Role::Temp, None),
+        };
+        out.push(BufferDecl {
+            name: b.name.clone(),
+            dtype: dtype(b.ty.dtype),
+            shape: shape(&b.ty.shape),
+            role,
+            init,
+        });
+    }
+    for o in &g.outputs {
+        if !m.buffers.iter().any(|b| b.role == BufferRole::Output && b.name == o.name) {
+            diags.push(
+                Diagnostic::error(format!(
+                    "module `{}` does not produce output `{}` of graph `{}`",
+                    m.name, o.name, g.name
+                ))
+                .at(m.span)
+                .with_hint(format!("declare `output {}: {}` and write it in the plan", o.name, o.ty)),
+            );
+        }
+    }
+    if diags.is_empty() {
+        Ok(out)
+    } else {
+        Err(diags)
+    }
+}
+
+fn list<'a>(names: impl Iterator<Item = &'a str>) -> String {
+    let v: Vec<String> = names.map(|n| format!("`{n}`")).collect();
+    if v.is_empty() {
+        "(none)".into()
+    } else {
+        v.join(", ")
+    }
+}
