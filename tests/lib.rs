@@ -28,7 +28,8 @@ pub fn corpus_files() -> Vec<PathBuf> {
 /// Loads and checks one corpus graph; a corpus file that does not check is a test failure.
 pub fn load_graph(path: &Path) -> Graph {
     let src = SourceFile::read(path).unwrap_or_else(|d| panic!("{d}"));
-    l0::check::load(&src).unwrap_or_else(|ds| panic!("{}", ds.iter().map(|d| d.to_string()).collect::<String>()))
+    l0::check::load(&src)
+        .unwrap_or_else(|ds| panic!("{}", ds.iter().map(|d| d.to_string()).collect::<String>()))
 }
 
 /// The seeded inputs of a graph (as device buffers) and its reference outputs.
@@ -46,7 +47,9 @@ pub fn check_outputs(g: &Graph, reference: &[Tensor], got: &HashMap<String, Buff
     for (o, r) in g.outputs.iter().zip(reference) {
         match got.get(&o.name) {
             None => problems.push(format!("output `{}` missing", o.name)),
-            Some(b) if b.ty != o.ty => problems.push(format!("output `{}` has type {}, expected {}", o.name, b.ty, o.ty)),
+            Some(b) if b.ty != o.ty => {
+                problems.push(format!("output `{}` has type {}, expected {}", o.name, b.ty, o.ty))
+            }
             Some(b) => {
                 if let Err(m) = compare(r, &b.to_tensor(), Tolerance::default_for(o.ty.dtype)) {
                     problems.push(format!("output `{}`: {m}", o.name));

@@ -31,7 +31,8 @@ fn lowered_modules_match_the_reference_in_the_l1_interpreter() {
                     continue;
                 }
             };
-            let errors: Vec<_> = l1::verify::verify(&m, Some(&target)).into_iter().filter(|d| d.is_error()).collect();
+            let errors: Vec<_> =
+                l1::verify::verify(&m, Some(&target)).into_iter().filter(|d| d.is_error()).collect();
             if !errors.is_empty() {
                 failures.push(format!("{} ({schedule}): verifier: {}", g.name, errors[0]));
                 continue;

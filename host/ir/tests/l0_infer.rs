@@ -1,10 +1,10 @@
 //! Shape and type inference per operator family, against hand-computed shapes.
 
 use ekb_ir::l0::ops::infer;
-use ekb_ir::l0::Op;
-use ekb_ir::Span;
 use ekb_ir::l0::parse::parse;
 use ekb_ir::l0::print::print;
+use ekb_ir::l0::Op;
+use ekb_ir::Span;
 use ekb_ir::{DType, SourceFile, TensorType};
 
 /// Infers the type of `node` (an op call such as `relu(x)`) over the declared `inputs`
