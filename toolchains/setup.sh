@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Installs what EdgeKernelBench needs to build and test on a Debian (bookworm or later) machine:
 # the cross toolchain (clang-19, lld, aarch64 gcc and libc for linking), qemu-user to run aarch64
-# binaries, PoCL for the OpenCL target, numpy for the benchmark and the .npy tests, and the Rust
-# targets and components the workspace builds for.
+# binaries, PoCL for the OpenCL target, numpy for the benchmark and the .npy tests, the Rust
+# targets and components the workspace builds for, and (optional, Python) onnx and onnxruntime
+# for the ONNX tests and external-engine baselines.
 #
 # Idempotent: it checks first and installs only what is missing, printing one line per thing it
 # installs; when everything is already there it prints nothing and exits 0. It uses sudo only when
@@ -78,6 +79,18 @@ fi
 if ((numpy_via_pip)); then
     echo "installing numpy (python3 -m pip)"
     quiet python3 -m pip install --quiet numpy
+fi
+
+# --- Optional Python: external-engine baselines ----------------------------------------------
+# The core never needs these. The ONNX tests (host/onnx: onnxruntime as an independent oracle for
+# the operator semantics) and `ekb baseline --engine onnxruntime` do, so CI installs them here:
+# onnx and onnxruntime from PyPI, each only when it does not import already.
+py_missing=()
+python3 -c 'import onnx' >/dev/null 2>&1 || py_missing+=(onnx)
+python3 -c 'import onnxruntime' >/dev/null 2>&1 || py_missing+=(onnxruntime)
+if ((${#py_missing[@]} > 0)); then
+    echo "installing ${py_missing[*]} (python3 -m pip; optional: ONNX tests and baselines)"
+    quiet python3 -m pip install --quiet "${py_missing[@]}"
 fi
 
 # --- Rust targets and components -------------------------------------------------------------

@@ -5,10 +5,13 @@
 //! diagnostics (file, line, column, the offending text, what was expected, a hint) on stderr and
 //! exit status 1; a usage error exits 2 (clap's convention).
 
+mod baseline;
 mod bench;
 mod build;
 mod check;
 mod collect;
+mod export_onnx;
+mod import_onnx;
 mod interp;
 mod lower;
 mod pack;
@@ -53,6 +56,9 @@ enum Command {
     Run(run::Args),
     Pack(pack::Args),
     Collect(collect::Args),
+    ImportOnnx(import_onnx::Args),
+    ExportOnnx(export_onnx::Args),
+    Baseline(baseline::Args),
 }
 
 fn main() -> ExitCode {
@@ -67,6 +73,9 @@ fn main() -> ExitCode {
         Command::Run(a) => run::run(a),
         Command::Pack(a) => pack::run(a),
         Command::Collect(a) => collect::run(a),
+        Command::ImportOnnx(a) => import_onnx::run(a),
+        Command::ExportOnnx(a) => export_onnx::run(a),
+        Command::Baseline(a) => baseline::run(a),
     };
     match result {
         Ok(code) => code,

@@ -4,10 +4,18 @@
 //! a list of nodes each producing one value, and named outputs. Input and parameter names are
 //! plain identifiers (`x`, `w`); node results start with `%` (`%0`, `%h`). Every name is defined
 //! once, before its uses. After `check` every node carries its inferred type.
+//!
+//! A parameter may instead carry real values (`= file("m.bin", offset=0, crc32="…")`, e.g. the
+//! weights of an imported model): its [`TensorDecl::data`] names the sidecar file, the byte
+//! offset and the CRC-32 of its bytes, and holds the values once loaded. Such a declaration's
+//! `init` is [`DATA_PARAM_INIT`], never used to generate it.
 
 use crate::diag::Span;
+use crate::tensor::BufData;
 use crate::types::{DType, TensorType};
 use ekb_wire::Init;
+use std::fmt;
+use std::sync::Arc;
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Graph {
@@ -20,13 +28,70 @@ pub struct Graph {
     pub span: Span,
 }
 
-/// A graph input or a parameter: a name, a type and how its data is generated from a seed.
+/// A graph input or a parameter: a name, a type and how its data is generated from a seed, or,
+/// for a parameter with `data`, where its real values are.
 #[derive(Debug, Clone, PartialEq)]
 pub struct TensorDecl {
     pub name: String,
     pub ty: TensorType,
+    /// The seeded initialiser; [`DATA_PARAM_INIT`] (unused) when `data` is set.
     pub init: Init,
     pub span: Span,
+    /// Real values from a sidecar file (parameters only); `None` for seeded tensors.
+    pub data: Option<ParamData>,
+}
+
+/// The `init` of a parameter whose values come from a file: never used by the host (the
+/// generator returns the file's values). It is the empty range `uniform(0, 0)`, which the seeded
+/// generator rejects for every dtype, so a consumer that does not know about data parameters
+/// fails loudly instead of running on made-up weights.
+pub const DATA_PARAM_INIT: Init = Init::Uniform { lo: 0.0, hi: 0.0 };
+
+/// Where a parameter's real values are: `file("NAME.bin", offset=N, crc32="xxxxxxxx")`.
+///
+/// The file holds the elements little-endian (f32 or i32, as the parameter's dtype), row-major,
+/// `numel * 4` bytes from `offset`; `crc32` is the IEEE CRC-32 of exactly those bytes.
+#[derive(Clone, PartialEq)]
+pub struct ParamData {
+    /// The sidecar file as written: relative to the directory of the `.ekir` file.
+    pub file: String,
+    pub offset: u64,
+    pub crc32: u32,
+    /// The values once loaded (`check::load` of a file on disk, `inputs::load_data`, or whoever
+    /// built the graph in memory); `None` until then.
+    pub values: Option<Arc<BufData>>,
+}
+
+impl ParamData {
+    /// A reference to `values`, stored at `offset` of `file`, with the checksum of their bytes.
+    pub fn with_values(file: impl Into<String>, offset: u64, values: BufData) -> ParamData {
+        let crc32 = ekb_wire::crc32(&le_bytes(&values));
+        ParamData { file: file.into(), offset, crc32, values: Some(Arc::new(values)) }
+    }
+}
+
+impl fmt::Debug for ParamData {
+    /// The reference and the element count, not the (possibly millions of) values.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let loaded = self.values.as_ref().map(|v| match &**v {
+            BufData::F32(x) => x.len(),
+            BufData::I32(x) => x.len(),
+        });
+        f.debug_struct("ParamData")
+            .field("file", &self.file)
+            .field("offset", &self.offset)
+            .field("crc32", &format_args!("{:08x}", self.crc32))
+            .field("loaded_elements", &loaded)
+            .finish()
+    }
+}
+
+/// The little-endian bytes of the elements, as a data file stores them.
+pub fn le_bytes(data: &BufData) -> Vec<u8> {
+    match data {
+        BufData::F32(v) => v.iter().flat_map(|x| x.to_le_bytes()).collect(),
+        BufData::I32(v) => v.iter().flat_map(|x| x.to_le_bytes()).collect(),
+    }
 }
 
 /// One declared result of the graph (`-> (y: f32[4])`) and the value returned for it.
@@ -186,6 +251,18 @@ pub enum PadMode {
     Constant(f64),
     Reflect,
     Edge,
+}
+
+impl TensorDecl {
+    /// A seeded input or parameter.
+    pub fn seeded(name: impl Into<String>, ty: TensorType, init: Init, span: Span) -> TensorDecl {
+        TensorDecl { name: name.into(), ty, init, span, data: None }
+    }
+
+    /// A parameter with real values.
+    pub fn with_data(name: impl Into<String>, ty: TensorType, data: ParamData, span: Span) -> TensorDecl {
+        TensorDecl { name: name.into(), ty, init: DATA_PARAM_INIT, span, data: Some(data) }
+    }
 }
 
 impl Graph {

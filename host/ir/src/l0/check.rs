@@ -6,11 +6,14 @@
 //! finite and ordered); every use after its definition; each node's type inferred by
 //! `ops::infer` and equal to its annotation when one is written; each returned value of the
 //! declared output type. Afterwards every node's `ty` holds its inferred type.
+//! A data parameter (`= file(...)`) is checked for its size only; `load` of a graph read from a
+//! file on disk also reads and verifies its data files (see `inputs::load_data`).
 //! Invariant: all errors are collected (a failed node does not cascade into errors at its
 //! uses), each carries a span, and nothing panics.
 
 use crate::diag::{did_you_mean, Diagnostic, SourceFile, Span};
 use crate::l0::ast::{Graph, TensorDecl};
+use crate::l0::inputs::load_data;
 use crate::l0::ops::{check_numel, infer};
 use crate::l0::parse::parse;
 use crate::l0::print::init_text;
@@ -19,9 +22,19 @@ use ekb_wire::Init;
 use std::collections::HashMap;
 
 /// Parses and checks a graph; every diagnostic comes back located in `src`.
+///
+/// When `src.name` is a file on disk (as `SourceFile::read` names it), the data files of its
+/// data parameters are read from that file's directory and verified (size and CRC-32); a graph
+/// from a string leaves them unloaded (`inputs::load_data` loads them from a chosen directory).
 pub fn load(src: &SourceFile) -> Result<Graph, Vec<Diagnostic>> {
     let mut g = parse(src).map_err(|d| vec![d])?;
-    check(&mut g).map_err(|ds| ds.into_iter().map(|d| src.locate(d)).collect::<Vec<_>>())?;
+    let locate = |ds: Vec<Diagnostic>| ds.into_iter().map(|d| src.locate(d)).collect::<Vec<_>>();
+    check(&mut g).map_err(locate)?;
+    let path = std::path::Path::new(&src.name);
+    if path.is_file() && g.params.iter().any(|p| p.data.is_some()) {
+        let dir = path.parent().unwrap_or(std::path::Path::new(""));
+        load_data(&mut g, dir).map_err(locate)?;
+    }
     Ok(g)
 }
 
@@ -160,6 +173,16 @@ fn check_decl(d: &TensorDecl, is_param: bool, errs: &mut Vec<Diagnostic>) -> boo
         return false;
     }
     let bad = |msg: String| Diagnostic::error(format!("{what} `{}`: {msg}", d.name)).at(d.span);
+    if d.data.is_some() {
+        if is_param {
+            return true;
+        }
+        errs.push(
+            bad("cannot take its values from a file".into())
+                .with_note("inputs are generated from seeds; `file(...)` gives a parameter's values"),
+        );
+        return false;
+    }
     let problem = match (d.init, d.ty.dtype) {
         (Init::RandInt { .. }, DType::F32) => {
             Some(bad("`randint` initialises only i32 tensors".into()).with_hint("use `uniform(lo, hi)` for f32"))

@@ -6,7 +6,8 @@
 //! input   := NAME ':' type ['=' init]          output := NAME ':' type
 //! type    := ('f32' | 'i32') '[' [INT {',' INT}] ']'
 //! body    := {param} {node} 'return' value {',' value}   (one statement per line, or `;`)
-//! param   := 'param' NAME ':' type '=' init
+//! param   := 'param' NAME ':' type '=' ( init | file )
+//! file    := 'file' '(' STRING ',' 'offset' '=' INT ',' 'crc32' '=' STRING ')'   (either order)
 //! node    := VALUE [':' type] '=' OP '(' [arg {',' arg}] ')'     arg := value | NAME '=' attr
 //! ```
 //! Invariants: the parser never panics on any input; every diagnostic carries a span into the
@@ -16,7 +17,7 @@
 //! to `check`.
 
 use crate::diag::{did_you_mean, Diagnostic, SourceFile, Span};
-use crate::l0::ast::{Graph, Node, Op, OutputDecl, TensorDecl, ValueRef};
+use crate::l0::ast::{Graph, Node, Op, OutputDecl, ParamData, TensorDecl, ValueRef};
 use crate::l0::ops::{Attr, AttrValue};
 use crate::lex::{lex, Tok, Token};
 use crate::types::{DType, TensorType};
@@ -24,13 +25,26 @@ use ekb_wire::Init;
 
 /// The initialiser names, for "did you mean" hints.
 pub const INIT_NAMES: &[&str] =
-    &["uniform", "normal", "kaiming_uniform", "zeros", "ones", "const", "randint"];
+    &["uniform", "normal", "kaiming_uniform", "zeros", "ones", "const", "randint", "file"];
 
 /// Parses one graph. Diagnostics come back located in `src`.
 pub fn parse(src: &SourceFile) -> Result<Graph, Diagnostic> {
     let toks = lex(&src.text).map_err(|d| src.locate(d))?;
     let mut p = Parser { src, toks, pos: 0, graph: None };
     p.file().map_err(|d| src.locate(d))
+}
+
+/// Reads one seeded initialiser from its text form (`uniform(-1, 1)`, `randint(0, 10)`,
+/// `zeros`), as it appears after `=` in a declaration.
+pub fn parse_init(text: &str) -> Result<Init, Diagnostic> {
+    let src = SourceFile::new("initialiser", text);
+    let toks = lex(text).map_err(|d| src.locate(d))?;
+    let mut p = Parser { src: &src, toks, pos: 0, graph: None };
+    let init = p.init().map_err(|d| src.locate(d))?;
+    if !p.at(&Tok::Eof) {
+        return Err(src.locate(p.unexpected("end of the initialiser")));
+    }
+    Ok(init)
 }
 
 /// Sets every span in the graph to `Span::NONE`, so graphs parsed from different text compare
@@ -230,7 +244,19 @@ impl Parser<'_> {
         let (name, start) = self.ident(what)?;
         self.expect(Tok::Colon, &format!("`:` and a type after `{name}`"))?;
         let ty = self.ty()?;
-        let init = if self.eat(&Tok::Eq) {
+        let has_init = self.eat(&Tok::Eq);
+        if has_init && matches!(&self.peek().tok, Tok::Ident(k) if k == "file") {
+            let file_span = self.bump().span;
+            if !is_param {
+                return Err(Diagnostic::error(format!("input `{name}` cannot take its values from a file"))
+                    .at(file_span)
+                    .with_expected("a seeded initialiser such as `uniform(-1, 1)`")
+                    .with_note("inputs are generated from seeds; `file(...)` gives a parameter's values"));
+            }
+            let data = self.file_ref()?;
+            return Ok(TensorDecl::with_data(name, ty, data, start.to(self.prev_span())));
+        }
+        let init = if has_init {
             self.init()?
         } else if is_param {
             return Err(self
@@ -239,7 +265,81 @@ impl Parser<'_> {
         } else {
             Init::default_for(ty.dtype.is_float())
         };
-        Ok(TensorDecl { name, ty, init, span: start.to(self.prev_span()) })
+        Ok(TensorDecl::seeded(name, ty, init, start.to(self.prev_span())))
+    }
+
+    /// `("NAME.bin", offset=N, crc32="xxxxxxxx")` after `file`; `offset` and `crc32` in either
+    /// order, each exactly once.
+    fn file_ref(&mut self) -> PResult<ParamData> {
+        self.expect(
+            Tok::LParen,
+            "`(` after `file`, as in `file(\"model.bin\", offset=0, crc32=\"1a2b3c4d\")`",
+        )?;
+        let file = match &self.peek().tok {
+            Tok::Str(s) if !s.is_empty() => s.clone(),
+            _ => return Err(self.unexpected("the data file's name as a string, such as `\"model.bin\"`")),
+        };
+        self.bump();
+        let (mut offset, mut crc32) = (None, None);
+        while self.eat(&Tok::Comma) {
+            let (key, key_span) = self.ident("`offset=` or `crc32=`")?;
+            self.expect(Tok::Eq, &format!("`=` after `{key}`"))?;
+            let seen = match key.as_str() {
+                "offset" => {
+                    let (v, span) = self.int("the byte offset (an integer >= 0)")?;
+                    if v < 0 {
+                        return Err(Diagnostic::error(format!("`offset` must be >= 0, found {v}"))
+                            .at(span)
+                            .with_expected("a byte offset >= 0"));
+                    }
+                    offset.replace(v as u64).is_some()
+                }
+                "crc32" => {
+                    let t = self.peek().clone();
+                    let parsed = match &t.tok {
+                        Tok::Str(s) => parse_crc32(s),
+                        _ => None,
+                    };
+                    let Some(c) = parsed else {
+                        return Err(Diagnostic::error(format!(
+                            "`crc32` must be a string of 1 to 8 hex digits, found {}",
+                            t.tok.describe()
+                        ))
+                        .at(t.span)
+                        .with_expected("a checksum such as `crc32=\"1a2b3c4d\"`"));
+                    };
+                    self.bump();
+                    crc32.replace(c).is_some()
+                }
+                _ => {
+                    let mut d = Diagnostic::error(format!("`file` has no argument `{key}`"))
+                        .at(key_span)
+                        .with_expected("`offset=` or `crc32=`");
+                    if let Some(h) = did_you_mean(&key, ["offset", "crc32"]) {
+                        d = d.with_hint(h);
+                    }
+                    return Err(d);
+                }
+            };
+            if seen {
+                return Err(Diagnostic::error(format!("`{key}` is given twice"))
+                    .at(key_span)
+                    .with_expected("each of `offset=` and `crc32=` once"));
+            }
+        }
+        if !self.at(&Tok::RParen) {
+            return Err(self.unexpected("`,` or `)` in `file(...)`"));
+        }
+        let close = self.bump().span;
+        match (offset, crc32) {
+            (Some(offset), Some(crc32)) => Ok(ParamData { file, offset, crc32, values: None }),
+            (o, _) => Err(Diagnostic::error(format!(
+                "`file(...)` needs `{}`",
+                if o.is_none() { "offset=" } else { "crc32=" }
+            ))
+            .at(close)
+            .with_expected("`file(\"NAME.bin\", offset=N, crc32=\"xxxxxxxx\")`")),
+        }
     }
 
     fn output(&mut self) -> PResult<(String, TensorType, Span)> {
@@ -319,7 +419,7 @@ impl Parser<'_> {
             _ => {
                 let mut d = Diagnostic::error(format!("unknown initialiser `{name}`"))
                     .at(span)
-                    .with_expected("one of `uniform(lo, hi)`, `normal(mean, std)`, `kaiming_uniform`, `zeros`, `ones`, `const(v)`, `randint(lo, hi)`");
+                    .with_expected("one of `uniform(lo, hi)`, `normal(mean, std)`, `kaiming_uniform`, `zeros`, `ones`, `const(v)`, `randint(lo, hi)`, `file(...)` (parameters)");
                 if let Some(h) = did_you_mean(&name, INIT_NAMES.iter().copied()) {
                     d = d.with_hint(h);
                 }
@@ -554,6 +654,15 @@ impl Parser<'_> {
         let end = self.bump().span;
         Ok((value, start.to(end)))
     }
+}
+
+/// A CRC-32 written as 1 to 8 hex digits, with or without `0x`.
+fn parse_crc32(s: &str) -> Option<u32> {
+    let digits = s.strip_prefix("0x").unwrap_or(s);
+    if digits.is_empty() || digits.len() > 8 || !digits.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return None;
+    }
+    u32::from_str_radix(digits, 16).ok()
 }
 
 /// "an input such as ..." -> "an input", for "`,` or `)` after an input".

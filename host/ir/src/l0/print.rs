@@ -4,10 +4,11 @@
 //! after inputs, one per line, then nodes, then `return`; every node annotated with its type
 //! when known (always, after `check`); every attribute printed in the operator's fixed order,
 //! defaults included; input initialisers only when not the default; lists and shapes without
-//! spaces; floats via `types::fmt_float`; `Const(0)` prints `zeros`, `Const(1)` `ones`.
+//! spaces; floats via `types::fmt_float`; `Const(0)` prints `zeros`, `Const(1)` `ones`; a data
+//! parameter prints `file("NAME", offset=N, crc32="xxxxxxxx")` (8 lowercase hex digits).
 //! Invariant: for every graph that parses, `print(parse(print(g))) == print(g)`.
 
-use crate::l0::ast::{Graph, TensorDecl};
+use crate::l0::ast::{Graph, ParamData, TensorDecl};
 use crate::types::fmt_float;
 use ekb_wire::Init;
 use std::fmt::Write;
@@ -36,11 +37,22 @@ pub fn print(g: &Graph) -> String {
 /// `name: type[ = init]`; an input's init is omitted when it is the default for its dtype.
 fn decl(d: &TensorDecl, always_init: bool) -> String {
     let mut s = format!("{}: {}", d.name, d.ty);
+    if let Some(data) = &d.data {
+        s.push_str(" = ");
+        s.push_str(&file_text(data));
+        return s;
+    }
     if always_init || d.init != Init::default_for(d.ty.dtype.is_float()) {
         s.push_str(" = ");
         s.push_str(&init_text(&d.init));
     }
     s
+}
+
+/// `file("NAME", offset=N, crc32="xxxxxxxx")`, with `"` and `\` in the name escaped.
+pub fn file_text(data: &ParamData) -> String {
+    let name = data.file.replace('\\', "\\\\").replace('"', "\\\"");
+    format!("file(\"{name}\", offset={}, crc32=\"{:08x}\")", data.offset, data.crc32)
 }
 
 /// The text form of an initialiser (`uniform(-0.1, 0.1)`, `zeros`, `randint(0, 10)`).
