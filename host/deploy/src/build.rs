@@ -377,6 +377,21 @@ fn bind_buffers(m: &Module, g: &Graph) -> Result<Vec<BufferDecl>, Vec<Diagnostic
                         if d.ty != b.ty {
                             diags.push(type_mismatch(b, role.name(), &d.ty));
                         }
+                        if let Some(data) = &d.data {
+                            // Payloads carry seeds, not weights: a board would have nothing to
+                            // fill this parameter with.
+                            diags.push(
+                                Diagnostic::error(format!(
+                                    "parameter `{}` takes its values from `{}`; payloads cannot carry \
+                                     parameter data yet",
+                                    d.name, data.file
+                                ))
+                                .at(d.span)
+                                .with_hint(
+                                    "run the graph on the host (`ekb interp`), or use a seeded initialiser",
+                                ),
+                            );
+                        }
                         (role, Some(d.init))
                     }
                     None => {

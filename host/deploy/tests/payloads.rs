@@ -269,3 +269,20 @@ fn no_seeds_is_an_error() {
     let e = build::build(Program::Graph(&g), Sources::default(), &host, &options).unwrap_err();
     assert_eq!(e[0].message, "a payload needs at least one seed");
 }
+
+#[test]
+fn parameters_with_data_are_refused_until_payloads_carry_them() {
+    let (_, mut g) = graph(TASK);
+    let w = &mut g.params[0];
+    *w = ekb_ir::l0::TensorDecl::with_data(
+        "w",
+        w.ty.clone(),
+        ekb_ir::l0::ParamData::with_values("w.bin", 0, BufData::F32(vec![2.0; 4])),
+        w.span,
+    );
+    let host = TargetProfile::load("host").unwrap();
+    let errors = build::build(Program::Graph(&g), Sources::default(), &host, &BuildOptions::default())
+        .expect_err("a data parameter cannot be generated on a board");
+    let text: Vec<String> = errors.iter().map(|d| d.to_string()).collect();
+    assert!(text.iter().any(|t| t.contains("parameter `w` takes its values from `w.bin`")), "{text:?}");
+}
