@@ -120,8 +120,8 @@ fn bad_tokens_and_misplaced_punctuation() {
     assert_eq!(d.message, "`for` statement outside a kernel");
     let d = parse_err(&format!("{GOOD}module n {{\n}}\n"));
     assert_eq!(d.message, "expected end of file after the module's closing `}`, found `module`");
-    let d = parse_err(&GOOD.replace("{\n      y[i]", "{\n      alloc t: f32[4] shared\n      y[i]"));
-    assert_eq!(d.message, "scope `shared` is not available in CPU kernels");
+    let d = parse_err(&GOOD.replace("{\n      y[i]", "{\n      alloc t: f32[4] global\n      y[i]"));
+    assert_eq!(d.message, "an `alloc` cannot be `global`");
 }
 
 #[test]

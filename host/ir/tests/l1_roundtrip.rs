@@ -63,7 +63,12 @@ fn clear_stmt(s: &mut Stmt) {
             index.iter_mut().for_each(clear_expr);
             clear_expr(value);
         }
-        Stmt::Alloc { span, .. } => *span = Span::NONE,
+        Stmt::Alloc { span, .. } | Stmt::Barrier { span } => *span = Span::NONE,
+        Stmt::Launch { grid, block, body, span, .. } => {
+            *span = Span::NONE;
+            grid.iter_mut().chain(block.iter_mut()).for_each(|d| d.span = Span::NONE);
+            body.iter_mut().for_each(clear_stmt);
+        }
     }
 }
 

@@ -14,6 +14,7 @@
 mod build;
 mod conv;
 mod elementwise;
+mod gpu;
 mod lower;
 mod matmul;
 mod movement;
@@ -23,6 +24,7 @@ mod pool;
 mod reduce;
 mod sched;
 
+pub use gpu::lower_gpu;
 pub use lower::lower;
 
 use ekb_ir::diag::did_you_mean;

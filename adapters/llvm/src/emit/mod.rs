@@ -24,6 +24,9 @@ use ekb_ir::TargetProfile;
 use func::{buffer_param, BufRef, FnCx};
 use std::collections::{BTreeSet, HashMap, HashSet};
 
+/// The start of the diagnostic for GPU constructs, which CPU code cannot express.
+pub(crate) const NO_GPU: &str = "`launch` needs a GPU target";
+
 /// `unroll` loops with a constant trip count up to this are unrolled fully.
 pub const UNROLL_FULL_MAX_TRIPS: i64 = 32;
 /// `unroll` loops with a larger or unknown trip count are unrolled by this factor.
@@ -35,6 +38,11 @@ pub const UNROLL_COUNT: u32 = 4;
 pub fn emit(m: &Module, target: &TargetProfile) -> Result<String, Diagnostic> {
     let mut seen = HashSet::new();
     for k in &m.kernels {
+        if k.has_launch() {
+            return Err(Diagnostic::error(format!("{NO_GPU}; target `{}` has no GPU", target.name))
+                .at(k.span)
+                .with_note(format!("kernel {} launches on a GPU; the LLVM adapter emits CPU code", k.name)));
+        }
         if !is_valid_kernel_name(&k.name) {
             return Err(Diagnostic::error(format!("kernel name `{}` is not a C identifier", k.name))
                 .at(k.span)

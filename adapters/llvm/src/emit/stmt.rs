@@ -96,6 +96,7 @@ impl FnCx<'_> {
                 self.bind_buf(name, BufRef { ptr: reg, ty: ty.clone(), writable: true });
                 Ok(())
             }
+            Stmt::Launch { span, .. } | Stmt::Barrier { span } => Err(self.err(*span, super::NO_GPU)),
         }
     }
 
@@ -337,7 +338,8 @@ fn uses(stmts: &[Stmt], scalars: &mut BTreeSet<String>, bufs: &mut BTreeSet<Stri
                 index.iter().for_each(|e| expr_uses(e, scalars, bufs));
                 expr_uses(value, scalars, bufs);
             }
-            Stmt::Alloc { .. } => {}
+            Stmt::Launch { body, .. } => uses(body, scalars, bufs),
+            Stmt::Alloc { .. } | Stmt::Barrier { .. } => {}
         }
     }
 }

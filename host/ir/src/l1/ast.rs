@@ -6,6 +6,10 @@
 //! are loops (serial, parallel, vectorize, unroll), `if`, `let` (immutable scalar bindings),
 //! stores and local allocations. Expressions are typed `f32`, `i32` or `bool`; there are no
 //! implicit conversions.
+//!
+//! GPU kernels: a kernel whose body is one `launch grid(..) block(..) { .. }` runs on a GPU, its
+//! body once per thread of every block, with block-shared allocations (`alloc .. shared`),
+//! per-thread ones (`alloc .. local`) and block-wide `barrier`s.
 
 use crate::diag::Span;
 use crate::types::{DType, TensorType};
@@ -91,6 +95,23 @@ pub enum Stmt {
     /// `alloc t: f32[8,8] local`: a kernel-private buffer, uninitialised, visible to the rest
     /// of the enclosing block.
     Alloc { name: String, ty: TensorType, scope: Scope, span: Span },
+    /// `launch grid(bx in 0..GX, ..) block(tx in 0..BX, ..) { body }`: the body runs once per
+    /// thread of every block; grid and block have 1 to 3 dimensions each (x, then y, then z).
+    /// With `shared_optin`, the launch may use more shared memory per block than the static limit
+    /// (CUDA's dynamic shared memory with the explicit opt-in).
+    Launch { grid: Vec<LaunchDim>, block: Vec<LaunchDim>, shared_optin: bool, body: Vec<Stmt>, span: Span },
+    /// `barrier`: every thread of the block waits until all have reached it; shared and global
+    /// memory written before it is visible to every thread of the block after it.
+    Barrier { span: Span },
+}
+
+/// One dimension of a launch: `tx in 0..256`. The variable ranges over `0..extent`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LaunchDim {
+    pub var: String,
+    /// At least 1 and at most `i32::MAX`.
+    pub extent: u32,
+    pub span: Span,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -107,10 +128,22 @@ pub enum LoopKind {
     Unroll,
 }
 
-/// Where an `alloc` lives. CPU kernels have one scope: `local` (the running thread's stack).
+/// Where an `alloc` lives.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Scope {
+    /// The running thread's own: its stack on a CPU, registers or private memory on a GPU.
     Local,
+    /// One copy per GPU block, seen by all its threads (CUDA `__shared__`, OpenCL `__local`).
+    Shared,
+}
+
+impl Scope {
+    pub fn name(self) -> &'static str {
+        match self {
+            Scope::Local => "local",
+            Scope::Shared => "shared",
+        }
+    }
 }
 
 /// Scalar types of L1 expressions.
@@ -288,7 +321,41 @@ impl Name {
     }
 }
 
+impl Kernel {
+    /// The launch of a GPU kernel (a kernel whose body is exactly one `launch`).
+    pub fn launch(&self) -> Option<&Stmt> {
+        match self.body.as_slice() {
+            [s @ Stmt::Launch { .. }] => Some(s),
+            _ => None,
+        }
+    }
+
+    /// Whether any statement of the kernel is a `launch` (well-formed or not).
+    pub fn has_launch(&self) -> bool {
+        fn any(body: &[Stmt]) -> bool {
+            body.iter().any(|s| match s {
+                Stmt::Launch { .. } => true,
+                Stmt::Loop { body, .. } => any(body),
+                Stmt::If { then_body, else_body, .. } => any(then_body) || any(else_body),
+                Stmt::Let { .. } | Stmt::Store { .. } | Stmt::Alloc { .. } | Stmt::Barrier { .. } => false,
+            })
+        }
+        any(&self.body)
+    }
+}
+
+impl LaunchDim {
+    pub fn new(var: impl Into<String>, extent: u32) -> LaunchDim {
+        LaunchDim { var: var.into(), extent, span: Span::NONE }
+    }
+}
+
 impl Module {
+    /// Whether any kernel launches on a GPU.
+    pub fn has_launch(&self) -> bool {
+        self.kernels.iter().any(Kernel::has_launch)
+    }
+
     pub fn buffer(&self, name: &str) -> Option<&BufferDecl> {
         self.buffers.iter().find(|b| b.name == name)
     }

@@ -8,7 +8,13 @@
 //! to `i32::MIN`, `i32::MIN % -1` is 0), and division by zero is an error; casts as the AST says
 //! (f32 to i32 truncates and saturates, NaN gives 0). `&&`, `||` and `select` evaluate both
 //! sides. Loops of every kind (`parallel`, `vectorize`, `unroll`) run serially in order, so a
-//! run is deterministic.
+//! run is deterministic. A GPU `launch` runs its blocks one after another (linear order, x
+//! fastest); inside a block, the body is cut at its barriers into segments, and each segment runs
+//! for every thread in turn (linear order, x fastest) before the next segment starts; loops and
+//! `if`s around barriers are uniform (the verifier checks it), so the block runs their control
+//! flow once (evaluated in every thread, and a run whose threads disagree stops with an error).
+//! Shared allocations are poisoned when a block starts; each thread has its own variables and
+//! local allocations.
 //!
 //! Before the plan runs, temps and outputs are poisoned, and every `alloc` is poisoned each time
 //! its statement runs: f32 elements hold the NaN with bits [`POISON_F32_BITS`], i32 elements hold
@@ -168,6 +174,9 @@ struct Trap {
 
 /// The dimension field of a division trap.
 const DIV_TRAP: u32 = u32::MAX;
+/// The dimension field of a trap for control flow around a barrier that differs between the
+/// threads of a block.
+const DIVERGE_TRAP: u32 = u32::MAX - 1;
 
 type R<T> = Result<T, Trap>;
 
@@ -260,6 +269,28 @@ enum St {
     StoreF(Access, FE),
     AllocI(u32, usize),
     AllocF(u32, usize),
+    Launch(Box<CLaunch>),
+}
+
+/// A compiled `launch`: its variables' slots and extents, its shared allocations, and its body
+/// cut at the barriers.
+struct CLaunch {
+    grid: Vec<(u32, i32)>,
+    block: Vec<(u32, i32)>,
+    /// Shared allocations: `(dtype, slot, elements)`, one copy per block.
+    shared: Vec<(DType, u32, usize)>,
+    /// Buffer slots every thread of a block sees (the kernel's parameters and the shared
+    /// allocations): `(dtype, slot)`.
+    common: Vec<(DType, u32)>,
+    body: Vec<Sync>,
+}
+
+/// The body of a launch as the block runs it: barrier-free segments that each thread runs in
+/// turn, and the uniform loops and `if`s around barriers, whose control flow the block runs once.
+enum Sync {
+    Seg(Vec<St>),
+    Loop { var: u32, lo: IE, hi: IE, body: Vec<Sync>, site: u32 },
+    If { cond: BE, then_body: Vec<Sync>, else_body: Vec<Sync>, site: u32 },
 }
 
 /// What an error at a site reports.
@@ -309,13 +340,20 @@ impl CKernel {
         let Some(site) = self.sites.get(t.site as usize) else {
             return internal(format!("unknown site {}", t.site));
         };
-        let which = if t.dim == DIV_TRAP { 0 } else { t.dim as usize };
+        let which = if t.dim >= DIVERGE_TRAP { 0 } else { t.dim as usize };
         let mut d = if t.dim == DIV_TRAP {
             Diagnostic::error(format!(
                 "integer division by zero in kernel {}: `{}`",
                 self.name,
                 site.texts.first().map_or("", String::as_str)
             ))
+        } else if t.dim == DIVERGE_TRAP {
+            Diagnostic::error(format!(
+                "{} differs between the threads of a block in kernel {}, and a barrier is inside",
+                site.texts.first().map_or("", String::as_str),
+                self.name
+            ))
+            .with_hint("the control flow around a barrier must be the same for every thread of the block")
         } else {
             let dim = t.dim as usize;
             Diagnostic::error(format!(
@@ -355,13 +393,24 @@ struct Compiler<'a> {
     /// Next free slot: i32 vars, f32 vars, bool vars, f32 buffers, i32 buffers.
     slots: [u32; 5],
     sites: Vec<Site>,
+    /// The parameters' `(dtype, slot)`.
+    params: Vec<(DType, u32)>,
+    /// Shared allocations of the launch being compiled.
+    shared: Vec<(DType, u32, usize)>,
 }
 
 type C<T> = Result<T, Diagnostic>;
 
 impl<'a> Compiler<'a> {
     fn new(k: &'a Kernel) -> Self {
-        Compiler { k, scope: Vec::new(), slots: [0; 5], sites: Vec::new() }
+        Compiler {
+            k,
+            scope: Vec::new(),
+            slots: [0; 5],
+            sites: Vec::new(),
+            params: Vec::new(),
+            shared: Vec::new(),
+        }
     }
 
     fn slot(&mut self, which: usize) -> u32 {
@@ -395,7 +444,9 @@ impl<'a> Compiler<'a> {
     }
 
     fn kernel(mut self) -> C<CKernel> {
-        let params = self.k.params.iter().map(|p| (p.ty.dtype, self.bind_buf(&p.name, &p.ty))).collect();
+        let params: Vec<(DType, u32)> =
+            self.k.params.iter().map(|p| (p.ty.dtype, self.bind_buf(&p.name, &p.ty))).collect();
+        self.params.clone_from(&params);
         let body = self.block(&self.k.body)?;
         Ok(CKernel { name: self.k.name.clone(), params, body, slots: self.slots, sites: self.sites })
     }
@@ -457,7 +508,65 @@ impl<'a> Compiler<'a> {
                     DType::I32 => St::AllocI(slot, ty.numel()),
                 }
             }
+            Stmt::Launch { grid, block, body, .. } => {
+                let mark = self.scope.len();
+                let grid = grid.iter().map(|d| (self.bind_var(&d.var, Ty::I32), d.extent as i32)).collect();
+                let block = block.iter().map(|d| (self.bind_var(&d.var, Ty::I32), d.extent as i32)).collect();
+                let first_shared = self.shared.len();
+                let body = self.sync_block(body)?;
+                let shared = self.shared.split_off(first_shared);
+                self.scope.truncate(mark);
+                let common =
+                    self.params.iter().copied().chain(shared.iter().map(|&(d, slot, _)| (d, slot))).collect();
+                St::Launch(Box::new(CLaunch { grid, block, shared, common, body }))
+            }
+            Stmt::Barrier { .. } => return Err(internal("a barrier outside the body of a launch".into())),
         })
+    }
+
+    /// A launch body (or a block of it around a barrier): barrier-free runs of statements become
+    /// segments, barriers end them, and loops and `if`s that contain a barrier become uniform
+    /// control flow around their own segments. Shared allocations are made when a block starts.
+    fn sync_block(&mut self, body: &[Stmt]) -> C<Vec<Sync>> {
+        let mark = self.scope.len();
+        let mut out = Vec::new();
+        let mut seg = Vec::new();
+        for s in body {
+            match s {
+                Stmt::Barrier { .. } => out.push(Sync::Seg(std::mem::take(&mut seg))),
+                Stmt::Alloc { name, ty, scope: Scope::Shared, .. } => {
+                    let slot = self.bind_buf(name, ty);
+                    self.shared.push((ty.dtype, slot, ty.numel()));
+                }
+                Stmt::Loop { var, lo, hi, body, span, .. } if has_barrier(body) => {
+                    out.push(Sync::Seg(std::mem::take(&mut seg)));
+                    let text = format!("the range `{}..{}` of loop `{var}`", print_expr(lo), print_expr(hi));
+                    let site = self.site(String::new(), vec![text], Vec::new(), vec![*span]);
+                    let (lo, hi) = (self.int(lo)?, self.int(hi)?);
+                    let inner = self.scope.len();
+                    let var = self.bind_var(var, Ty::I32);
+                    let body = self.sync_block(body)?;
+                    self.scope.truncate(inner);
+                    out.push(Sync::Loop { var, lo, hi, body, site });
+                }
+                Stmt::If { cond, then_body, else_body, span }
+                    if has_barrier(then_body) || has_barrier(else_body) =>
+                {
+                    out.push(Sync::Seg(std::mem::take(&mut seg)));
+                    let text = format!("the condition `{}`", print_expr(cond));
+                    let site = self.site(String::new(), vec![text], Vec::new(), vec![*span]);
+                    let cond = self.boolean(cond)?;
+                    let then_body = self.sync_block(then_body)?;
+                    let else_body = self.sync_block(else_body)?;
+                    out.push(Sync::If { cond, then_body, else_body, site });
+                }
+                s => seg.push(self.stmt(s)?),
+            }
+        }
+        out.push(Sync::Seg(seg));
+        out.retain(|s| !matches!(s, Sync::Seg(v) if v.is_empty()));
+        self.scope.truncate(mark);
+        Ok(out)
     }
 
     fn access(&mut self, buf: &Name, index: &[Expr], span: Span) -> C<(Access, DType)> {
@@ -635,6 +744,16 @@ impl<'a> Compiler<'a> {
     }
 }
 
+/// Whether a barrier is among the statements (at any depth).
+fn has_barrier(body: &[Stmt]) -> bool {
+    body.iter().any(|s| match s {
+        Stmt::Barrier { .. } => true,
+        Stmt::Loop { body, .. } | Stmt::Launch { body, .. } => has_barrier(body),
+        Stmt::If { then_body, else_body, .. } => has_barrier(then_body) || has_barrier(else_body),
+        Stmt::Let { .. } | Stmt::Store { .. } | Stmt::Alloc { .. } => false,
+    })
+}
+
 fn arith(op: BinOp) -> Option<Arith> {
     Some(match op {
         BinOp::Add => Arith::Add,
@@ -695,8 +814,139 @@ fn exec(s: &St, f: &mut Frame) -> R<()> {
             b.clear();
             b.resize(*n, f32::from_bits(POISON_F32_BITS));
         }
+        St::Launch(l) => exec_launch(l, f)?,
     }
     Ok(())
+}
+
+impl Frame {
+    /// A frame with the same slots, all empty: one thread's own storage.
+    fn empty_like(&self) -> Frame {
+        Frame {
+            iv: vec![0; self.iv.len()],
+            fv: vec![0.0; self.fv.len()],
+            bv: vec![false; self.bv.len()],
+            fb: vec![Vec::new(); self.fb.len()],
+            ib: vec![Vec::new(); self.ib.len()],
+        }
+    }
+}
+
+/// Runs a launch: blocks one after another in linear order (x fastest), and inside a block, each
+/// barrier-free segment of the body for every thread in turn (linear order, x fastest), so a
+/// thread runs from one barrier to the next before the next thread starts. `f` holds the
+/// parameters and the block's shared allocations; each thread has its own frame for its
+/// variables and local allocations.
+fn exec_launch(l: &CLaunch, f: &mut Frame) -> R<()> {
+    let nthreads: usize = l.block.iter().map(|&(_, n)| n as usize).product();
+    let nblocks: usize = l.grid.iter().map(|&(_, n)| n as usize).product();
+    let mut threads: Vec<Frame> = (0..nthreads).map(|_| f.empty_like()).collect();
+    for (t, fr) in threads.iter_mut().enumerate() {
+        let mut rest = t;
+        for &(slot, n) in &l.block {
+            fr.iv[slot as usize] = (rest % n as usize) as i32;
+            rest /= n as usize;
+        }
+    }
+    for b in 0..nblocks {
+        let mut rest = b;
+        for &(slot, n) in &l.grid {
+            let v = (rest % n as usize) as i32;
+            rest /= n as usize;
+            threads.iter_mut().for_each(|fr| fr.iv[slot as usize] = v);
+        }
+        for &(dtype, slot, n) in &l.shared {
+            match dtype {
+                DType::F32 => {
+                    let b = &mut f.fb[slot as usize];
+                    b.clear();
+                    b.resize(n, f32::from_bits(POISON_F32_BITS));
+                }
+                DType::I32 => {
+                    let b = &mut f.ib[slot as usize];
+                    b.clear();
+                    b.resize(n, POISON_I32);
+                }
+            }
+        }
+        run_sync(&l.body, l, f, &mut threads)?;
+    }
+    Ok(())
+}
+
+fn run_sync(body: &[Sync], l: &CLaunch, f: &mut Frame, threads: &mut [Frame]) -> R<()> {
+    for s in body {
+        match s {
+            Sync::Seg(stmts) => {
+                for fr in threads.iter_mut() {
+                    on_thread(l, f, fr, |fr| exec_block(stmts, fr))?;
+                }
+            }
+            Sync::Loop { var, lo, hi, body, site } => {
+                let (lo, hi) = uniform(l, f, threads, *site, |fr| Ok((int(lo, fr)?, int(hi, fr)?)))?;
+                for v in lo..hi {
+                    threads.iter_mut().for_each(|fr| fr.iv[*var as usize] = v);
+                    run_sync(body, l, f, threads)?;
+                }
+            }
+            Sync::If { cond, then_body, else_body, site } => {
+                let c = uniform(l, f, threads, *site, |fr| boolean(cond, fr))?;
+                run_sync(if c { then_body } else { else_body }, l, f, threads)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Runs `run` on one thread's frame with the block's common buffers moved in (and back out). On
+/// an error, the thread's variables are copied to `master`, which the report reads.
+fn on_thread<T>(
+    l: &CLaunch,
+    master: &mut Frame,
+    fr: &mut Frame,
+    run: impl FnOnce(&mut Frame) -> R<T>,
+) -> R<T> {
+    swap_common(l, master, fr);
+    let r = run(fr);
+    swap_common(l, master, fr);
+    if r.is_err() {
+        master.iv.clone_from(&fr.iv);
+    }
+    r
+}
+
+fn swap_common(l: &CLaunch, a: &mut Frame, b: &mut Frame) {
+    for &(dtype, slot) in &l.common {
+        let s = slot as usize;
+        match dtype {
+            DType::F32 => std::mem::swap(&mut a.fb[s], &mut b.fb[s]),
+            DType::I32 => std::mem::swap(&mut a.ib[s], &mut b.ib[s]),
+        }
+    }
+}
+
+/// The value of control flow around a barrier, which must be the same in every thread of the
+/// block: evaluated in each, and a divergence trap at `site` when two differ.
+fn uniform<T: PartialEq>(
+    l: &CLaunch,
+    f: &mut Frame,
+    threads: &mut [Frame],
+    site: u32,
+    eval: impl Fn(&Frame) -> R<T>,
+) -> R<T> {
+    let mut first: Option<T> = None;
+    for fr in threads.iter_mut() {
+        let v = on_thread(l, f, fr, |fr| eval(fr))?;
+        match &first {
+            None => first = Some(v),
+            Some(v0) if *v0 != v => {
+                f.iv.clone_from(&fr.iv);
+                return Err(Trap { site, dim: DIVERGE_TRAP, value: 0 });
+            }
+            Some(_) => {}
+        }
+    }
+    first.ok_or(Trap { site, dim: DIVERGE_TRAP, value: 0 })
 }
 
 /// The flat element offset of an access, every index checked against its dimension.

@@ -12,7 +12,8 @@
 //! - a temp (`buffer`) is live from the first to the last step that names it, both included; a
 //!   temp no step names is never live;
 //! - the local bytes of a kernel are one thread's stack peak: the largest sum of `alloc ... local`
-//!   sizes live at once (an allocation is live in the rest of the block that declares it, so the
+//!   sizes live at once (for a GPU kernel, one thread's private allocations; `shared` ones are
+//!   on-chip per block and reported by [`kernel_shared`], not counted here) (an allocation is live in the rest of the block that declares it, so the
 //!   sum runs along one path of nested blocks, and sibling blocks do not add up). Other threads
 //!   of a `parallel` loop hold their own copies; they are not counted, because the number of
 //!   threads is the target's, not the module's.
@@ -68,23 +69,51 @@ pub fn kernel_stack(k: &Kernel) -> StackUse {
     best
 }
 
+/// Shared memory one block of a GPU kernel uses: every `alloc .. shared` of its launch (they
+/// all live for the whole launch), in order. Zero for a CPU kernel.
+pub fn kernel_shared(k: &Kernel) -> StackUse {
+    let mut used = StackUse::default();
+    fn walk(body: &[Stmt], used: &mut StackUse) {
+        for s in body {
+            match s {
+                Stmt::Alloc { name, ty, scope: Scope::Shared, .. } => {
+                    let b = type_bytes(ty);
+                    used.bytes = used.bytes.saturating_add(b);
+                    used.allocs.push((name.clone(), b));
+                }
+                Stmt::Loop { body, .. } | Stmt::Launch { body, .. } => walk(body, used),
+                Stmt::If { then_body, else_body, .. } => {
+                    walk(then_body, used);
+                    walk(else_body, used);
+                }
+                Stmt::Alloc { .. } | Stmt::Let { .. } | Stmt::Store { .. } | Stmt::Barrier { .. } => {}
+            }
+        }
+    }
+    walk(&k.body, &mut used);
+    used
+}
+
 fn walk_stack(body: &[Stmt], live: &mut Vec<(String, u64)>, best: &mut StackUse) {
     let depth = live.len();
     for s in body {
         match s {
-            Stmt::Alloc { name, ty, .. } => {
+            Stmt::Alloc { name, ty, scope: Scope::Local, .. } => {
                 live.push((name.clone(), type_bytes(ty)));
                 let bytes = live.iter().fold(0u64, |a, (_, b)| a.saturating_add(*b));
                 if bytes > best.bytes {
                     *best = StackUse { bytes, allocs: live.clone() };
                 }
             }
-            Stmt::Loop { body, .. } => walk_stack(body, live, best),
+            Stmt::Loop { body, .. } | Stmt::Launch { body, .. } => walk_stack(body, live, best),
             Stmt::If { then_body, else_body, .. } => {
                 walk_stack(then_body, live, best);
                 walk_stack(else_body, live, best);
             }
-            Stmt::Let { .. } | Stmt::Store { .. } => {}
+            Stmt::Alloc { scope: Scope::Shared, .. }
+            | Stmt::Let { .. }
+            | Stmt::Store { .. }
+            | Stmt::Barrier { .. } => {}
         }
     }
     live.truncate(depth);

@@ -36,6 +36,9 @@ pub const KEYWORDS: &[&str] = &[
     "let",
     "alloc",
     "local",
+    "shared",
+    "launch",
+    "barrier",
     "true",
     "false",
     "inf",
@@ -54,7 +57,10 @@ pub fn is_valid_name(s: &str) -> bool {
         && !KEYWORDS.contains(&s)
 }
 
-const STMT_KEYWORDS: [&str; 7] = ["for", "parallel", "vectorize", "unroll", "if", "let", "alloc"];
+const STMT_KEYWORDS: [&str; 9] =
+    ["for", "parallel", "vectorize", "unroll", "if", "let", "alloc", "launch", "barrier"];
+/// Most dimensions of a launch's grid or block (x, y, z).
+pub const MAX_LAUNCH_DIMS: usize = 3;
 const ITEM_KEYWORDS: [&str; 5] = ["input", "output", "buffer", "kernel", "run"];
 /// Deep enough for any real program, shallow enough for the thread's stack.
 const MAX_DEPTH: u32 = 200;
@@ -442,7 +448,8 @@ impl Parser<'_> {
         let start = t.span.start as usize;
         let Tok::Ident(w) = &t.tok else {
             return Err(self.unexpected(
-                "a statement (`for`, `parallel`, `vectorize`, `unroll`, `if`, `let`, `alloc`, or a store `buf[i] = e`)",
+                "a statement (`for`, `parallel`, `vectorize`, `unroll`, `if`, `let`, `alloc`, `launch`, `barrier`, or \
+                 a store `buf[i] = e`)",
             ));
         };
         match w.as_str() {
@@ -466,19 +473,38 @@ impl Parser<'_> {
                 self.expect(&Tok::Colon, &format!("`:` and the type of `{}`", name.name))?;
                 let ty = self.tensor_type()?;
                 let t = self.tok().clone();
-                match &t.tok {
-                    Tok::Ident(s) if s == "local" => {
-                        self.bump();
-                    }
-                    Tok::Ident(s) if s == "shared" || s == "global" => {
-                        return Err(Diagnostic::error(format!("scope `{s}` is not available in CPU kernels"))
+                let scope = match &t.tok {
+                    Tok::Ident(s) if s == "local" => Scope::Local,
+                    Tok::Ident(s) if s == "shared" => Scope::Shared,
+                    Tok::Ident(s) if s == "global" => {
+                        return Err(Diagnostic::error("an `alloc` cannot be `global`")
                             .at(t.span)
-                            .with_expected("`local` (the running thread's stack)"))
+                            .with_expected("`local` (per thread) or `shared` (per GPU block)")
+                            .with_hint("buffers in global memory are module `buffer`s passed to the kernel"))
                     }
-                    _ => return Err(self.unexpected("the scope `local` after the type")),
-                }
-                Ok(Stmt::Alloc { name: name.name, ty, scope: Scope::Local, span: self.span_from(start) })
+                    _ => {
+                        let mut d = self.unexpected("the scope `local` or `shared` after the type");
+                        if let Tok::Ident(w) = &t.tok {
+                            if let Some(h) = did_you_mean(w, ["local", "shared"]) {
+                                d = d.with_hint(h);
+                            }
+                        }
+                        return Err(d);
+                    }
+                };
+                self.bump();
+                Ok(Stmt::Alloc { name: name.name, ty, scope, span: self.span_from(start) })
             }
+            "barrier" => {
+                self.bump();
+                if *self.peek() == Tok::LParen {
+                    return Err(self
+                        .unexpected("the end of the line after `barrier`")
+                        .with_hint("`barrier` is a statement on its own: no parentheses"));
+                }
+                Ok(Stmt::Barrier { span: self.span_from(start) })
+            }
+            "launch" => self.launch(),
             "else" => Err(Diagnostic::error("`else` without an `if`")
                 .at(t.span)
                 .with_expected("a statement")
@@ -500,7 +526,8 @@ impl Parser<'_> {
                     msg = format!("{msg}: {h}");
                 }
                 Err(Diagnostic::error(msg).at(t.span).with_expected(
-                    "`for`, `parallel`, `vectorize`, `unroll`, `if`, `let`, `alloc`, or a store `buf[i] = e`",
+                    "`for`, `parallel`, `vectorize`, `unroll`, `if`, `let`, `alloc`, `launch`, `barrier`, or a store \
+                     `buf[i] = e`",
                 ))
             }
         }
@@ -525,6 +552,82 @@ impl Parser<'_> {
         let span = self.span_from(kw.span.start as usize);
         let body = self.block(&format!("loop `{}`", var.name))?;
         Ok(Stmt::Loop { var: var.name, kind, lo, hi, body, span })
+    }
+
+    /// `launch grid(bx in 0..GX, ..) block(tx in 0..BX, ..) [shared_optin] { body }`.
+    fn launch(&mut self) -> PResult<Stmt> {
+        let kw = self.bump();
+        let grid = self.launch_dims("grid")?;
+        let block = self.launch_dims("block")?;
+        let shared_optin = self.is_ident("shared_optin");
+        if shared_optin {
+            self.bump();
+        }
+        let span = self.span_from(kw.span.start as usize);
+        let body = self.block("`launch`")?;
+        Ok(Stmt::Launch { grid, block, shared_optin, body, span })
+    }
+
+    /// `grid(bx in 0..4, by in 0..2)` or `block(...)`: 1 to 3 named dimensions starting at 0.
+    fn launch_dims(&mut self, which: &str) -> PResult<Vec<LaunchDim>> {
+        let example = if which == "grid" { "grid(bx in 0..64)" } else { "block(tx in 0..256)" };
+        if !self.is_ident(which) {
+            let after = if which == "grid" { "after `launch`" } else { "after the grid" };
+            return Err(self.unexpected(&format!("`{which}` {after}, e.g. `{example}`")));
+        }
+        let start = self.bump().span.start as usize;
+        self.expect(&Tok::LParen, &format!("`(` and the {which} dimensions, e.g. `{example}`"))?;
+        self.nest += 1;
+        let mut dims = Vec::new();
+        while *self.peek() != Tok::RParen {
+            let t = self.tok().clone();
+            if let Tok::Int(_) = t.tok {
+                return Err(Diagnostic::error(format!("a {which} dimension needs a variable"))
+                    .at(t.span)
+                    .with_expected(format!("a named dimension, e.g. `{example}`"))
+                    .with_hint("name each dimension with its range: `grid(bx in 0..56, by in 0..2)`"));
+            }
+            let var = self.def_name(&format!("a {which} variable"))?;
+            self.expect_word("in", &format!("`in` after the {which} variable `{}`", var.name))?;
+            let lo = self.tok().clone();
+            if lo.tok != Tok::Int(0) {
+                return Err(self
+                    .unexpected(&format!("`0`: {which} dimensions start at 0"))
+                    .with_hint(format!("write `{} in 0..N`", var.name)));
+            }
+            self.bump();
+            self.expect(&Tok::DotDot, "`..` between the bounds (`0..N`, `N` exclusive)")?;
+            let hi = self.tok().clone();
+            let extent =
+                match hi.tok {
+                    Tok::Int(n) if (1..=i64::from(i32::MAX)).contains(&n) => n as u32,
+                    _ => return Err(self
+                        .unexpected(&format!(
+                            "the extent of `{}`: an integer from 1 to {}",
+                            var.name,
+                            i32::MAX
+                        ))
+                        .with_note(
+                            "launch dimensions are fixed when the kernel is launched, so they are literals",
+                        )),
+                };
+            self.bump();
+            dims.push(LaunchDim { var: var.name, extent, span: self.span_from(var.span.start as usize) });
+            if !self.eat(&Tok::Comma) && *self.peek() != Tok::RParen {
+                return Err(self.unexpected(&format!("`,` or `)` in the {which} dimensions")));
+            }
+        }
+        self.nest -= 1;
+        let close = self.bump();
+        if dims.is_empty() || dims.len() > MAX_LAUNCH_DIMS {
+            return Err(Diagnostic::error(format!(
+                "a {which} has 1 to {MAX_LAUNCH_DIMS} dimensions, found {}",
+                dims.len()
+            ))
+            .at(Span::new(start, close.span.end as usize))
+            .with_expected(format!("x, y and z dimensions at most, e.g. `{example}`")));
+        }
+        Ok(dims)
     }
 
     fn if_stmt(&mut self) -> PResult<Stmt> {

@@ -102,9 +102,17 @@ fn stmt(out: &mut String, s: &Stmt, depth: usize) {
         Stmt::Store { buf, index, value, .. } => {
             let _ = writeln!(out, "{}[{}] = {}", buf.name, exprs(index), print_expr(value));
         }
-        Stmt::Alloc { name, ty, scope: Scope::Local, .. } => {
-            let _ = writeln!(out, "alloc {name}: {ty} local");
+        Stmt::Alloc { name, ty, scope, .. } => {
+            let _ = writeln!(out, "alloc {name}: {ty} {}", scope.name());
         }
+        Stmt::Launch { grid, block: threads, shared_optin, body, .. } => {
+            let optin = if *shared_optin { " shared_optin" } else { "" };
+            let _ = writeln!(out, "launch grid({}) block({}){optin} {{", dims(grid), dims(threads));
+            block(out, body, depth);
+            indent(out, depth);
+            out.push_str("}\n");
+        }
+        Stmt::Barrier { .. } => out.push_str("barrier\n"),
     }
 }
 
@@ -129,6 +137,11 @@ fn if_chain(out: &mut String, s: &Stmt, depth: usize) {
             out.push('}');
         }
     }
+}
+
+/// `bx in 0..4, by in 0..2`
+fn dims(ds: &[LaunchDim]) -> String {
+    ds.iter().map(|d| format!("{} in 0..{}", d.var, d.extent)).collect::<Vec<_>>().join(", ")
 }
 
 fn exprs(es: &[Expr]) -> String {

@@ -6,9 +6,13 @@
 //! exactly as `docs/ir-l1.md` says, with no implicit conversion; stores: value type equals the
 //! buffer's dtype, no writes to `in` parameters; one i32 index per dimension; no `parallel` inside
 //! `parallel` or `vectorize`; integer division by a constant 0; index bounds by interval
-//! analysis); the plan (kernels exist, arity and argument types, inputs never written, no
+//! analysis); GPU kernels (a kernel that launches is exactly one `launch`, no nested launch,
+//! no `parallel` inside one, `shared` allocations directly in the launch body, barriers only in
+//! a launch and never under thread-divergent control flow, decided by a uniformity analysis over
+//! expressions); the plan (kernels exist, arity and argument types, inputs never written, no
 //! aliasing of a written buffer, temps written before read, every output written); and, with a
-//! target profile, stack allocations and peak memory against its limits.
+//! target profile, stack allocations, GPU launch limits (`gpu::check_kernel`) and peak memory
+//! against its limits.
 //!
 //! Interval analysis: each i32 expression gets an interval `[lo, hi]` when one is known: literals,
 //! loop variables (`[lo.min, hi.max - 1]`), `let`s, `+ - *`, `/` and `%` (by divisors whose sign
@@ -26,6 +30,7 @@
 //! modules carry `Span::NONE`), and carries the span when there is one.
 
 use super::ast::*;
+use super::gpu::{check_kernel, GpuLimits};
 use super::memory::{kernel_stack, peak_memory, type_bytes};
 use super::parse::{is_valid_name, op_str, KEYWORDS};
 use super::print::print_expr;
@@ -186,7 +191,9 @@ enum Entry {
     /// A loop variable or a `let`: its type (`None` for a `let` of an ill-typed value, whose uses
     /// are not reported again), its interval, and for a load-free `let` the text of its value (so
     /// that a narrowing of either is seen through the other).
-    Var { ty: Option<Ty>, iv: Option<Iv>, def: Option<String>, what: &'static str },
+    /// `div` says why the value may differ between the threads of a GPU block (`None`: the same
+    /// for all of them).
+    Var { ty: Option<Ty>, iv: Option<Iv>, def: Option<String>, what: &'static str, div: Option<String> },
     /// A parameter or an allocation.
     Buf { ty: TensorType, access: Option<Access> },
 }
@@ -210,6 +217,13 @@ struct KernelChecker<'a> {
     /// False inside code the intervals prove never runs (an empty loop, a branch whose
     /// condition cannot hold); bounds are not reported there.
     reachable: bool,
+    /// Inside a `launch`: the number of enclosing loops and `if`s at the launch body's level.
+    launch: Option<usize>,
+    /// Enclosing loops and `if`s (inside or outside a launch).
+    nesting: usize,
+    /// Why the enclosing control flow may differ between the threads of a block, innermost
+    /// last (a barrier there would deadlock or be undefined).
+    divergent: Vec<String>,
 }
 
 /// The type of a checked expression (`None` after an error) and its interval when known.
@@ -225,6 +239,9 @@ impl<'a> KernelChecker<'a> {
             facts: Vec::new(),
             loops: Vec::new(),
             reachable: true,
+            launch: None,
+            nesting: 0,
+            divergent: Vec::new(),
         }
     }
 
@@ -309,20 +326,140 @@ impl<'a> KernelChecker<'a> {
                         format!("the condition of `if` must be bool, found {} {}", t.name(), self.ctx(cond));
                     self.err(cond.span.to(*span), msg).hint = Some("compare it, e.g. `x != 0`".into());
                 }
+                let div = self.launch.and_then(|_| self.divergence(cond));
+                let pushed = div.is_some();
+                if let Some(why) = div {
+                    self.divergent.push(format!("the condition `{}` depends on {why}", print_expr(cond)));
+                }
+                self.nesting += 1;
                 self.branch(cond, true, then_body);
                 self.branch(cond, false, else_body);
+                self.nesting -= 1;
+                if pushed {
+                    self.divergent.pop();
+                }
             }
             Stmt::Let { name, value, span } => {
                 let (ty, iv) = self.expr(value);
                 let def = (!has_load(value)).then(|| print_expr(value));
-                let entry = Entry::Var { ty, iv, def, what: "let" };
+                let div = self.divergence(value);
+                let entry = Entry::Var { ty, iv, def, what: "let", div };
                 self.declare(name, *span, "`let`", entry);
             }
             Stmt::Store { buf, index, value, span } => self.store(buf, index, value, *span),
-            Stmt::Alloc { name, ty, span, .. } => {
+            Stmt::Alloc { name, ty, scope, span } => {
                 check_type_size(ty, &format!("alloc `{name}` in kernel {}", self.k.name), *span, self.diags);
+                if *scope == Scope::Shared {
+                    self.shared_alloc(name, *span);
+                }
                 self.declare(name, *span, "alloc", Entry::Buf { ty: ty.clone(), access: None });
             }
+            Stmt::Launch { grid, block, body, span, .. } => self.launch_stmt(grid, block, body, *span),
+            Stmt::Barrier { span } => self.barrier(*span),
+        }
+    }
+
+    /// A `shared` alloc: only directly inside a launch (one copy per block, allocated when the
+    /// block starts).
+    fn shared_alloc(&mut self, name: &str, span: Span) {
+        let kernel = self.k.name.clone();
+        match self.launch {
+            None => {
+                self.err(span, format!("alloc `{name}` is `shared` outside a `launch` in kernel {kernel}")).hint =
+                    Some("shared memory belongs to a GPU block: allocate it directly inside `launch`, or make it `local`".into());
+            }
+            Some(level) if level != self.nesting => {
+                let msg = format!(
+                    "shared alloc `{name}` is inside a loop or `if` of the launch in kernel {kernel}: shared allocs go \
+                     directly in the launch body"
+                );
+                self.err(span, msg).hint =
+                    Some("move it to the top of the launch body: it is allocated once per block".into());
+            }
+            Some(_) => {}
+        }
+    }
+
+    fn launch_stmt(&mut self, grid: &[LaunchDim], block: &[LaunchDim], body: &[Stmt], span: Span) {
+        let kernel = self.k.name.clone();
+        if self.launch.is_some() {
+            self.err(span, format!("nested `launch` in kernel {kernel}")).hint =
+                Some("a kernel launches once: put the work in the outer launch's body".into());
+            return;
+        }
+        if let Some((v, _)) = self.loops.iter().find(|(_, k)| *k == LoopKind::Parallel) {
+            let msg = format!("`launch` inside parallel loop `{v}` in kernel {kernel}");
+            self.err(span, msg).hint =
+                Some("a GPU kernel is one `launch`: use grid dimensions instead of a parallel loop".into());
+        } else if self.nesting > 0 || self.k.body.len() != 1 {
+            let msg = format!("the `launch` of kernel {kernel} is not its whole body");
+            self.err(span, msg).hint = Some(
+                "a GPU kernel's body is exactly one `launch`: move the other statements inside it, or into another kernel"
+                    .into(),
+            );
+        }
+        self.scopes.push(Vec::new());
+        for (dims, thread) in [(grid, false), (block, true)] {
+            for d in dims {
+                let div = thread.then(|| format!("thread variable `{}`", d.var));
+                let iv = Some(Iv::new(0, i64::from(d.extent) - 1));
+                let entry = Entry::Var { ty: Some(Ty::I32), iv, def: None, what: "launch variable", div };
+                self.declare(&d.var, d.span, "launch variable", entry);
+            }
+        }
+        self.launch = Some(self.nesting);
+        self.block(body);
+        self.launch = None;
+        self.scopes.pop();
+    }
+
+    fn barrier(&mut self, span: Span) {
+        let kernel = self.k.name.clone();
+        if self.launch.is_none() {
+            self.err(span, format!("`barrier` outside a `launch` in kernel {kernel}")).hint =
+                Some("barriers synchronise the threads of a GPU block: they belong inside `launch`".into());
+        } else if let Some(why) = self.divergent.last().cloned() {
+            let msg = format!("`barrier` under thread-divergent control flow in kernel {kernel}: {why}");
+            self.err(span, msg).hint = Some(
+                "every thread of a block must reach the same barriers: move the barrier out of the branch or loop, \
+                 and guard only the work"
+                    .into(),
+            );
+        }
+    }
+
+    /// Why the value of `e` may differ between the threads of a block, or `None` when it is the
+    /// same for all (constants, grid variables, uniform `let`s and loops, loads of `in`
+    /// parameters at uniform indices: those are never written while a kernel runs).
+    fn divergence(&self, e: &Expr) -> Option<String> {
+        match &e.kind {
+            ExprKind::Int(_) | ExprKind::Float(_) | ExprKind::Bool(_) => None,
+            ExprKind::Var(v) => match self.lookup(v) {
+                Some(Entry::Var { div: Some(why), what, .. }) => {
+                    Some(if why.starts_with("thread variable") && *what == "launch variable" {
+                        why.clone()
+                    } else {
+                        format!("`{v}`, which depends on {why}")
+                    })
+                }
+                _ => None,
+            },
+            ExprKind::Load { buf, index } => {
+                let read_only =
+                    matches!(self.lookup(&buf.name), Some(Entry::Buf { access: Some(Access::In), .. }));
+                if read_only {
+                    index.iter().find_map(|i| self.divergence(i))
+                } else {
+                    Some(format!("a load from `{}`, which the block's threads may write", buf.name))
+                }
+            }
+            ExprKind::Unary { arg, .. } | ExprKind::Cast { arg, .. } => self.divergence(arg),
+            ExprKind::Binary { lhs, rhs, .. } => self.divergence(lhs).or_else(|| self.divergence(rhs)),
+            ExprKind::Select { cond, then_val, else_val } => self
+                .divergence(cond)
+                .or_else(|| self.divergence(then_val))
+                .or_else(|| self.divergence(else_val)),
+            ExprKind::Call { args, .. } => args.iter().find_map(|a| self.divergence(a)),
         }
     }
 
@@ -352,10 +489,19 @@ impl<'a> KernelChecker<'a> {
                 self.err(span, msg).hint = Some(hint.into());
             }
         }
+        if kind == LoopKind::Parallel && self.launch.is_some() {
+            let msg = format!("parallel loop `{var}` inside the `launch` of kernel {}", self.k.name);
+            self.err(span, msg).hint = Some(
+                "GPU threads are the launch's block dimensions: make it `for`, or add a block dimension"
+                    .into(),
+            );
+        }
         let iv = match (liv, hiv) {
             (Some(l), Some(h)) => Some(Iv::new(l.lo, h.hi - 1)),
             _ => None,
         };
+        let div =
+            if self.launch.is_some() { self.divergence(lo).or_else(|| self.divergence(hi)) } else { None };
         let was_reachable = self.reachable;
         if iv.is_some_and(Iv::is_empty) {
             self.reachable = false;
@@ -366,11 +512,20 @@ impl<'a> KernelChecker<'a> {
             iv: iv.filter(|i| !i.is_empty()),
             def: None,
             what: "loop variable",
+            div: div.clone(),
         };
         self.declare(var, span, "loop variable", entry);
+        if let Some(why) = &div {
+            self.divergent.push(format!("the bounds of loop `{var}` depend on {why}"));
+        }
         self.loops.push((var.to_string(), kind));
+        self.nesting += 1;
         self.block(body);
+        self.nesting -= 1;
         self.loops.pop();
+        if div.is_some() {
+            self.divergent.pop();
+        }
         self.scopes.pop();
         self.reachable = was_reachable;
     }
@@ -1007,7 +1162,23 @@ fn plan(m: &Module, diags: &mut Vec<Diagnostic>) {
 fn allocations(m: &Module, t: &TargetProfile, diags: &mut Vec<Diagnostic>) {
     let stack_limit = t.cpu.stack_bytes;
     let source = |field: &str| format!("from target profile `{}` (cpu.{field})", t.name);
+    let gpu_limits = GpuLimits::from_profile(t);
     for k in &m.kernels {
+        if k.has_launch() {
+            match &gpu_limits {
+                Some(l) => diags.extend(check_kernel(k, l)),
+                None => diags.push(
+                    Diagnostic::error(format!("`launch` needs a GPU target; target `{}` has no GPU", t.name))
+                        .at(k.span)
+                        .with_hint(format!(
+                            "kernel {} launches on a GPU: choose a target with a GPU",
+                            k.name
+                        )),
+                ),
+            }
+            // GPU kernels do not run on the CPU stack.
+            continue;
+        }
         let mut over = false;
         walk_allocs(&k.body, &mut |name, ty, span| {
             let bytes = type_bytes(ty);
@@ -1043,18 +1214,36 @@ fn allocations(m: &Module, t: &TargetProfile, diags: &mut Vec<Diagnostic>) {
         }
     }
     let peak = peak_memory(m);
-    if peak.peak_bytes > t.cpu.memory_bytes {
+    // A module that launches keeps its buffers in GPU memory.
+    let (budget, field) = match &t.gpu {
+        Some(g) if m.has_launch() => (g.memory_bytes, "gpu.memory_bytes"),
+        _ => (t.cpu.memory_bytes, "cpu.memory_bytes"),
+    };
+    if let Some(max) = t.gpu.as_ref().and_then(|g| g.max_buffer_bytes).filter(|_| m.has_launch()) {
+        for b in &m.buffers {
+            let bytes = type_bytes(&b.ty);
+            if bytes > max {
+                diags.push(
+                    Diagnostic::error(format!(
+                        "buffer `{}` ({}) needs {bytes} bytes, over the limit of {max} bytes for one buffer from \
+                         target profile `{}` (gpu.max_buffer_bytes)",
+                        b.name, b.ty, t.name
+                    ))
+                    .at(b.span),
+                );
+            }
+        }
+    }
+    if peak.peak_bytes > budget {
         let at = match (&peak.step, &peak.kernel) {
             (Some(s), Some(k)) => format!(" at step {s} (run {k})"),
             _ => String::new(),
         };
         diags.push(
             Diagnostic::error(format!(
-                "module {} needs {} bytes of memory{at}, over the limit of {} bytes {}",
-                m.name,
-                peak.peak_bytes,
-                t.cpu.memory_bytes,
-                source("memory_bytes")
+                "module {} needs {} bytes of memory{at}, over the limit of {budget} bytes from target profile `{}` \
+                 ({field})",
+                m.name, peak.peak_bytes, t.name
             ))
             .at(m.span)
             .with_note(peak.to_string()),
@@ -1066,12 +1255,12 @@ fn walk_allocs(body: &[Stmt], f: &mut impl FnMut(&str, &TensorType, Span)) {
     for s in body {
         match s {
             Stmt::Alloc { name, ty, span, .. } => f(name, ty, *span),
-            Stmt::Loop { body, .. } => walk_allocs(body, f),
+            Stmt::Loop { body, .. } | Stmt::Launch { body, .. } => walk_allocs(body, f),
             Stmt::If { then_body, else_body, .. } => {
                 walk_allocs(then_body, f);
                 walk_allocs(else_body, f);
             }
-            Stmt::Let { .. } | Stmt::Store { .. } => {}
+            Stmt::Let { .. } | Stmt::Store { .. } | Stmt::Barrier { .. } => {}
         }
     }
 }

@@ -1,0 +1,327 @@
+//! The two C dialects as a table: everything that differs between CUDA C and OpenCL C, and
+//! nothing else. The tree walk in `emit` asks this table for each spelling; adding a dialect is a
+//! new arm in each `match` here (the compiler lists the ones missing), not a new walk.
+//!
+//! What this table must keep true: each entry gives exactly L1's semantics in its dialect (for
+//! instance `i32(x)` of an f32 truncates toward zero, saturates and maps NaN to 0: CUDA's
+//! `__float2int_rz` and OpenCL's `convert_int_sat` do; a plain C cast does not), and the barrier
+//! makes both shared and global memory writes visible to the block, as L1's `barrier` promises.
+
+use ekb_ir::l1::{Intrinsic, Ty};
+use ekb_ir::target::GpuApi;
+
+/// A C-family GPU language.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Dialect {
+    /// CUDA C++ as NVRTC and nvcc compile it.
+    Cuda,
+    /// OpenCL C 1.2 and later.
+    OpenCl,
+}
+
+impl Dialect {
+    pub const ALL: [Dialect; 2] = [Dialect::Cuda, Dialect::OpenCl];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Dialect::Cuda => "CUDA C",
+            Dialect::OpenCl => "OpenCL C",
+        }
+    }
+
+    /// The dialect of a target's GPU API.
+    pub fn of(api: GpuApi) -> Dialect {
+        match api {
+            GpuApi::Cuda => Dialect::Cuda,
+            GpuApi::Opencl => Dialect::OpenCl,
+        }
+    }
+
+    /// What comes before `void NAME(...)`, given the block size (x, y, z).
+    pub fn kernel_qualifier(self, block: [u32; 3]) -> String {
+        let threads: u64 = block.iter().map(|&b| u64::from(b)).product();
+        match self {
+            Dialect::Cuda => format!("extern \"C\" __global__ void __launch_bounds__({threads})"),
+            Dialect::OpenCl => format!(
+                "__kernel __attribute__((reqd_work_group_size({}, {}, {}))) void",
+                block[0], block[1], block[2]
+            ),
+        }
+    }
+
+    /// The address space of a kernel's buffer parameters, with its trailing space.
+    pub fn global_space(self) -> &'static str {
+        match self {
+            Dialect::Cuda => "",
+            Dialect::OpenCl => "__global ",
+        }
+    }
+
+    /// The no-alias qualifier of buffer parameters (the plan never passes a written buffer
+    /// twice).
+    pub fn restrict(self) -> &'static str {
+        match self {
+            Dialect::Cuda => "__restrict__",
+            Dialect::OpenCl => "restrict",
+        }
+    }
+
+    /// The qualifier of a block-shared array, with its trailing space.
+    pub fn shared_qualifier(self) -> &'static str {
+        match self {
+            Dialect::Cuda => "__shared__ ",
+            Dialect::OpenCl => "__local ",
+        }
+    }
+
+    /// The block barrier statement, ordering shared and global memory.
+    pub fn barrier(self) -> &'static str {
+        match self {
+            Dialect::Cuda => "__syncthreads();",
+            Dialect::OpenCl => "barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);",
+        }
+    }
+
+    /// The block index along axis 0 (x), 1 (y) or 2 (z), as an `int`.
+    pub fn block_index(self, axis: usize) -> String {
+        match self {
+            Dialect::Cuda => format!("(int)blockIdx.{}", xyz(axis)),
+            Dialect::OpenCl => format!("(int)get_group_id({axis})"),
+        }
+    }
+
+    /// The thread index inside its block along an axis, as an `int`.
+    pub fn thread_index(self, axis: usize) -> String {
+        match self {
+            Dialect::Cuda => format!("(int)threadIdx.{}", xyz(axis)),
+            Dialect::OpenCl => format!("(int)get_local_id({axis})"),
+        }
+    }
+
+    /// The C type of an L1 scalar type.
+    pub fn ty(self, t: Ty) -> &'static str {
+        // The same in both dialects (OpenCL C has `bool` built in).
+        match t {
+            Ty::F32 => "float",
+            Ty::I32 => "int",
+            Ty::Bool => "bool",
+        }
+    }
+
+    /// The function converting an f32 to i32 by truncation, saturating, NaN to 0.
+    pub fn float_to_int(self) -> &'static str {
+        match self {
+            Dialect::Cuda => "__float2int_rz",
+            Dialect::OpenCl => "convert_int_sat",
+        }
+    }
+
+    /// The function (or cast-and-function) computing an intrinsic on operands of type `t`.
+    pub fn math(self, f: Intrinsic, t: Ty) -> &'static str {
+        use Intrinsic::*;
+        let float = t == Ty::F32;
+        match (self, f) {
+            (Dialect::Cuda, Exp) => "expf",
+            (Dialect::Cuda, Log) => "logf",
+            (Dialect::Cuda, Sqrt) => "sqrtf",
+            (Dialect::Cuda, Rsqrt) => "rsqrtf",
+            (Dialect::Cuda, Tanh) => "tanhf",
+            (Dialect::Cuda, Erf) => "erff",
+            (Dialect::Cuda, Pow) => "powf",
+            (Dialect::Cuda, Floor) => "floorf",
+            (Dialect::Cuda, Ceil) => "ceilf",
+            (Dialect::Cuda, Abs) if float => "fabsf",
+            (Dialect::Cuda, Min) if float => "fminf",
+            (Dialect::Cuda, Max) if float => "fmaxf",
+            (Dialect::Cuda, Abs) => "abs",
+            (Dialect::Cuda, Min) => "min",
+            (Dialect::Cuda, Max) => "max",
+            (Dialect::OpenCl, Exp) => "exp",
+            (Dialect::OpenCl, Log) => "log",
+            (Dialect::OpenCl, Sqrt) => "sqrt",
+            (Dialect::OpenCl, Rsqrt) => "rsqrt",
+            (Dialect::OpenCl, Tanh) => "tanh",
+            (Dialect::OpenCl, Erf) => "erf",
+            (Dialect::OpenCl, Pow) => "pow",
+            (Dialect::OpenCl, Floor) => "floor",
+            (Dialect::OpenCl, Ceil) => "ceil",
+            (Dialect::OpenCl, Abs) if float => "fabs",
+            (Dialect::OpenCl, Min) if float => "fmin",
+            (Dialect::OpenCl, Max) if float => "fmax",
+            // OpenCL's integer `abs` returns `uint`: back to `int` (abs(INT_MIN) wraps, as in L1).
+            (Dialect::OpenCl, Abs) => "(int)abs",
+            (Dialect::OpenCl, Min) => "min",
+            (Dialect::OpenCl, Max) => "max",
+        }
+    }
+
+    /// What the source needs before its kernels, given what they use.
+    pub fn preamble(self, uses_inf_nan: bool) -> &'static str {
+        match (self, uses_inf_nan) {
+            // NVRTC has no <math.h>: spell the two constants by their bits.
+            (Dialect::Cuda, true) => {
+                "#define INFINITY __int_as_float(0x7f800000)\n#define NAN __int_as_float(0x7fc00000)\n"
+            }
+            // OpenCL C defines INFINITY and NAN itself.
+            (Dialect::Cuda, false) | (Dialect::OpenCl, _) => "",
+        }
+    }
+
+    /// Shared memory above the static limit: CUDA's dynamic shared memory, declared once per
+    /// kernel and carved into the shared allocations at 16-byte aligned offsets.
+    pub fn dynamic_shared_decl(self) -> Option<&'static str> {
+        match self {
+            Dialect::Cuda => Some("extern __shared__ __align__(16) unsigned char ekb_smem[];"),
+            Dialect::OpenCl => None,
+        }
+    }
+}
+
+fn xyz(axis: usize) -> &'static str {
+    ["x", "y", "z"][axis.min(2)]
+}
+
+/// Words a generated name must not be: C, C++ (CUDA compiles C++), CUDA and OpenCL keywords,
+/// built-in variables and types, and every function or macro the emitted code calls.
+pub const RESERVED: &[&str] = &[
+    // C and C++ keywords.
+    "auto",
+    "break",
+    "case",
+    "char",
+    "const",
+    "continue",
+    "default",
+    "do",
+    "double",
+    "else",
+    "enum",
+    "extern",
+    "float",
+    "for",
+    "goto",
+    "if",
+    "inline",
+    "int",
+    "long",
+    "register",
+    "restrict",
+    "return",
+    "short",
+    "signed",
+    "sizeof",
+    "static",
+    "struct",
+    "switch",
+    "typedef",
+    "union",
+    "unsigned",
+    "void",
+    "volatile",
+    "while",
+    "bool",
+    "true",
+    "false",
+    "class",
+    "new",
+    "delete",
+    "this",
+    "template",
+    "typename",
+    "namespace",
+    "using",
+    "operator",
+    "private",
+    "public",
+    "protected",
+    "virtual",
+    "friend",
+    "try",
+    "catch",
+    "throw",
+    "explicit",
+    "mutable",
+    "export",
+    "asm",
+    "constexpr",
+    "nullptr",
+    "static_assert",
+    "decltype",
+    "noexcept",
+    "alignas",
+    "alignof",
+    "thread_local",
+    // CUDA built-ins.
+    "threadIdx",
+    "blockIdx",
+    "blockDim",
+    "gridDim",
+    "warpSize",
+    // OpenCL C keywords, types and built-ins.
+    "kernel",
+    "global",
+    "local",
+    "constant",
+    "read_only",
+    "write_only",
+    "read_write",
+    "half",
+    "uchar",
+    "ushort",
+    "uint",
+    "ulong",
+    "size_t",
+    "ptrdiff_t",
+    "intptr_t",
+    "uintptr_t",
+    "image2d_t",
+    "image3d_t",
+    "sampler_t",
+    "event_t",
+    "barrier",
+    "get_group_id",
+    "get_local_id",
+    "get_global_id",
+    "float2",
+    "float3",
+    "float4",
+    "float8",
+    "float16",
+    "int2",
+    "int3",
+    "int4",
+    "int8",
+    "int16",
+    // Functions and macros the emitter calls.
+    "exp",
+    "expf",
+    "log",
+    "logf",
+    "sqrt",
+    "sqrtf",
+    "rsqrt",
+    "rsqrtf",
+    "tanh",
+    "tanhf",
+    "erf",
+    "erff",
+    "pow",
+    "powf",
+    "floor",
+    "floorf",
+    "ceil",
+    "ceilf",
+    "fabs",
+    "fabsf",
+    "fmin",
+    "fminf",
+    "fmax",
+    "fmaxf",
+    "abs",
+    "min",
+    "max",
+    "convert_int_sat",
+    "INFINITY",
+    "NAN",
+    "ekb_smem",
+];

@@ -1,0 +1,99 @@
+//! CUDA execution (feature `cuda`, on a machine with an NVIDIA GPU, the driver and NVRTC): the
+//! default GPU lowering of every corpus graph compiled by NVRTC for the device and run, matched
+//! against the L0 reference; dynamic shared memory with the opt-in; illegal launches reported
+//! before launch; and a machine without CUDA gets a diagnostic, not a panic.
+//!
+//! Prints one line per graph (kernels, total kernel time, the largest register count) for the
+//! record in `docs/gpu.md`.
+#![cfg(feature = "cuda")]
+
+use ekb_e2e::{check_outputs, corpus_files, load_graph, reference, SEEDS};
+use ekb_gpu_c::cuda::Gpu;
+use ekb_ir::l1::parse::parse;
+use ekb_ir::tensor::{BufData, Buffer};
+use ekb_ir::types::{DType, TensorType};
+use ekb_ir::{SourceFile, TargetProfile};
+use ekb_lower::lower_gpu;
+use std::collections::HashMap;
+use std::path::Path;
+
+/// The device, or `None` (with the reason printed) where there is no CUDA: these tests then
+/// check only that the absence is a diagnostic.
+fn gpu() -> Option<Gpu> {
+    match Gpu::open() {
+        Ok(g) => Some(g),
+        Err(d) => {
+            assert!(d.message.starts_with("CUDA: "), "{d}");
+            eprintln!("no CUDA here: {d}");
+            None
+        }
+    }
+}
+
+#[test]
+fn every_corpus_graph_runs_on_the_cuda_device_and_matches() {
+    let Some(gpu) = gpu() else { return };
+    let t = TargetProfile::load("h200").unwrap();
+    println!("device: {} ({}), {} bytes", gpu.info.name, gpu.info.arch, gpu.info.total_mem_bytes);
+    let mut graphs = 0;
+    for path in corpus_files() {
+        let g = load_graph(&path);
+        let m = lower_gpu(&g, &t).unwrap_or_else(|d| panic!("{}: {d}", g.name));
+        for seed in SEEDS {
+            let (inputs, want) = reference(&g, seed);
+            let report = gpu.run(&m, &inputs).unwrap_or_else(|d| panic!("{} seed {seed}: {d}", g.name));
+            let problems = check_outputs(&g, &want, &report.outputs);
+            assert!(problems.is_empty(), "{} seed {seed}: {problems:?}", g.name);
+            if seed == 0 {
+                let ms: f32 = report.steps.iter().map(|s| s.time_ms).sum();
+                let regs = report.steps.iter().map(|s| s.registers).max().unwrap_or(0);
+                let shared = report.steps.iter().map(|s| s.shared_bytes).max().unwrap_or(0);
+                let local = report.steps.iter().map(|s| s.local_bytes).max().unwrap_or(0);
+                println!(
+                    "ok {:<20} kernels {:>2}  time {:>8.4} ms  max regs {:>3}  max static shared {:>5} B  max local {:>3} B",
+                    g.name,
+                    report.steps.len(),
+                    ms,
+                    regs,
+                    shared,
+                    local
+                );
+            }
+        }
+        graphs += 1;
+    }
+    println!("{graphs} corpus graphs matched the reference on {} seeds each", SEEDS.len());
+}
+
+#[test]
+fn dynamic_shared_memory_above_48_kib_runs_with_the_opt_in() {
+    let Some(gpu) = gpu() else { return };
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden/big_shared.ekl1");
+    let m = parse(&SourceFile::read(&path).unwrap()).unwrap();
+    let x: Vec<f32> = (0..16384).map(|i| i as f32).collect();
+    let inputs = HashMap::from([(
+        "x".to_string(),
+        Buffer { ty: TensorType::new(DType::F32, [16384]), data: BufData::F32(x.clone()) },
+    )]);
+    let report = gpu.run(&m, &inputs).unwrap_or_else(|d| panic!("{d}"));
+    let BufData::F32(y) = &report.outputs["y"].data else { panic!() };
+    // y is x reversed.
+    assert!(y.iter().enumerate().all(|(i, v)| *v == x[16383 - i]));
+    assert_eq!(report.steps[0].dynamic_shared_bytes, 65536);
+    println!("big_shared: 65536 bytes of dynamic shared memory, {:.4} ms", report.steps[0].time_ms);
+}
+
+#[test]
+fn illegal_launches_are_found_before_launch() {
+    let Some(gpu) = gpu() else { return };
+    let text = "module wide {\n  input x: f32[1]\n  output y: f32[1]\n\n  kernel k(x: f32[1] in, y: f32[1] out) {\n    launch grid(bx in 0..1) block(tx in 0..2048) {\n      if tx == 0 {\n        y[0] = x[0]\n      }\n    }\n  }\n\n  run k(x, y)\n}\n";
+    let m = parse(&SourceFile::new("wide", text)).unwrap();
+    let inputs = HashMap::from([(
+        "x".to_string(),
+        Buffer { ty: TensorType::new(DType::F32, [1]), data: BufData::F32(vec![1.0]) },
+    )]);
+    let d = gpu.run(&m, &inputs).unwrap_err();
+    assert!(d.message.contains("2048 threads per block"), "{d}");
+    assert!(d.message.contains("(CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK)"), "{d}");
+    println!("illegal launch: {}", d.message);
+}

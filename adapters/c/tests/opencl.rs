@@ -1,0 +1,148 @@
+//! OpenCL execution through the system's driver (PoCL in CI): every corpus graph's default GPU
+//! lowering matches the L0 reference and the L1 interpreter, the golden kernels build and run,
+//! profiling times and kernel resources come back, and illegal launches or broken sources are
+//! reported as what they are before or instead of running.
+
+use ekb_e2e::{check_outputs, corpus_files, load_graph, reference, SEEDS};
+use ekb_gpu_c::opencl::Gpu;
+use ekb_gpu_c::{emit, Dialect};
+use ekb_ir::l1::{interp, parse::parse, Module};
+use ekb_ir::tensor::{BufData, Buffer};
+use ekb_ir::types::{DType, TensorType};
+use ekb_ir::{SourceFile, TargetProfile};
+use ekb_lower::lower_gpu;
+use std::collections::HashMap;
+use std::path::Path;
+
+fn golden(stem: &str) -> Module {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("tests/golden/{stem}.ekl1"));
+    parse(&SourceFile::read(&path).unwrap()).unwrap()
+}
+
+fn f32s(data: Vec<f32>, shape: &[usize]) -> Buffer {
+    Buffer { ty: TensorType::new(DType::F32, shape.to_vec()), data: BufData::F32(data) }
+}
+
+#[test]
+fn every_corpus_graph_runs_on_the_opencl_device_and_matches() {
+    let gpu = Gpu::open().unwrap_or_else(|d| panic!("{d}"));
+    let t = TargetProfile::load("pocl").unwrap();
+    let mut kernels_run = 0;
+    for path in corpus_files() {
+        let g = load_graph(&path);
+        let m = lower_gpu(&g, &t).unwrap_or_else(|d| panic!("{}: {d}", g.name));
+        for seed in SEEDS {
+            let (inputs, want) = reference(&g, seed);
+            let report = gpu.run(&m, &inputs).unwrap_or_else(|d| panic!("{} seed {seed}: {d}", g.name));
+            let problems = check_outputs(&g, &want, &report.outputs);
+            assert!(problems.is_empty(), "{} seed {seed} on {}: {problems:?}", g.name, report.device.name);
+            // The L1 interpreter agrees with the device too.
+            let interp = interp::run(&m, &inputs).unwrap();
+            assert!(check_outputs(&g, &want, &interp).is_empty());
+            assert_eq!(report.steps.len(), m.plan.len());
+            for s in &report.steps {
+                let threads: usize = s.local.iter().product();
+                assert!(s.work_group_size as usize >= threads, "{}: {s:?}", g.name);
+                assert!(s.global.iter().zip(s.local).all(|(g, l)| g % l == 0));
+            }
+            kernels_run += report.steps.len();
+        }
+    }
+    assert!(kernels_run >= 3 * 63, "{kernels_run}");
+}
+
+#[test]
+fn golden_kernels_build_run_and_report_their_resources() {
+    let gpu = Gpu::open().unwrap();
+    let m = golden("rowsum");
+    let x: Vec<f32> = (0..800).map(|i| ((i * 7) % 13) as f32 - 6.0).collect();
+    let report = gpu.run(&m, &HashMap::from([("x".to_string(), f32s(x.clone(), &[8, 100]))])).unwrap();
+    let BufData::F32(y) = &report.outputs["y"].data else { panic!() };
+    for (row, got) in y.iter().enumerate() {
+        let want: f32 = x[row * 100..(row + 1) * 100].iter().sum();
+        assert!((got - want).abs() <= 1e-4 * want.abs().max(1.0), "row {row}: {got} vs {want}");
+    }
+    let step = &report.steps[0];
+    assert_eq!((step.global, step.local), ([512, 1, 1], [64, 1, 1]));
+    assert!(step.time_ns > 0, "profiling time {step:?}");
+    // The 64-float shared tree: the driver reports at least its 256 bytes of local memory.
+    assert!(step.local_mem_bytes >= 256, "{step:?}");
+    // The tiled matmul in shared memory, against a plain product.
+    let m = golden("matmul_tiled");
+    let a: Vec<f32> = (0..480).map(|i| (i % 5) as f32 - 2.0).collect();
+    let b: Vec<f32> = (0..432).map(|i| (i % 3) as f32 * 0.5).collect();
+    let inputs = HashMap::from([
+        ("a".to_string(), f32s(a.clone(), &[20, 24])),
+        ("b".to_string(), f32s(b.clone(), &[24, 18])),
+    ]);
+    let report = gpu.run(&m, &inputs).unwrap();
+    let BufData::F32(y) = &report.outputs["y"].data else { panic!() };
+    for r in 0..20 {
+        for c in 0..18 {
+            let want: f32 = (0..24).map(|k| a[r * 24 + k] * b[k * 18 + c]).sum();
+            assert_eq!(y[r * 18 + c], want, "y[{r}, {c}]");
+        }
+    }
+    assert_eq!(report.steps[0].local, [8, 8, 1]);
+    assert!(report.steps[0].local_mem_bytes >= 544);
+}
+
+#[test]
+fn illegal_launches_are_found_before_anything_runs() {
+    let gpu = Gpu::open().unwrap();
+    let info = &gpu.info;
+    // One more thread per block than the device allows.
+    let too_many = info.max_work_group_size + 1;
+    let text = format!(
+        "module wide {{\n  input x: f32[1]\n  output y: f32[1]\n\n  kernel k(x: f32[1] in, y: f32[1] out) {{\n    launch grid(bx in 0..1) block(tx in 0..{too_many}) {{\n      if tx == 0 {{\n        y[0] = x[0]\n      }}\n    }}\n  }}\n\n  run k(x, y)\n}}\n"
+    );
+    let m = parse(&SourceFile::new("wide", text)).unwrap();
+    let inputs = HashMap::from([("x".to_string(), f32s(vec![1.0], &[1]))]);
+    let d = gpu.run(&m, &inputs).unwrap_err();
+    assert!(
+        d.message.contains(&format!(
+            "has {too_many} threads per block (block(tx in 0..{too_many})), over the limit of {} from OpenCL device `{}` (CL_DEVICE_MAX_WORK_GROUP_SIZE)",
+            info.max_work_group_size, info.name
+        )),
+        "{d}"
+    );
+    assert!(d.notes.iter().any(|n| n == "found before launch: nothing was enqueued"), "{d}");
+    // More local memory than the device has.
+    let floats = info.local_mem_bytes / 4 + 1;
+    let text = format!(
+        "module big {{\n  input x: f32[1]\n  output y: f32[1]\n\n  kernel k(x: f32[1] in, y: f32[1] out) {{\n    launch grid(bx in 0..1) block(tx in 0..1) {{\n      alloc s: f32[{floats}] shared\n      s[0] = x[0]\n      y[0] = s[0]\n    }}\n  }}\n\n  run k(x, y)\n}}\n"
+    );
+    let m = parse(&SourceFile::new("big", text)).unwrap();
+    let d = gpu.run(&m, &inputs).unwrap_err();
+    assert!(
+        d.message.contains(&format!(
+            "shared alloc `s` (f32[{floats}]) of kernel k needs {} bytes per block",
+            floats * 4
+        )),
+        "{d}"
+    );
+    assert!(d.message.contains("(CL_DEVICE_LOCAL_MEM_SIZE)"), "{d}");
+    // The rk3588 profile's limit is found by the verifier the same way, without a device.
+    let t = TargetProfile::load("rk3588").unwrap();
+    let d = emit(&m, Dialect::OpenCl, &t).unwrap_err();
+    assert!(
+        d.message.contains(
+            "over the limit of 32768 bytes from target profile `rk3588` (gpu.shared_bytes_per_block)"
+        ),
+        "{d}"
+    );
+}
+
+#[test]
+fn a_broken_source_is_a_build_error_with_the_log() {
+    let gpu = Gpu::open().unwrap();
+    let m = golden("relu");
+    let t = TargetProfile::load("pocl").unwrap();
+    let broken =
+        emit(&m, Dialect::OpenCl, &t).unwrap().replace("fmax(x[i], 0.0f)", "fmax(x[i], undefined_value)");
+    let inputs = HashMap::from([("x".to_string(), f32s(vec![0.0; 1000], &[1000]))]);
+    let d = gpu.run_source(&m, &broken, &inputs).unwrap_err();
+    assert!(d.message.starts_with("OpenCL build of module relu failed"), "{d}");
+    let log = d.notes.iter().find(|n| n.starts_with("build log:")).expect("the build log");
+    assert!(log.contains("undefined_value"), "{log}");
+}

@@ -1,0 +1,156 @@
+//! Tiled matrix products on a GPU: `matmul` (with broadcast batch dims and either operand
+//! transposed) and `linear` (`x @ w^T + b`).
+//!
+//! Each block computes a [`TILE`]x[`TILE`] tile of the output, one element per thread. Along
+//! `k`, tiles of both operands are staged in shared memory (zero outside the matrices), a barrier,
+//! a `TILE`-step product from shared memory, another barrier before the tiles are overwritten.
+//! The `b` tile has a padding column so that a warp reading down a column of it hits distinct
+//! banks. Each thread adds its products in increasing `k`, the order of the CPU schedules.
+
+use super::{barrier, launch, shared, unflatten, Gpu};
+use crate::build::{f, int, let_, loop_, var, Buf, Names, E};
+use crate::elementwise::broadcast_index;
+use ekb_ir::l1::{LoopKind, Stmt};
+use ekb_ir::{DType, TensorType};
+
+/// The output tile edge: 16x16 = 256 threads per block.
+pub const TILE: usize = 16;
+
+/// An operand element given the batch index and the two matrix indices.
+type At<'a> = &'a dyn Fn(&[E], E, E) -> E;
+/// The store of an output element given the batch index, row, column and value.
+type Store<'a> = &'a dyn Fn(&[E], E, E, E) -> Stmt;
+
+/// Where the operands and the result of one product live.
+struct Product<'a> {
+    m: usize,
+    n: usize,
+    k: usize,
+    /// Independent products (the grid's z dimension).
+    batch: usize,
+    /// `a[.., row, k]` given the batch index, the row and `k`.
+    a_at: At<'a>,
+    /// `b[.., k, col]` given the batch index, `k` and the column.
+    b_at: At<'a>,
+    /// The statement storing an output element.
+    store: Store<'a>,
+    /// The batch dims, unflattened from the grid's z index.
+    batch_shape: &'a [usize],
+}
+
+/// CUDA's limit on the grid's y and z extents, the smallest of the targets.
+const GRID_YZ_MAX: usize = 65535;
+
+fn tiled(gpu: &Gpu, mut names: Names, p: &Product) -> Option<Vec<Stmt>> {
+    let (gm, gn) = (p.m.div_ceil(TILE), p.n.div_ceil(TILE));
+    if TILE * TILE > gpu.max_threads || gm > GRID_YZ_MAX || p.batch > GRID_YZ_MAX {
+        return None;
+    }
+    let [bx, by, bz, tx, ty] = ["bx", "by", "bz", "tx", "ty"].map(|n| names.fresh(n));
+    let ta = Buf::new(names.fresh("ta"), TensorType::new(DType::F32, [TILE, TILE]));
+    let tb = Buf::new(names.fresh("tb"), TensorType::new(DType::F32, [TILE, TILE + 1]));
+    let acc = Buf::new(names.fresh("acc"), TensorType::new(DType::F32, [1]));
+    let [row, col, t, ka, kb, kk] = ["row", "col", "t", "ka", "kb", "kk"].map(|n| names.fresh(n));
+    let bidx = unflatten(&var(&bz), p.batch_shape);
+    let (txv, tyv) = (var(&tx), var(&ty));
+    let zero = f(0.0);
+    let stage = vec![
+        let_(&ka, var(&t) * int(TILE) + txv.clone()),
+        crate::build::if_(
+            var(&row).lt(int(p.m)).and(var(&ka).lt(int(p.k))),
+            vec![ta.store(&[tyv.clone(), txv.clone()], (p.a_at)(&bidx, var(&row), var(&ka)))],
+            vec![ta.store(&[tyv.clone(), txv.clone()], zero.clone())],
+        ),
+        let_(&kb, var(&t) * int(TILE) + tyv.clone()),
+        crate::build::if_(
+            var(&kb).lt(int(p.k)).and(var(&col).lt(int(p.n))),
+            vec![tb.store(&[tyv.clone(), txv.clone()], (p.b_at)(&bidx, var(&kb), var(&col)))],
+            vec![tb.store(&[tyv.clone(), txv.clone()], zero)],
+        ),
+        barrier(),
+        loop_(
+            LoopKind::Unroll,
+            &kk,
+            int(0),
+            int(TILE),
+            vec![acc.store1(
+                int(0),
+                acc.load1(int(0)) + ta.load(&[tyv.clone(), var(&kk)]) * tb.load(&[var(&kk), txv.clone()]),
+            )],
+        ),
+        barrier(),
+    ];
+    let body = vec![
+        shared(&ta),
+        shared(&tb),
+        acc.alloc(),
+        let_(&row, var(&by) * int(TILE) + tyv.clone()),
+        let_(&col, var(&bx) * int(TILE) + txv.clone()),
+        acc.store1(int(0), f(0.0)),
+        loop_(LoopKind::Serial, &t, int(0), int(p.k.div_ceil(TILE)), stage),
+        crate::build::if_(
+            var(&row).lt(int(p.m)).and(var(&col).lt(int(p.n))),
+            vec![(p.store)(&bidx, var(&row), var(&col), acc.load1(int(0)))],
+            Vec::new(),
+        ),
+    ];
+    let mut grid = vec![(bx.as_str(), gn), (by.as_str(), gm)];
+    if p.batch > 1 {
+        grid.push((bz.as_str(), p.batch));
+    }
+    Some(vec![launch(&grid, &[(&tx, TILE), (&ty, TILE)], body)])
+}
+
+/// `y = matmul(a, b)` with numpy batch broadcasting, either operand transposed.
+pub fn matmul(gpu: &Gpu, names: Names, ta: bool, tb: bool, a: &Buf, b: &Buf, y: &Buf) -> Option<Vec<Stmt>> {
+    if a.rank() < 2 || b.rank() < 2 || a.ty.dtype != DType::F32 {
+        return None;
+    }
+    let (ra, rb, ry) = (a.rank(), b.rank(), y.rank());
+    let (m, n) = (y.shape()[ry - 2], y.shape()[ry - 1]);
+    let k = if ta { a.shape()[ra - 2] } else { a.shape()[ra - 1] };
+    let batch_shape = &y.shape()[..ry - 2];
+    let a_at = |bi: &[E], r: E, kk: E| {
+        let mut idx = broadcast_index(bi, &a.shape()[..ra - 2]);
+        idx.extend(if ta { [kk, r] } else { [r, kk] });
+        a.load(&idx)
+    };
+    let b_at = |bi: &[E], kk: E, c: E| {
+        let mut idx = broadcast_index(bi, &b.shape()[..rb - 2]);
+        idx.extend(if tb { [c, kk] } else { [kk, c] });
+        b.load(&idx)
+    };
+    let store = |bi: &[E], r: E, c: E, v: E| y.store(&[bi.to_vec(), vec![r, c]].concat(), v);
+    let p = Product {
+        m,
+        n,
+        k,
+        batch: batch_shape.iter().product(),
+        a_at: &a_at,
+        b_at: &b_at,
+        store: &store,
+        batch_shape,
+    };
+    tiled(gpu, names, &p)
+}
+
+/// `y = linear(x, w[, bias])`: `y[.., o] = sum_i x[.., i] * w[o, i] + bias[o]`; the leading dims
+/// of `x` flatten into the rows.
+pub fn linear(gpu: &Gpu, names: Names, x: &Buf, w: &Buf, bias: Option<&Buf>, y: &Buf) -> Option<Vec<Stmt>> {
+    if x.ty.dtype != DType::F32 || x.rank() < 1 {
+        return None;
+    }
+    let lead = &x.shape()[..x.rank() - 1];
+    let (m, k, n) = (lead.iter().product(), x.shape()[x.rank() - 1], w.shape()[0]);
+    let a_at = |_: &[E], r: E, kk: E| x.load(&[unflatten(&r, lead), vec![kk]].concat());
+    let b_at = |_: &[E], kk: E, c: E| w.load(&[c, kk]);
+    let store = |_: &[E], r: E, c: E, v: E| {
+        let value = match bias {
+            Some(bias) => v + bias.load1(c.clone()),
+            None => v,
+        };
+        y.store(&[unflatten(&r, lead), vec![c]].concat(), value)
+    };
+    let p = Product { m, n, k, batch: 1, a_at: &a_at, b_at: &b_at, store: &store, batch_shape: &[] };
+    tiled(gpu, names, &p)
+}

@@ -1,0 +1,186 @@
+//! The default GPU lowering: L0 graph -> L1 module of GPU kernels (each a single `launch`).
+//!
+//! The pipeline, in order:
+//! 1. lower the graph with the naive schedule (`crate::lower`): it checks the graph, places
+//!    every value in a module buffer, and gives one kernel per node (then copy kernels) whose
+//!    outer loops run over independent output elements;
+//! 2. per node, an operator-specific GPU kernel where there is one ([`reduce`]: sum, mean, max
+//!    and min over trailing axes, and softmax / log_softmax over the last axis, through a
+//!    shared-memory tree reduction, one block per output row; [`matmul`]: matmul and linear
+//!    with 16x16 tiles staged in shared memory);
+//! 3. every other kernel through [`bind`]: the naive loop nest's outer loops (those whose
+//!    iterations touch disjoint elements of every written buffer, which `bind` checks) become a
+//!    1-D grid, one thread per iteration; a kernel of several such nests becomes one kernel per
+//!    nest, run in order;
+//! 4. verify the module against the target (a lowering bug is an error here, not wrong numbers).
+//!
+//! Conv2d (direct), pooling, norms, argmax, movement, casts and elementwise operators all take
+//! step 3: one thread per output element (per output row for norms and softmax over other axes).
+
+mod bind;
+mod matmul;
+mod reduce;
+
+use crate::build::{Buf, Names};
+use crate::reduce::norm_axis;
+use crate::{plan, Schedule};
+use ekb_ir::l0::{Graph, Node, Op, ReduceKind};
+use ekb_ir::l1::verify::verify;
+use ekb_ir::l1::{Kernel, LaunchDim, Module, Run, Stmt};
+use ekb_ir::{Diagnostic, Span, TargetProfile};
+
+/// What GPU lowering reads from the target.
+pub(crate) struct Gpu {
+    /// Most threads per block.
+    pub max_threads: usize,
+    /// Threads that run in lockstep: block sizes are multiples of it where possible.
+    pub simd: usize,
+}
+
+impl Gpu {
+    /// Threads per block for a 1-D grid over `n` items: up to 256, a multiple of the SIMD width,
+    /// no more than the items need.
+    pub fn block_1d(&self, n: usize) -> usize {
+        let want = n.div_ceil(self.simd).max(1) * self.simd;
+        want.min(256).min(self.max_threads).max(1)
+    }
+
+    /// A power-of-two block size for a tree reduction over `n` items: up to 256.
+    pub fn block_tree(&self, n: usize) -> usize {
+        let cap = 256.min(self.max_threads);
+        let mut b = 1;
+        while b < n && b * 2 <= cap {
+            b *= 2;
+        }
+        b
+    }
+}
+
+/// Lowers a checked L0 graph into GPU kernels for `target`, which must have a GPU.
+pub fn lower_gpu(g: &Graph, target: &TargetProfile) -> Result<Module, Diagnostic> {
+    let Some(profile) = &target.gpu else {
+        return Err(Diagnostic::error(format!("target `{}` has no GPU to lower for", target.name))
+            .with_hint(
+                "choose a target with a GPU (`pocl`, `rk3588`, `jetson-orin`, `h200`), or use `lower`",
+            ));
+    };
+    let gpu =
+        Gpu { max_threads: profile.max_threads_per_block as usize, simd: profile.simd_width.max(1) as usize };
+    // Step 1: buffers, checks, and one naive kernel per node (then the copies), in plan order.
+    let naive = crate::lower::lower(g, Schedule::Naive, target)?;
+    let storage = plan::assign(g)?;
+    let mut kernels = Vec::new();
+    let mut runs = Vec::new();
+    for (i, (k, run)) in naive.kernels.iter().zip(&naive.plan).enumerate() {
+        // Step 2, else step 3.
+        let special = g.nodes.get(i).and_then(|node| {
+            let ins: Vec<Buf> = node
+                .args
+                .iter()
+                .map(|a| Buf::new(storage.loc(&a.name), g.type_of(&a.name).expect("checked").clone()))
+                .collect();
+            let out = Buf::new(storage.loc(&node.name), node.ty.clone().expect("checked"));
+            special(&gpu, node, &ins, &out, names_of(k))
+        });
+        let bodies = match special {
+            Some(body) => vec![body],
+            None => bind::bind(&gpu, k),
+        };
+        let split = bodies.len() > 1;
+        for (j, body) in bodies.into_iter().enumerate() {
+            let name = if split { format!("{}_{j}", k.name) } else { k.name.clone() };
+            runs.push(Run { kernel: name.clone(), args: run.args.clone(), span: Span::NONE });
+            kernels.push(Kernel { name, params: k.params.clone(), body, span: Span::NONE });
+        }
+    }
+    let m = Module { name: naive.name, buffers: naive.buffers, kernels, plan: runs, span: Span::NONE };
+    // Step 4.
+    if let Some(first) = verify(&m, Some(target)).into_iter().find(Diagnostic::is_error) {
+        return Err(Diagnostic::error(format!(
+            "internal error: GPU lowering of graph {} does not verify",
+            g.name
+        ))
+        .with_note(first.to_string()));
+    }
+    Ok(m)
+}
+
+/// An operator-specific GPU kernel body for `node`, where one exists for its attributes.
+fn special(gpu: &Gpu, node: &Node, ins: &[Buf], out: &Buf, names: Names) -> Option<Vec<Stmt>> {
+    if out.ty.numel() == 0 || ins.iter().any(|b| b.ty.numel() == 0) {
+        return None;
+    }
+    let rank = ins.first().map_or(0, |x| x.rank());
+    let trailing = |axes: &[usize]| {
+        let mut sorted = axes.to_vec();
+        sorted.sort_unstable();
+        sorted.dedup();
+        !sorted.is_empty() && sorted.iter().enumerate().all(|(i, &a)| a == rank - sorted.len() + i)
+    };
+    match &node.op {
+        Op::Reduce { kind, axes, .. } => {
+            let axes: Vec<usize> = axes.iter().map(|&a| norm_axis(a, rank)).collect();
+            trailing(&axes).then(|| reduce::rows(gpu, names, *kind, axes.len(), &ins[0], out))
+        }
+        Op::GlobalAvgPool2d => Some(reduce::rows(gpu, names, ReduceKind::Mean, 2, &ins[0], out)),
+        Op::Softmax { axis, log } => {
+            (norm_axis(*axis, rank) == rank - 1).then(|| reduce::softmax(gpu, names, *log, &ins[0], out))
+        }
+        Op::MatMul { transpose_a, transpose_b } => {
+            matmul::matmul(gpu, names, *transpose_a, *transpose_b, &ins[0], &ins[1], out)
+        }
+        Op::Linear => matmul::linear(gpu, names, &ins[0], &ins[1], ins.get(2), out),
+        _ => None,
+    }
+}
+
+/// The names a kernel's parameters take (new names must differ).
+fn names_of(k: &Kernel) -> Names {
+    let mut names = Names::default();
+    for p in &k.params {
+        names.reserve(&p.name);
+    }
+    names
+}
+
+/// `launch grid(..) block(..) { body }`, dims as `(variable, extent)`.
+fn launch(grid: &[(&str, usize)], block: &[(&str, usize)], body: Vec<Stmt>) -> Stmt {
+    let dims = |ds: &[(&str, usize)]| {
+        ds.iter()
+            .map(|&(v, n)| LaunchDim::new(v, u32::try_from(n).expect("extents are checked to fit i32")))
+            .collect()
+    };
+    Stmt::Launch { grid: dims(grid), block: dims(block), shared_optin: false, body, span: Span::NONE }
+}
+
+fn barrier() -> Stmt {
+    Stmt::Barrier { span: Span::NONE }
+}
+
+/// `alloc name: ty shared`
+fn shared(b: &Buf) -> Stmt {
+    Stmt::Alloc { name: b.name.clone(), ty: b.ty.clone(), scope: ekb_ir::l1::Scope::Shared, span: Span::NONE }
+}
+
+/// Row-major index expressions of the dims `shape` for a flat index `flat` in `0..numel`:
+/// `flat / stride % extent` (no `%` on the first dim, no `/` on the last).
+fn unflatten(flat: &crate::build::E, shape: &[usize]) -> Vec<crate::build::E> {
+    use crate::build::int;
+    let mut stride: usize = shape.iter().product();
+    shape
+        .iter()
+        .enumerate()
+        .map(|(d, &n)| {
+            if n == 1 {
+                return int(0);
+            }
+            stride /= n;
+            let e = flat.clone() / int(stride);
+            if d == 0 {
+                e
+            } else {
+                e % int(n)
+            }
+        })
+        .collect()
+}
