@@ -1,17 +1,20 @@
 //! The buffers of a program: one page-aligned memory region per buffer, with guard zones, the
 //! seeded fill of inputs and parameters, and poison for outputs and temporaries.
 //!
-//! Each buffer is its own anonymous mapping laid out as
+//! Each buffer is its own anonymous mapping, shared with the kernel process forked after it
+//! is made (the parent generates inputs into it and reads outputs from it), laid out as
 //!
 //! ```text
-//! [leading guard: whole pages][data: whole pages, the buffer at their start, then slack][trailing guard: whole pages]
+//! [fence: 1 page, no access][guard: whole pages][data: whole pages, the buffer at their start, then slack][guard][fence]
 //! ```
 //!
 //! so the data starts on a page boundary (64-byte aligned as the kernel ABI requires, and never
 //! null, even for an empty buffer), the data pages belong to this buffer alone (inputs can be
 //! made read-only with `mprotect` without touching anything else), and every byte around the
 //! data — the guards and the slack after the last element — holds [`GUARD_BYTE`], so a write
-//! past either end shows up in [`Buffers::check_guards`] with the buffer's name.
+//! past either end shows up in [`Buffers::check_guards`] with the buffer's name. An access
+//! beyond the guards hits a fence and faults; [`Buffers::locate`] attributes the faulting
+//! address to the buffer whose region holds it.
 //!
 //! What it must keep true: the memory is only ever reached through raw pointers (kernels write
 //! it while the runtime holds `&Buffers`); the safe accessors that hand out slices say when
@@ -38,8 +41,18 @@ pub const GUARD_BYTE: u8 = 0xa5;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RegionLayout {
     /// Bytes of guard zone on each side of the data (rounded up to whole pages; 0: none
-    /// beyond the slack of the last data page).
+    /// beyond the slack of the last data page). The fences come on top.
     pub guard_bytes: usize,
+}
+
+/// Where an address lies relative to one buffer's region.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Zone {
+    /// In the data: `offset` bytes from its start.
+    Data { offset: usize },
+    /// Outside the data but inside the region (guard, slack or fence): `offset` from the
+    /// data's start, negative before it.
+    Outside { offset: i64 },
 }
 
 impl RegionLayout {
@@ -53,7 +66,9 @@ impl RegionLayout {
 #[derive(Debug)]
 pub struct Region {
     map: Mapping,
-    /// Offset of the data in the mapping (the leading guard's length).
+    /// Length of each fence (one page).
+    fence: usize,
+    /// Offset of the data in the mapping (fence and leading guard).
     lead: usize,
     /// Length of the data in bytes.
     len: usize,
@@ -74,13 +89,56 @@ impl Region {
     /// A region for `len` bytes of data.
     pub fn new(len: usize, layout: RegionLayout) -> std::io::Result<Region> {
         let overflow = || std::io::Error::new(std::io::ErrorKind::OutOfMemory, "buffer size overflows");
+        let fence = sys::page_size();
         let guard = sys::page_round_up(layout.guard_bytes).ok_or_else(overflow)?;
         let data_pages = sys::page_round_up(len.max(1)).ok_or_else(overflow)?;
-        let total = guard.checked_add(data_pages).and_then(|n| n.checked_add(guard)).ok_or_else(overflow)?;
-        let map = Mapping::anonymous(total)?;
-        let r = Region { map, lead: guard, len, data_pages };
+        let total =
+            (fence + guard).checked_mul(2).and_then(|n| n.checked_add(data_pages)).ok_or_else(overflow)?;
+        let map = Mapping::shared(total)?;
+        map.protect(0, fence, Protection::None)?;
+        map.protect(total - fence, fence, Protection::None)?;
+        if data_pages >= 2 << 20 {
+            // Large buffers on huge pages where the system allows it for shared memory
+            // (`shmem_enabled=advise`); a refusal changes nothing but the page size.
+            // SAFETY: advice on whole pages of this mapping.
+            unsafe { libc::madvise(map.as_ptr().add(fence + guard).cast(), data_pages, libc::MADV_HUGEPAGE) };
+        }
+        let r = Region { map, fence, lead: fence + guard, len, data_pages };
         r.fill_guards();
         Ok(r)
+    }
+
+    /// Where `addr` lies relative to this buffer, if inside its region.
+    pub fn locate(&self, addr: usize) -> Option<Zone> {
+        let base = self.map.addr();
+        if addr < base || addr >= base + self.map.len() {
+            return None;
+        }
+        let offset = addr as i64 - (base + self.lead) as i64;
+        Some(match usize::try_from(offset) {
+            Ok(o) if o < self.len => Zone::Data { offset: o },
+            _ => Zone::Outside { offset },
+        })
+    }
+
+    /// The address range of the whole region (fences included).
+    pub fn span(&self) -> std::ops::Range<usize> {
+        self.map.addr()..self.map.addr() + self.map.len()
+    }
+
+    /// A checksum of the data (to prove after a run that nothing wrote it).
+    pub fn checksum(&self) -> u64 {
+        let mut h = 0xcbf2_9ce4_8422_2325u64 ^ self.len as u64;
+        let bytes = self.bytes();
+        let mut words = bytes.chunks_exact(8);
+        for w in &mut words {
+            let v = u64::from_ne_bytes([w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7]]);
+            h = (h.rotate_left(5) ^ v).wrapping_mul(0x0100_0000_01b3_9e37);
+        }
+        for &b in words.remainder() {
+            h = (h.rotate_left(5) ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3_9e37);
+        }
+        h
     }
 
     /// The address of the data (page-aligned).
@@ -117,33 +175,37 @@ impl Region {
         self.map.protect(self.lead, self.data_pages, prot)
     }
 
-    /// Fills the guards and the slack with [`GUARD_BYTE`] (the data pages must be writable).
+    /// The guard zones and slack: the read-write bytes around the data, as offsets into the
+    /// mapping.
+    fn guard_ranges(&self) -> [std::ops::Range<usize>; 2] {
+        let end = self.map.len() - self.fence;
+        [self.fence..self.lead, self.lead + self.len..end]
+    }
+
+    /// Fills the guards and the slack with [`GUARD_BYTE`] (in this process's view they are
+    /// always writable).
     pub fn fill_guards(&self) {
         let base = self.map.as_ptr();
-        let total = self.map.len();
-        // SAFETY: both ranges lie inside the read-write mapping and outside the data.
-        unsafe {
-            std::ptr::write_bytes(base, GUARD_BYTE, self.lead);
-            std::ptr::write_bytes(base.add(self.lead + self.len), GUARD_BYTE, total - self.lead - self.len);
+        for r in self.guard_ranges() {
+            // SAFETY: the range lies inside the read-write part of the mapping, outside the data.
+            unsafe { std::ptr::write_bytes(base.add(r.start), GUARD_BYTE, r.len()) };
         }
     }
 
     /// The first changed byte around the data, with the count of changed bytes; `None` when
     /// every guard byte is intact.
     pub fn check_guards(&self) -> Option<GuardHit> {
-        // SAFETY: the whole mapping is readable (guards are never made inaccessible here).
-        let all = unsafe { self.map.bytes() };
-        let after = self.lead + self.len;
         let mut first = None;
         let mut bytes = 0;
-        for (i, &b) in all[..self.lead]
-            .iter()
-            .enumerate()
-            .chain(all[after..].iter().enumerate().map(|(i, b)| (after + i, b)))
-        {
-            if b != GUARD_BYTE {
-                bytes += 1;
-                first.get_or_insert(i as i64 - self.lead as i64);
+        for r in self.guard_ranges() {
+            // SAFETY: guards are read-write in this process and nothing writes them meanwhile
+            // (the kernel process is stopped between runs).
+            let zone = unsafe { std::slice::from_raw_parts(self.map.as_ptr().add(r.start), r.len()) };
+            for (i, &b) in zone.iter().enumerate() {
+                if b != GUARD_BYTE {
+                    bytes += 1;
+                    first.get_or_insert((r.start + i) as i64 - self.lead as i64);
+                }
             }
         }
         first.map(|offset| GuardHit { offset, bytes })
@@ -225,6 +287,30 @@ impl Buffers {
         self.regions.iter().map(|r| r.len as u64).sum()
     }
 
+    /// Bytes mapped for all regions (data, slack, guards and fences).
+    pub fn mapped_bytes(&self) -> u64 {
+        self.regions.iter().map(|r| r.map.len() as u64).sum()
+    }
+
+    /// The buffer whose region holds `addr`, and where.
+    pub fn locate(&self, addr: usize) -> Option<(usize, Zone)> {
+        self.regions.iter().enumerate().find_map(|(i, r)| r.locate(addr).map(|z| (i, z)))
+    }
+
+    /// Whether buffer `i` is an input or parameter.
+    pub fn is_generated(&self, i: usize) -> bool {
+        self.roles[i].is_generated()
+    }
+
+    /// Checksums of every input and parameter, in buffer order (`None` for the others).
+    pub fn input_checksums(&self) -> Vec<Option<u64>> {
+        self.regions
+            .iter()
+            .zip(&self.roles)
+            .map(|(r, role)| role.is_generated().then(|| r.checksum()))
+            .collect()
+    }
+
     /// Generates every input and parameter for `seed` (the seed's value, not its index) with
     /// the shared generator, keyed by `tensor_key(task, seed, name)`. Inputs must be writable.
     pub fn generate(&self, manifest: &Manifest, seed: u64) -> Result<(), BufferError> {
@@ -280,6 +366,11 @@ impl Buffers {
         Ok(())
     }
 
+    /// Refills every guard zone and slack with [`GUARD_BYTE`].
+    pub fn fill_guards(&self) {
+        self.regions.iter().for_each(Region::fill_guards);
+    }
+
     /// Every buffer whose guard zones or slack were written, in buffer order.
     pub fn check_guards(&self) -> Vec<GuardViolation> {
         self.regions
@@ -298,6 +389,7 @@ mod tests {
     fn data_is_page_aligned_and_guards_catch_writes_on_both_sides() {
         let page = sys::page_size();
         let r = Region::new(10, RegionLayout::one_page()).unwrap();
+        assert_eq!(r.span().len(), 5 * page, "fence, guard, data, guard, fence");
         assert_eq!(r.ptr() as usize % page, 0);
         assert_eq!(r.ptr() as usize % BUFFER_ALIGN, 0);
         assert_eq!(r.check_guards(), None);
@@ -314,6 +406,37 @@ mod tests {
         let r = Region::new(8, RegionLayout { guard_bytes: 0 }).unwrap();
         r.with_bytes_mut(|d| d.fill(0));
         assert_eq!(r.check_guards(), None);
+    }
+
+    #[test]
+    fn addresses_are_attributed_to_data_guards_and_fences() {
+        let page = sys::page_size();
+        let r = Region::new(8, RegionLayout::one_page()).unwrap();
+        let p = r.ptr() as usize;
+        assert_eq!(r.locate(p), Some(Zone::Data { offset: 0 }));
+        assert_eq!(r.locate(p + 7), Some(Zone::Data { offset: 7 }));
+        assert_eq!(r.locate(p + 8), Some(Zone::Outside { offset: 8 }));
+        assert_eq!(r.locate(p - 1), Some(Zone::Outside { offset: -1 }));
+        // The leading fence starts two pages before the data; the trailing one ends three after.
+        assert_eq!(r.locate(p - 2 * page), Some(Zone::Outside { offset: -2 * page as i64 }));
+        assert_eq!(r.locate(p - 2 * page - 1), None);
+        assert_eq!(r.locate(p + 3 * page - 1), Some(Zone::Outside { offset: 3 * page as i64 - 1 }));
+        assert_eq!(r.locate(p + 3 * page), None);
+    }
+
+    #[test]
+    fn checksums_change_with_any_byte_of_the_data() {
+        let r = Region::new(13, RegionLayout::one_page()).unwrap();
+        let before = r.checksum();
+        r.with_bytes_mut(|d| d[12] = 1);
+        let after = r.checksum();
+        assert_ne!(before, after);
+        r.with_bytes_mut(|d| d[12] = 0);
+        assert_eq!(r.checksum(), before);
+        // Bytes outside the data do not count.
+        // SAFETY: in the slack after the data.
+        unsafe { *r.ptr().add(13) = 0 };
+        assert_eq!(r.checksum(), before);
     }
 
     #[test]

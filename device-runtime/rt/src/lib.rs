@@ -7,16 +7,32 @@
 //! - [`pool`]: the thread pool behind the kernels' `ekb_parallel_for` import;
 //! - [`buffers`]: page-aligned buffer regions with guard zones, seeded fills and poison;
 //! - [`program`]: a payload's plan bound to loaded kernels and buffers, run seed by seed;
+//! - [`store`]: loaded payloads, each in a mapping of its own;
 //! - [`check`]: output comparison under the payload's tolerance;
 //! - [`device`]: what `ekb-rt info` reports about the machine;
-//! - [`run`]: a payload run for correctness, as the protocol's report;
+//! - [`counters`]: performance counters (perf-event2);
+//! - [`memory`]: bytes by scope, the peak, allocation legality;
+//! - [`isolate`]: the kernel process (fork, fault records, rlimits, watchdog, reaping);
+//! - [`seccomp`]: the kernel process's system-call filter (hand-written BPF);
+//! - [`worker`]: what the kernel process does (setup, sandbox, timed executions);
+//! - [`stats`]: sample statistics, the median's relative standard error, bootstrap intervals;
+//! - [`run`]: a payload run or a paired run, as the protocol's reports;
+//! - [`serve`]: the protocol loop of `ekb-rt serve`;
 //! - [`sys`]: page-level memory mappings.
 
 pub mod buffers;
 pub mod check;
+pub mod counters;
 pub mod device;
+pub mod isolate;
 pub mod loader;
+pub mod memory;
 pub mod pool;
 pub mod program;
 pub mod run;
+pub mod seccomp;
+pub mod serve;
+pub mod stats;
+pub mod store;
 pub mod sys;
+pub mod worker;

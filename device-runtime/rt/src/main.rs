@@ -2,12 +2,16 @@
 //!
 //! ```text
 //! ekb-rt info [--json]
-//! ekb-rt run PAYLOAD... --out REPORT [--threads N] [--cpus LIST | --big-cores]
+//! ekb-rt serve [OPTIONS]
+//! ekb-rt run PAYLOAD... --out REPORT [OPTIONS]
 //! ekb-rt --version | --help
 //! ```
 //!
-//! `run` is the offline mode for air-gapped boards: it runs each payload and writes the report
-//! file of `docs/protocol.md` (a `HelloAck` frame, then one `RunReport` — or `Error` for a
+//! (OPTIONS: threads and CPUs, timing overrides, the one-execution limit; see `USAGE`.)
+//! `serve` speaks the protocol of `docs/protocol.md` on stdin and stdout until `Shutdown` or
+//! the end of the input (exit status 0), or until the host vanishes mid-frame or stops reading
+//! (exit status 1, with a line on stderr). `run` is the offline mode for air-gapped boards: it
+//! runs each payload and writes the report file of `docs/protocol.md` (a `HelloAck` frame, then one `RunReport` — or `Error` for a
 //! payload that cannot run here — per payload, in order). Exit status: 0 when every payload ran
 //! and was correct, 1 when the report was written but some payload failed, 2 on a usage error
 //! or when the report could not be written. The argument parser is hand-written to keep the
@@ -15,8 +19,9 @@
 
 use ekb_rt::device::{format_cpu_list, Device};
 use ekb_rt::run::{run_payload, RunOptions};
-use ekb_rt::sys::MappedFile;
-use ekb_wire::payload::Payload;
+use ekb_rt::serve::{serve, ServeEnd, Session};
+use ekb_rt::store::LoadedPayload;
+use ekb_rt::{counters, isolate};
 use ekb_wire::protocol::{
     encode_frame, Availability, DeviceInfo, ErrorKind, PayloadId, Response, PROTOCOL_VERSION,
 };
@@ -27,25 +32,25 @@ use std::process::ExitCode;
 const USAGE: &str = "\
 usage:
   ekb-rt info [--json]                 describe this device
-  ekb-rt run PAYLOAD... --out REPORT   run payloads offline and write a report file
+  ekb-rt serve [OPTIONS]               speak the protocol on stdin/stdout
+  ekb-rt run PAYLOAD... --out REPORT [OPTIONS]
+                                       run payloads offline and write a report file
+OPTIONS:
         [--threads N]                  threads for parallel loops (default: every allowed CPU)
         [--cpus LIST]                  pin kernel threads to these CPUs (e.g. 4-7 or 0,2)
         [--big-cores]                  pin to the fastest cluster when the CPU has several
+        [--warmup N] [--min-samples N] [--max-samples N] [--target-rse X] [--budget-ms N]
+        [--cold-cache | --warm-cache]  change the payloads' timing settings
+        [--timeout-ms N]               limit of one execution (default: the budget, >= 1 s)
   ekb-rt --version
 ";
-
-/// Counters and isolation are probed by the layers that own them; this build has neither.
-fn isolation() -> Availability {
-    Availability::Unavailable {
-        reason: "this build of ekb-rt runs kernels in its own process, without a system-call filter".into(),
-    }
-}
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let result = match args.first().map(String::as_str) {
         Some("info") => info(&args[1..]),
         Some("run") => run(&args[1..]),
+        Some("serve") => serve_command(&args[1..]),
         Some("--version" | "-V" | "version") => {
             println!("ekb-rt {} ({})", env!("CARGO_PKG_VERSION"), std::env::consts::ARCH);
             Ok(ExitCode::SUCCESS)
@@ -70,7 +75,7 @@ fn info(args: &[String]) -> Result<ExitCode, String> {
         [a, ..] => return Err(format!("`info` takes only --json, not `{a}`")),
     };
     let device = Device::probe();
-    let info = device.to_info(Vec::new(), isolation());
+    let info = device.to_info(counters::support(&device), isolate::availability(&device));
     if json {
         #[derive(serde::Serialize)]
         struct Json<'a> {
@@ -109,23 +114,22 @@ fn info_text(device: &Device, info: &DeviceInfo) -> String {
     line("page size", format!("{} bytes", info.page_size));
     line("os", device.os.clone());
     line("emulation", device.emulation.clone().unwrap_or_else(|| "none detected".into()));
-    line(
-        "counters",
-        if info.counters.is_empty() {
-            "not probed by this build".to_string()
-        } else {
-            info.counters
-                .iter()
-                .map(|c| format!("{}: {}", c.name, if c.availability.is_available() { "yes" } else { "no" }))
-                .collect::<Vec<_>>()
-                .join(", ")
-        },
-    );
+    for (i, c) in info.counters.iter().enumerate() {
+        let kind = match c.kind {
+            ekb_wire::protocol::CounterKind::Hardware => "hardware",
+            ekb_wire::protocol::CounterKind::Software => "software",
+        };
+        let state = match &c.availability {
+            Availability::Available => "available".to_string(),
+            Availability::Unavailable { reason } => reason.clone(),
+        };
+        line(if i == 0 { "counters" } else { "" }, format!("{} ({kind}): {state}", c.name));
+    }
     line(
         "isolation",
         match &info.isolation {
-            Availability::Available => "seccomp filter available".to_string(),
-            Availability::Unavailable { reason } => format!("unavailable: {reason}"),
+            Availability::Available => "kernels run in a child process under a seccomp filter".to_string(),
+            Availability::Unavailable { reason } => reason.clone(),
         },
     );
     s
@@ -139,14 +143,14 @@ struct RunArgs {
     big_cores: bool,
 }
 
-fn parse_run(args: &[String]) -> Result<RunArgs, String> {
+fn parse_run(args: &[String], command: &str) -> Result<RunArgs, String> {
     let mut payloads = Vec::new();
     let (mut out, mut options, mut big_cores) = (None, RunOptions::default(), false);
     let mut it = args.iter();
     while let Some(a) = it.next() {
         let mut value = |flag: &str| it.next().cloned().ok_or_else(|| format!("`{flag}` needs a value"));
         match a.as_str() {
-            "--out" | "-o" => out = Some(PathBuf::from(value(a)?)),
+            "--out" | "-o" if command == "run" => out = Some(PathBuf::from(value(a)?)),
             "--threads" => {
                 let v = value(a)?;
                 options.threads = v.parse().map_err(|_| format!("`--threads {v}`: expected a number"))?;
@@ -160,22 +164,63 @@ fn parse_run(args: &[String]) -> Result<RunArgs, String> {
                 options.cpus = cpus.into_iter().map(|c| c as usize).collect();
             }
             "--big-cores" => big_cores = true,
-            flag if flag.starts_with('-') => return Err(format!("`run` has no option `{flag}`")),
-            path => payloads.push(PathBuf::from(path)),
+            "--warmup" => options.timing.warmup = Some(number(a, &value(a)?)?),
+            "--min-samples" => options.timing.min_samples = Some(number(a, &value(a)?)?),
+            "--max-samples" => options.timing.max_samples = Some(number(a, &value(a)?)?),
+            "--budget-ms" => options.timing.budget_ms = Some(number(a, &value(a)?)?),
+            "--target-rse" => options.timing.target_rse = Some(number(a, &value(a)?)?),
+            "--cold-cache" => options.timing.cold_cache = Some(true),
+            "--warm-cache" => options.timing.cold_cache = Some(false),
+            "--timeout-ms" => {
+                options.timeout = Some(std::time::Duration::from_millis(number(a, &value(a)?)?))
+            }
+            flag if flag.starts_with('-') => return Err(format!("`{command}` has no option `{flag}`")),
+            path if command == "run" => payloads.push(PathBuf::from(path)),
+            other => return Err(format!("`{command}` takes no argument `{other}`")),
         }
-    }
-    if payloads.is_empty() {
-        return Err("`run` needs at least one payload".into());
     }
     if big_cores && !options.cpus.is_empty() {
         return Err("`--big-cores` and `--cpus` exclude each other".into());
+    }
+    if command != "run" {
+        return Ok(RunArgs { payloads, out: PathBuf::new(), options, big_cores });
+    }
+    if payloads.is_empty() {
+        return Err("`run` needs at least one payload".into());
     }
     let out = out.ok_or("`run` needs `--out REPORT`")?;
     Ok(RunArgs { payloads, out, options, big_cores })
 }
 
+/// A flag's value as a number.
+fn number<T: std::str::FromStr>(flag: &str, v: &str) -> Result<T, String> {
+    v.parse().map_err(|_| format!("`{flag} {v}`: expected a number"))
+}
+
+fn serve_command(args: &[String]) -> Result<ExitCode, String> {
+    let mut a = parse_run(args, "serve")?;
+    if a.big_cores {
+        a.options.cpus = Device::probe().big_cores();
+    }
+    // The watchdog abandons a run when the host stops reading the responses.
+    a.options.host_fd = Some(1);
+    let session = Session::new(a.options);
+    let end = serve(std::io::stdin().lock(), std::io::stdout().lock(), session);
+    match end {
+        ServeEnd::Shutdown | ServeEnd::Closed => Ok(ExitCode::SUCCESS),
+        ServeEnd::Truncated(e) => {
+            eprintln!("ekb-rt serve: the host vanished mid-frame ({e}); exiting");
+            Ok(ExitCode::from(1))
+        }
+        ServeEnd::HostGone(e) => {
+            eprintln!("ekb-rt serve: the host is gone ({e}); exiting");
+            Ok(ExitCode::from(1))
+        }
+    }
+}
+
 fn run(args: &[String]) -> Result<ExitCode, String> {
-    let mut a = parse_run(args)?;
+    let mut a = parse_run(args, "run")?;
     let device = Device::probe();
     if a.big_cores {
         a.options.cpus = device.big_cores();
@@ -207,15 +252,12 @@ fn run_one(id: PayloadId, path: &std::path::Path, options: &RunOptions) -> (Resp
         let line = format!("error ({kind}): {message}");
         (Response::Error { kind, message }, line)
     };
-    let file = match MappedFile::open(path) {
-        Ok(f) => f,
-        Err(e) => return error(ErrorKind::PayloadInvalid, format!("cannot read `{}`: {e}", path.display())),
+    let payload = match LoadedPayload::from_file(id, path) {
+        Ok(p) => p,
+        Err(e) => return error(e.kind, e.message),
     };
-    let view = match Payload::parse(file.bytes()) {
-        Ok(v) => v,
-        Err(e) => return error(ErrorKind::PayloadInvalid, e.to_string()),
-    };
-    match run_payload(id, &view, options) {
+    let hidden = [(payload.mapping().addr(), payload.mapping().len())];
+    match run_payload(&payload, &hidden, options) {
         Err(e) => error(e.kind, e.message),
         Ok(r) => {
             let line = match &r.failure {

@@ -223,6 +223,9 @@ impl Pool {
                 .name(format!("ekb-kernel-{id}"))
                 .stack_size(stack)
                 .spawn(move || {
+                    // Kernel threads get an alternate signal stack, so that the kernel process's
+                    // fault handler also runs after a stack overflow.
+                    let _alt = crate::sys::AltStack::install();
                     let pinned = cpu.map_or(Ok(()), |c| pin_current_thread(&[c]));
                     let ok = pinned.is_ok();
                     // The receiver waits for this message; if it is gone the pool is being

@@ -1,196 +1,523 @@
-//! Running a payload for correctness, in this process: load the code, allocate the buffers,
-//! and for every seed generate the inputs, poison the outputs, run the plan on the thread pool
-//! and compare the outputs. The result is the protocol's [`RunReport`] (or, for a payload that
-//! cannot be run here at all, the protocol's error answer), so offline report files and a live
-//! session carry the same messages.
+//! Running payloads: correctness on every seed, then timing, counters and memory, in a kernel
+//! process (`crate::isolate`, `crate::worker`) — alone ([`run_payload`]) or paired with a
+//! baseline ([`run_paired`]). The results are the protocol's reports, so offline report files
+//! and a live session carry the same messages.
 //!
-//! What it must keep true: a failure of the candidate (code that does not load, wrong outputs)
-//! is reported, never turned into a runtime error; the report says what this build did not do
-//! (timing, isolation, counters, allocation legality) in its log rather than leaving fields
-//! that look measured. Kernels run on a thread with [`Program::kernel_stack_bytes`] of stack
-//! plus room for the runtime's own frames.
+//! One run, in order:
+//! 1. the memory section and allocation legality (`crate::memory`); an illegal or
+//!    over-capacity program runs no kernel;
+//! 2. the buffers, in memory shared with the kernel process, with guards and fences;
+//! 3. the kernel process (threads, limits, filter), which answers `Ready`;
+//! 4. per seed: the parent generates the inputs and records their checksums, the child poisons
+//!    the outputs and runs the plan once, the parent checks the guards (guard corruption by
+//!    buffer), the inputs' checksums (an input written despite the protection) and the outputs
+//!    against the expected values — which only the parent can see;
+//! 5. if every seed is correct: warm-up, samples in batches until the relative standard error
+//!    of the median reaches the target, the samples reach the maximum, or the budget ends
+//!    (`docs/runtime.md`); then the counted executions; then the outputs are compared once
+//!    more (results that changed between runs are a `Parallel` failure) and guards and inputs
+//!    are checked again;
+//! 6. the child exits and is reaped (its maximum RSS).
+//!
+//! A child that dies or hangs becomes a classified failure ([`classify`]); the runtime lives on.
+//!
+//! What it must keep true: a failure of the candidate is reported, never turned into an error
+//! of the request; errors of the request are for what the request itself gets wrong (a seed
+//! index the payload lacks) or the host vanishing; nothing in a report looks measured that was
+//! not (unavailable counters and isolation say why in the report).
 
-use crate::buffers::{BufferError, RegionLayout};
-use crate::pool::{Pool, PoolConfig};
-use crate::program::{Program, ProgramError};
-use ekb_wire::payload::{MemScope, PayloadView};
+use crate::buffers::{BufferError, Buffers, RegionLayout, Zone};
+use crate::device::Device;
+use crate::isolate::{self, Child, Death, Fault, Limits, EXIT_SYSCALL};
+use crate::program::Program;
+use crate::stats::{self, Rng};
+use crate::store::LoadedPayload;
+use crate::worker::{self, Cmd, Reply, Setup};
+use crate::{counters, memory, seccomp};
+use ekb_wire::payload::{Role, TimingSettings};
 use ekb_wire::protocol::{
-    ErrorKind, Failure, FailureKind, LogLevel, LogLine, MemoryFault, MemoryReport, PayloadId, RunReport,
-    ScopeBytes, SeedCheck,
+    Counter, ErrorKind, Failure, FailureKind, LogLevel, LogLine, MemoryFault, PairSample, PairedReport,
+    PairedSettings, RatioStats, RunReport, SeedCheck, StopReason, Timing, TimingOverrides, Verdict,
 };
+use std::os::fd::RawFd;
+use std::time::{Duration, Instant};
 
-/// Stack for the runtime's own frames on the thread that calls kernels.
-const RUNTIME_STACK: usize = 256 << 10;
+/// Address space the kernel process may use beyond its program's memory budget: the
+/// runtime's own allocations while it runs.
+const RUNTIME_HEADROOM: u64 = 256 << 20;
+/// Time allowed for the kernel process to start (threads, counters, filter).
+const START_TIMEOUT: Duration = Duration::from_secs(30);
+/// Target duration of one batch of samples between two messages.
+const BATCH_NS: f64 = 10e6;
+/// Target duration of the counted executions.
+const COUNT_NS: f64 = 50e6;
+/// Speedups above this are flagged for review.
+const SUSPICIOUS_SPEEDUP: f64 = 10.0;
 
 /// How to run.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct RunOptions {
     /// Threads for parallel loops (0: one per allowed CPU, or per CPU in `cpus`).
     pub threads: usize,
     /// CPUs to pin the kernel threads to (empty: no pinning).
     pub cpus: Vec<usize>,
     pub layout: RegionLayout,
+    /// Seed indices to run (`None`: every seed).
+    pub seeds: Option<Vec<u32>>,
+    /// Changes to the payload's timing settings.
+    pub timing: TimingOverrides,
+    /// Wall-clock limit of one execution of the plan (`None`: the timing budget, at least
+    /// one second).
+    pub timeout: Option<Duration>,
+    /// A descriptor to watch while kernels run: when it reports an error or hang-up (the
+    /// host closed the stream the reports go to), the run is abandoned.
+    pub host_fd: Option<RawFd>,
 }
 
 impl Default for RunOptions {
     fn default() -> RunOptions {
-        RunOptions { threads: 0, cpus: Vec::new(), layout: RegionLayout::one_page() }
+        RunOptions {
+            threads: 0,
+            cpus: Vec::new(),
+            layout: RegionLayout::one_page(),
+            seeds: None,
+            timing: TimingOverrides::default(),
+            timeout: None,
+            host_fd: None,
+        }
     }
 }
 
-/// A payload this runtime cannot run at all, as the protocol's error answer.
+/// A request that cannot be served, as the protocol's error answer.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RunError {
     pub kind: ErrorKind,
     pub message: String,
 }
 
-impl From<ProgramError> for RunError {
-    fn from(e: ProgramError) -> RunError {
-        let kind = match e {
-            ProgramError::Backend(_) => ErrorKind::Unsupported,
-            ProgramError::Load { .. } | ProgramError::MissingEntry { .. } => ErrorKind::LoadFailed,
-        };
-        RunError { kind, message: e.to_string() }
-    }
-}
-
 fn log(level: LogLevel, message: impl Into<String>) -> LogLine {
     LogLine { level, message: message.into() }
 }
 
-/// The maximum resident set size of this process, in bytes.
-fn max_rss_bytes() -> Option<u64> {
-    // SAFETY: rusage is plain data filled by getrusage.
-    let mut u: libc::rusage = unsafe { std::mem::zeroed() };
-    // SAFETY: a valid, writable rusage for the calling process.
-    if unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut u) } != 0 {
-        return None;
+/// Things worth telling the host when a payload loads.
+pub fn load_warnings(payload: &LoadedPayload, device: &Device) -> Vec<String> {
+    let mut w = Vec::new();
+    let (report, _) = memory::check(payload.manifest());
+    for a in &report.allocations {
+        if let Verdict::Illegal { reason } | Verdict::OverCapacity { reason } = &a.verdict {
+            w.push(format!("allocation `{}` will not run: {reason}", a.name));
+        }
     }
-    u64::try_from(u.ru_maxrss).ok().map(|kb| kb * 1024)
+    if let Some(e) = &device.emulation {
+        w.push(format!("running under emulation ({e}): timings and counters mean nothing here"));
+    }
+    w
 }
 
-/// Runs every seed of the payload (`id` is its number in this session or report file) and
-/// checks the outputs.
-pub fn run_payload(
-    id: PayloadId,
-    view: &PayloadView<'_>,
-    options: &RunOptions,
-) -> Result<RunReport, RunError> {
-    let program = Program::load(view)?;
-    let m = program.manifest();
-    let mut report = RunReport {
-        payload: id,
-        task: m.task.clone(),
-        target: m.target.clone(),
-        backend: m.backend,
-        threads: 0,
-        seeds: Vec::new(),
-        timing: None,
-        counters: Vec::new(),
-        memory: MemoryReport {
-            by_scope: Vec::new(),
-            peak_bytes: m.memory.peak_bytes,
-            max_rss_bytes: None,
-            allocations: Vec::new(),
-        },
-        failure: None,
-        log: Vec::new(),
-    };
-    for (blob, obj) in program.objects() {
-        let s = obj.summary();
-        let relocs: Vec<String> = s.relocations.iter().map(|(n, c)| format!("{n} x{c}")).collect();
+/// One payload's part of a run.
+struct Side<'a> {
+    payload: &'a LoadedPayload,
+    report: RunReport,
+    bufs: Option<Buffers>,
+    seeds: Vec<usize>,
+    settings: TimingSettings,
+    /// Checksums of the inputs of the last seed run, taken right after generating them.
+    sums: Vec<Option<u64>>,
+}
+
+impl<'a> Side<'a> {
+    fn new(
+        payload: &'a LoadedPayload,
+        options: &RunOptions,
+        timing: &TimingOverrides,
+    ) -> Result<Side<'a>, RunError> {
+        let m = payload.manifest();
+        let seeds: Vec<usize> = match &options.seeds {
+            None => (0..m.seeds.len()).collect(),
+            Some(list) => {
+                if let Some(bad) = list.iter().find(|&&s| s as usize >= m.seeds.len()) {
+                    return Err(RunError {
+                        kind: ErrorKind::Unsupported,
+                        message: format!("seed index {bad}: {} has {} seed(s)", payload.id(), m.seeds.len()),
+                    });
+                }
+                list.iter().map(|&s| s as usize).collect()
+            }
+        };
+        let (memory, failure) = memory::check(m);
+        let mut report = RunReport {
+            payload: payload.id(),
+            task: m.task.clone(),
+            target: m.target.clone(),
+            backend: m.backend,
+            threads: 0,
+            seeds: Vec::new(),
+            timing: None,
+            counters: Vec::new(),
+            memory,
+            failure,
+            log: Vec::new(),
+        };
+        for (blob, obj) in payload.program().objects() {
+            let s = obj.summary();
+            let relocs: Vec<String> = s.relocations.iter().map(|(n, c)| format!("{n} x{c}")).collect();
+            report.log.push(log(
+                LogLevel::Info,
+                format!(
+                    "blob {blob}: {} kernel(s), {} bytes of code, imports [{}], relocations [{}]",
+                    s.entries.len(),
+                    s.code_bytes,
+                    s.imports.join(", "),
+                    relocs.join(", ")
+                ),
+            ));
+        }
+        let role_bytes = |role: Role| -> u64 {
+            m.buffers.iter().filter(|b| b.role == role).map(|b| b.size_bytes().unwrap_or(0)).sum()
+        };
         report.log.push(log(
             LogLevel::Info,
             format!(
-                "blob {blob}: {} kernel(s), {} bytes of code, imports [{}], relocations [{}]",
-                s.entries.len(),
-                s.code_bytes,
-                s.imports.join(", "),
-                relocs.join(", ")
+                "memory: inputs {} bytes, params {} bytes, outputs {} bytes, temps {} bytes; peak {} bytes \
+                 (the host planned {})",
+                role_bytes(Role::Input),
+                role_bytes(Role::Param),
+                role_bytes(Role::Output),
+                role_bytes(Role::Temp),
+                report.memory.peak_bytes,
+                m.memory.peak_bytes
             ),
         ));
-    }
-    report.log.push(log(
-        LogLevel::Warn,
-        "correctness only: kernels ran in the runtime's own process, without isolation, timing, \
-         counters or allocation-legality checks",
-    ));
-
-    let stack = usize::try_from(m.memory.stack_limit_bytes).unwrap_or(usize::MAX);
-    let pool =
-        Pool::new(&PoolConfig { threads: options.threads, cpus: options.cpus.clone(), stack_bytes: stack })
-            .map_err(|e| RunError { kind: ErrorKind::Internal, message: e.to_string() })?;
-    report.threads = pool.threads() as u32;
-
-    let bufs = match program.allocate(options.layout) {
-        Ok(b) => b,
-        Err(e) => {
-            let kind = match e {
-                BufferError::Allocate { .. } => FailureKind::Memory(MemoryFault::Capacity),
-                BufferError::Init { .. } => FailureKind::RuntimeError,
-            };
-            report.failure = Some(Failure { kind, evidence: e.to_string() });
-            return Ok(report);
-        }
-    };
-    report.memory.by_scope.push(ScopeBytes { scope: MemScope::Global, bytes: bufs.data_bytes() });
-    let local: u64 = m
-        .kernels
-        .iter()
-        .flat_map(|k| &k.allocs)
-        .filter(|a| a.scope == MemScope::Local)
-        .map(|a| a.bytes)
-        .sum();
-    if local > 0 {
-        report.memory.by_scope.push(ScopeBytes { scope: MemScope::Local, bytes: local });
-    }
-
-    let kernel_stack = program.kernel_stack_bytes().saturating_add(RUNTIME_STACK);
-    let outcome = std::thread::scope(|s| {
-        let run = || -> Result<Vec<SeedCheck>, Failure> {
-            pool.pin_caller().map_err(|e| Failure {
-                kind: FailureKind::RuntimeError,
-                evidence: format!("cannot pin the kernel thread: {e}"),
-            })?;
-            let _active = pool.activate();
-            let bound = program.bind(&bufs);
-            let mut seeds = Vec::new();
-            for i in 0..m.seeds.len() {
-                program
-                    .prepare(&bufs, i)
-                    .map_err(|e| Failure { kind: FailureKind::RuntimeError, evidence: e.to_string() })?;
-                // SAFETY: this build runs kernels in-process by design (see the module notes
-                // and the report's log); no slice of `bufs` is live; this thread has the
-                // kernel stack.
-                unsafe { bound.execute() };
-                seeds.push(program.check(view, i, &bufs));
+        let settings = timing.apply(&options.timing.apply(&m.timing));
+        let mut side = Side { payload, report, bufs: None, seeds, settings, sums: Vec::new() };
+        if side.report.failure.is_none() {
+            match side.payload.program().allocate(options.layout) {
+                Ok(b) => side.bufs = Some(b),
+                Err(e) => {
+                    let kind = match &e {
+                        BufferError::Allocate { buffer, error, .. } => {
+                            if let Some(a) =
+                                side.report.memory.allocations.iter_mut().find(|a| &a.name == buffer)
+                            {
+                                a.verdict = Verdict::OverCapacity {
+                                    reason: format!("the system refused it: {error}"),
+                                };
+                            }
+                            FailureKind::Memory(MemoryFault::Capacity)
+                        }
+                        BufferError::Init { .. } => FailureKind::RuntimeError,
+                    };
+                    side.report.failure = Some(Failure { kind, evidence: e.to_string() });
+                }
             }
-            Ok(seeds)
-        };
-        std::thread::Builder::new()
-            .name("ekb-kernel-0".into())
-            .stack_size(kernel_stack)
-            .spawn_scoped(s, run)
-            .map(|h| h.join())
-    });
-    match outcome {
-        Ok(Ok(Ok(seeds))) => report.seeds = seeds,
-        Ok(Ok(Err(failure))) => report.failure = Some(failure),
-        // A panic in the runtime's own code on the kernel thread.
-        Ok(Err(_)) => {
-            return Err(RunError { kind: ErrorKind::Internal, message: "the kernel thread panicked".into() })
         }
-        Err(e) => {
-            return Err(RunError {
-                kind: ErrorKind::Internal,
-                message: format!("cannot start the kernel thread: {e}"),
+        Ok(side)
+    }
+
+    fn program(&self) -> &'a Program {
+        self.payload.program()
+    }
+
+    fn fail(&mut self, f: Failure) {
+        self.report.failure.get_or_insert(f);
+    }
+
+    fn ok(&self) -> bool {
+        self.report.failure.is_none()
+    }
+}
+
+/// The kernel process with what it said when it started.
+struct Proc {
+    child: Child,
+    exec_limit: Duration,
+    any_counter: bool,
+    counter_errors: Vec<Option<String>>,
+}
+
+/// Why a run had to stop: a failure to report, or the host gone.
+enum Stop {
+    Failed(Failure),
+    HostGone,
+}
+
+fn exec_limit(options: &RunOptions, settings: &TimingSettings) -> Duration {
+    options.timeout.unwrap_or(Duration::from_millis(settings.budget_ms.max(1000)))
+}
+
+/// Starts the kernel process for `sides` (program index = position). On success every side's
+/// log says how it is isolated.
+fn start(
+    sides: &mut [Side<'_>],
+    options: &RunOptions,
+    hidden: &[(usize, usize)],
+    attempts: u32,
+) -> Result<Proc, Stop> {
+    let device = Device::probe();
+    let settings = sides[0].settings;
+    let limit = exec_limit(options, &settings);
+    let threads_for_cpu =
+        if options.threads == 0 { device.cores.max(1) as u64 } else { options.threads as u64 };
+    let headroom: u64 = sides
+        .iter()
+        .map(|s| {
+            let m = s.payload.manifest();
+            m.memory.memory_limit_bytes.saturating_sub(s.bufs.as_ref().map_or(0, Buffers::data_bytes))
+        })
+        .fold(RUNTIME_HEADROOM, u64::saturating_add);
+    let flush = if settings.cold_cache { worker::flush_bytes() } else { 0 };
+    let runs: u64 = sides.iter().map(|s| s.seeds.len() as u64 + 3).sum();
+    let wall =
+        limit.as_secs().saturating_mul(runs) + (settings.budget_ms / 1000 + 1) * u64::from(attempts.max(1));
+    let limits = Limits {
+        address_space_headroom: headroom.saturating_add(flush as u64),
+        cpu_seconds: threads_for_cpu.saturating_mul(wall).saturating_add(10),
+    };
+    let programs: Vec<(&Program, &Buffers)> =
+        sides.iter().map(|s| (s.program(), s.bufs.as_ref().expect("allocated buffers"))).collect();
+    let setup = Setup {
+        programs,
+        threads: options.threads,
+        cpus: options.cpus.clone(),
+        limits,
+        emulation: device.emulation.clone(),
+        flush_bytes: flush,
+    };
+    let spawned = isolate::spawn(hidden, options.host_fd, |io| worker::main(io, setup));
+    let mut child = spawned.map_err(|e| {
+        Stop::Failed(Failure {
+            kind: FailureKind::RuntimeError,
+            evidence: format!("cannot fork the kernel process: {e}"),
+        })
+    })?;
+    let reply = child.receive(START_TIMEOUT).map_err(|d| to_stop(d, &[], START_TIMEOUT))?;
+    match postcard::from_bytes::<Reply>(&reply) {
+        Ok(Reply::Ready { seccomp, counters, limits, threads, flush_bytes }) => {
+            for s in sides.iter_mut() {
+                s.report.threads = threads;
+                let l = &mut s.report.log;
+                l.push(log(LogLevel::Info, format!("kernel process {}: {threads} thread(s)", child.pid())));
+                match &seccomp {
+                    None => l.push(log(
+                        LogLevel::Info,
+                        "isolation: kernels run in a separate process under a system-call filter (seccomp)",
+                    )),
+                    Some(reason) => l.push(log(
+                        LogLevel::Warn,
+                        format!("{reason}: kernels run in a separate process without a system-call filter"),
+                    )),
+                }
+                match &limits {
+                    Ok(text) => l.push(log(LogLevel::Info, format!("limits: {text}"))),
+                    Err(e) => l.push(log(LogLevel::Warn, format!("limits could not be set: {e}"))),
+                }
+                if flush_bytes > 0 {
+                    l.push(log(
+                        LogLevel::Info,
+                        format!("cold cache: {flush_bytes} bytes written before each sample"),
+                    ));
+                }
+                if let Some(e) = &device.emulation {
+                    l.push(log(
+                        LogLevel::Warn,
+                        format!("emulated ({e}): timings and counters mean nothing here"),
+                    ));
+                }
+            }
+            Ok(Proc {
+                child,
+                exec_limit: limit,
+                any_counter: counters.iter().any(Option::is_none),
+                counter_errors: counters,
             })
         }
+        Ok(Reply::Failed { message }) => Err(Stop::Failed(Failure {
+            kind: FailureKind::RuntimeError,
+            evidence: format!("the kernel process could not start: {message}"),
+        })),
+        Ok(other) => Err(Stop::Failed(garbled(format!("{other:?}")))),
+        Err(e) => Err(Stop::Failed(garbled(e.to_string()))),
     }
-    let guards = bufs.check_guards();
-    if let Some(g) = guards.first() {
-        report.failure.get_or_insert(Failure {
+}
+
+fn garbled(what: String) -> Failure {
+    Failure {
+        kind: FailureKind::RuntimeError,
+        evidence: format!("the kernel process answered out of turn: {what}"),
+    }
+}
+
+impl Proc {
+    fn request(
+        &mut self,
+        cmd: &Cmd,
+        timeout: Duration,
+        programs: &[(&Program, &Buffers)],
+    ) -> Result<Reply, Stop> {
+        let body = postcard::to_allocvec(cmd).map_err(|e| Stop::Failed(garbled(e.to_string())))?;
+        let reply = self.child.request(&body, timeout).map_err(|d| to_stop(d, programs, timeout))?;
+        postcard::from_bytes::<Reply>(&reply).map_err(|e| Stop::Failed(garbled(e.to_string())))
+    }
+}
+
+fn to_stop(d: Death, programs: &[(&Program, &Buffers)], timeout: Duration) -> Stop {
+    match d {
+        Death::HostGone => Stop::HostGone,
+        d => Stop::Failed(classify(&d, programs, timeout)),
+    }
+}
+
+/// Where a program counter lies, in words.
+fn describe_pc(pc: usize, programs: &[(&Program, &Buffers)]) -> String {
+    for (p, _) in programs {
+        for (blob, obj) in p.objects() {
+            if let Some((sym, off)) = obj.symbolize(pc) {
+                return format!("pc {pc:#x} in `{sym}`+{off:#x} (blob {blob})");
+            }
+        }
+    }
+    format!("pc {pc:#x} outside the kernels' code")
+}
+
+/// The failure a dead or hung kernel process stands for.
+fn classify(death: &Death, programs: &[(&Program, &Buffers)], timeout: Duration) -> Failure {
+    let f = |kind, evidence: String| Failure { kind, evidence };
+    match death {
+        Death::Timeout { after } => f(
+            FailureKind::Timeout,
+            format!(
+                "no answer within {} ms (the limit of one execution): killed with SIGKILL",
+                after.as_millis()
+            ),
+        ),
+        Death::HostGone => f(FailureKind::RuntimeError, "the host's stream broke during the run".into()),
+        Death::Garbled(what) => garbled(what.clone()),
+        Death::Died { status, fault } => {
+            let status = *status;
+            if libc::WIFEXITED(status) {
+                let code = libc::WEXITSTATUS(status);
+                return match (code, fault) {
+                    (EXIT_SYSCALL, Some(fl)) if fl.signo == libc::SIGSYS => {
+                        let name = seccomp::syscall_name(libc::c_long::from(fl.syscall)).unwrap_or("?");
+                        f(
+                            FailureKind::Crash { signal: libc::SIGSYS },
+                            format!(
+                                "system call `{name}` ({}) is not allowed in the kernel process: stopped by the \
+                                 system-call filter at {}",
+                                fl.syscall,
+                                describe_pc(fl.pc, programs)
+                            ),
+                        )
+                    }
+                    (code, _) => f(
+                        FailureKind::RuntimeError,
+                        format!("the kernel process exited with status {code} in the middle of a run"),
+                    ),
+                };
+            }
+            let sig = libc::WTERMSIG(status);
+            let fault = fault.filter(|fl| fl.signo == sig);
+            match sig {
+                libc::SIGSEGV | libc::SIGBUS => memory_fault(sig, fault.as_ref(), programs),
+                libc::SIGXCPU => f(
+                    FailureKind::Timeout,
+                    format!("the kernel process used up its CPU-time limit (SIGXCPU) within {} ms", timeout.as_millis()),
+                ),
+                libc::SIGKILL => f(
+                    FailureKind::Memory(MemoryFault::Capacity),
+                    "the kernel process was killed (SIGKILL) by the system, not by the watchdog: out of memory".into(),
+                ),
+                libc::SIGILL => f(
+                    FailureKind::Crash { signal: sig },
+                    format!(
+                        "illegal instruction (a trap: unreachable code or llvm.trap) at {}",
+                        fault.map_or("an unknown pc".into(), |fl| describe_pc(fl.pc, programs))
+                    ),
+                ),
+                libc::SIGFPE => f(
+                    FailureKind::Crash { signal: sig },
+                    format!(
+                        "arithmetic exception (integer division by zero or overflow) at {}",
+                        fault.map_or("an unknown pc".into(), |fl| describe_pc(fl.pc, programs))
+                    ),
+                ),
+                libc::SIGABRT => f(FailureKind::Crash { signal: sig }, "the kernel process aborted (SIGABRT)".into()),
+                sig => f(FailureKind::Crash { signal: sig }, format!("the kernel process died of signal {sig}")),
+            }
+        }
+    }
+}
+
+fn memory_fault(sig: i32, fault: Option<&Fault>, programs: &[(&Program, &Buffers)]) -> Failure {
+    let name = if sig == libc::SIGBUS { "SIGBUS" } else { "SIGSEGV" };
+    let Some(fl) = fault else {
+        return Failure {
+            kind: FailureKind::Memory(MemoryFault::Segfault),
+            evidence: format!("{name} with no recorded address"),
+        };
+    };
+    let access = match fl.write {
+        Some(true) => "write",
+        Some(false) => "read",
+        None => "access",
+    };
+    let at = describe_pc(fl.pc, programs);
+    for (_, bufs) in programs {
+        if let Some((i, zone)) = bufs.locate(fl.addr) {
+            let buffer = bufs.name(i).to_string();
+            return match zone {
+                Zone::Data { offset } if bufs.is_generated(i) => Failure {
+                    kind: FailureKind::Memory(MemoryFault::InputWrite { buffer: buffer.clone() }),
+                    evidence: format!(
+                        "{name}: write to byte {offset} of read-only input `{buffer}` (address {:#x}) at {at}",
+                        fl.addr
+                    ),
+                },
+                Zone::Data { offset } => Failure {
+                    kind: FailureKind::Memory(MemoryFault::Segfault),
+                    evidence: format!("{name}: {access} of byte {offset} of buffer `{buffer}` faulted at {at}"),
+                },
+                Zone::Outside { offset } => {
+                    let len = bufs.region(i).len() as i64;
+                    let place = if offset < 0 {
+                        format!("{} bytes before the start", -offset)
+                    } else {
+                        format!("{} bytes past the end", offset - len)
+                    };
+                    Failure {
+                        kind: FailureKind::Memory(MemoryFault::OutOfBounds),
+                        evidence: format!(
+                            "{name}: {access} {place} of buffer `{buffer}` ({len} bytes), in its guard zone \
+                             (address {:#x}) at {at}",
+                            fl.addr
+                        ),
+                    }
+                }
+            };
+        }
+    }
+    // A fault just below the stack pointer: the stack ran into its guard page.
+    if fl.addr <= fl.sp.saturating_add(4096) && fl.sp.saturating_sub(fl.addr) <= 1 << 20 {
+        return Failure {
+            kind: FailureKind::Memory(MemoryFault::Capacity),
+            evidence: format!(
+                "{name}: stack overflow: {access} at {:#x}, {} bytes below the stack pointer, at {at}; the kernel \
+                 used more stack than the profile's budget plus the ABI's reserve",
+                fl.addr,
+                fl.sp.saturating_sub(fl.addr)
+            ),
+        };
+    }
+    Failure {
+        kind: FailureKind::Memory(MemoryFault::Segfault),
+        evidence: format!("{name}: {access} at {:#x}, outside every buffer, at {at}", fl.addr),
+    }
+}
+
+/// Checks guards and inputs after a run; the first violation as a failure.
+fn after_run(bufs: &Buffers, sums: &[Option<u64>]) -> Option<Failure> {
+    if let Some(g) = bufs.check_guards().first() {
+        return Some(Failure {
             kind: FailureKind::Memory(MemoryFault::GuardCorruption { buffer: g.buffer.clone() }),
             evidence: format!(
                 "{} byte(s) around buffer `{}` were overwritten, the first at offset {} from its start",
@@ -198,21 +525,55 @@ pub fn run_payload(
             ),
         });
     }
-    if report.failure.is_none() {
-        report.failure = first_mismatch(&report.seeds);
+    for (i, (now, before)) in bufs.input_checksums().iter().zip(sums).enumerate() {
+        if now != before {
+            let buffer = bufs.name(i).to_string();
+            return Some(Failure {
+                kind: FailureKind::Memory(MemoryFault::InputWrite { buffer: buffer.clone() }),
+                evidence: format!(
+                    "the bytes of read-only input `{buffer}` changed during the run (the kernel process \
+                     removed the protection)"
+                ),
+            });
+        }
     }
-    report.memory.max_rss_bytes = max_rss_bytes();
-    Ok(report)
+    None
+}
+
+/// What one seed's run found: the outputs' check, the inputs' checksums, and a guard or
+/// input violation.
+type SeedRun = (SeedCheck, Vec<Option<u64>>, Option<Failure>);
+
+/// Runs seed `seed` of side `side` (program index `p`), or says why it stopped.
+fn run_seed(proc: &mut Proc, sides: &[Side<'_>], p: usize, seed: usize) -> Result<SeedRun, Stop> {
+    let side = &sides[p];
+    let bufs = side.bufs.as_ref().expect("allocated buffers");
+    let m = side.payload.manifest();
+    bufs.generate(m, m.seeds[seed])
+        .map_err(|e| Stop::Failed(Failure { kind: FailureKind::RuntimeError, evidence: e.to_string() }))?;
+    bufs.fill_guards();
+    let sums = bufs.input_checksums();
+    let programs = programs(sides);
+    match proc.request(&Cmd::Run { program: p as u8 }, proc.exec_limit, &programs)? {
+        Reply::Ran { .. } => {}
+        other => return Err(Stop::Failed(garbled(format!("{other:?}")))),
+    }
+    let violation = after_run(bufs, &sums);
+    Ok((side.program().check(seed, bufs, |s, b| side.payload.expected(s, b)), sums, violation))
+}
+
+fn programs<'s>(sides: &'s [Side<'_>]) -> Vec<(&'s Program, &'s Buffers)> {
+    sides.iter().map(|s| (s.program(), s.bufs.as_ref().expect("allocated buffers"))).collect()
 }
 
 /// The first output outside the tolerance, as a correctness failure.
-fn first_mismatch(seeds: &[SeedCheck]) -> Option<Failure> {
+fn first_mismatch(seeds: &[SeedCheck], kind: FailureKind, what: &str) -> Option<Failure> {
     seeds.iter().find_map(|s| {
         let o = s.outputs.iter().find(|o| !o.ok)?;
         Some(Failure {
-            kind: FailureKind::Correctness,
+            kind: kind.clone(),
             evidence: format!(
-                "seed {}: output `{}` has {} element(s) outside the tolerance, the first at index {} \
+                "{what}seed {}: output `{}` has {} element(s) outside the tolerance, the first at index {} \
                  (max abs error {:e}, max rel error {:e})",
                 s.seed,
                 o.buffer,
@@ -223,4 +584,379 @@ fn first_mismatch(seeds: &[SeedCheck]) -> Option<Failure> {
             ),
         })
     })
+}
+
+/// Correctness of every side on its seeds; failures go into the sides' reports.
+fn check_sides(proc: &mut Proc, sides: &mut [Side<'_>]) -> Result<(), Stop> {
+    for p in 0..sides.len() {
+        for i in 0..sides[p].seeds.len() {
+            let seed = sides[p].seeds[i];
+            match run_seed(proc, sides, p, seed) {
+                Ok((check, sums, violation)) => {
+                    sides[p].report.seeds.push(check);
+                    sides[p].sums = sums;
+                    if let Some(f) = violation {
+                        sides[p].fail(f);
+                        return Ok(());
+                    }
+                }
+                Err(Stop::Failed(f)) => {
+                    sides[p].fail(f);
+                    // The kernel process may be dead: the other side cannot go on in it.
+                    return Ok(());
+                }
+                Err(Stop::HostGone) => return Err(Stop::HostGone),
+            }
+        }
+        if let Some(f) = first_mismatch(&sides[p].report.seeds, FailureKind::Correctness, "") {
+            sides[p].fail(f);
+        }
+    }
+    Ok(())
+}
+
+/// After timing: the outputs of the last seed again, guards, inputs.
+fn recheck(sides: &mut [Side<'_>]) {
+    for side in sides.iter_mut() {
+        let Some(&seed) = side.seeds.last() else { continue };
+        let bufs = side.bufs.as_ref().expect("allocated buffers");
+        let check = side.program().check(seed, bufs, |s, b| side.payload.expected(s, b));
+        let mismatch = first_mismatch(
+            std::slice::from_ref(&check),
+            FailureKind::Parallel,
+            "after timing, the outputs no longer match (results changed between runs): ",
+        );
+        if let Some(f) = after_run(bufs, &side.sums).or(mismatch) {
+            side.fail(f);
+        }
+    }
+}
+
+/// Counted executions of program `p`.
+fn count(proc: &mut Proc, sides: &[Side<'_>], p: usize, median_ns: f64) -> Result<Vec<Counter>, Stop> {
+    let runs = if median_ns > 0.0 { (COUNT_NS / median_ns).ceil().clamp(1.0, 100.0) as u32 } else { 1 };
+    let raw = if proc.any_counter {
+        let timeout = proc.exec_limit.saturating_mul(runs);
+        match proc.request(&Cmd::Count { program: p as u8, runs }, timeout, &programs(sides))? {
+            Reply::Counted { raw } => raw,
+            other => return Err(Stop::Failed(garbled(format!("{other:?}")))),
+        }
+    } else {
+        Vec::new()
+    };
+    Ok(counters::readings(&raw, &proc.counter_errors, u64::from(runs)))
+}
+
+fn batch_size(done: usize, settings: &TimingSettings, median_ns: f64, left_ns: f64) -> usize {
+    let max = settings.max_samples as usize;
+    let min = (settings.min_samples as usize).clamp(1, max);
+    if done < min {
+        return min - done;
+    }
+    let by_time = if median_ns > 0.0 { (BATCH_NS.min(left_ns) / median_ns).floor() as usize } else { 1 };
+    by_time.clamp(1, max.saturating_sub(done).max(1))
+}
+
+fn stop_reason(n: usize, rse: f64, settings: &TimingSettings, started: Instant) -> Option<StopReason> {
+    let max = settings.max_samples as usize;
+    let min = (settings.min_samples as usize).clamp(1, max);
+    if n >= min && rse <= settings.target_rse {
+        Some(StopReason::TargetReached)
+    } else if n >= max {
+        Some(StopReason::MaxSamples)
+    } else if n >= 1 && started.elapsed() >= Duration::from_millis(settings.budget_ms) {
+        Some(StopReason::Budget)
+    } else {
+        None
+    }
+}
+
+fn warm_up(proc: &mut Proc, sides: &[Side<'_>], order: Vec<u8>) -> Result<(), Stop> {
+    if order.is_empty() {
+        return Ok(());
+    }
+    let cold = sides[0].settings.cold_cache;
+    let timeout = proc.exec_limit.saturating_mul(order.len() as u32);
+    match proc.request(&Cmd::Sample { order, cold }, timeout, &programs(sides))? {
+        Reply::Samples { .. } => Ok(()),
+        other => Err(Stop::Failed(garbled(format!("{other:?}")))),
+    }
+}
+
+/// Samples one side (program 0) until a stop rule holds.
+fn sample_one(proc: &mut Proc, sides: &[Side<'_>]) -> Result<Timing, Stop> {
+    let settings = sides[0].settings;
+    warm_up(proc, sides, vec![0; settings.warmup as usize])?;
+    let started = Instant::now();
+    let budget = Duration::from_millis(settings.budget_ms);
+    let mut samples: Vec<u64> = Vec::new();
+    let stop = loop {
+        let s = stats::summarize(&samples);
+        if let Some(r) = stop_reason(samples.len(), s.rse, &settings, started) {
+            break r;
+        }
+        let left = budget.saturating_sub(started.elapsed());
+        let k = batch_size(samples.len(), &settings, s.median_ns, left.as_nanos() as f64);
+        let timeout = left + proc.exec_limit;
+        match proc.request(
+            &Cmd::Sample { order: vec![0; k], cold: settings.cold_cache },
+            timeout,
+            &programs(sides),
+        )? {
+            Reply::Samples { ns } => samples.extend(ns),
+            other => return Err(Stop::Failed(garbled(format!("{other:?}")))),
+        }
+    };
+    Ok(timing(samples, &settings, stop))
+}
+
+fn timing(samples: Vec<u64>, settings: &TimingSettings, stop: StopReason) -> Timing {
+    Timing {
+        stats: stats::summarize(&samples),
+        samples_ns: samples,
+        warmup: settings.warmup,
+        cold_cache: settings.cold_cache,
+        clock: "CLOCK_MONOTONIC".into(),
+        stop,
+    }
+}
+
+/// Ends the kernel process and records its RSS in every side.
+fn finish(mut proc: Proc, sides: &mut [Side<'_>]) {
+    let programs = programs(sides);
+    let _ = proc.request(&Cmd::Exit, Duration::from_secs(1), &programs);
+    let reaped = proc.child.reap(Some(Duration::from_secs(5)));
+    for s in sides.iter_mut() {
+        s.report.memory.max_rss_bytes = reaped.max_rss_bytes;
+    }
+}
+
+fn host_gone() -> RunError {
+    RunError { kind: ErrorKind::Internal, message: "the host's stream broke during the run".into() }
+}
+
+/// Runs every seed of the payload (or the listed ones), checks the outputs, and times it.
+pub fn run_payload(
+    payload: &LoadedPayload,
+    hidden: &[(usize, usize)],
+    options: &RunOptions,
+) -> Result<RunReport, RunError> {
+    let mut sides = vec![Side::new(payload, options, &TimingOverrides::default())?];
+    if !sides[0].ok() {
+        return Ok(sides.remove(0).report);
+    }
+    let mut proc = match start(&mut sides, options, hidden, 1) {
+        Ok(p) => p,
+        Err(Stop::Failed(f)) => {
+            sides[0].fail(f);
+            return Ok(sides.remove(0).report);
+        }
+        Err(Stop::HostGone) => return Err(host_gone()),
+    };
+    check_sides(&mut proc, &mut sides).map_err(|_| host_gone())?;
+    if sides[0].ok() {
+        match sample_one(&mut proc, &sides) {
+            Ok(t) => {
+                let median = t.stats.median_ns;
+                sides[0].report.log.push(log(
+                    LogLevel::Info,
+                    format!(
+                        "timing: {} sample(s) after {} warm-up run(s), {} cache, stopped: {:?} (median rse {:.4})",
+                        t.samples_ns.len(),
+                        t.warmup,
+                        if t.cold_cache { "cold" } else { "warm" },
+                        t.stop,
+                        t.stats.rse
+                    ),
+                ));
+                sides[0].report.timing = Some(t);
+                match count(&mut proc, &sides, 0, median) {
+                    Ok(c) => sides[0].report.counters = c,
+                    Err(Stop::Failed(f)) => sides[0].fail(f),
+                    Err(Stop::HostGone) => return Err(host_gone()),
+                }
+                recheck(&mut sides);
+            }
+            Err(Stop::Failed(f)) => sides[0].fail(f),
+            Err(Stop::HostGone) => return Err(host_gone()),
+        }
+    }
+    finish(proc, &mut sides);
+    Ok(sides.remove(0).report)
+}
+
+/// Times a candidate against a baseline in one kernel process, alternating them in pairs
+/// whose order is drawn per pair (`docs/runtime.md`, paired mode).
+pub fn run_paired(
+    baseline: &LoadedPayload,
+    candidate: &LoadedPayload,
+    hidden: &[(usize, usize)],
+    settings: &PairedSettings,
+    options: &RunOptions,
+) -> Result<PairedReport, RunError> {
+    let mut options = options.clone();
+    options.seeds = None;
+    let mut sides = vec![
+        Side::new(baseline, &options, &settings.timing)?,
+        Side::new(candidate, &options, &settings.timing)?,
+    ];
+    // Both sides share the baseline's timing settings (overridden by the request).
+    sides[1].settings = sides[0].settings;
+    let mut paired = PairedReport {
+        baseline: sides[0].report.clone(),
+        candidate: sides[1].report.clone(),
+        pairs: Vec::new(),
+        ratio: None,
+        stable: false,
+        attempts: 0,
+        stop: StopReason::MaxSamples,
+    };
+    if sides.iter().all(Side::ok) {
+        match start(&mut sides, &options, hidden, settings.attempts) {
+            Ok(mut proc) => {
+                check_sides(&mut proc, &mut sides).map_err(|_| host_gone())?;
+                if sides.iter().all(Side::ok) {
+                    match pair(&mut proc, &mut sides, settings, &mut paired) {
+                        Ok(()) => recheck(&mut sides),
+                        Err(Stop::Failed(f)) => sides[1].fail(f),
+                        Err(Stop::HostGone) => return Err(host_gone()),
+                    }
+                }
+                finish(proc, &mut sides);
+            }
+            Err(Stop::Failed(f)) => {
+                for s in sides.iter_mut() {
+                    s.fail(f.clone());
+                }
+            }
+            Err(Stop::HostGone) => return Err(host_gone()),
+        }
+    }
+    // The ratio stands unless a side failed outright (an unstable side keeps it, flagged).
+    let failed =
+        |s: &Side<'_>| s.report.failure.as_ref().is_some_and(|f| f.kind != FailureKind::UnstableTiming);
+    if sides.iter().any(failed) {
+        paired.ratio = None;
+    }
+    let candidate = sides.pop().expect("two sides").report;
+    let baseline = sides.pop().expect("two sides").report;
+    paired.baseline = baseline;
+    paired.candidate = candidate;
+    Ok(paired)
+}
+
+/// The pairing loop: attempts until both sides are stable or the attempts run out.
+fn pair(
+    proc: &mut Proc,
+    sides: &mut [Side<'_>],
+    settings: &PairedSettings,
+    out: &mut PairedReport,
+) -> Result<(), Stop> {
+    let t = sides[0].settings;
+    let warm: Vec<u8> = (0..t.warmup).flat_map(|_| [0u8, 1]).collect();
+    warm_up(proc, sides, warm)?;
+    let attempts = settings.attempts.max(1);
+    for attempt in 1..=attempts {
+        let mut rng =
+            Rng::new(settings.order_seed ^ u64::from(attempt - 1).wrapping_mul(0x9e37_79b9_7f4a_7c15));
+        let started = Instant::now();
+        let budget = Duration::from_millis(t.budget_ms);
+        let mut pairs: Vec<PairSample> = Vec::new();
+        let stop = loop {
+            let ratios: Vec<f64> = pairs.iter().map(ratio).collect();
+            let (median, rse, _, _) = stats::ratio_stats(&ratios, 0, settings.confidence, 0);
+            if let Some(r) = stop_reason(pairs.len(), rse, &t, started) {
+                break r;
+            }
+            let per_pair = pairs.iter().map(|p| (p.baseline_ns + p.candidate_ns) as f64).sum::<f64>()
+                / pairs.len().max(1) as f64;
+            let left = budget.saturating_sub(started.elapsed());
+            let k = batch_size(
+                pairs.len(),
+                &t,
+                if median.is_nan() { 0.0 } else { per_pair },
+                left.as_nanos() as f64,
+            );
+            let mut order = Vec::with_capacity(2 * k);
+            let mut firsts = Vec::with_capacity(k);
+            for _ in 0..k {
+                let baseline_first = rng.coin();
+                firsts.push(baseline_first);
+                order.extend(if baseline_first { [0u8, 1] } else { [1u8, 0] });
+            }
+            let timeout = left + proc.exec_limit.saturating_mul(2);
+            let ns =
+                match proc.request(&Cmd::Sample { order, cold: t.cold_cache }, timeout, &programs(sides))? {
+                    Reply::Samples { ns } => ns,
+                    other => return Err(Stop::Failed(garbled(format!("{other:?}")))),
+                };
+            for (pair_ns, &baseline_first) in ns.chunks_exact(2).zip(&firsts) {
+                let (b, c) = if baseline_first { (pair_ns[0], pair_ns[1]) } else { (pair_ns[1], pair_ns[0]) };
+                pairs.push(PairSample { baseline_ns: b, candidate_ns: c, baseline_first });
+            }
+        };
+        let base: Vec<u64> = pairs.iter().map(|p| p.baseline_ns).collect();
+        let cand: Vec<u64> = pairs.iter().map(|p| p.candidate_ns).collect();
+        let (bt, ct) = (timing(base, &t, stop), timing(cand, &t, stop));
+        let stable = bt.stats.cv <= settings.max_cv && ct.stats.cv <= settings.max_cv;
+        if !stable {
+            let line = format!(
+                "paired attempt {attempt} of {attempts} unstable: cv baseline {:.3}, candidate {:.3}, limit {}",
+                bt.stats.cv, ct.stats.cv, settings.max_cv
+            );
+            for side in sides.iter_mut() {
+                side.report.log.push(log(LogLevel::Warn, line.clone()));
+            }
+        }
+        let ratios: Vec<f64> = pairs.iter().map(ratio).collect();
+        let (median, rse, lo, hi) = stats::ratio_stats(
+            &ratios,
+            settings.bootstrap_resamples,
+            settings.confidence,
+            settings.order_seed,
+        );
+        out.ratio =
+            Some(RatioStats { median, ci_low: lo, ci_high: hi, confidence: settings.confidence, rse });
+        out.pairs = pairs;
+        out.stable = stable;
+        out.attempts = attempt;
+        out.stop = stop;
+        for (side, tm) in sides.iter_mut().zip([bt, ct]) {
+            side.report.timing = Some(tm);
+        }
+        if stable {
+            break;
+        }
+    }
+    let cvs: Vec<f64> = sides.iter().map(|s| s.report.timing.as_ref().map_or(0.0, |t| t.stats.cv)).collect();
+    if !out.stable {
+        for (i, side) in sides.iter_mut().enumerate() {
+            if cvs[i] > settings.max_cv {
+                side.fail(Failure {
+                    kind: FailureKind::UnstableTiming,
+                    evidence: format!(
+                        "coefficient of variation {:.3} above {} after {} attempt(s)",
+                        cvs[i], settings.max_cv, out.attempts
+                    ),
+                });
+            }
+        }
+    }
+    if let Some(r) = &out.ratio {
+        if r.median > SUSPICIOUS_SPEEDUP {
+            sides[1].report.log.push(log(
+                LogLevel::Warn,
+                format!("speedup {:.2} is above {SUSPICIOUS_SPEEDUP}: flagged for review", r.median),
+            ));
+        }
+    }
+    for p in 0..sides.len() {
+        let median = sides[p].report.timing.as_ref().map_or(0.0, |t| t.stats.median_ns);
+        sides[p].report.counters = count(proc, sides, p, median)?;
+    }
+    Ok(())
+}
+
+fn ratio(p: &PairSample) -> f64 {
+    p.baseline_ns as f64 / p.candidate_ns.max(1) as f64
 }

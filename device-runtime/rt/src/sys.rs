@@ -1,5 +1,6 @@
 //! The few operating-system services the runtime needs, behind checked wrappers: the page size,
-//! anonymous page-aligned memory mappings with page protections, and read-only file mappings.
+//! anonymous page-aligned memory mappings (private or shared with child processes) with page
+//! protections, read-only file mappings, pipes, and the monotonic clock.
 //!
 //! What it must keep true: a [`Mapping`] owns exactly the pages it mapped and unmaps them once,
 //! on drop; every protection change is checked to lie inside the mapping and on page
@@ -8,7 +9,7 @@
 
 use std::fs::File;
 use std::io;
-use std::os::fd::AsRawFd;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::ptr::NonNull;
 use std::sync::OnceLock;
 
@@ -86,6 +87,25 @@ impl Mapping {
                 len,
                 libc::PROT_READ | libc::PROT_WRITE,
                 libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+                -1,
+                0,
+            )
+        };
+        Mapping::from_mmap(p, len)
+    }
+
+    /// `len` bytes (whole pages, at least one) of zeroed read-write memory shared with the
+    /// child processes forked after this call: what either side writes, the other sees.
+    pub fn shared(len: usize) -> io::Result<Mapping> {
+        let len = page_round_up(len.max(1))
+            .ok_or_else(|| io::Error::new(io::ErrorKind::OutOfMemory, "mapping size overflows"))?;
+        // SAFETY: a new anonymous shared mapping touches no existing memory.
+        let p = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_SHARED | libc::MAP_ANONYMOUS,
                 -1,
                 0,
             )
@@ -175,6 +195,94 @@ impl Drop for Mapping {
         // SAFETY: exactly the pages mapped in the constructor. A failure cannot be handled in a
         // destructor and only leaks address space.
         unsafe { libc::munmap(self.ptr.as_ptr().cast(), self.len) };
+    }
+}
+
+/// A pipe: (read end, write end), both close-on-exec.
+pub fn pipe() -> io::Result<(OwnedFd, OwnedFd)> {
+    let mut fds = [0 as libc::c_int; 2];
+    // SAFETY: `fds` has room for the two descriptors pipe2 writes.
+    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: both descriptors are new and owned by nobody else.
+    Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
+}
+
+/// Writes all of `bytes` to `fd` (retrying on interruption and short writes).
+pub fn write_all(fd: RawFd, mut bytes: &[u8]) -> io::Result<()> {
+    while !bytes.is_empty() {
+        // SAFETY: `bytes` is a valid buffer of the length passed.
+        let n = unsafe { libc::write(fd, bytes.as_ptr().cast(), bytes.len()) };
+        if n < 0 {
+            let e = io::Error::last_os_error();
+            if e.kind() == io::ErrorKind::Interrupted {
+                continue;
+            }
+            return Err(e);
+        }
+        bytes = &bytes[n as usize..];
+    }
+    Ok(())
+}
+
+/// Fills `buf` from `fd`; `Ok(false)` when the stream ends first.
+pub fn read_exact(fd: RawFd, buf: &mut [u8]) -> io::Result<bool> {
+    let mut at = 0;
+    while at < buf.len() {
+        // SAFETY: the rest of `buf` is a valid, writable buffer of the length passed.
+        let n = unsafe { libc::read(fd, buf[at..].as_mut_ptr().cast(), buf.len() - at) };
+        match n {
+            0 => return Ok(false),
+            n if n < 0 => {
+                let e = io::Error::last_os_error();
+                if e.kind() != io::ErrorKind::Interrupted {
+                    return Err(e);
+                }
+            }
+            n => at += n as usize,
+        }
+    }
+    Ok(true)
+}
+
+/// `CLOCK_MONOTONIC` in nanoseconds.
+#[inline]
+pub fn monotonic_ns() -> u64 {
+    let mut t = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: a valid timespec; CLOCK_MONOTONIC always exists on Linux.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut t) };
+    t.tv_sec as u64 * 1_000_000_000 + t.tv_nsec as u64
+}
+
+/// An alternate signal stack for the calling thread, so that a signal handler can run after a
+/// stack overflow. Keep the guard as long as the thread runs code that may fault; dropping it
+/// (on the thread that installed it) switches the alternate stack off before unmapping it.
+#[derive(Debug)]
+pub struct AltStack {
+    _map: Mapping,
+}
+
+impl AltStack {
+    /// Bytes of alternate stack: room for the runtime's handlers, whatever `SIGSTKSZ` is.
+    pub const BYTES: usize = 64 << 10;
+
+    pub fn install() -> io::Result<AltStack> {
+        let map = Mapping::anonymous(AltStack::BYTES)?;
+        let st = libc::stack_t { ss_sp: map.as_ptr().cast(), ss_flags: 0, ss_size: map.len() };
+        // SAFETY: the stack is a live read-write mapping owned by the returned guard.
+        if unsafe { libc::sigaltstack(&st, std::ptr::null_mut()) } != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(AltStack { _map: map })
+    }
+}
+
+impl Drop for AltStack {
+    fn drop(&mut self) {
+        let st = libc::stack_t { ss_sp: std::ptr::null_mut(), ss_flags: libc::SS_DISABLE, ss_size: 0 };
+        // SAFETY: disabling the calling thread's alternate stack has no memory preconditions.
+        unsafe { libc::sigaltstack(&st, std::ptr::null_mut()) };
     }
 }
 

@@ -1,13 +1,32 @@
 //! Every operator of the corpus, lowered with both schedules and compiled by clang for this
 //! machine (`host` profile), packed into a payload, loaded by the runtime's own ELF loader and
-//! run in-process on its thread pool: every output of every seed matches the reference
-//! interpreter.
+//! run in a kernel process under the system-call filter, on its thread pool: every output of
+//! every seed matches the reference interpreter.
 
 mod common;
 
 use ekb_rt::run::{run_payload, RunOptions};
-use ekb_wire::payload::Payload;
-use ekb_wire::protocol::PayloadId;
+use ekb_rt::store::LoadedPayload;
+use ekb_wire::protocol::{PayloadId, RunReport, TimingOverrides};
+
+/// Options that time each payload with a single sample (correctness is what these tests check).
+fn quick(threads: usize) -> RunOptions {
+    RunOptions {
+        threads,
+        timing: TimingOverrides {
+            warmup: Some(0),
+            min_samples: Some(1),
+            max_samples: Some(1),
+            ..TimingOverrides::default()
+        },
+        ..RunOptions::default()
+    }
+}
+
+fn run(id: u64, bytes: &[u8], options: &RunOptions) -> RunReport {
+    let p = LoadedPayload::from_bytes(PayloadId(id), bytes).unwrap();
+    run_payload(&p, &[(p.mapping().addr(), p.mapping().len())], options).unwrap()
+}
 
 #[test]
 fn every_corpus_payload_runs_correctly_through_the_loader() {
@@ -17,17 +36,11 @@ fn every_corpus_payload_runs_correctly_through_the_loader() {
     let mut failures = Vec::new();
     for (i, (name, path)) in payloads.iter().enumerate() {
         let bytes = std::fs::read(path).unwrap();
-        let view = Payload::parse(&bytes).unwrap();
-        let options = RunOptions { threads: 3, ..RunOptions::default() };
-        match run_payload(PayloadId(i as u64), &view, &options) {
-            Err(e) => failures.push(format!("{name}: {} {}", e.kind, e.message)),
-            Ok(r) => {
-                assert_eq!(r.seeds.len(), ekb_e2e::SEEDS.len(), "{name}");
-                assert_eq!(r.threads, 3);
-                if !r.is_correct() {
-                    failures.push(format!("{name}: {:?}", r.failure));
-                }
-            }
+        let r = run(i as u64, &bytes, &quick(3));
+        assert_eq!(r.seeds.len(), ekb_e2e::SEEDS.len(), "{name}");
+        assert_eq!(r.threads, 3);
+        if !r.is_correct() {
+            failures.push(format!("{name}: {:?}", r.failure));
         }
     }
     assert!(failures.is_empty(), "{} failures:\n{}", failures.len(), failures.join("\n"));
@@ -47,8 +60,7 @@ fn a_wrong_expected_value_is_a_correctness_failure_naming_the_element() {
             values[5] += 1e-2;
         }
     });
-    let view = Payload::parse(&bytes).unwrap();
-    let r = run_payload(PayloadId(7), &view, &RunOptions::default()).unwrap();
+    let r = run(7, &bytes, &quick(0));
     assert!(!r.is_correct());
     assert!(r.seeds[0].ok() && !r.seeds[1].ok() && r.seeds[2].ok());
     let o = &r.seeds[1].outputs[0];
@@ -84,8 +96,7 @@ ekb_k_over:
         "x86_64-unknown-linux-gnu",
     );
     let bytes = common::elementwise_payload(object, "over", 4, &[1], |x| x);
-    let view = Payload::parse(&bytes).unwrap();
-    let r = run_payload(PayloadId(0), &view, &RunOptions::default()).unwrap();
+    let r = run(0, &bytes, &quick(0));
     assert!(r.seeds[0].ok(), "the outputs themselves are right: {:?}", r.seeds);
     let f = r.failure.unwrap();
     assert_eq!(

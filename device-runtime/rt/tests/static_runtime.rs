@@ -7,7 +7,7 @@
 
 mod common;
 
-use ekb_wire::protocol::{decode_message, split_frames, ErrorKind, Response};
+use ekb_wire::protocol::{decode_message, split_frames, CounterReading, ErrorKind, Response};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -31,7 +31,7 @@ fn run_corpus(
     relocations: &[&str],
     payloads: &[(String, PathBuf)],
     dir: &Path,
-) {
+) -> Vec<Response> {
     let report = dir.join("report.ekr");
     let mut cmd = match runner {
         Some(r) => {
@@ -41,7 +41,16 @@ fn run_corpus(
         }
         None => Command::new(runtime),
     };
-    cmd.arg("run").args(payloads.iter().map(|p| &p.1)).arg("--out").arg(&report).args(["--threads", "2"]);
+    cmd.arg("run").args(payloads.iter().map(|p| &p.1)).arg("--out").arg(&report).args([
+        "--threads",
+        "2",
+        "--warmup",
+        "0",
+        "--min-samples",
+        "1",
+        "--max-samples",
+        "2",
+    ]);
     let out = run(&mut cmd);
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{}\n{stdout}\n{}", out.status, String::from_utf8_lossy(&out.stderr));
@@ -77,6 +86,7 @@ fn run_corpus(
         let used = logs.contains(&format!("[{r} x")) || logs.contains(&format!(", {r} x"));
         assert!(used, "no payload used {r}:\n{logs}");
     }
+    responses
 }
 
 /// A payload whose aarch64 kernel is hand-written: `y[i] = x[i] + 1` for 4 elements, the 1.0
@@ -154,13 +164,39 @@ fn the_aarch64_runtime_runs_the_corpus_under_qemu() {
     let relocations =
         [&relocations[..], &["R_AARCH64_CALL26", "R_AARCH64_JUMP26", "R_AARCH64_LDST32_ABS_LO12_NC"][..]]
             .concat();
-    run_corpus(&runtime, Some("qemu-aarch64"), "aarch64", &relocations, &payloads, &dir);
+    let responses = run_corpus(&runtime, Some("qemu-aarch64"), "aarch64", &relocations, &payloads, &dir);
+    // Under qemu-user there is no system-call filter and no perf_event_open: every report says so.
+    for r in &responses[1..] {
+        let Response::RunReport(r) = r else { panic!("{r:?}") };
+        assert!(
+            r.log.iter().any(|l| l
+                .message
+                .starts_with("isolation unavailable: seccomp not supported under qemu-user")),
+            "{:?}",
+            r.log
+        );
+        assert_eq!(r.counters.len(), 9);
+        for c in &r.counters {
+            match &c.reading {
+                CounterReading::Unavailable { reason } => {
+                    assert!(reason.contains("qemu-user does not emulate perf_event_open"), "{reason}")
+                }
+                other => panic!("{}: {other:?}", c.name),
+            }
+        }
+    }
     // Under qemu-user, `info` says so.
     let json = run(Command::new("qemu-aarch64").arg(&runtime).args(["info", "--json"])).stdout;
     let v: serde_json::Value = serde_json::from_slice(&json).unwrap();
     assert_eq!(v["arch"], "aarch64");
     let emulation = v["emulation"].as_str().unwrap();
     assert!(emulation.starts_with("qemu-user (") && emulation.contains("qemu-aarch64"), "{emulation}");
+    let reason = v["isolation"]["Unavailable"]["reason"].as_str().unwrap();
+    assert!(reason.contains("seccomp not supported under qemu-user"), "{reason}");
+    let cycles = &v["counters"][0];
+    assert_eq!(cycles["name"], "cycles");
+    let reason = cycles["availability"]["Unavailable"]["reason"].as_str().unwrap();
+    assert!(reason.contains("qemu-user does not emulate perf_event_open"), "{reason}");
 }
 
 #[test]
@@ -171,7 +207,16 @@ fn the_x86_64_static_runtime_runs_the_corpus_and_reports_bad_payloads() {
     let dir = common::work_dir("corpus-static-x86_64");
     let payloads = common::corpus_payloads("host", &dir);
     let relocations = ["R_X86_64_PC32", "R_X86_64_GOTPCRELX", "R_X86_64_REX_GOTPCRELX"];
-    run_corpus(&runtime, None, "x86_64", &relocations, &payloads, &dir);
+    let responses = run_corpus(&runtime, None, "x86_64", &relocations, &payloads, &dir);
+    // Natively the static runtime isolates every run under the system-call filter.
+    for r in &responses[1..] {
+        let Response::RunReport(r) = r else { panic!("{r:?}") };
+        assert!(
+            r.log.iter().any(|l| l.message.contains("under a system-call filter (seccomp)")),
+            "{:?}",
+            r.log
+        );
+    }
 
     // A corrupt payload between two good ones: an error frame in its place, the others still
     // run, exit status 1.
@@ -212,4 +257,5 @@ fn the_x86_64_static_runtime_runs_the_corpus_and_reports_bad_payloads() {
     assert_eq!(v["arch"], "x86_64");
     assert!(v["cores"].as_u64().unwrap() >= 1 && v["page_size"].as_u64().unwrap() >= 4096);
     assert!(v["emulation"].is_null());
+    assert_eq!(v["isolation"], "Available", "native x86_64 runs kernels under seccomp");
 }

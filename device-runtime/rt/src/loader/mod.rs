@@ -143,6 +143,20 @@ impl LoadedObject {
         &self.summary
     }
 
+    /// The entry symbol at or before `addr` in this object's code and the offset from it
+    /// (attributing a faulting program counter to a kernel); `None` outside the code.
+    pub fn symbolize(&self, addr: usize) -> Option<(&str, usize)> {
+        if !self.code_range().contains(&addr) {
+            return None;
+        }
+        let off = addr - self.map.addr();
+        self.entries
+            .iter()
+            .filter(|(_, o)| *o <= off)
+            .max_by_key(|(_, o)| *o)
+            .map(|(n, o)| (n.as_str(), off - o))
+    }
+
     /// The address range of the mapped code, for diagnostics (attributing a faulting address
     /// to the kernel).
     pub fn code_range(&self) -> std::ops::Range<usize> {

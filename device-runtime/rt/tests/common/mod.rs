@@ -259,3 +259,153 @@ pub fn elementwise_payload(
     };
     pb.finish(&manifest).unwrap()
 }
+
+/// Compiles hand-written LLVM IR for the `host` profile with the CPU adapter's compiler
+/// (which checks the object against the kernel ABI).
+pub fn compile_ir(ir: &str) -> Vec<u8> {
+    let target = TargetProfile::load("host").unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let obj = dir.path().join("k.o");
+    ekb_llvm::compile(ir, &target, &obj).unwrap_or_else(|d| panic!("{d}\n{ir}"));
+    std::fs::read(obj).unwrap()
+}
+
+/// [`elementwise_payload`] with the manifest changed by `tweak` before the payload is written.
+pub fn elementwise_payload_with(
+    object: Vec<u8>,
+    task: &str,
+    n: u64,
+    seeds: &[u64],
+    f: impl Fn(f32) -> f32,
+    tweak: impl FnOnce(&mut Manifest),
+) -> Vec<u8> {
+    let bytes = elementwise_payload(object, task, n, seeds, f);
+    let view = ekb_wire::payload::Payload::parse(&bytes).unwrap();
+    let mut manifest = view.manifest().clone();
+    tweak(&mut manifest);
+    let mut pb = PayloadBuilder::new();
+    for i in 0..view.blob_count() {
+        let b = view.blob(i as u32).unwrap();
+        pb.add_blob(b.kind, b.data.to_vec());
+    }
+    pb.finish(&manifest).unwrap()
+}
+
+/// A client of `ekb-rt serve` over pipes: the runtime as a child process.
+pub struct Client {
+    pub child: std::process::Child,
+    stdin: Option<std::process::ChildStdin>,
+    stdout: Option<std::process::ChildStdout>,
+    decoder: ekb_wire::protocol::FrameDecoder,
+    pending: Vec<Vec<u8>>,
+}
+
+impl Client {
+    /// Starts `runtime serve` (the binary under test unless given).
+    pub fn start(runtime: &Path, args: &[&str]) -> Client {
+        let mut child = Command::new(runtime)
+            .arg("serve")
+            .args(args)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::inherit())
+            .spawn()
+            .unwrap();
+        let stdin = child.stdin.take();
+        let stdout = child.stdout.take();
+        Client { child, stdin, stdout, decoder: ekb_wire::protocol::FrameDecoder::new(), pending: Vec::new() }
+    }
+
+    /// Writes raw bytes to the runtime.
+    pub fn send_raw(&mut self, bytes: &[u8]) {
+        use std::io::Write;
+        let stdin = self.stdin.as_mut().expect("stdin is open");
+        stdin.write_all(bytes).unwrap();
+        stdin.flush().unwrap();
+    }
+
+    pub fn send(&mut self, r: &ekb_wire::protocol::Request) {
+        self.send_raw(&ekb_wire::protocol::encode_frame(r).unwrap());
+    }
+
+    /// The next response; panics if the stream ends first.
+    pub fn recv(&mut self) -> ekb_wire::protocol::Response {
+        self.try_recv().expect("the runtime closed its output")
+    }
+
+    /// The next response, or `None` at the end of the stream.
+    pub fn try_recv(&mut self) -> Option<ekb_wire::protocol::Response> {
+        use std::io::Read;
+        loop {
+            if !self.pending.is_empty() {
+                let body = self.pending.remove(0);
+                return Some(ekb_wire::protocol::decode_message(&body).unwrap());
+            }
+            let mut buf = [0u8; 65536];
+            let n = self.stdout.as_mut().expect("stdout is open").read(&mut buf).unwrap();
+            if n == 0 {
+                return None;
+            }
+            let mut rest = &buf[..n];
+            while !rest.is_empty() {
+                if let Some(body) = self.decoder.decode(&mut rest).unwrap() {
+                    self.pending.push(body);
+                }
+            }
+        }
+    }
+
+    /// Sends `r` and returns the response.
+    pub fn call(&mut self, r: &ekb_wire::protocol::Request) -> ekb_wire::protocol::Response {
+        self.send(r);
+        self.recv()
+    }
+
+    /// `Hello` for protocol version 1.
+    pub fn hello(&mut self) {
+        let ack = self.call(&ekb_wire::protocol::Request::Hello {
+            min_version: 1,
+            max_version: 1,
+            client: "tests".into(),
+            client_version: "0".into(),
+        });
+        assert!(matches!(ack, ekb_wire::protocol::Response::HelloAck { version: 1, .. }), "{ack:?}");
+    }
+
+    /// Loads `payload` and returns its id.
+    pub fn load(&mut self, payload: &[u8]) -> ekb_wire::protocol::PayloadId {
+        match self.call(&ekb_wire::protocol::Request::Load { payload: payload.to_vec() }) {
+            ekb_wire::protocol::Response::Loaded { payload, .. } => payload,
+            other => panic!("{other:?}"),
+        }
+    }
+
+    /// Closes the runtime's input.
+    pub fn close_input(&mut self) {
+        self.stdin = None;
+    }
+
+    /// Stops reading the runtime's output (closes the pipe's read end).
+    pub fn close_output(&mut self) {
+        self.stdout = None;
+    }
+
+    /// Waits for the runtime to exit (at most 20 s).
+    pub fn wait(&mut self) -> std::process::ExitStatus {
+        for _ in 0..2000 {
+            if let Some(s) = self.child.try_wait().unwrap() {
+                return s;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        let _ = self.child.kill();
+        panic!("the runtime did not exit");
+    }
+}
+
+impl Drop for Client {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}

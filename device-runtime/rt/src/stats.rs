@@ -1,0 +1,205 @@
+//! Statistics of timing samples and of paired ratios, as the evaluation protocol defines them
+//! (`docs/runtime.md`, measurement).
+//!
+//! - Percentiles interpolate linearly between order statistics: the `q`-quantile of sorted
+//!   `x[0..n]` is `x[h] + (h - floor h)(x[floor h + 1] - x[floor h])` with `h = q (n - 1)`
+//!   (numpy's default). The median is the 0.5-quantile.
+//! - `cv` is the sample standard deviation (divisor `n - 1`) over the mean.
+//! - `rse` is the relative standard error of the **median**, distribution-free: the ranks
+//!   `j = floor(n/2 - z sqrt(n)/2)` and `k = ceil(n/2 + z sqrt(n)/2)` (1-based, clamped to
+//!   `1..=n`) bracket the median with about 95% confidence (`z = 1.96`, the binomial order-
+//!   statistic interval), so `se = (x_k - x_j) / (2z)` and `rse = se / median`. Timing
+//!   samples are skewed (a long right tail of interruptions), where the normal-theory
+//!   `1.2533 s / sqrt(n)` would overstate the error of the median; fewer than 2 samples have an
+//!   infinite `rse`.
+//! - The bootstrap interval of the median ratio resamples the pairs with replacement and takes
+//!   the percentile interval of the resampled medians, with a seeded SplitMix64, so a report is
+//!   reproducible from its seed.
+//!
+//! What it must keep true: every function is pure, takes samples in any order and never
+//! panics on empty input (empty statistics are NaN, an empty `rse` infinite).
+
+use ekb_wire::protocol::Stats;
+use ekb_wire::seeded::mix64;
+
+/// `z` of a two-sided 95% normal interval.
+const Z95: f64 = 1.959_963_984_540_054;
+
+/// The `q`-quantile of sorted `x` by linear interpolation (NaN for empty `x`).
+pub fn quantile(sorted: &[f64], q: f64) -> f64 {
+    match sorted.len() {
+        0 => f64::NAN,
+        1 => sorted[0],
+        n => {
+            let h = q.clamp(0.0, 1.0) * (n - 1) as f64;
+            let lo = h.floor() as usize;
+            let hi = (lo + 1).min(n - 1);
+            sorted[lo] + (h - lo as f64) * (sorted[hi] - sorted[lo])
+        }
+    }
+}
+
+/// The relative standard error of the median of sorted `x` (see the module notes).
+pub fn median_rse(sorted: &[f64]) -> f64 {
+    let n = sorted.len();
+    if n < 2 {
+        return f64::INFINITY;
+    }
+    let half = Z95 * (n as f64).sqrt() / 2.0;
+    let j = ((n as f64 / 2.0 - half).floor() as usize).clamp(1, n);
+    let k = ((n as f64 / 2.0 + half).ceil() as usize).clamp(1, n);
+    let median = quantile(sorted, 0.5);
+    let se = (sorted[k - 1] - sorted[j - 1]) / (2.0 * Z95);
+    if median == 0.0 {
+        return if se == 0.0 { 0.0 } else { f64::INFINITY };
+    }
+    (se / median).abs()
+}
+
+fn sorted(values: impl Iterator<Item = f64>) -> Vec<f64> {
+    let mut v: Vec<f64> = values.collect();
+    v.sort_by(f64::total_cmp);
+    v
+}
+
+/// Statistics of samples in nanoseconds.
+pub fn summarize(samples_ns: &[u64]) -> Stats {
+    let x = sorted(samples_ns.iter().map(|&s| s as f64));
+    let n = x.len();
+    let mean = if n == 0 { f64::NAN } else { x.iter().sum::<f64>() / n as f64 };
+    let cv = if n < 2 {
+        0.0
+    } else {
+        let var = x.iter().map(|v| (v - mean) * (v - mean)).sum::<f64>() / (n - 1) as f64;
+        if mean == 0.0 {
+            0.0
+        } else {
+            var.sqrt() / mean
+        }
+    };
+    Stats {
+        median_ns: quantile(&x, 0.5),
+        min_ns: x.first().copied().unwrap_or(f64::NAN),
+        mean_ns: mean,
+        p10_ns: quantile(&x, 0.1),
+        p90_ns: quantile(&x, 0.9),
+        cv,
+        rse: median_rse(&x),
+    }
+}
+
+/// A seeded SplitMix64 stream.
+#[derive(Debug, Clone)]
+pub struct Rng(u64);
+
+impl Rng {
+    pub fn new(seed: u64) -> Rng {
+        Rng(seed)
+    }
+
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        mix64(self.0)
+    }
+
+    /// Uniform in `0..n` (`n > 0`), by multiply-shift.
+    pub fn below(&mut self, n: usize) -> usize {
+        ((u128::from(self.next_u64()) * n as u128) >> 64) as usize
+    }
+
+    pub fn coin(&mut self) -> bool {
+        self.next_u64() >> 63 == 1
+    }
+}
+
+/// Median, relative standard error and bootstrap percentile interval (at `confidence`, with
+/// `resamples` resamples seeded by `seed`) of `ratios`.
+pub fn ratio_stats(ratios: &[f64], resamples: u32, confidence: f64, seed: u64) -> (f64, f64, f64, f64) {
+    let x = sorted(ratios.iter().copied());
+    let median = quantile(&x, 0.5);
+    let rse = median_rse(&x);
+    if x.is_empty() || resamples == 0 {
+        return (median, rse, median, median);
+    }
+    let mut rng = Rng::new(seed);
+    let mut scratch = vec![0.0; x.len()];
+    let mut medians = Vec::with_capacity(resamples as usize);
+    for _ in 0..resamples {
+        for s in scratch.iter_mut() {
+            *s = x[rng.below(x.len())];
+        }
+        scratch.sort_by(f64::total_cmp);
+        medians.push(quantile(&scratch, 0.5));
+    }
+    medians.sort_by(f64::total_cmp);
+    let tail = (1.0 - confidence.clamp(0.0, 1.0)) / 2.0;
+    (median, rse, quantile(&medians, tail), quantile(&medians, 1.0 - tail))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quantiles_interpolate_between_order_statistics() {
+        let x = [1.0, 2.0, 3.0, 4.0];
+        assert_eq!(quantile(&x, 0.5), 2.5);
+        assert_eq!(quantile(&x, 0.0), 1.0);
+        assert_eq!(quantile(&x, 1.0), 4.0);
+        // h = 0.1 * 3 = 0.3: 1 + 0.3 * 1.
+        assert!((quantile(&x, 0.1) - 1.3).abs() < 1e-12);
+        assert!((quantile(&x, 0.9) - 3.7).abs() < 1e-12);
+        assert!(quantile(&[], 0.5).is_nan());
+        assert_eq!(quantile(&[7.0], 0.9), 7.0);
+    }
+
+    #[test]
+    fn summary_of_hand_computed_samples() {
+        // Samples in any order: sorted 10, 20, 30, 40, 100.
+        let s = summarize(&[40, 10, 100, 30, 20]);
+        assert_eq!(s.median_ns, 30.0);
+        assert_eq!(s.min_ns, 10.0);
+        assert_eq!(s.mean_ns, 40.0);
+        assert!((s.p10_ns - 14.0).abs() < 1e-9, "{}", s.p10_ns);
+        assert!((s.p90_ns - 76.0).abs() < 1e-9, "{}", s.p90_ns);
+        // Deviations -30 -20 -10 0 60: sum of squares 5000, / 4 = 1250.
+        assert!((s.cv - 1250f64.sqrt() / 40.0).abs() < 1e-12);
+        // n = 5: half-width 1.96 * sqrt(5) / 2 = 2.19; j = floor(0.31) -> 1, k = ceil(4.69) = 5.
+        assert!((s.rse - (100.0 - 10.0) / (2.0 * Z95) / 30.0).abs() < 1e-12, "{}", s.rse);
+    }
+
+    #[test]
+    fn rse_shrinks_with_more_samples_and_vanishes_for_constant_ones() {
+        assert_eq!(summarize(&[5; 50]).rse, 0.0);
+        assert_eq!(summarize(&[5; 50]).cv, 0.0);
+        assert_eq!(summarize(&[5]).rse, f64::INFINITY);
+        let spread = |n: u64| (0..n).map(|i| 1000 + (i * 7919) % 100).collect::<Vec<_>>();
+        let (small, large) = (summarize(&spread(20)).rse, summarize(&spread(2000)).rse);
+        assert!(large < small / 4.0, "{small} {large}");
+        assert!(summarize(&[]).median_ns.is_nan());
+    }
+
+    #[test]
+    fn bootstrap_intervals_bracket_the_median_and_are_reproducible() {
+        let ratios: Vec<f64> = (0..200).map(|i| 2.0 + ((i * 37) % 21) as f64 / 100.0 - 0.1).collect();
+        let (m, rse, lo, hi) = ratio_stats(&ratios, 1000, 0.95, 42);
+        assert!((m - 2.0).abs() < 0.011, "{m}");
+        assert!(lo <= m && m <= hi && hi - lo < 0.05, "{lo} {m} {hi}");
+        assert!(rse > 0.0 && rse < 0.01, "{rse}");
+        assert_eq!(ratio_stats(&ratios, 1000, 0.95, 42), (m, rse, lo, hi));
+        // Constant ratios: a degenerate interval.
+        assert_eq!(ratio_stats(&[1.5; 10], 100, 0.95, 1), (1.5, 0.0, 1.5, 1.5));
+    }
+
+    #[test]
+    fn the_rng_is_uniform_enough_for_coin_flips_and_indices() {
+        let mut r = Rng::new(7);
+        let heads = (0..10_000).filter(|_| r.coin()).count();
+        assert!((4_800..5_200).contains(&heads), "{heads}");
+        let mut seen = [0u32; 10];
+        for _ in 0..10_000 {
+            seen[r.below(10)] += 1;
+        }
+        assert!(seen.iter().all(|&c| (900..1_100).contains(&c)), "{seen:?}");
+    }
+}

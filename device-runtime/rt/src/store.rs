@@ -1,0 +1,135 @@
+//! Payloads loaded into the runtime: the validated file kept in a mapping of its own, its
+//! manifest, its blob table and its linked code.
+//!
+//! A [`LoadedPayload`] is what a session's `Load` creates and what `Run` and `PairedRun` use;
+//! the offline `run` command makes one per payload file. Its bytes live in one page-aligned
+//! mapping ([`LoadedPayload::mapping`]) so that the process that runs kernels can unmap it
+//! whole: the expected outputs are blobs of that file and must never be reachable by kernel
+//! code (`docs/runtime.md`, isolation).
+//!
+//! What it must keep true: a `LoadedPayload` exists only for a payload that passed
+//! `Payload::parse` and whose code linked, so the manifest's indices are valid and every blob
+//! region lies inside the mapping; the mapping is never written after it is filled.
+
+use crate::program::{Program, ProgramError};
+use crate::sys::{Mapping, Protection};
+use ekb_wire::payload::{BlobEntry, Manifest, Payload, PayloadError};
+use ekb_wire::protocol::{ErrorKind, PayloadId};
+use std::fmt;
+
+/// Why a payload could not be loaded, as the protocol's error answer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LoadFailure {
+    pub kind: ErrorKind,
+    pub message: String,
+}
+
+impl fmt::Display for LoadFailure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.kind, self.message)
+    }
+}
+
+impl From<PayloadError> for LoadFailure {
+    fn from(e: PayloadError) -> LoadFailure {
+        LoadFailure { kind: ErrorKind::PayloadInvalid, message: e.to_string() }
+    }
+}
+
+impl From<ProgramError> for LoadFailure {
+    fn from(e: ProgramError) -> LoadFailure {
+        let kind = match e {
+            ProgramError::Backend(_) => ErrorKind::Unsupported,
+            ProgramError::Load { .. } | ProgramError::MissingEntry { .. } => ErrorKind::LoadFailed,
+        };
+        LoadFailure { kind, message: e.to_string() }
+    }
+}
+
+/// A validated, linked payload.
+#[derive(Debug)]
+pub struct LoadedPayload {
+    id: PayloadId,
+    map: Mapping,
+    /// Length of the file (the mapping may be longer: whole pages).
+    len: usize,
+    blobs: Vec<BlobEntry>,
+    program: Program,
+}
+
+impl LoadedPayload {
+    /// Validates `bytes`, copies them into a read-only mapping of their own and links the code.
+    pub fn from_bytes(id: PayloadId, bytes: &[u8]) -> Result<LoadedPayload, LoadFailure> {
+        // Validate before allocating in proportion to the (possibly hostile) length.
+        Payload::parse(bytes)?;
+        let system = |e: std::io::Error| LoadFailure {
+            kind: ErrorKind::Internal,
+            message: format!("cannot map {} bytes for the payload: {e}", bytes.len()),
+        };
+        let map = Mapping::anonymous(bytes.len()).map_err(system)?;
+        // SAFETY: a fresh read-write mapping of at least `bytes.len()` bytes, not aliased.
+        unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), map.as_ptr(), bytes.len()) };
+        map.protect(0, map.len(), Protection::Read).map_err(system)?;
+        LoadedPayload::link(id, map, bytes.len())
+    }
+
+    /// Maps the payload file at `path` read-only, validates it and links the code.
+    pub fn from_file(id: PayloadId, path: &std::path::Path) -> Result<LoadedPayload, LoadFailure> {
+        let fail = |e: std::io::Error| LoadFailure {
+            kind: ErrorKind::PayloadInvalid,
+            message: format!("cannot read `{}`: {e}", path.display()),
+        };
+        let file = std::fs::File::open(path).map_err(fail)?;
+        match Mapping::file_readonly(&file).map_err(fail)? {
+            Some(map) => {
+                let len = map.len();
+                LoadedPayload::link(id, map, len)
+            }
+            None => Err(LoadFailure {
+                kind: ErrorKind::PayloadInvalid,
+                message: format!("`{}` is empty, not a payload", path.display()),
+            }),
+        }
+    }
+
+    fn link(id: PayloadId, map: Mapping, len: usize) -> Result<LoadedPayload, LoadFailure> {
+        // SAFETY: the mapping is readable and never written from here on (module notes).
+        let bytes = unsafe { &map.bytes()[..len] };
+        let view = Payload::parse(bytes)?;
+        let program = Program::load(&view)?;
+        let blobs = view.blob_entries().to_vec();
+        Ok(LoadedPayload { id, map, len, blobs, program })
+    }
+
+    pub fn id(&self) -> PayloadId {
+        self.id
+    }
+
+    pub fn program(&self) -> &Program {
+        &self.program
+    }
+
+    pub fn manifest(&self) -> &Manifest {
+        self.program.manifest()
+    }
+
+    /// The mapping holding the payload file (the process that runs kernels unmaps it).
+    pub fn mapping(&self) -> &Mapping {
+        &self.map
+    }
+
+    /// The expected value of buffer `buffer` under seed index `seed` (little-endian elements).
+    pub fn expected(&self, seed: u32, buffer: u32) -> Option<&[u8]> {
+        let m = self.manifest();
+        let i = m.expected.binary_search_by_key(&(seed, buffer), |e| (e.seed, e.buffer)).ok()?;
+        let r = self.blobs.get(m.expected[i].blob as usize)?.region;
+        // SAFETY: as in `link`; validated regions lie inside the file.
+        let bytes = unsafe { self.map.bytes() };
+        bytes.get(r.offset as usize..(r.offset + r.len) as usize)
+    }
+
+    /// Size of the payload file in bytes.
+    pub fn file_bytes(&self) -> u64 {
+        self.len as u64
+    }
+}

@@ -1,0 +1,111 @@
+//! Paired timing: a payload against itself gives a speedup near 1 with its stability and a
+//! bootstrap interval; the naive lowering of a matmul against the default schedule gives a
+//! speedup above 1; the per-pair order is drawn from the seed and both orders occur.
+
+mod common;
+
+use ekb_lower::Schedule;
+use ekb_rt::run::{run_paired, RunOptions};
+use ekb_rt::store::LoadedPayload;
+use ekb_wire::protocol::{PairedReport, PairedSettings, PayloadId, TimingOverrides};
+
+/// A 96x96x96 matmul payload lowered with `schedule` for this machine.
+fn matmul(schedule: Schedule, dir: &std::path::Path) -> Vec<u8> {
+    let src = dir.join("mm.ekir");
+    std::fs::write(
+        &src,
+        "graph mm(a: f32[96,96], b: f32[96,96]) -> (y: f32[96,96]) {\n  %0 = matmul(a, b)\n  return %0\n}\n",
+    )
+    .unwrap();
+    let g = ekb_e2e::load_graph(&src);
+    let target = ekb_ir::TargetProfile::load("host").unwrap();
+    let (m, obj) = common::compile_graph(&g, schedule, &target, dir);
+    common::payload(&g, &m, &target, &obj)
+}
+
+fn paired(baseline: &[u8], candidate: &[u8], settings: PairedSettings) -> PairedReport {
+    let b = LoadedPayload::from_bytes(PayloadId(0), baseline).unwrap();
+    let c = LoadedPayload::from_bytes(PayloadId(1), candidate).unwrap();
+    let hidden = [(b.mapping().addr(), b.mapping().len()), (c.mapping().addr(), c.mapping().len())];
+    let options = RunOptions { threads: 1, ..RunOptions::default() };
+    run_paired(&b, &c, &hidden, &settings, &options).unwrap()
+}
+
+fn settings(max_samples: u32) -> PairedSettings {
+    PairedSettings {
+        timing: TimingOverrides {
+            warmup: Some(3),
+            min_samples: Some(30),
+            max_samples: Some(max_samples),
+            target_rse: Some(0.01),
+            budget_ms: Some(3_000),
+            cold_cache: None,
+        },
+        order_seed: 7,
+        ..PairedSettings::DEFAULT
+    }
+}
+
+#[test]
+fn a_payload_against_itself_is_a_ratio_near_one() {
+    let dir = common::work_dir("paired-same");
+    let bytes = matmul(Schedule::Default, &dir);
+    let r = paired(&bytes, &bytes, settings(400));
+    for side in [&r.baseline, &r.candidate] {
+        assert_eq!(side.seeds.len(), 3);
+        assert!(side.seeds.iter().all(|s| s.ok()), "{:?}", side.seeds);
+    }
+    let ratio = r.ratio.unwrap_or_else(|| panic!("{:?} {:?}", r.baseline.failure, r.candidate.failure));
+    println!("same payload: {ratio:?}, stable {}, {} pairs, {:?}", r.stable, r.pairs.len(), r.stop);
+    assert!((0.75..1.33).contains(&ratio.median), "{ratio:?}");
+    assert!(ratio.ci_low <= ratio.median && ratio.median <= ratio.ci_high, "{ratio:?}");
+    assert_eq!(ratio.confidence, 0.95);
+    assert!(r.pairs.len() >= 30, "{}", r.pairs.len());
+    let firsts = r.pairs.iter().filter(|p| p.baseline_first).count();
+    assert!(firsts > 0 && firsts < r.pairs.len(), "both orders occur: {firsts} of {}", r.pairs.len());
+    // Each side's timing holds exactly its half of the pairs, in order.
+    let bt = r.baseline.timing.as_ref().unwrap();
+    let ct = r.candidate.timing.as_ref().unwrap();
+    assert_eq!(bt.samples_ns, r.pairs.iter().map(|p| p.baseline_ns).collect::<Vec<_>>());
+    assert_eq!(ct.samples_ns, r.pairs.iter().map(|p| p.candidate_ns).collect::<Vec<_>>());
+    // Stability is decided from the sides' coefficients of variation and said, never hidden.
+    assert_eq!(r.stable, bt.stats.cv <= 0.1 && ct.stats.cv <= 0.1);
+    assert!((1..=2).contains(&r.attempts));
+    if !r.stable {
+        assert!(r.baseline.log.iter().chain(&r.candidate.log).any(|l| l.message.contains("unstable")));
+    }
+}
+
+#[test]
+fn the_default_schedule_beats_the_naive_lowering() {
+    let dir = common::work_dir("paired-naive");
+    let naive = matmul(Schedule::Naive, &dir);
+    let default = matmul(Schedule::Default, &dir);
+    let r = paired(&naive, &default, settings(200));
+    let ratio = r.ratio.unwrap_or_else(|| panic!("{:?} {:?}", r.baseline.failure, r.candidate.failure));
+    println!("naive vs default: {ratio:?}, stable {}, {} pairs, {:?}", r.stable, r.pairs.len(), r.stop);
+    assert!(ratio.median > 1.2, "naive / default = {ratio:?}");
+    assert!(ratio.ci_low > 1.0, "{ratio:?}");
+    // A speedup this large is flagged for review, not silently trusted.
+    if ratio.median > 10.0 {
+        assert!(r.candidate.log.iter().any(|l| l.message.contains("flagged for review")));
+    }
+    // An unstable side is flagged, and the ratio still reported.
+    if !r.stable {
+        assert!(r.attempts == 2);
+        let unstable = [&r.baseline, &r.candidate]
+            .iter()
+            .filter(|s| {
+                s.failure.as_ref().is_some_and(|f| f.kind == ekb_wire::protocol::FailureKind::UnstableTiming)
+            })
+            .count();
+        assert!(unstable >= 1);
+    }
+    // The order sequence is reproducible from the seed.
+    let again = paired(&naive, &default, PairedSettings { ..settings(200) });
+    let n = r.pairs.len().min(again.pairs.len());
+    let order = |p: &PairedReport| p.pairs[..n].iter().map(|p| p.baseline_first).collect::<Vec<_>>();
+    if r.attempts == again.attempts {
+        assert_eq!(order(&r), order(&again));
+    }
+}
