@@ -18,6 +18,7 @@ mod pack;
 mod run;
 mod source;
 mod targets;
+mod tasks;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -51,6 +52,7 @@ enum Command {
     Lower(lower::Args),
     Interp(interp::Args),
     Targets(targets::Args),
+    Tasks(tasks::Args),
     Bench(bench::Args),
     Build(build::Args),
     Run(run::Args),
@@ -68,6 +70,7 @@ fn main() -> ExitCode {
         Command::Lower(a) => lower::run(a),
         Command::Interp(a) => interp::run(a),
         Command::Targets(a) => targets::run(a),
+        Command::Tasks(a) => tasks::run(a),
         Command::Bench(a) => bench::run(a),
         Command::Build(a) => build::run(a),
         Command::Run(a) => run::run(a),

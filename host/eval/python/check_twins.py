@@ -1,0 +1,180 @@
+"""Runs each task's PyTorch twin on the task's exported reference I/O and compares.
+
+Usage: python3 check_twins.py ROOT [--out SUMMARY.json] [--tasks-dir TASKS]
+
+ROOT is a folder of exports (`ekb tasks export-io NAME --seed N --out ROOT/NAME.seedN`), each
+holding `io.json` and its `.npy` files (ROOT may itself be one export). For each export:
+
+1. import the twin (`io.json`'s `twin_file`, or TASKS/levelL/NAME.py with --tasks-dir), build
+   `Model(*get_init_inputs())` and put it in eval mode;
+2. check that `get_inputs()` gives tensors of the exported inputs' shapes, and that the model's
+   floating-point state_dict entries, in order, have the exported parameters' shapes;
+3. load the exported parameters and inputs (integer inputs as int64, PyTorch's index type);
+4. run on the CPU in float64 and in float32 and compare every output with the exported
+   reference (the task's f64 reference rounded to f32):
+   - float64 must agree to |out - ref| <= 1e-6 * (1 + |ref|) (the reference's own f32 rounding
+     is about 6e-8 relative), which catches semantic differences a loose tolerance would hide;
+   - float32 must pass the task's tolerance |out - ref| <= atol + rtol * |ref|;
+   - integer outputs must be equal.
+
+Prints one line per export and a last summary line; writes the full results as JSON with --out.
+Exit status 0 when every export agrees, 1 otherwise.
+"""
+
+import argparse
+import copy
+import importlib.util
+import json
+import os
+import sys
+import traceback
+
+import numpy as np
+import torch
+
+F64_TOL = 1e-6
+
+
+def load_module(path, tag):
+    spec = importlib.util.spec_from_file_location(f"ekb_twin_{tag}", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def as_list(out):
+    if isinstance(out, torch.Tensor):
+        return [out]
+    if isinstance(out, (tuple, list)):
+        return list(out)
+    raise TypeError(f"forward() returned {type(out).__name__}, expected a tensor or a tuple of tensors")
+
+
+def compare(got, ref, atol, rtol, exact):
+    """Error summary of `got` against `ref` (numpy arrays of one shape)."""
+    if exact:
+        bad = int(np.count_nonzero(got != ref))
+        return {"ok": bad == 0, "mismatches": bad, "max_abs_err": float(np.max(np.abs(got - ref))) if got.size else 0.0}
+    got = got.astype(np.float64)
+    ref = ref.astype(np.float64)
+    err = np.abs(got - ref)
+    bound = atol + rtol * np.abs(ref)
+    bad = ~(err <= bound)  # NaN counts as bad
+    worst = float(np.nanmax(err / bound)) if got.size else 0.0
+    return {
+        "ok": not bool(bad.any()),
+        "mismatches": int(bad.sum()),
+        "max_abs_err": float(np.nanmax(err)) if got.size else 0.0,
+        "worst_ratio": worst,
+    }
+
+
+def check_export(d, tasks_dir):
+    with open(os.path.join(d, "io.json")) as f:
+        io = json.load(f)
+    name = io["task"]
+    twin = io["twin_file"]
+    if tasks_dir:
+        twin = os.path.join(tasks_dir, f"level{io['level']}", f"{name}.py")
+    res = {"task": name, "seed": io["seed"], "ok": False, "problems": [], "outputs": []}
+    mod = load_module(twin, f"{name}_{io['seed']}")
+    torch.manual_seed(0)
+    model = mod.Model(*mod.get_init_inputs()).eval()
+    # Inputs: shapes of get_inputs() against the export.
+    sample = mod.get_inputs()
+    if len(sample) != len(io["inputs"]):
+        res["problems"].append(f"get_inputs() gives {len(sample)} tensors, the task has {len(io['inputs'])} inputs")
+    for k, (s, e) in enumerate(zip(sample, io["inputs"])):
+        if list(s.shape) != e["shape"]:
+            res["problems"].append(f"input {k} `{e['name']}`: get_inputs() shape {list(s.shape)}, task {e['shape']}")
+    # Parameters: floating-point state_dict entries, in order.
+    sd = model.state_dict()
+    keys = [k for k, v in sd.items() if v.is_floating_point()]
+    if len(keys) != len(io["params"]):
+        res["problems"].append(
+            f"the model has {len(keys)} floating-point state_dict entries {keys}, the task has {len(io['params'])} parameters"
+        )
+    for key, e in zip(keys, io["params"]):
+        arr = np.load(os.path.join(d, e["file"]))
+        if list(sd[key].shape) != list(arr.shape):
+            res["problems"].append(f"state_dict `{key}` has shape {list(sd[key].shape)}, task parameter `{e['name']}` {list(arr.shape)}")
+        else:
+            sd[key] = torch.from_numpy(arr.astype(np.float64))
+    if res["problems"]:
+        return res
+    inputs = []
+    for e in io["inputs"]:
+        arr = np.load(os.path.join(d, e["file"]))
+        inputs.append(torch.from_numpy(arr.astype(np.int64 if e["dtype"] == "i32" else np.float64)))
+    refs = [np.load(os.path.join(d, o["file"])) for o in io["outputs"]]
+    ok = True
+    for dtype, label in ((torch.float64, "f64"), (torch.float32, "f32")):
+        # Convert first, then load: loading into float32 tensors would round the f64 run's weights.
+        m = copy.deepcopy(model).to(dtype).eval()
+        m.load_state_dict({k: (v.to(dtype) if v.is_floating_point() else v) for k, v in sd.items()})
+        # Fresh copies: a twin may update its inputs in place (`out += identity`).
+        xs = [x.to(dtype).clone() if x.is_floating_point() else x.clone() for x in inputs]
+        with torch.no_grad():
+            outs = as_list(m(*xs))
+        if len(outs) != len(refs):
+            res["problems"].append(f"{label}: forward() returns {len(outs)} outputs, the task has {len(refs)}")
+            ok = False
+            continue
+        for o, got, ref in zip(io["outputs"], outs, refs):
+            got = got.detach().cpu().numpy()
+            entry = {"output": o["name"], "dtype": label}
+            if list(got.shape) != list(ref.shape):
+                entry.update(ok=False, problem=f"shape {list(got.shape)}, reference {list(ref.shape)}")
+            elif o["dtype"] == "i32":
+                entry.update(compare(got.astype(np.int64), ref.astype(np.int64), 0, 0, True))
+            elif label == "f64":
+                entry.update(compare(got, ref, F64_TOL, F64_TOL, False))
+            else:
+                entry.update(compare(got, ref, o["atol"], o["rtol"], False))
+            ok &= entry["ok"]
+            res["outputs"].append(entry)
+    res["ok"] = ok and not res["problems"]
+    return res
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("root")
+    ap.add_argument("--out")
+    ap.add_argument("--tasks-dir")
+    args = ap.parse_args()
+    torch.set_num_threads(max(1, os.cpu_count() or 1))
+    if os.path.exists(os.path.join(args.root, "io.json")):
+        dirs = [args.root]
+    else:
+        dirs = sorted(
+            os.path.join(args.root, n) for n in os.listdir(args.root) if os.path.exists(os.path.join(args.root, n, "io.json"))
+        )
+    results = []
+    for d in dirs:
+        try:
+            r = check_export(d, args.tasks_dir)
+        except Exception as e:  # a twin that fails to run is a result, not a crash of the check
+            r = {"task": os.path.basename(d), "ok": False, "problems": [f"{type(e).__name__}: {e}"],
+                 "traceback": traceback.format_exc(), "outputs": []}
+        results.append(r)
+        worst = {o["dtype"]: max((x.get("worst_ratio", 0.0) for x in r["outputs"] if x["dtype"] == o["dtype"]), default=0.0)
+                 for o in r["outputs"]}
+        status = "ok  " if r["ok"] else "FAIL"
+        detail = "; ".join(r["problems"]) or ", ".join(f"{k} worst {v:.2e} of tolerance" for k, v in worst.items())
+        bad = [o for o in r["outputs"] if not o.get("ok", False)]
+        if bad:
+            detail += " | " + "; ".join(f"{o['output']} {o['dtype']}: {o.get('problem') or str(o.get('mismatches')) + ' mismatches, max abs err ' + format(o.get('max_abs_err', 0), '.3e')}" for o in bad)
+        print(f"{status} {r['task']} seed {r.get('seed', '?')}: {detail}", flush=True)
+    passed = sum(r["ok"] for r in results)
+    summary = {"torch": torch.__version__, "numpy": np.__version__, "exports": len(results), "passed": passed,
+               "failed": len(results) - passed, "f64_tolerance": F64_TOL, "results": results}
+    if args.out:
+        with open(args.out, "w") as f:
+            json.dump(summary, f, indent=1)
+    print(f"twins: {passed} of {len(results)} exports agree (torch {torch.__version__})")
+    sys.exit(0 if passed == len(results) else 1)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,420 @@
+//! The task suite as its users meet it: task files with good and bad headers, the validation
+//! rules on tasks made degenerate on purpose, filters and counts, reference I/O read back by
+//! numpy, and every shipped task passing validation.
+
+use ekb_eval::tasks::validate::{self, Options, Rules, TwinChecks};
+use ekb_eval::tasks::{self, export, table, Backend, Domain, Filter, Task};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// The shipped suite.
+fn shipped() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tasks")
+}
+
+const TWIN_RELU: &str = "import torch\nimport torch.nn as nn\n\n\nclass Model(nn.Module):\n    def forward(self, x):\n        return torch.relu(x)\n\n\ndef get_inputs():\n    return [torch.empty(1, 64, 64, 64).uniform_(-1, 1)]\n\n\ndef get_init_inputs():\n    return []\n";
+
+/// Writes `levelN/NAME.ekir` (and the twin, if given) under `root`; returns the .ekir path.
+fn write_task(root: &Path, level: u8, name: &str, ekir: &str, twin: Option<&str>) -> PathBuf {
+    let dir = root.join(format!("level{level}"));
+    std::fs::create_dir_all(&dir).unwrap();
+    let p = dir.join(format!("{name}.ekir"));
+    std::fs::write(&p, ekir).unwrap();
+    if let Some(t) = twin {
+        std::fs::write(dir.join(format!("{name}.py")), t).unwrap();
+    }
+    p
+}
+
+fn header(level: u8, family: &str, domains: &str) -> String {
+    format!(
+        "# task: level={level} family={family} domains=[{domains}]\n\
+         # provenance: model=TestNet layer=block.0 module=torch.nn.ReLU source=tests\n"
+    )
+}
+
+/// A canonical relu task on a 1x64x64x64 input (1 MiB in, 1 MiB out: above the size floor).
+fn relu_task(name: &str, level: u8, family: &str, domains: &str, init: &str) -> String {
+    format!(
+        "{}graph {name}(x: f32[1,64,64,64]{init}) -> (y: f32[1,64,64,64]) {{\n  %0: f32[1,64,64,64] = relu(x)\n  return %0\n}}\n",
+        header(level, family, domains)
+    )
+}
+
+fn located(errs: &[ekb_ir::Diagnostic]) -> Vec<(String, usize, usize, String)> {
+    errs.iter()
+        .map(|d| {
+            let l = d.location.clone().expect("every diagnostic is located");
+            (l.file, l.line, l.column, d.message.clone())
+        })
+        .collect()
+}
+
+#[test]
+fn a_good_task_loads_with_its_metadata_and_twin_path() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = write_task(
+        dir.path(),
+        1,
+        "relu_ok",
+        &relu_task("relu_ok", 1, "activation", "aiot, mobile", ""),
+        None,
+    );
+    let t = tasks::load_task(&p).unwrap_or_else(|e| panic!("{e:?}"));
+    assert_eq!(t.name, "relu_ok");
+    assert_eq!(t.meta.domains, [Domain::Mobile, Domain::Aiot]);
+    assert_eq!(t.meta.backends(), [Backend::Cpu, Backend::Opencl]);
+    assert_eq!(t.meta.provenance.module, "torch.nn.ReLU");
+    assert_eq!(t.twin, p.with_extension("py"));
+    assert!(t.graph_text().starts_with("graph relu_ok("));
+    assert_eq!(t.tolerance(ekb_ir::DType::F32).atol, 1e-4);
+}
+
+#[test]
+fn bad_headers_and_files_give_diagnostics_naming_file_line_and_column() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = relu_task("relu_bad", 1, "activation", "mobile, robotcs", "")
+        .replace("layer=block.0", "layer=block.0 modle=x");
+    let p = write_task(dir.path(), 1, "relu_bad", &text, None);
+    let errs = located(&tasks::load_task(&p).unwrap_err());
+    let file = p.display().to_string();
+    assert!(errs.contains(&(file.clone(), 1, 52, "unknown domain `robotcs`".into())), "{errs:?}");
+    assert!(
+        errs.iter().any(|(f, l, c, m)| f == &file && (*l, *c) == (2, 43) && m.contains("no field `modle`")),
+        "{errs:?}"
+    );
+
+    // The graph is named after another file; the header's level is not the folder's.
+    let p = write_task(
+        dir.path(),
+        2,
+        "relu_named",
+        &relu_task("relu_other", 1, "activation", "mobile", ""),
+        None,
+    );
+    let errs = located(&tasks::load_task(&p).unwrap_err());
+    assert!(
+        errs.iter().any(|(_, l, c, m)| (*l, *c) == (3, 7) && m.contains("named `relu_other`")),
+        "{errs:?}"
+    );
+    assert!(
+        errs.iter()
+            .any(|(_, l, _, m)| *l == 1 && m.contains("header says level 1 but the task is in `level2/`")),
+        "{errs:?}"
+    );
+
+    // A graph that is not in canonical form (no type annotation) names the line and the fix.
+    let text =
+        relu_task("relu_loose", 1, "activation", "mobile", "").replace("%0: f32[1,64,64,64] =", "%0 =");
+    let p = write_task(dir.path(), 1, "relu_loose", &text, None);
+    let errs = tasks::load_task(&p).unwrap_err();
+    assert_eq!(errs.len(), 1, "{errs:?}");
+    let d = &errs[0];
+    assert_eq!(d.location.as_ref().unwrap().line, 4);
+    assert_eq!(d.expected.as_deref(), Some("`  %0: f32[1,64,64,64] = relu(x)`"));
+    assert!(d.hint.as_deref().unwrap().contains("ekb tasks fmt"));
+    // `formatted` repairs it, keeping the header.
+    let fixed = tasks::formatted(&text, "relu_loose.ekir").unwrap();
+    assert_eq!(fixed, relu_task("relu_loose", 1, "activation", "mobile", ""));
+
+    // Graph errors come located too, together with header errors.
+    let text = relu_task("relu_typo", 1, "activation", "mobile", "")
+        .replace("level=1", "level=7")
+        .replace("relu(x)", "rlu(x)");
+    let p = write_task(dir.path(), 1, "relu_typo", &text, None);
+    let errs = located(&tasks::load_task(&p).unwrap_err());
+    assert!(errs.iter().any(|(_, l, _, m)| *l == 1 && m.contains("level `7`")), "{errs:?}");
+    assert!(
+        errs.iter().any(|(_, l, c, m)| (*l, *c) == (4, 25) && m.contains("unknown operator `rlu`")),
+        "{errs:?}"
+    );
+}
+
+fn options(twins: TwinChecks) -> Options {
+    Options { rules: Rules::default(), jobs: 2, twins }
+}
+
+fn validate_one(path: &Path, twins: TwinChecks) -> validate::TaskReport {
+    let t = tasks::load_task(path).unwrap_or_else(|e| panic!("{e:?}"));
+    validate::validate_suite(&[&t], &options(twins), &|_, _, _| {}).tasks.remove(0)
+}
+
+#[test]
+fn validate_rejects_near_zero_near_constant_seed_independent_and_tiny_tasks() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    // A healthy task passes, its twin included.
+    let p = write_task(
+        root,
+        1,
+        "relu_fine",
+        &relu_task("relu_fine", 1, "activation", "mobile", ""),
+        Some(TWIN_RELU),
+    );
+    let r = validate_one(&p, TwinChecks::Auto);
+    assert!(r.ok, "{:?}", r.problems);
+    assert_eq!(r.outputs.len(), 3, "one output on three seeds");
+    assert!(
+        r.outputs.iter().all(|s| (0.45..0.55).contains(&s.zero_share)),
+        "relu zeroes about half: {:?}",
+        r.outputs
+    );
+
+    // relu of negative inputs: all zeros.
+    let p = write_task(
+        root,
+        1,
+        "relu_zero",
+        &relu_task("relu_zero", 1, "activation", "mobile", " = uniform(-2.0, -1.0)"),
+        None,
+    );
+    let r = validate_one(&p, TwinChecks::Skip);
+    assert!(!r.ok);
+    assert!(
+        r.problems.iter().any(|m| m.contains("output `y` (seed 0) is near-zero") && m.contains("100.0%")),
+        "{:?}",
+        r.problems
+    );
+
+    // relu6 of large inputs: every element is 6.
+    let text = relu_task("relu6_flat", 1, "activation", "mobile", " = uniform(10.0, 20.0)")
+        .replace("relu(x)", "relu6(x)");
+    let p = write_task(root, 1, "relu6_flat", &text, None);
+    let r = validate_one(&p, TwinChecks::Skip);
+    assert!(
+        r.problems.iter().any(|m| m.contains("is near-constant: one constant matches 100.0%")),
+        "{:?}",
+        r.problems
+    );
+    assert!(r.problems.iter().all(|m| !m.contains("near-zero")), "{:?}", r.problems);
+
+    // An output that does not depend on the seed (a constant input).
+    let p = write_task(
+        root,
+        1,
+        "relu_seedless",
+        &relu_task("relu_seedless", 1, "activation", "mobile", " = const(0.5)"),
+        None,
+    );
+    let r = validate_one(&p, TwinChecks::Skip);
+    assert!(
+        r.problems
+            .iter()
+            .any(|m| m.contains("hardly depends on the seed: seeds 0 and 1 differ in only 0.0%")),
+        "{:?}",
+        r.problems
+    );
+
+    // Too small to time: 16 elements.
+    let text = relu_task("relu_tiny", 1, "activation", "mobile", "").replace("1,64,64,64", "4,4");
+    let p = write_task(root, 1, "relu_tiny", &text, None);
+    let r = validate_one(&p, TwinChecks::Skip);
+    assert!(
+        r.problems.iter().any(|m| m.starts_with("too small to time: 16 FLOP and 128 bytes")),
+        "{:?}",
+        r.problems
+    );
+}
+
+#[test]
+fn validate_reads_twins_statically_and_reports_mismatches() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let conv = format!(
+        "{}graph conv_twin(x: f32[1,8,64,64]) -> (y: f32[1,32,64,64]) {{\n  param w: f32[32,8,3,3] = kaiming_uniform\n  \
+         param b: f32[32] = uniform(-0.1, 0.1)\n  %0: f32[1,32,64,64] = conv2d(x, w, b, stride=[1,1], pad=[1,1,1,1], dilation=[1,1], groups=1)\n  \
+         return %0\n}}\n",
+        header(1, "conv", "mobile")
+    );
+    let twin = "import torch\nimport torch.nn as nn\n\nC = 8\n\n\nclass Model(nn.Module):\n    def __init__(self, cin, cout, bias):\n        super().__init__()\n        self.conv = nn.Conv2d(cin, cout, 3, padding=1, bias=bias)\n\n    def forward(self, x):\n        return self.conv(x)\n\n\ndef get_inputs():\n    return [torch.rand(1, C, 64, 64) * 2 - 1]\n\n\ndef get_init_inputs():\n    return [C, 32, True]\n";
+    let p = write_task(root, 1, "conv_twin", &conv, Some(twin));
+    let r = validate_one(&p, TwinChecks::Auto);
+    assert!(r.ok, "{:?}", r.problems);
+
+    // Wrong input shape, and a bias-free twin where the graph has a bias.
+    let bad = twin
+        .replace("* 2 - 1", "")
+        .replace("rand(1, C, 64, 64)", "rand(1, C, 32, 64)")
+        .replace("[C, 32, True]", "[C, 32, False]");
+    std::fs::write(p.with_extension("py"), bad).unwrap();
+    let r = validate_one(&p, TwinChecks::Auto);
+    let py = p.with_extension("py").display().to_string();
+    assert!(
+        r.problems.iter().any(|m| m
+            == &format!(
+            "twin: {py}:17: input 1 is a float tensor [1,8,32,64] but the graph's `x` is `f32[1,8,64,64]`"
+        )),
+        "{:?}",
+        r.problems
+    );
+    assert!(
+        r.problems.iter().any(|m| m.contains(
+            "state_dict has 1 floating-point entries (`conv.weight`) but the graph has 2 parameters"
+        )),
+        "{:?}",
+        r.problems
+    );
+
+    // A construct the reader cannot follow is an error with its line, not a silent pass.
+    std::fs::write(p.with_extension("py"), twin.replace("nn.Conv2d(", "nn.LazyConv2d(")).unwrap();
+    let r = validate_one(&p, TwinChecks::Auto);
+    assert!(
+        r.problems
+            .iter()
+            .any(|m| m.contains(&format!("{py}:10: cannot tell the parameters of `nn.LazyConv2d`"))),
+        "{:?}",
+        r.problems
+    );
+
+    // No twin at all.
+    std::fs::remove_file(p.with_extension("py")).unwrap();
+    let r = validate_one(&p, TwinChecks::Auto);
+    assert!(r.problems.iter().any(|m| m.contains("no PyTorch program")), "{:?}", r.problems);
+}
+
+#[test]
+fn filters_select_by_level_domain_backend_family_and_name_and_counts_add_up() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    write_task(root, 1, "relu_a", &relu_task("relu_a", 1, "activation", "mobile, aiot", ""), None);
+    write_task(root, 1, "relu_b", &relu_task("relu_b", 1, "act2", "robotics", ""), None);
+    write_task(root, 2, "relu_c", &relu_task("relu_c", 2, "activation", "mobile, robotics, aiot", ""), None);
+    write_task(root, 2, "broken", "graph broken(\n", None);
+    let suite = tasks::load_suite(root).unwrap();
+    assert_eq!(suite.tasks.len(), 3);
+    assert_eq!(suite.errors.len(), 3, "the broken file has no header lines and no graph: {:?}", suite.errors);
+    let names = |f: Filter| suite.select(&f).iter().map(|t| t.name.clone()).collect::<Vec<_>>();
+    assert_eq!(names(Filter::default()), ["relu_a", "relu_b", "relu_c"]);
+    assert_eq!(names(Filter { level: Some(2), ..Filter::default() }), ["relu_c"]);
+    assert_eq!(names(Filter { domain: Some(Domain::Aiot), ..Filter::default() }), ["relu_a", "relu_c"]);
+    assert_eq!(names(Filter { backend: Some(Backend::Cuda), ..Filter::default() }), ["relu_b", "relu_c"]);
+    assert_eq!(
+        names(Filter { family: Some("activation".into()), ..Filter::default() }),
+        ["relu_a", "relu_c"]
+    );
+    assert_eq!(names(Filter { pattern: Some("*_b".into()), ..Filter::default() }), ["relu_b"]);
+    assert_eq!(
+        names(Filter { pattern: Some("elu_".into()), level: Some(1), ..Filter::default() }),
+        ["relu_a", "relu_b"]
+    );
+    assert!(suite.get("relu_d").unwrap_err().hint.as_deref() == Some("did you mean `relu_a`?"));
+
+    let all: Vec<&Task> = suite.tasks.iter().collect();
+    let c = table::counts(&all);
+    assert_eq!((c.levels[0].tasks, c.levels[0].per_backend, c.levels[0].instances), (2, [1, 1, 1], 3));
+    assert_eq!((c.levels[1].tasks, c.levels[1].per_backend, c.levels[1].instances), (1, [1, 1, 1], 3));
+    assert_eq!((c.total.tasks, c.total.per_backend, c.total.instances), (3, [2, 2, 2], 6));
+    assert_eq!((c.total.target_tasks, c.target_instances), (331, 650));
+    let text = table::render(&c);
+    assert!(
+        text.contains("total          3/331             2              2            2            6/650"),
+        "{text}"
+    );
+    assert!(text.contains("level 1 families: act2 1, activation 1"), "{text}");
+}
+
+#[test]
+fn exported_io_reads_back_in_numpy_and_matches_the_operator() {
+    let suite = tasks::load_suite(&shipped()).unwrap();
+    let t = suite.get("normalize_rgb_detection_input").unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let m = export::export_io(t, 2, dir.path()).unwrap();
+    assert_eq!(m.inputs.len(), 1);
+    assert_eq!(
+        m.params.iter().map(|p| p.file.as_str()).collect::<Vec<_>>(),
+        ["param.mean.npy", "param.std.npy"]
+    );
+    assert_eq!((m.outputs[0].atol, m.outputs[0].rtol), (1e-4, 1e-4));
+    // numpy reads every file with the manifest's dtype and shape, and y == (image - mean) / std.
+    let script = r#"
+import json, sys, numpy as np
+d = sys.argv[1]
+io = json.load(open(d + "/io.json"))
+arrs = {}
+for e in io["inputs"] + io["params"] + io["outputs"]:
+    a = np.load(d + "/" + e["file"])
+    assert list(a.shape) == e["shape"], (e, a.shape)
+    assert a.dtype == {"f32": np.float32, "i32": np.int32}[e["dtype"]], (e, a.dtype)
+    arrs[e["name"]] = a
+want = (arrs["image"].astype(np.float64) - arrs["mean"]) / arrs["std"]
+err = np.max(np.abs(want - arrs["y"]) / (1 + np.abs(want)))
+assert err < 1e-6, err
+assert io["seed"] == 2 and io["task"] == "normalize_rgb_detection_input"
+print("ok", arrs["image"].shape, float(arrs["mean"].ravel()[0]))
+"#;
+    let out =
+        Command::new("python3").args(["-c", script, &dir.path().display().to_string()]).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.starts_with("ok (3, 480, 640) 0.4"), "{stdout}");
+    // Another seed gives other data.
+    let other = tempfile::tempdir().unwrap();
+    export::export_io(t, 3, other.path()).unwrap();
+    assert_ne!(
+        std::fs::read(dir.path().join("input.image.npy")).unwrap(),
+        std::fs::read(other.path().join("input.image.npy")).unwrap()
+    );
+}
+
+#[test]
+fn every_shipped_task_validates() {
+    let suite = tasks::load_suite(&shipped()).unwrap();
+    assert!(suite.errors.is_empty(), "{}", suite.errors.iter().map(|d| d.to_string()).collect::<String>());
+    assert!(suite.tasks.len() >= 80, "{} tasks", suite.tasks.len());
+    let all: Vec<&Task> = suite.tasks.iter().collect();
+    let jobs = std::thread::available_parallelism().map_or(2, |n| n.get());
+    let start = std::time::Instant::now();
+    let report = validate::validate_suite(
+        &all,
+        &Options { rules: Rules::default(), jobs, twins: TwinChecks::Auto },
+        &|_, _, _| {},
+    );
+    let failures: Vec<String> = report
+        .tasks
+        .iter()
+        .filter(|r| !r.ok)
+        .map(|r| format!("{}: {}", r.name, r.problems.join("; ")))
+        .collect();
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    assert_eq!(report.twin_static, "ran");
+    let interp: f64 = report.tasks.iter().map(|r| r.interp_seconds).sum();
+    eprintln!(
+        "{} tasks validated in {:.1} s ({:.1} s of reference runs on {jobs} threads); torch: {}",
+        report.tasks.len(),
+        start.elapsed().as_secs_f64(),
+        interp,
+        report.twin_torch
+    );
+    // The counts table covers every task once.
+    let c = table::counts(&all);
+    assert_eq!(c.total.tasks, suite.tasks.len());
+    assert_eq!(c.total.instances, all.iter().map(|t| t.meta.domains.len()).sum::<usize>());
+    assert_eq!(c.total.per_backend.iter().sum::<usize>(), c.total.instances);
+}
+
+/// The code block of `docs/tasks.md` that follows the line starting with `after`.
+fn doc_block(md: &str, after: &str) -> String {
+    let start = md.find(after).unwrap_or_else(|| panic!("docs/tasks.md has `{after}`"));
+    let open = start + md[start..].find("```").expect("a code block follows");
+    let body = open + md[open..].find('\n').expect("the fence line ends") + 1;
+    let close = body + md[body..].find("```").expect("the code block is closed");
+    md[body..close].to_string()
+}
+
+#[test]
+fn docs_show_the_current_counts_and_a_shipped_task() {
+    let md =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/tasks.md")).unwrap();
+    let suite = tasks::load_suite(&shipped()).unwrap();
+    let all: Vec<&Task> = suite.tasks.iter().collect();
+    assert_eq!(
+        doc_block(&md, "## In numbers"),
+        table::render(&table::counts(&all)),
+        "docs/tasks.md shows an out-of-date counts table: paste `ekb tasks` output"
+    );
+    let example = doc_block(&md, "## A task: two files");
+    let name =
+        example.lines().find_map(|l| l.strip_prefix("graph ")).and_then(|l| l.split('(').next()).unwrap();
+    let t = suite.get(name).unwrap();
+    assert_eq!(example, t.source.text, "the example in docs/tasks.md is the shipped `{name}`");
+}
