@@ -10,6 +10,7 @@ mod bench;
 mod build;
 mod check;
 mod collect;
+mod deploy;
 mod export_onnx;
 mod import_onnx;
 mod interp;
@@ -58,6 +59,7 @@ enum Command {
     Run(run::Args),
     Pack(pack::Args),
     Collect(collect::Args),
+    Deploy(deploy::Args),
     ImportOnnx(import_onnx::Args),
     ExportOnnx(export_onnx::Args),
     Baseline(baseline::Args),
@@ -76,6 +78,7 @@ fn main() -> ExitCode {
         Command::Run(a) => run::run(a),
         Command::Pack(a) => pack::run(a),
         Command::Collect(a) => collect::run(a),
+        Command::Deploy(a) => deploy::run(a),
         Command::ImportOnnx(a) => import_onnx::run(a),
         Command::ExportOnnx(a) => export_onnx::run(a),
         Command::Baseline(a) => baseline::run(a),

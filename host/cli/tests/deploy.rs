@@ -304,3 +304,20 @@ fn a_wrong_result_fails_run_and_collect_with_the_evidence() {
     assert_eq!(j[0]["all_correct"], false);
     assert_eq!(j[0]["entries"][0]["run"]["seeds"][0]["outputs"][0]["first_mismatch"], 0);
 }
+
+#[test]
+fn deploy_makes_the_runtime_ready_and_refuses_bundles() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = ok(&ekb(&["deploy", "--target", "aarch64-qemu"], dir.path()));
+    assert!(out.starts_with("aarch64 runtime ($EKB_RT_AARCH64, "), "{out}");
+    assert!(out.contains("ready on this machine under qemu-aarch64"), "{out}");
+    let out = ok(&ekb(&["deploy"], dir.path()));
+    assert!(out.contains("x86_64 runtime") && out.contains("ready on this machine"), "{out}");
+
+    let o = ekb(&["deploy", "--device", "dir:somewhere"], dir.path());
+    assert_eq!(o.status.code(), Some(1));
+    assert!(text(&o.stderr).contains("use `ekb pack`"), "{}", text(&o.stderr));
+    let o = ekb(&["deploy", "--target", "rk3858"], dir.path());
+    assert_eq!(o.status.code(), Some(1));
+    assert!(text(&o.stderr).contains("did you mean `rk3588`?"), "{}", text(&o.stderr));
+}
