@@ -66,24 +66,6 @@ fn c_prec(op: BinOp) -> u8 {
     }
 }
 
-fn c_op(op: BinOp) -> &'static str {
-    match op {
-        BinOp::Add => "+",
-        BinOp::Sub => "-",
-        BinOp::Mul => "*",
-        BinOp::Div => "/",
-        BinOp::Rem => "%",
-        BinOp::Lt => "<",
-        BinOp::Le => "<=",
-        BinOp::Gt => ">",
-        BinOp::Ge => ">=",
-        BinOp::Eq => "==",
-        BinOp::Ne => "!=",
-        BinOp::And => "&&",
-        BinOp::Or => "||",
-    }
-}
-
 /// An emitted expression: its text, binding strength and type.
 struct CExpr {
     text: String,
@@ -437,7 +419,7 @@ impl<'a> KernelCx<'a> {
                 } else {
                     Ty::Bool
                 };
-                CExpr::new(format!("{} {} {}", l.at(lp), c_op(*op), r.at(rp)), p, ty)
+                CExpr::new(format!("{} {} {}", l.at(lp), op.symbol(), r.at(rp)), p, ty)
             }
             ExprKind::Select { cond, then_val, else_val } => {
                 let (c, a, b) = (self.expr(cond)?, self.expr(then_val)?, self.expr(else_val)?);

@@ -119,7 +119,7 @@ impl FnCx<'_> {
     }
 
     fn binary(&mut self, op: BinOp, a: Val, b: Val, span: Span) -> R<Val> {
-        let sym = bin_symbol(op);
+        let sym = op.symbol();
         if a.ty != b.ty {
             return Err(self
                 .err(span, format!("`{sym}` operands differ in type: {} and {}", a.ty.name(), b.ty.name()))
@@ -366,24 +366,6 @@ impl FnCx<'_> {
             b.ptr
         ));
         Ok(p)
-    }
-}
-
-fn bin_symbol(op: BinOp) -> &'static str {
-    match op {
-        BinOp::Add => "+",
-        BinOp::Sub => "-",
-        BinOp::Mul => "*",
-        BinOp::Div => "/",
-        BinOp::Rem => "%",
-        BinOp::Lt => "<",
-        BinOp::Le => "<=",
-        BinOp::Gt => ">",
-        BinOp::Ge => ">=",
-        BinOp::Eq => "==",
-        BinOp::Ne => "!=",
-        BinOp::And => "&&",
-        BinOp::Or => "||",
     }
 }
 

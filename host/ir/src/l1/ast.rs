@@ -246,6 +246,27 @@ pub enum BinOp {
     Or,
 }
 
+impl BinOp {
+    /// How the operator is written, in L1 and in C alike.
+    pub fn symbol(self) -> &'static str {
+        match self {
+            BinOp::Add => "+",
+            BinOp::Sub => "-",
+            BinOp::Mul => "*",
+            BinOp::Div => "/",
+            BinOp::Rem => "%",
+            BinOp::Lt => "<",
+            BinOp::Le => "<=",
+            BinOp::Gt => ">",
+            BinOp::Ge => ">=",
+            BinOp::Eq => "==",
+            BinOp::Ne => "!=",
+            BinOp::And => "&&",
+            BinOp::Or => "||",
+        }
+    }
+}
+
 /// Intrinsic functions. All take and return `f32` except `min`, `max` and `abs`, which also
 /// work on `i32`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

@@ -711,7 +711,7 @@ impl Parser<'_> {
                     let t = self.tok();
                     return Err(Diagnostic::error(format!(
                         "comparisons do not chain: found `{}`",
-                        op_str(op2)
+                        op2.symbol()
                     ))
                     .at(t.span)
                     .with_expected("`&&`, `||` or the end of the expression")
@@ -915,24 +915,5 @@ pub(crate) fn prec(op: BinOp) -> u8 {
         BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge | BinOp::Eq | BinOp::Ne => 2,
         BinOp::Add | BinOp::Sub => 3,
         BinOp::Mul | BinOp::Div | BinOp::Rem => 4,
-    }
-}
-
-/// How a binary operator is written.
-pub(crate) fn op_str(op: BinOp) -> &'static str {
-    match op {
-        BinOp::Add => "+",
-        BinOp::Sub => "-",
-        BinOp::Mul => "*",
-        BinOp::Div => "/",
-        BinOp::Rem => "%",
-        BinOp::Lt => "<",
-        BinOp::Le => "<=",
-        BinOp::Gt => ">",
-        BinOp::Ge => ">=",
-        BinOp::Eq => "==",
-        BinOp::Ne => "!=",
-        BinOp::And => "&&",
-        BinOp::Or => "||",
     }
 }

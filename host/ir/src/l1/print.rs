@@ -15,7 +15,7 @@
 //! parser would fold) as `-(3)`.
 
 use super::ast::*;
-use super::parse::{op_str, prec};
+use super::parse::prec;
 use std::fmt::Write;
 
 /// The canonical text of a module, ending with a new line.
@@ -203,7 +203,7 @@ fn expr(out: &mut String, e: &Expr) {
             let p = prec(*op);
             let cmp = p == 2;
             paren(out, lhs, level(lhs) < p || (cmp && level(lhs) == p));
-            let _ = write!(out, " {} ", op_str(*op));
+            let _ = write!(out, " {} ", op.symbol());
             paren(out, rhs, level(rhs) <= p || (*op == BinOp::Sub && level(rhs) == 5));
         }
         ExprKind::Select { cond, then_val, else_val } => {

@@ -32,7 +32,7 @@
 use super::ast::*;
 use super::gpu::{check_kernel, GpuLimits};
 use super::memory::{kernel_stack, peak_memory, type_bytes};
-use super::parse::{is_valid_name, op_str, KEYWORDS};
+use super::parse::{is_valid_name, KEYWORDS};
 use super::print::print_expr;
 use crate::diag::{did_you_mean, Diagnostic, Span};
 use crate::target::TargetProfile;
@@ -870,7 +870,7 @@ impl<'a> KernelChecker<'a> {
                 if lt != Ty::Bool || rt != Ty::Bool {
                     let msg = format!(
                         "`{}` needs bool operands, found {} and {} {ctx}",
-                        op_str(op),
+                        op.symbol(),
                         lt.name(),
                         rt.name()
                     );
@@ -895,7 +895,7 @@ impl<'a> KernelChecker<'a> {
                 }
                 if lt == Ty::Bool {
                     let msg = if result == Ty::Bool {
-                        format!("cannot compare bool values with `{}` {ctx}", op_str(op))
+                        format!("cannot compare bool values with `{}` {ctx}", op.symbol())
                     } else {
                         format!("cannot {verb} bool values: arithmetic needs f32 or i32 operands {ctx}")
                     };
