@@ -6,59 +6,12 @@
 //!   interpreter on every exported graph, on the three evaluation seeds. This needs Python with
 //!   `onnxruntime` and `numpy` (`toolchains/setup.sh` installs them).
 
-use ekb_ir::l0::{self, inputs, print::print, Graph};
-use ekb_ir::tensor::{compare, write_npy, Buffer, Tensor, Tolerance};
-use ekb_ir::SourceFile;
+use ekb_e2e::{check_outputs, corpus_files, load_graph, SEEDS};
+use ekb_ir::l0::{self, inputs, print::print};
+use ekb_ir::tensor::write_npy;
 use ekb_onnx::python::{require, run_ort, OrtJob};
 use ekb_onnx::{export_bytes, import, npy, ImportOptions};
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
-
-/// The seeds every comparison runs (the evaluation protocol checks three).
-const SEEDS: [u64; 3] = [0, 1, 2];
-
-/// The corpus files, sorted by name.
-fn corpus_files() -> Vec<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/ops");
-    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .unwrap_or_else(|e| panic!("cannot read {}: {e}", dir.display()))
-        .map(|e| e.expect("directory entry").path())
-        .filter(|p| p.extension().is_some_and(|e| e == "ekir"))
-        .collect();
-    files.sort();
-    files
-}
-
-/// Loads and checks one graph; a graph that does not check is a test failure.
-fn load_graph(path: &Path) -> Graph {
-    let src = SourceFile::read(path).unwrap_or_else(|d| panic!("{d}"));
-    l0::check::load(&src)
-        .unwrap_or_else(|ds| panic!("{}", ds.iter().map(|d| d.to_string()).collect::<String>()))
-}
-
-/// The reference outputs of a graph on a seed.
-fn reference(g: &Graph, seed: u64) -> Vec<Tensor> {
-    l0::interp::run_seeded(g, seed).unwrap_or_else(|d| panic!("{}: {d}", g.name))
-}
-
-/// Every difference between produced outputs (by output name) and the reference.
-fn check_outputs(g: &Graph, reference: &[Tensor], got: &HashMap<String, Buffer>) -> Vec<String> {
-    let mut problems = Vec::new();
-    for (o, r) in g.outputs.iter().zip(reference) {
-        match got.get(&o.name) {
-            None => problems.push(format!("output `{}` missing", o.name)),
-            Some(b) if b.ty != o.ty => {
-                problems.push(format!("output `{}` has type {}, expected {}", o.name, b.ty, o.ty))
-            }
-            Some(b) => {
-                if let Err(m) = compare(r, &b.to_tensor(), Tolerance::default_for(o.ty.dtype)) {
-                    problems.push(format!("output `{}`: {m}", o.name));
-                }
-            }
-        }
-    }
-    problems
-}
 
 #[test]
 fn every_corpus_graph_comes_back_the_same() {
@@ -143,7 +96,7 @@ fn onnxruntime_matches_the_interpreter_on_every_corpus_graph() {
     run_ort(&jobs).unwrap_or_else(|e| panic!("{e}"));
     let mut failures = Vec::new();
     for (g, seed, case) in &cases {
-        let want = reference(g, *seed);
+        let want = l0::interp::run_seeded(g, *seed).unwrap_or_else(|d| panic!("{}: {d}", g.name));
         let got: HashMap<String, _> = g
             .outputs
             .iter()
