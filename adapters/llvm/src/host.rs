@@ -16,13 +16,13 @@
 use crate::abi::{check_object, kernel_symbol, Arch, PARALLEL_FOR};
 use crate::compile::{compile, find_clang, run, CompileLog};
 use crate::emit::emit;
-use crate::pool::{ChunkFn, Pool};
 use ekb_ir::diag::did_you_mean;
 use ekb_ir::l1::interp::{POISON_F32_BITS, POISON_I32};
 use ekb_ir::l1::{Access, BufferRole, Module};
 use ekb_ir::tensor::{BufData, Buffer};
 use ekb_ir::types::{DType, TensorType};
 use ekb_ir::{Diagnostic, TargetProfile};
+use ekb_pool::{ChunkFn, Pool, PoolConfig};
 use std::alloc::Layout;
 use std::collections::HashMap;
 use std::ffi::c_void;
@@ -32,6 +32,10 @@ use std::time::{Duration, Instant};
 
 /// Alignment of every buffer passed to a kernel.
 pub const BUFFER_ALIGN: usize = 64;
+
+/// Stack size of the pool's worker threads: room for `local` allocations well past any
+/// profile's limit.
+const WORKER_STACK_BYTES: usize = 16 << 20;
 
 type KernelFn = unsafe extern "C" fn(args: *const *mut c_void);
 type HostParallelFor = unsafe extern "C" fn(pool: *const Pool, f: ChunkFn, ctx: *mut c_void, n: i64);
@@ -142,7 +146,8 @@ impl HostModule {
         let link = run(&command)?;
 
         let pool = Box::new(
-            Pool::new(threads).map_err(|e| Diagnostic::error(format!("cannot start kernel threads: {e}")))?,
+            Pool::new(&PoolConfig::new(threads, WORKER_STACK_BYTES))
+                .map_err(|e| Diagnostic::error(format!("cannot start kernel threads: {e}")))?,
         );
         let load_err =
             |e: libloading::Error| Diagnostic::error(format!("cannot load the kernel library: {e}"));

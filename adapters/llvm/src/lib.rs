@@ -12,7 +12,6 @@ pub mod abi;
 mod compile;
 mod emit;
 mod host;
-mod pool;
 
 pub use abi::{check_object, kernel_symbol, Arch, ObjectInfo, IMPORTS, KERNEL_PREFIX, PARALLEL_FOR};
 pub use compile::{codegen_args, compile, find_clang, CompileLog, CLANG_ENV};

@@ -4,7 +4,7 @@
 //!
 //! The library is the runtime's building blocks; `main.rs` is the `ekb-rt` command on top:
 //! - [`loader`]: kernel objects → callable entry points (W^X, import table, relocations);
-//! - [`pool`]: the thread pool behind the kernels' `ekb_parallel_for` import;
+//! - [`pool`]: the thread pool behind the kernels' `ekb_parallel_for` import (`ekb-pool`);
 //! - [`buffers`]: page-aligned buffer regions with guard zones, seeded fills and poison;
 //! - [`program`]: a payload's plan bound to loaded kernels and buffers, run seed by seed;
 //! - [`store`]: loaded payloads, each in a mapping of its own;

@@ -105,7 +105,7 @@ impl Program {
     }
 
     /// Stack the thread that calls kernels needs: the profile's budget for `local`
-    /// allocations plus the kernel ABI's reserve. (Workers of a pool built with the same
+    /// allocations plus the kernel ABI's reserve. (Workers of a pool built with this as
     /// `stack_bytes` get the same.)
     pub fn kernel_stack_bytes(&self) -> usize {
         usize::try_from(self.manifest.memory.stack_limit_bytes)

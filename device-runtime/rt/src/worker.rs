@@ -25,7 +25,7 @@
 use crate::buffers::Buffers;
 use crate::counters::{CounterSet, Raw, NAMES};
 use crate::isolate::{self, ChildIo, Limits, EXIT_INTERNAL};
-use crate::pool::{Pool, PoolConfig};
+use crate::pool::{self, Pool, PoolConfig, STACK_RESERVE};
 use crate::program::Program;
 use crate::seccomp;
 use crate::sys::{self, AltStack, Mapping};
@@ -95,17 +95,13 @@ fn send(io: &ChildIo, reply: &Reply) -> bool {
 pub fn main(io: ChildIo, setup: Setup<'_>) -> i32 {
     let mut counters = CounterSet::open(setup.emulation.as_deref());
     let stack = setup.programs.iter().map(|(p, _)| p.kernel_stack_bytes()).max().unwrap_or(0);
-    let stack_limit = setup
-        .programs
-        .iter()
-        .map(|(p, _)| usize::try_from(p.manifest().memory.stack_limit_bytes).unwrap_or(usize::MAX))
-        .max()
-        .unwrap_or(0);
-    let pool = match Pool::new(&PoolConfig {
+    // Workers get the same stack as the thread that calls kernels.
+    let config = PoolConfig {
         threads: setup.threads,
         cpus: setup.cpus.clone(),
-        stack_bytes: stack_limit,
-    }) {
+        stack_bytes: stack.max(STACK_RESERVE),
+    };
+    let pool = match pool::start(&config) {
         Ok(p) => p,
         Err(e) => {
             send(&io, &Reply::Failed { message: e.to_string() });
