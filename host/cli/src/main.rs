@@ -40,7 +40,11 @@ ekb lower model.ekir --to l1              the default CPU loop program\n  \
 ekb lower model.ekir --to llvm --target aarch64-qemu\n  \
 ekb interp model.ekir --seed 1 --out io/  reference outputs as .npy files\n  \
 ekb targets                               the target profiles\n  \
-ekb bench                                 naive vs default schedules on this machine"
+ekb bench                                 naive vs default schedules on this machine\n  \
+ekb build model.ekir --target rk3588 -o model.ekp   a self-contained payload for a board\n  \
+ekb run model.ekir --target aarch64-qemu  build and run on the device runtime, print the report\n  \
+ekb tasks list --level 1                  the benchmark's tasks\n  \
+ekb import-onnx model.onnx -o model.ekir  an ONNX model as an L0 graph"
 )]
 struct Cli {
     #[command(subcommand)]
