@@ -12,6 +12,7 @@ mod check;
 mod collect;
 mod deploy;
 mod export_onnx;
+mod generate;
 mod import_onnx;
 mod interp;
 mod lower;
@@ -67,6 +68,7 @@ enum Command {
     ImportOnnx(import_onnx::Args),
     ExportOnnx(export_onnx::Args),
     Baseline(baseline::Args),
+    Generate(generate::Args),
 }
 
 fn main() -> ExitCode {
@@ -86,6 +88,7 @@ fn main() -> ExitCode {
         Command::ImportOnnx(a) => import_onnx::run(a),
         Command::ExportOnnx(a) => export_onnx::run(a),
         Command::Baseline(a) => baseline::run(a),
+        Command::Generate(a) => generate::run(a),
     };
     match result {
         Ok(code) => code,

@@ -1,0 +1,272 @@
+//! The prompt for one instance (task, backend): a system message with the rules of the answer and
+//! a brief IR reference, and a user message with the task's L0 graph, the target profile's limits
+//! and one worked example.
+//!
+//! Two modes: [`Mode::Unified`] asks for an L1 module (the unified IR's loop level) that computes
+//! the graph; [`Mode::Native`] asks for the backend's own source (C for CPU, CUDA C, OpenCL C), for
+//! the comparison between the two. The level shapes the advice (a single operator, a composed
+//! graph, a whole model).
+//!
+//! What must stay true: the prompt is a pure function of its inputs (the cache and replay keys
+//! depend on it); the worked examples parse and verify (a test checks them).
+
+use crate::provider::Message;
+use ekb_eval::tasks::{Backend, Task};
+use ekb_ir::target::{GpuApi, TargetProfile};
+use std::fmt::Write;
+
+/// What the answer is written in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// An L1 module (L0/L1 text of the unified IR).
+    Unified,
+    /// The backend's own source.
+    Native,
+}
+
+impl Mode {
+    pub fn name(self) -> &'static str {
+        match self {
+            Mode::Unified => "unified",
+            Mode::Native => "native",
+        }
+    }
+}
+
+/// The worked example's L0 graph (shared by every backend).
+pub const EXAMPLE_GRAPH: &str = "\
+graph bias_relu(x: f32[4,8]) -> (y: f32[4,8]) {
+  param b: f32[8] = uniform(-0.1, 0.1)
+  %0 = add(x, b)
+  %1 = relu(%0)
+  return %1
+}
+";
+
+/// The worked example's answer for CPU: threads over rows, SIMD lanes over columns.
+pub const EXAMPLE_L1_CPU: &str = "\
+module bias_relu {
+  input x: f32[4,8]
+  input b: f32[8]
+  output y: f32[4,8]
+
+  kernel k0(x: f32[4,8] in, b: f32[8] in, y: f32[4,8] out) {
+    parallel i in 0..4 {
+      vectorize j in 0..8 {
+        y[i, j] = max(x[i, j] + b[j], 0.0)
+      }
+    }
+  }
+
+  run k0(x, b, y)
+}
+";
+
+/// The worked example's answer for a GPU: one block per row, one thread per column.
+pub const EXAMPLE_L1_GPU: &str = "\
+module bias_relu {
+  input x: f32[4,8]
+  input b: f32[8]
+  output y: f32[4,8]
+
+  kernel k0(x: f32[4,8] in, b: f32[8] in, y: f32[4,8] out) {
+    launch grid(i in 0..4) block(j in 0..8) {
+      y[i, j] = max(x[i, j] + b[j], 0.0)
+    }
+  }
+
+  run k0(x, b, y)
+}
+";
+
+const EXAMPLE_C: &str = "\
+void bias_relu(const float *x, const float *b, float *y) {
+  for (int i = 0; i < 4; i++)
+    for (int j = 0; j < 8; j++) {
+      float v = x[i * 8 + j] + b[j];
+      y[i * 8 + j] = v > 0.0f ? v : 0.0f;
+    }
+}
+";
+
+const EXAMPLE_CUDA: &str = "\
+__global__ void bias_relu_k(const float *x, const float *b, float *y) {
+  int i = blockIdx.x, j = threadIdx.x;
+  float v = x[i * 8 + j] + b[j];
+  y[i * 8 + j] = v > 0.0f ? v : 0.0f;
+}
+
+extern \"C\" void bias_relu(const float *x, const float *b, float *y) {
+  bias_relu_k<<<4, 8>>>(x, b, y);
+}
+";
+
+const EXAMPLE_OPENCL: &str = "\
+__kernel void bias_relu(__global const float *x, __global const float *b, __global float *y) {
+  int i = get_group_id(0), j = get_local_id(0);
+  float v = x[i * 8 + j] + b[j];
+  y[i * 8 + j] = v > 0.0f ? v : 0.0f;
+}
+";
+
+const IR_BRIEF: &str = "\
+The unified IR has two levels.
+L0 (the task): `graph NAME(inputs) -> (outputs) { param ...; %n = op(args, attr=value); return ... }`,
+whole-tensor operators in SSA form, static shapes, dtypes f32 and i32, row-major.
+L1 (your answer): one `module NAME { ... }` with
+- buffer declarations: `input NAME: f32[...]` for every graph input and every param (same names),
+  `output NAME: f32[...]` for every graph output (same names), `buffer NAME: f32[...]` for
+  intermediates;
+- kernels: `kernel NAME(p: TYPE in|out|inout, ...) { ... }`; a kernel sees only its parameters and
+  its own `alloc NAME: TYPE local|shared`;
+- loops: `for i in 0..N`, `parallel i in 0..N` (CPU threads), `vectorize j in 0..N` (SIMD lanes),
+  `unroll k in 0..N`; `launch grid(b in 0..G) block(t in 0..T) { ... }` as the whole body makes a
+  GPU kernel, with `shared` allocations and `barrier`;
+- statements: `let v = EXPR`, `buf[i, j] = EXPR`, `if C { } else { }`; expressions use + - * / %,
+  comparisons, && ||, `max`, `min`, `exp`, `select(c, a, b)`, casts `f32(i)`, `i32(x)`;
+- the plan: `run KERNEL(buffers...)` lines, in order.
+Comments start with `#`. Every index must stay in bounds; the verifier proves it.";
+
+/// The chat messages for one instance.
+pub fn build_prompt(task: &Task, backend: Backend, profile: &TargetProfile, mode: Mode) -> Vec<Message> {
+    vec![Message::system(system_text(backend, mode)), Message::user(user_text(task, backend, profile, mode))]
+}
+
+fn language(backend: Backend, mode: Mode) -> (&'static str, &'static str) {
+    match (mode, backend) {
+        (Mode::Unified, _) => ("an L1 module of the unified IR", "ekir"),
+        (Mode::Native, Backend::Cpu) => ("C (C11, no libraries beyond <math.h>)", "c"),
+        (Mode::Native, Backend::Cuda) => ("CUDA C", "cuda"),
+        (Mode::Native, Backend::Opencl) => ("OpenCL C", "opencl"),
+    }
+}
+
+fn system_text(backend: Backend, mode: Mode) -> String {
+    let (lang, fence) = language(backend, mode);
+    let mut s = format!(
+        "You write fast, correct kernels for edge devices. You are given a computation as a graph \
+of the unified tensor IR and the limits of the target device; you answer with {lang} that computes \
+exactly the graph's outputs (within 1e-4 absolute plus relative error for f32) and runs as fast as \
+possible on that device.\n\nAnswer with exactly one fenced code block (```{fence} ... ```) holding \
+the complete program. Text outside the block is ignored.\n\n"
+    );
+    match mode {
+        Mode::Unified => s.push_str(IR_BRIEF),
+        Mode::Native => {
+            s.push_str(
+                "The L0 graph notation: `graph NAME(inputs) -> (outputs) { param ...; %n = op(args, \
+attr=value); return ... }`, whole-tensor operators, static shapes, row-major, dtypes f32 and i32.\n",
+            );
+            let abi = match backend {
+                Backend::Cpu => {
+                    "Write one function `void NAME(...)` named after the graph, taking a pointer per \
+graph input, then per param, then per output, in declaration order (`const float *` for inputs and \
+params, `float *` for outputs; `int` for i32). The pointers are to contiguous row-major data."
+                }
+                Backend::Cuda => {
+                    "Write your `__global__` kernels and one host function `extern \"C\" void NAME(...)` \
+named after the graph that launches them, taking device pointers per graph input, then per param, \
+then per output, in declaration order."
+                }
+                Backend::Opencl => {
+                    "Write `__kernel` functions; the first kernel is named after the graph and takes \
+`__global` pointers per graph input, then per param, then per output, in declaration order. Say the \
+global and local sizes in a comment `// launch: global=[..] local=[..]` above each kernel."
+                }
+            };
+            s.push_str(abi);
+        }
+    }
+    s
+}
+
+fn level_advice(level: u8) -> &'static str {
+    match level {
+        1 => {
+            "This is a Level-1 task: a single basic operator. Choose the loop order, tiling, threads \
+and vector lanes well."
+        }
+        2 => "This is a Level-2 task: a few composed operators. Fuse where it saves memory traffic.",
+        _ => {
+            "This is a Level-3 task: a compact model graph. Plan intermediates so peak memory stays \
+within the device's limits, and fuse where it pays."
+        }
+    }
+}
+
+/// The target profile's limits that matter for a kernel on `backend`.
+pub fn limits_text(profile: &TargetProfile, backend: Backend) -> String {
+    let mut s = String::new();
+    let _ = writeln!(s, "Target `{}`: {}", profile.name, profile.description);
+    let c = &profile.cpu;
+    match (backend, &profile.gpu) {
+        (Backend::Cpu, _) | (_, None) => {
+            let _ = writeln!(s, "- CPU: {} ({}), {} cores", c.triple, c.cpu, profile.cpu_cores());
+            let _ = writeln!(s, "- SIMD: {} bits ({} f32 lanes)", c.vector_bits, profile.cpu_f32_lanes());
+            let _ = writeln!(s, "- stack per thread: {} bytes", c.stack_bytes);
+            let _ = writeln!(s, "- memory: {} bytes", c.memory_bytes);
+            let _ = writeln!(s, "- cache line: {} bytes", c.cache_line_bytes);
+        }
+        (_, Some(g)) => {
+            let api = match g.api {
+                GpuApi::Cuda => "CUDA",
+                GpuApi::Opencl => "OpenCL",
+            };
+            let _ = writeln!(s, "- GPU: {} ({api}, {}), {} compute units", g.device, g.arch, g.compute_units);
+            let _ = writeln!(s, "- threads per block: at most {}", g.max_threads_per_block);
+            let _ = writeln!(s, "- shared memory per block: {} bytes", g.shared_bytes_per_block);
+            if let Some(r) = g.registers_per_thread {
+                let _ = writeln!(s, "- registers per thread: {r}");
+            }
+            if let Some(p) = g.private_bytes_per_thread {
+                let _ = writeln!(s, "- private memory per thread: {p} bytes");
+            }
+            let _ = writeln!(s, "- SIMD width (warp/wavefront): {}", g.simd_width);
+            let _ = writeln!(s, "- memory: {} bytes", g.memory_bytes);
+            if let Some(m) = g.max_buffer_bytes {
+                let _ = writeln!(s, "- largest buffer: {m} bytes");
+            }
+        }
+    }
+    s
+}
+
+fn user_text(task: &Task, backend: Backend, profile: &TargetProfile, mode: Mode) -> String {
+    let (_, fence) = language(backend, mode);
+    let example = match (mode, backend) {
+        (Mode::Unified, Backend::Cpu) => EXAMPLE_L1_CPU,
+        (Mode::Unified, _) => EXAMPLE_L1_GPU,
+        (Mode::Native, Backend::Cpu) => EXAMPLE_C,
+        (Mode::Native, Backend::Cuda) => EXAMPLE_CUDA,
+        (Mode::Native, Backend::Opencl) => EXAMPLE_OPENCL,
+    };
+    let mut s = String::new();
+    let _ =
+        writeln!(s, "## Example\n\nGraph:\n```ekir\n{EXAMPLE_GRAPH}```\nAnswer:\n```{fence}\n{example}```\n");
+    let _ = writeln!(s, "## Task `{}` for the {} backend\n", task.name, backend.name());
+    let _ = writeln!(s, "{}\n", level_advice(task.meta.level));
+    let _ = writeln!(s, "Graph:\n```ekir\n{}```\n", task.graph_text());
+    let _ = writeln!(s, "{}", limits_text(profile, backend));
+    let what = match mode {
+        Mode::Unified => format!("the L1 module `{}`", task.name),
+        Mode::Native => format!("the {} source for `{}`", language(backend, mode).0, task.name),
+    };
+    let _ = write!(s, "Answer with {what} in one ```{fence} block.");
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ekb_ir::{l0, l1, SourceFile};
+
+    #[test]
+    fn worked_examples_parse_and_verify() {
+        l0::check::load(&SourceFile::new("ex.ekir", EXAMPLE_GRAPH)).expect("the example graph checks");
+        for text in [EXAMPLE_L1_CPU, EXAMPLE_L1_GPU] {
+            let m = l1::parse::parse(&SourceFile::new("ex.ekir", text)).expect("the example parses");
+            let d = l1::verify::verify(&m, None);
+            assert!(d.is_empty(), "{d:?}");
+        }
+    }
+}

@@ -1,0 +1,72 @@
+//! `ekb generate` with the command provider: a real child process answers every prompt; each
+//! sample is stored with its prompt, raw answer, extracted candidate and metadata, and a second
+//! run is answered from the response cache.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn tasks_dir() -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tasks").display().to_string()
+}
+
+fn generate(out: &Path, answerer: &Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_ekb"))
+        .args(["generate", "relu6_mobilenetv2_*", "--provider", "command", "--backend", "cpu"])
+        .arg("--command")
+        .arg(format!("sh {}", answerer.display()))
+        .args(["--dir", &tasks_dir(), "--samples", "2", "--out"])
+        .arg(out)
+        .output()
+        .expect("ekb runs")
+}
+
+#[test]
+fn command_answers_are_stored_per_sample_and_cached() {
+    let dir = tempfile::tempdir().unwrap();
+    // The "model": reads the prompt, counts its calls, and answers with prose around a fence.
+    let calls = dir.path().join("calls");
+    let answerer = dir.path().join("answer.sh");
+    std::fs::write(
+        &answerer,
+        format!(
+            "cat > /dev/null\necho x >> {}\nprintf 'Here it is:\\n```ekir\\nmodule m {{\\n  output y: f32[1]\\n\\n  kernel k(y: f32[1] out) {{\\n    y[0] = 1.0\\n  }}\\n\\n  run k(y)\\n}}\\n```\\nDone.\\n'\n",
+            calls.display()
+        ),
+    )
+    .unwrap();
+    let out = dir.path().join("out");
+    let o = generate(&out, &answerer);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let samples: Vec<_> = walk(&out).into_iter().filter(|p| p.ends_with("meta.json")).collect();
+    assert!(samples.len() >= 2, "{samples:?}");
+    for meta in &samples {
+        let sample = meta.parent().unwrap();
+        for f in ["prompt.json", "answer.txt", "candidate.ekir"] {
+            assert!(sample.join(f).exists(), "{} missing in {}", f, sample.display());
+        }
+        let candidate = std::fs::read_to_string(sample.join("candidate.ekir")).unwrap();
+        assert!(candidate.starts_with("module m {") && !candidate.contains("Done."), "{candidate}");
+        let prompt = std::fs::read_to_string(sample.join("prompt.json")).unwrap();
+        assert!(prompt.contains("relu6"), "the prompt carries the task's graph");
+    }
+    let first = std::fs::read_to_string(&calls).unwrap().lines().count();
+    assert_eq!(first, samples.len(), "one call per sample");
+
+    // Again: every answer comes from the cache, the command is not run.
+    let o = generate(&out, &answerer);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(std::fs::read_to_string(&calls).unwrap().lines().count(), first);
+}
+
+fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            out.extend(walk(&p));
+        } else {
+            out.push(p);
+        }
+    }
+    out
+}
