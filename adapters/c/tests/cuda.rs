@@ -15,7 +15,6 @@ use ekb_ir::types::{DType, TensorType};
 use ekb_ir::{SourceFile, TargetProfile};
 use ekb_lower::lower_gpu;
 use std::collections::HashMap;
-use std::path::Path;
 
 /// The device, or `None` (with the reason printed) where there is no CUDA: these tests then
 /// check only that the absence is a diagnostic.
@@ -68,8 +67,9 @@ fn every_corpus_graph_runs_on_the_cuda_device_and_matches() {
 #[test]
 fn dynamic_shared_memory_above_48_kib_runs_with_the_opt_in() {
     let Some(gpu) = gpu() else { return };
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden/big_shared.ekl1");
-    let m = parse(&SourceFile::read(&path).unwrap()).unwrap();
+    // Built into the binary, so that a test binary carried to a GPU machine needs no source tree.
+    let text = include_str!("golden/big_shared.ekl1");
+    let m = parse(&SourceFile::new("big_shared.ekl1", text)).unwrap();
     let x: Vec<f32> = (0..16384).map(|i| i as f32).collect();
     let inputs = HashMap::from([(
         "x".to_string(),
