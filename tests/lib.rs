@@ -3,6 +3,9 @@
 //!
 //! The corpus is one small L0 graph per operator (and attribute variant), each a complete task:
 //! every backend and schedule must reproduce its reference outputs on every seed tested.
+//!
+//! Also here: [`static_runtime`], the static device runtime that tests start as a real child
+//! process.
 
 use ekb_ir::l0::{self, Graph};
 use ekb_ir::tensor::{compare, Buffer, Tensor, Tolerance};
@@ -25,6 +28,25 @@ pub fn corpus_files() -> Vec<PathBuf> {
         .collect();
     files.sort();
     files
+}
+
+/// Builds the static release runtime (`ekb-rt`) for the Rust target `triple` (a musl target)
+/// with cargo, in a target directory of its own under `target_tmpdir` (a test passes its
+/// `CARGO_TARGET_TMPDIR`; the test's own build holds the workspace's), and returns its path.
+/// Concurrent calls wait on cargo's lock.
+pub fn static_runtime(triple: &str, target_tmpdir: &Path) -> PathBuf {
+    let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("tests/ is inside the workspace");
+    let target_dir = target_tmpdir.join("ekb-rt-static");
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let out = std::process::Command::new(cargo)
+        .args(["build", "--release", "--offline", "-p", "ekb-rt", "--target", triple])
+        .arg("--target-dir")
+        .arg(&target_dir)
+        .current_dir(workspace)
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run cargo: {e}"));
+    assert!(out.status.success(), "cargo build --target {triple}: {}", String::from_utf8_lossy(&out.stderr));
+    target_dir.join(triple).join("release/ekb-rt")
 }
 
 /// Loads and checks one corpus graph; a corpus file that does not check is a test failure.

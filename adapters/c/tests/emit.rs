@@ -106,6 +106,7 @@ fn math_spellings_follow_the_dialect() {
         "ceilf(",
         "fminf(",
         "fmaxf(",
+        "sinf(int_) * cosf(int_)",
         "__float2int_rz(",
     ] {
         assert!(cuda.contains(f), "{f} in\n{cuda}");
@@ -122,6 +123,7 @@ fn math_spellings_follow_the_dialect() {
         "fmin(",
         "fmax(",
         "convert_int_sat(",
+        "sin(int_) * cos(int_)",
         "(int)abs(n[",
     ] {
         assert!(ocl.contains(f), "{f} in\n{ocl}");

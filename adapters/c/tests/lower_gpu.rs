@@ -97,6 +97,13 @@ fn dedicated_schedules_use_shared_memory_and_others_one_thread_per_element() {
     // Elementwise: a 1-D grid over the output, no barriers.
     let m = corpus("relu");
     assert_eq!(shape_of(&m), (0, 0));
+    // group_norm: one thread per (image, group), 2 * 3 here, each running its group's passes;
+    // conv_transpose2d: one thread per output element (1 * 3 * 10 * 12).
+    let ks = kernels(&corpus("group_norm")).unwrap();
+    let threads = |k: &ekb_gpu_c::GpuKernel| k.launch.grid[0] * k.launch.block[0];
+    assert_eq!((ks[0].launch.grid, threads(&ks[0]) >= 6, threads(&ks[0]) < 6 + 64), ([1, 1, 1], true, true));
+    let ks = kernels(&corpus("conv_transpose2d")).unwrap();
+    assert!(threads(&ks[0]) >= 360 && ks[0].launch.grid[0] == 360_u32.div_ceil(ks[0].launch.block[0]));
     // Concat: one kernel per input, run in order.
     let m = corpus("concat");
     assert_eq!(m.kernels.len(), 3, "{}", print(&m));

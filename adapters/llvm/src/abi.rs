@@ -25,7 +25,8 @@ pub const PARALLEL_FOR: &str = "ekb_parallel_for";
 /// `memmove` come from LLVM recognising fill and copy loops; `sqrtf` to `ceilf` are the library
 /// forms of intrinsics a CPU may lack an instruction for (`floorf` on x86-64 without SSE4.1);
 /// `exp2f` and `ldexpf` are never called by emitted code directly: LLVM rewrites `powf(2, x)` to
-/// `exp2f(x)`, and `powf(2, f32(i))` to `ldexpf(1, i)`.
+/// `exp2f(x)`, and `powf(2, f32(i))` to `ldexpf(1, i)`. `sinf` and `cosf` come last (added after
+/// the others; positions never change).
 pub const IMPORTS: &[&str] = &[
     PARALLEL_FOR,
     "memset",
@@ -42,6 +43,8 @@ pub const IMPORTS: &[&str] = &[
     "ceilf",
     "exp2f",
     "ldexpf",
+    "sinf",
+    "cosf",
 ];
 
 /// The exported symbol of kernel `name`.

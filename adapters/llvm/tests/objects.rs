@@ -40,8 +40,19 @@ fn every_profile_gets_loadable_objects_that_import_only_the_table() {
         }
         eprintln!("{profile}: imports {imports:?}\n{profile}: relocations {relocations:?}");
         assert!(imports.iter().all(|i| IMPORTS.contains(&i.as_str())));
-        let mut needed =
-            vec!["ekb_parallel_for", "memset", "memcpy", "memmove", "expf", "logf", "powf", "tanhf", "erff"];
+        let mut needed = vec![
+            "ekb_parallel_for",
+            "memset",
+            "memcpy",
+            "memmove",
+            "expf",
+            "logf",
+            "powf",
+            "tanhf",
+            "erff",
+            "sinf",
+            "cosf",
+        ];
         if profile == "x86-64-baseline" {
             needed.extend(["floorf", "ceilf"]);
         }

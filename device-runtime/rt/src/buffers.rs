@@ -1,5 +1,6 @@
 //! The buffers of a program: one page-aligned memory region per buffer, with guard zones, the
-//! seeded fill of inputs and parameters, and poison for outputs and temporaries.
+//! seeded fill of inputs and parameters, the payload's values of data parameters, and poison for
+//! outputs and temporaries.
 //!
 //! Each buffer is its own anonymous mapping, shared with the kernel process forked after it
 //! is made (the parent generates inputs into it and reads outputs from it), laid out as
@@ -18,13 +19,16 @@
 //!
 //! What it must keep true: the memory is only ever reached through raw pointers (kernels write
 //! it while the runtime holds `&Buffers`); the safe accessors that hand out slices say when
-//! they may be called (never while kernels run). Inputs and parameters are generated with the
-//! shared seeded generator under the key `tensor_key(task, seed, buffer name)`, exactly as the
-//! host generates them; outputs and temporaries hold [`POISON_F32_BITS`] / [`POISON_I32`] (the
-//! L1 interpreter's patterns) before every run.
+//! they may be called (never while kernels run). Inputs and seeded parameters are generated with
+//! the shared seeded generator under the key `tensor_key(task, seed, buffer name)`, exactly as
+//! the host generates them, for every seed; data parameters are copied from their blobs once,
+//! when the buffers are made, and hold the same values for every seed (nothing writes them
+//! afterwards: kernels see them read-only, and their checksums are checked after every run);
+//! outputs and temporaries hold [`POISON_F32_BITS`] / [`POISON_I32`] (the L1 interpreter's
+//! patterns) before every run.
 
 use crate::sys::{self, Mapping, Protection};
-use ekb_wire::payload::{DType, Manifest, Role};
+use ekb_wire::payload::{DType, Manifest, Role, Source};
 use ekb_wire::seeded::{self, InitError};
 use std::fmt;
 
@@ -215,8 +219,21 @@ impl Region {
 /// Why a program's buffers could not be set up.
 #[derive(Debug, Clone, PartialEq)]
 pub enum BufferError {
-    Allocate { buffer: String, bytes: u64, error: String },
-    Init { buffer: String, error: InitError },
+    Allocate {
+        buffer: String,
+        bytes: u64,
+        error: String,
+    },
+    Init {
+        buffer: String,
+        error: InitError,
+    },
+    /// A data parameter whose blob is missing or not of the buffer's size (a validated payload
+    /// has neither).
+    Data {
+        buffer: String,
+        blob: u32,
+    },
 }
 
 impl fmt::Display for BufferError {
@@ -226,6 +243,9 @@ impl fmt::Display for BufferError {
                 write!(f, "cannot allocate buffer `{buffer}` ({bytes} bytes): {error}")
             }
             BufferError::Init { buffer, error } => write!(f, "cannot generate buffer `{buffer}`: {error}"),
+            BufferError::Data { buffer, blob } => {
+                write!(f, "cannot fill parameter `{buffer}`: blob {blob} is missing or not its size")
+            }
         }
     }
 }
@@ -302,6 +322,11 @@ impl Buffers {
         self.roles[i].is_generated()
     }
 
+    /// The role of buffer `i`.
+    pub fn role(&self, i: usize) -> Role {
+        self.roles[i]
+    }
+
     /// Checksums of every input and parameter, in buffer order (`None` for the others).
     pub fn input_checksums(&self) -> Vec<Option<u64>> {
         self.regions
@@ -311,11 +336,38 @@ impl Buffers {
             .collect()
     }
 
-    /// Generates every input and parameter for `seed` (the seed's value, not its index) with
-    /// the shared generator, keyed by `tensor_key(task, seed, name)`. Inputs must be writable.
+    /// Copies every data parameter's values from its blob (`blob(index)` returns a blob's
+    /// bytes: little-endian elements, as stored in the payload). Parameters must be writable.
+    /// Done once per set of buffers: the values do not depend on the seed.
+    pub fn fill_data<'d>(
+        &self,
+        manifest: &Manifest,
+        blob: impl Fn(u32) -> Option<&'d [u8]>,
+    ) -> Result<(), BufferError> {
+        for (b, region) in manifest.buffers.iter().zip(&self.regions) {
+            let Some(index) = b.data_blob().filter(|_| b.role == Role::Param) else { continue };
+            let data = blob(index)
+                .filter(|d| d.len() == region.len)
+                .ok_or_else(|| BufferError::Data { buffer: b.name.clone(), blob: index })?;
+            // Elements are stored little-endian; buffers hold native values (the same bytes on
+            // every architecture the runtime is built for).
+            region.with_bytes_mut(|dst| {
+                for (d, s) in dst.chunks_exact_mut(4).zip(data.chunks_exact(4)) {
+                    d.copy_from_slice(&u32::from_le_bytes([s[0], s[1], s[2], s[3]]).to_ne_bytes());
+                }
+            });
+        }
+        Ok(())
+    }
+
+    /// Generates every input and seeded parameter for `seed` (the seed's value, not its index)
+    /// with the shared generator, keyed by `tensor_key(task, seed, name)`; data parameters are
+    /// left as [`Buffers::fill_data`] wrote them. Inputs must be writable.
     pub fn generate(&self, manifest: &Manifest, seed: u64) -> Result<(), BufferError> {
         for (b, region) in manifest.buffers.iter().zip(&self.regions) {
-            let Some(init) = b.init.as_ref().filter(|_| b.role.is_generated()) else { continue };
+            let Some(Source::Seeded(init)) = b.source.as_ref().filter(|_| b.role.is_generated()) else {
+                continue;
+            };
             let key = seeded::tensor_key(&manifest.task, seed, &b.name);
             let err = |error| BufferError::Init { buffer: b.name.clone(), error };
             let shape: Vec<usize> = b
@@ -384,6 +436,7 @@ impl Buffers {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use ekb_wire::Init;
 
     #[test]
     fn data_is_page_aligned_and_guards_catch_writes_on_both_sides() {
@@ -444,6 +497,92 @@ mod tests {
         let r = Region::new(0, RegionLayout { guard_bytes: 0 }).unwrap();
         assert!(!r.ptr().is_null() && r.ptr() as usize % BUFFER_ALIGN == 0);
         assert!(r.is_empty() && r.bytes().is_empty());
+    }
+
+    /// Buffers `x: f32[2]` (input), `w: f32[3]` (param, data in blob 0), `k: i32[2]` (param,
+    /// seeded), `y: f32[2]` (output).
+    fn data_manifest() -> Manifest {
+        use ekb_wire::payload::{Backend, BufferDecl, MemoryPlan, TimingSettings, Tolerance};
+        let buffer = |name: &str, dtype, n, role, source| BufferDecl {
+            name: String::from(name),
+            dtype,
+            shape: vec![n],
+            role,
+            source,
+        };
+        Manifest {
+            generator_version: 1,
+            producer: String::new(),
+            task: "t".into(),
+            target: "host".into(),
+            backend: Backend::CpuLlvm,
+            kernels: vec![],
+            buffers: vec![
+                buffer(
+                    "x",
+                    DType::F32,
+                    2,
+                    Role::Input,
+                    Some(Source::Seeded(Init::Uniform { lo: -1.0, hi: 1.0 })),
+                ),
+                buffer("w", DType::F32, 3, Role::Param, Some(Source::Data { blob: 0, crc32: 0 })),
+                buffer(
+                    "k",
+                    DType::I32,
+                    2,
+                    Role::Param,
+                    Some(Source::Seeded(Init::RandInt { lo: 0, hi: 100 })),
+                ),
+                buffer("y", DType::F32, 2, Role::Output, None),
+            ],
+            plan: vec![],
+            seeds: vec![0, 1],
+            tolerance: Tolerance { atol: 0.0, rtol: 0.0 },
+            expected: vec![],
+            timing: TimingSettings::DEFAULT,
+            memory: MemoryPlan { peak_bytes: 0, stack_limit_bytes: 0, memory_limit_bytes: 1 << 20 },
+        }
+    }
+
+    fn f32s(r: &Region) -> Vec<f32> {
+        r.bytes().chunks_exact(4).map(|c| f32::from_ne_bytes([c[0], c[1], c[2], c[3]])).collect()
+    }
+
+    #[test]
+    fn data_params_hold_their_blob_for_every_seed_and_seeded_ones_change() {
+        let m = data_manifest();
+        let bufs = Buffers::allocate(&m, RegionLayout::one_page()).unwrap();
+        let blob: Vec<u8> = [1.5f32, -2.0, 0.25].iter().flat_map(|v| v.to_le_bytes()).collect();
+        bufs.fill_data(&m, |b| (b == 0).then_some(&blob[..])).unwrap();
+        assert_eq!(f32s(bufs.region(1)), [1.5, -2.0, 0.25]);
+        bufs.generate(&m, 0).unwrap();
+        let (x0, k0) = (bufs.region(0).checksum(), bufs.region(2).checksum());
+        assert_eq!(f32s(bufs.region(1)), [1.5, -2.0, 0.25], "generating leaves data alone");
+        bufs.generate(&m, 1).unwrap();
+        assert_eq!(f32s(bufs.region(1)), [1.5, -2.0, 0.25]);
+        assert_ne!(bufs.region(0).checksum(), x0, "the input changes with the seed");
+        assert_ne!(bufs.region(2).checksum(), k0, "so does the seeded parameter");
+        // The input is the shared generator's, under (task, seed, name).
+        let mut want = [0f32; 2];
+        let key = seeded::tensor_key("t", 1, "x");
+        seeded::fill_f32(&Init::Uniform { lo: -1.0, hi: 1.0 }, &[2], key, &mut want).unwrap();
+        assert_eq!(f32s(bufs.region(0)), want);
+        // Data parameters are checked like inputs and kept apart from the poison.
+        assert_eq!(bufs.input_checksums().iter().filter(|c| c.is_some()).count(), 3);
+        bufs.poison(&m);
+        assert_eq!(f32s(bufs.region(1)), [1.5, -2.0, 0.25]);
+        assert_eq!(bufs.region(3).bytes()[..4], POISON_F32_BITS.to_ne_bytes());
+    }
+
+    #[test]
+    fn a_missing_or_short_data_blob_is_an_error() {
+        let m = data_manifest();
+        let bufs = Buffers::allocate(&m, RegionLayout::one_page()).unwrap();
+        let short = [0u8; 8];
+        let want = BufferError::Data { buffer: "w".into(), blob: 0 };
+        assert_eq!(bufs.fill_data(&m, |_| Some(&short[..])), Err(want.clone()));
+        assert_eq!(bufs.fill_data(&m, |_| None), Err(want.clone()));
+        assert_eq!(want.to_string(), "cannot fill parameter `w`: blob 0 is missing or not its size");
     }
 
     #[test]

@@ -178,7 +178,7 @@ mod tests {
                     dtype: DType::F32,
                     shape: vec![*elems],
                     role: Role::Temp,
-                    init: None,
+                    source: None,
                 })
                 .collect(),
             plan: vec![],

@@ -3,7 +3,8 @@
 //!
 //! The pieces are separate so that the isolation and measurement layers can place them where
 //! they belong: [`Program::load`] links the code (no expected outputs involved), [`Buffers`]
-//! are allocated and prepared per seed ([`Program::prepare`]), [`Program::bind`] turns the plan
+//! are allocated with the payload's parameter data in them ([`Program::allocate`]) and prepared
+//! per seed ([`Program::prepare`]), [`Program::bind`] turns the plan
 //! into argument arrays once, [`Bound::execute`] runs one whole execution of the plan (what one
 //! timing sample measures), and [`crate::check`] compares outputs afterwards, outside the code
 //! path that runs kernels.
@@ -113,13 +114,22 @@ impl Program {
             .saturating_add(STACK_RESERVE)
     }
 
-    /// Allocates the program's buffers.
-    pub fn allocate(&self, layout: RegionLayout) -> Result<Buffers, BufferError> {
-        Buffers::allocate(&self.manifest, layout)
+    /// Allocates the program's buffers and copies the values of its data parameters into them
+    /// from the payload's blobs, which `blob(index)` returns (the parent keeps the payload; the
+    /// process that runs kernels never maps it).
+    pub fn allocate<'d>(
+        &self,
+        layout: RegionLayout,
+        blob: impl Fn(u32) -> Option<&'d [u8]>,
+    ) -> Result<Buffers, BufferError> {
+        let bufs = Buffers::allocate(&self.manifest, layout)?;
+        bufs.fill_data(&self.manifest, blob)?;
+        Ok(bufs)
     }
 
-    /// Prepares `bufs` for a run under `seeds[seed_index]`: inputs and parameters generated,
-    /// outputs and temporaries poisoned. (Inputs must be writable.)
+    /// Prepares `bufs` for a run under `seeds[seed_index]`: inputs and seeded parameters
+    /// generated (data parameters keep the values [`Program::allocate`] copied), outputs and
+    /// temporaries poisoned. (Inputs must be writable.)
     pub fn prepare(&self, bufs: &Buffers, seed_index: usize) -> Result<(), BufferError> {
         bufs.generate(&self.manifest, self.manifest.seeds[seed_index])?;
         bufs.poison(&self.manifest);

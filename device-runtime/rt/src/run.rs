@@ -6,9 +6,11 @@
 //! One run, in order:
 //! 1. the memory section and allocation legality (`crate::memory`); an illegal or
 //!    over-capacity program runs no kernel;
-//! 2. the buffers, in memory shared with the kernel process, with guards and fences;
+//! 2. the buffers, in memory shared with the kernel process, with guards and fences, and the
+//!    values of data parameters copied into them from the payload;
 //! 3. the kernel process (threads, limits, filter), which answers `Ready`;
-//! 4. per seed: the parent generates the inputs and records their checksums, the child poisons
+//! 4. per seed: the parent generates the inputs and seeded parameters (data parameters keep
+//!    their values) and records the checksums of all inputs and parameters, the child poisons
 //!    the outputs and runs the plan once, the parent checks the guards (guard corruption by
 //!    buffer), the inputs' checksums (an input written despite the protection) and the outputs
 //!    against the expected values — which only the parent can see;
@@ -188,10 +190,26 @@ impl<'a> Side<'a> {
                 m.memory.peak_bytes
             ),
         ));
+        let data: Vec<u64> = m
+            .buffers
+            .iter()
+            .filter(|b| b.data_blob().is_some())
+            .map(|b| b.size_bytes().unwrap_or(0))
+            .collect();
+        if !data.is_empty() {
+            report.log.push(log(
+                LogLevel::Info,
+                format!(
+                    "{} param(s) take their values from the payload's data ({} bytes), the same for every seed",
+                    data.len(),
+                    data.iter().sum::<u64>()
+                ),
+            ));
+        }
         let settings = timing.apply(&options.timing.apply(&m.timing));
         let mut side = Side { payload, report, bufs: None, seeds, settings, sums: Vec::new() };
         if side.report.failure.is_none() {
-            match side.payload.program().allocate(options.layout) {
+            match side.payload.allocate(options.layout) {
                 Ok(b) => side.bufs = Some(b),
                 Err(e) => {
                     let kind = match &e {
@@ -205,7 +223,7 @@ impl<'a> Side<'a> {
                             }
                             FailureKind::Memory(MemoryFault::Capacity)
                         }
-                        BufferError::Init { .. } => FailureKind::RuntimeError,
+                        BufferError::Init { .. } | BufferError::Data { .. } => FailureKind::RuntimeError,
                     };
                     side.report.failure = Some(Failure { kind, evidence: e.to_string() });
                 }
@@ -469,13 +487,16 @@ fn memory_fault(sig: i32, fault: Option<&Fault>, programs: &[(&Program, &Buffers
                 Zone::Data { offset } if bufs.is_generated(i) => Failure {
                     kind: FailureKind::Memory(MemoryFault::InputWrite { buffer: buffer.clone() }),
                     evidence: format!(
-                        "{name}: write to byte {offset} of read-only input `{buffer}` (address {:#x}) at {at}",
+                        "{name}: write to byte {offset} of read-only {} `{buffer}` (address {:#x}) at {at}",
+                        bufs.role(i),
                         fl.addr
                     ),
                 },
                 Zone::Data { offset } => Failure {
                     kind: FailureKind::Memory(MemoryFault::Segfault),
-                    evidence: format!("{name}: {access} of byte {offset} of buffer `{buffer}` faulted at {at}"),
+                    evidence: format!(
+                        "{name}: {access} of byte {offset} of buffer `{buffer}` faulted at {at}"
+                    ),
                 },
                 Zone::Outside { offset } => {
                     let len = bufs.region(i).len() as i64;
@@ -531,8 +552,9 @@ fn after_run(bufs: &Buffers, sums: &[Option<u64>]) -> Option<Failure> {
             return Some(Failure {
                 kind: FailureKind::Memory(MemoryFault::InputWrite { buffer: buffer.clone() }),
                 evidence: format!(
-                    "the bytes of read-only input `{buffer}` changed during the run (the kernel process \
-                     removed the protection)"
+                    "the bytes of read-only {} `{buffer}` changed during the run (the kernel process \
+                     removed the protection)",
+                    bufs.role(i)
                 ),
             });
         }
@@ -898,11 +920,12 @@ fn pair(
         let base: Vec<u64> = pairs.iter().map(|p| p.baseline_ns).collect();
         let cand: Vec<u64> = pairs.iter().map(|p| p.candidate_ns).collect();
         let (bt, ct) = (timing(base, &t, stop), timing(cand, &t, stop));
-        let stable = bt.stats.cv <= settings.max_cv && ct.stats.cv <= settings.max_cv;
+        let (bs, cs) = (bt.stats.spread(), ct.stats.spread());
+        let stable = bs <= settings.max_cv && cs <= settings.max_cv;
         if !stable {
             let line = format!(
-                "paired attempt {attempt} of {attempts} unstable: cv baseline {:.3}, candidate {:.3}, limit {}",
-                bt.stats.cv, ct.stats.cv, settings.max_cv
+                "paired attempt {attempt} of {attempts} unstable: spread baseline {bs:.3}, candidate {cs:.3}, limit {}",
+                settings.max_cv
             );
             for side in sides.iter_mut() {
                 side.report.log.push(log(LogLevel::Warn, line.clone()));
@@ -928,15 +951,17 @@ fn pair(
             break;
         }
     }
-    let cvs: Vec<f64> = sides.iter().map(|s| s.report.timing.as_ref().map_or(0.0, |t| t.stats.cv)).collect();
+    let spreads: Vec<f64> =
+        sides.iter().map(|s| s.report.timing.as_ref().map_or(0.0, |t| t.stats.spread())).collect();
     if !out.stable {
         for (i, side) in sides.iter_mut().enumerate() {
-            if cvs[i] > settings.max_cv {
+            if spreads[i] > settings.max_cv {
                 side.fail(Failure {
                     kind: FailureKind::UnstableTiming,
                     evidence: format!(
-                        "coefficient of variation {:.3} above {} after {} attempt(s)",
-                        cvs[i], settings.max_cv, out.attempts
+                        "timing spread {:.3} (robust coefficient of variation, from the 10th and 90th \
+                         percentiles) above {} after {} attempt(s)",
+                        spreads[i], settings.max_cv, out.attempts
                     ),
                 });
             }

@@ -5,6 +5,8 @@
 //!   `x[0..n]` is `x[h] + (h - floor h)(x[floor h + 1] - x[floor h])` with `h = q (n - 1)`
 //!   (numpy's default). The median is the 0.5-quantile.
 //! - `cv` is the sample standard deviation (divisor `n - 1`) over the mean.
+//! - The spread that decides whether a timing is stable is `Stats::spread` (in the protocol
+//!   crate, so the host computes the same number).
 //! - `rse` is the relative standard error of the **median**, distribution-free: the ranks
 //!   `j = floor(n/2 - z sqrt(n)/2)` and `k = ceil(n/2 + z sqrt(n)/2)` (1-based, clamped to
 //!   `1..=n`) bracket the median with about 95% confidence (`z = 1.96`, the binomial order-
@@ -166,6 +168,27 @@ mod tests {
         assert!((s.cv - 1250f64.sqrt() / 40.0).abs() < 1e-12);
         // n = 5: half-width 1.96 * sqrt(5) / 2 = 2.19; j = floor(0.31) -> 1, k = ceil(4.69) = 5.
         assert!((s.rse - (100.0 - 10.0) / (2.0 * Z95) / 30.0).abs() < 1e-12, "{}", s.rse);
+    }
+
+    #[test]
+    fn the_spread_ignores_rare_outliers_that_dominate_the_cv() {
+        // 200 samples around 1000 ns (990..1009), two preemptions of 2 ms.
+        let mut x: Vec<u64> = (0..200).map(|i| 990 + i % 20).collect();
+        x[50] = 2_000_000;
+        x[150] = 2_000_000;
+        let s = summarize(&x);
+        assert!(s.cv > 5.0, "{}", s.cv);
+        // The outliers replaced two 1000s. Sorted: 10 each of 990..999 (ranks 0..99), 8 of 1000,
+        // 10 each of 1001..1009 (1008 at ranks 178..187), the outliers last. p10 is at h = 19.9:
+        // 991 + 0.9 (992 - 991); p90 at h = 179.1: 1008.
+        let (p10, p90) = (991.9, 1008.0);
+        assert!((s.p10_ns - p10).abs() < 1e-9 && (s.p90_ns - p90).abs() < 1e-9, "{} {}", s.p10_ns, s.p90_ns);
+        assert!((s.spread() - (p90 - p10) / (2.0 * 1.281_551_565_544_601 * s.median_ns)).abs() < 1e-12);
+        assert!(s.spread() < 0.01, "{}", s.spread());
+        // When the bulk itself is wide, so is the spread: 500..1499 has p10 599.9 (h = 99.9),
+        // p90 1399.1 (h = 899.1) and median 999.5.
+        let wide: Vec<u64> = (0..1000).map(|i| 500 + i).collect();
+        assert!((summarize(&wide).spread() - 799.2 / (2.0 * 1.281_551_565_544_601 * 999.5)).abs() < 1e-9);
     }
 
     #[test]

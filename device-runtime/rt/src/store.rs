@@ -11,6 +11,7 @@
 //! `Payload::parse` and whose code linked, so the manifest's indices are valid and every blob
 //! region lies inside the mapping; the mapping is never written after it is filled.
 
+use crate::buffers::{BufferError, Buffers, RegionLayout};
 use crate::program::{Program, ProgramError};
 use crate::sys::{Mapping, Protection};
 use ekb_wire::payload::{BlobEntry, Manifest, Payload, PayloadError};
@@ -122,10 +123,20 @@ impl LoadedPayload {
     pub fn expected(&self, seed: u32, buffer: u32) -> Option<&[u8]> {
         let m = self.manifest();
         let i = m.expected.binary_search_by_key(&(seed, buffer), |e| (e.seed, e.buffer)).ok()?;
-        let r = self.blobs.get(m.expected[i].blob as usize)?.region;
+        self.blob(m.expected[i].blob)
+    }
+
+    /// The bytes of blob `index`.
+    pub fn blob(&self, index: u32) -> Option<&[u8]> {
+        let r = self.blobs.get(index as usize)?.region;
         // SAFETY: as in `link`; validated regions lie inside the file.
         let bytes = unsafe { self.map.bytes() };
         bytes.get(r.offset as usize..(r.offset + r.len) as usize)
+    }
+
+    /// The program's buffers, with its data parameters' values copied from the payload.
+    pub fn allocate(&self, layout: RegionLayout) -> Result<Buffers, BufferError> {
+        self.program.allocate(layout, |b| self.blob(b))
     }
 
     /// Size of the payload file in bytes.

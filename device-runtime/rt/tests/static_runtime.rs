@@ -1,7 +1,8 @@
 //! The static musl runtimes, built as they ship (`cargo build --release --target
-//! <arch>-unknown-linux-musl`), run the operator corpus from payload files through the offline
-//! `ekb-rt run` mode: the aarch64 binary under qemu-user on objects compiled for the
-//! `aarch64-qemu` profile, the x86_64 binary natively on `host` objects. The report file holds
+//! <arch>-unknown-linux-musl`), run the operator corpus and a graph whose weights come from a
+//! data file (parameter data in the payload) from payload files through the offline `ekb-rt
+//! run` mode: the aarch64 binary under qemu-user on objects compiled for the `aarch64-qemu`
+//! profile, the x86_64 binary natively on `host` objects. The report file holds
 //! a `HelloAck` and one correct `RunReport` per payload, in order. Also: both binaries are
 //! statically linked, and the command line's exit statuses and error frames.
 
@@ -160,6 +161,7 @@ fn the_aarch64_runtime_runs_the_corpus_under_qemu() {
         "R_AARCH64_LD64_GOT_LO12_NC",
     ];
     let mut payloads = payloads;
+    payloads.push(common::data_payload("aarch64-qemu", &dir));
     payloads.push(("hand-written inc".into(), inc_payload(&dir)));
     let relocations =
         [&relocations[..], &["R_AARCH64_CALL26", "R_AARCH64_JUMP26", "R_AARCH64_LDST32_ABS_LO12_NC"][..]]
@@ -205,7 +207,8 @@ fn the_x86_64_static_runtime_runs_the_corpus_and_reports_bad_payloads() {
     let kind = file_says(&runtime);
     assert!(kind.contains("x86-64") && kind.contains("statically linked"), "{kind}");
     let dir = common::work_dir("corpus-static-x86_64");
-    let payloads = common::corpus_payloads("host", &dir);
+    let mut payloads = common::corpus_payloads("host", &dir);
+    payloads.push(common::data_payload("host", &dir));
     let relocations = ["R_X86_64_PC32", "R_X86_64_GOTPCRELX", "R_X86_64_REX_GOTPCRELX"];
     let responses = run_corpus(&runtime, None, "x86_64", &relocations, &payloads, &dir);
     // Natively the static runtime isolates every run under the system-call filter.

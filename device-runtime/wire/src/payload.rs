@@ -6,6 +6,14 @@
 //! [header: 56 bytes][manifest: postcard][blob table: 20 bytes per blob][blobs, 64-byte aligned]
 //! ```
 //!
+//! Blobs hold kernel code, expected outputs and (since format version 2) the values of
+//! parameters that come from data rather than from the seeded generator.
+//!
+//! Compatibility is append-only: a new format version may add blob kinds and change the
+//! manifest's types, and this crate keeps reading every version in [`SUPPORTED_VERSIONS`] (a
+//! version 1 manifest is decoded by its own types and converted); a blob kind newer than the
+//! file's version is unknown in that file.
+//!
 //! What this module must keep true:
 //! - [`Payload::parse`] reads nothing it has not bounds-checked: every offset and length is
 //!   checked with overflow-safe arithmetic against the file before it is used, counts are
@@ -19,22 +27,24 @@ mod manifest;
 
 pub use manifest::{
     Access, AllocDecl, Backend, BufferDecl, DType, ExpectedOutput, KernelDecl, Launch, LaunchStep, Manifest,
-    MemScope, MemoryPlan, ParamDecl, Role, TimingSettings, Tolerance,
+    MemScope, MemoryPlan, ParamDecl, Role, Source, TimingSettings, Tolerance,
 };
 
 use crate::crc32;
 use crate::seeded::InitError;
 use alloc::borrow::Cow;
+use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
 use core::fmt;
 
 /// The first four bytes of every payload.
 pub const MAGIC: [u8; 4] = *b"EKBP";
-/// The format version this crate writes.
-pub const FORMAT_VERSION: u16 = 1;
+/// The format version this crate writes. Version 2 added parameter data (the `param-data`
+/// blob kind and [`Source`]).
+pub const FORMAT_VERSION: u16 = 2;
 /// The format versions this crate reads.
-pub const SUPPORTED_VERSIONS: &[u16] = &[1];
+pub const SUPPORTED_VERSIONS: &[u16] = &[1, 2];
 /// Length of the fixed header.
 pub const HEADER_LEN: usize = 56;
 /// Length of one blob table entry: offset u64, length u64, kind u32.
@@ -70,15 +80,18 @@ pub enum BlobKind {
     OpenClSource,
     /// The expected value of one output under one seed, little-endian elements.
     ExpectedOutput,
+    /// The values of one parameter, little-endian elements in its dtype (format version 2).
+    ParamData,
 }
 
 impl BlobKind {
-    pub const ALL: [BlobKind; 5] = [
+    pub const ALL: [BlobKind; 6] = [
         BlobKind::ElfObject,
         BlobKind::CudaSource,
         BlobKind::Ptx,
         BlobKind::OpenClSource,
         BlobKind::ExpectedOutput,
+        BlobKind::ParamData,
     ];
 
     /// The kind's code in the blob table.
@@ -89,11 +102,21 @@ impl BlobKind {
             BlobKind::Ptx => 3,
             BlobKind::OpenClSource => 4,
             BlobKind::ExpectedOutput => 5,
+            BlobKind::ParamData => 6,
         }
     }
 
+    /// The kind with this code in the newest format version.
     pub fn from_code(code: u32) -> Option<BlobKind> {
         BlobKind::ALL.into_iter().find(|k| k.code() == code)
+    }
+
+    /// The format version that introduced the kind; files of older versions do not know it.
+    pub const fn since_version(self) -> u16 {
+        match self {
+            BlobKind::ParamData => 2,
+            _ => 1,
+        }
     }
 
     pub const fn name(self) -> &'static str {
@@ -103,6 +126,7 @@ impl BlobKind {
             BlobKind::Ptx => "ptx",
             BlobKind::OpenClSource => "opencl-source",
             BlobKind::ExpectedOutput => "expected-output",
+            BlobKind::ParamData => "param-data",
         }
     }
 }
@@ -271,6 +295,13 @@ pub enum PayloadError {
         field: String,
         error: InitError,
     },
+    /// A parameter's data blob does not have the checksum its source declares.
+    DataChecksum {
+        field: String,
+        buffer: String,
+        declared: u32,
+        computed: u32,
+    },
 }
 
 impl fmt::Display for PayloadError {
@@ -353,6 +384,11 @@ impl fmt::Display for PayloadError {
             E::Missing { field, what } => write!(f, "{field}: missing {what}"),
             E::BadValue { field, value, rule } => write!(f, "{field} = {value}: must be {rule}"),
             E::Init { field, error } => write!(f, "{field}: {error}"),
+            E::DataChecksum { field, buffer, declared, computed } => write!(
+                f,
+                "{field}: the data of param `{buffer}` has checksum {computed:#010x}, its source declares \
+                 {declared:#010x}"
+            ),
         }
     }
 }
@@ -474,8 +510,9 @@ pub enum Payload {}
 impl Payload {
     /// Validates `bytes` as a payload and returns a view of it. Checks, in order: magic,
     /// version, header checksum, flags, total length, body checksum, the manifest and blob
-    /// table regions, every blob's range and kind, the manifest's decoding and every index in
-    /// it. Nothing is copied but the (small) manifest.
+    /// table regions, every blob's range and kind (known to the file's version), the manifest's
+    /// decoding (with the types of the file's version) and every index in it, and the checksum
+    /// of every parameter's data. Nothing is copied but the (small) manifest.
     pub fn parse(bytes: &[u8]) -> Result<PayloadView<'_>, PayloadError> {
         let file_len = bytes.len() as u64;
         let truncated = |part, needed| PayloadError::Truncated { part, needed, got: file_len };
@@ -521,13 +558,15 @@ impl Payload {
         let blobs = read_blob_table(&bytes[table_range], &header, file_len)?;
 
         let manifest_bytes = &bytes[manifest_range];
-        let (manifest, rest) = postcard::take_from_bytes::<Manifest>(manifest_bytes)
+        let (manifest, rest) = manifest::decode(header.version, manifest_bytes)
             .map_err(|error| PayloadError::Manifest { error })?;
         if !rest.is_empty() {
             return Err(PayloadError::ManifestTrailing { unused: rest.len() as u64 });
         }
         manifest.validate(&blobs)?;
-        Ok(PayloadView { bytes, header, manifest, blobs })
+        let view = PayloadView { bytes, header, manifest, blobs };
+        view.check_param_data()?;
+        Ok(view)
     }
 }
 
@@ -550,7 +589,9 @@ fn read_blob_table(table: &[u8], header: &Header, file_len: u64) -> Result<Vec<B
         };
         let region = Region { offset: word(0), len: word(8) };
         let code = u32::from_le_bytes([e[16], e[17], e[18], e[19]]);
-        let kind = BlobKind::from_code(code).ok_or(PayloadError::UnknownBlobKind { blob: index, code })?;
+        let kind = BlobKind::from_code(code)
+            .filter(|k| k.since_version() <= header.version)
+            .ok_or(PayloadError::UnknownBlobKind { blob: index, code })?;
         let end = region.within(part, file_len)?.end as u64;
         if region.offset % BLOB_ALIGN != 0 {
             return Err(PayloadError::Misaligned { part, offset: region.offset, align: BLOB_ALIGN });
@@ -610,6 +651,32 @@ impl<'a> PayloadView<'a> {
         Some(Blob { kind: e.kind, data: &self.bytes[start..start + e.region.len as usize] })
     }
 
+    /// The values of buffer `buffer` when it is a parameter stored in the payload: `numel * 4`
+    /// little-endian bytes in its dtype. `None` for every other buffer.
+    pub fn param_data(&self, buffer: u32) -> Option<&'a [u8]> {
+        let blob = self.manifest.buffers.get(buffer as usize)?.data_blob()?;
+        self.blob(blob).map(|b| b.data)
+    }
+
+    /// Every parameter's data blob has the checksum its source declares (the manifest is
+    /// validated: the blobs exist, of the parameter's size).
+    fn check_param_data(&self) -> Result<(), PayloadError> {
+        for (i, b) in self.manifest.buffers.iter().enumerate() {
+            let Some(Source::Data { blob, crc32: declared }) = b.source else { continue };
+            let data = self.blob(blob).map_or(&[][..], |b| b.data);
+            let computed = crc32(data);
+            if computed != declared {
+                return Err(PayloadError::DataChecksum {
+                    field: format!("buffers[{i}].source"),
+                    buffer: b.name.clone(),
+                    declared,
+                    computed,
+                });
+            }
+        }
+        Ok(())
+    }
+
     /// The code blob of kernel `kernel`.
     pub fn kernel_code(&self, kernel: usize) -> Option<Blob<'a>> {
         self.blob(self.manifest.kernels.get(kernel)?.blob)
@@ -634,12 +701,12 @@ pub fn le_i32s(bytes: &[u8]) -> impl Iterator<Item = i32> + '_ {
     bytes.chunks_exact(4).map(|c| i32::from_le_bytes([c[0], c[1], c[2], c[3]]))
 }
 
-/// Little-endian bytes of f32 elements, for expected-output blobs.
+/// Little-endian bytes of f32 elements, for expected-output and param-data blobs.
 pub fn f32s_to_le(values: &[f32]) -> Vec<u8> {
     values.iter().flat_map(|v| v.to_le_bytes()).collect()
 }
 
-/// Little-endian bytes of i32 elements, for expected-output blobs.
+/// Little-endian bytes of i32 elements, for expected-output and param-data blobs.
 pub fn i32s_to_le(values: &[i32]) -> Vec<u8> {
     values.iter().flat_map(|v| v.to_le_bytes()).collect()
 }

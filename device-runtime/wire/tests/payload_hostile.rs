@@ -70,10 +70,10 @@ fn bad_magic() {
 #[test]
 fn wrong_version() {
     let mut b = sample_payload();
-    b[VERSION..VERSION + 2].copy_from_slice(&2u16.to_le_bytes());
+    b[VERSION..VERSION + 2].copy_from_slice(&3u16.to_le_bytes());
     reseal(&mut b);
-    assert_eq!(err(&b), PayloadError::UnsupportedVersion { found: 2, supported: &[1] });
-    assert_eq!(err(&b).to_string(), "payload format version 2 is not supported (this build reads [1])");
+    assert_eq!(err(&b), PayloadError::UnsupportedVersion { found: 3, supported: &[1, 2] });
+    assert_eq!(err(&b).to_string(), "payload format version 3 is not supported (this build reads [1, 2])");
 }
 
 #[test]
@@ -307,7 +307,7 @@ fn plan_arity_type_and_access() {
     );
     let e = manifest_err(|m| {
         m.buffers[2].role = Role::Param;
-        m.buffers[2].init = Some(Init::Const(0.0));
+        m.buffers[2].source = Some(Source::Seeded(Init::Const(0.0)));
     });
     assert_eq!(
         e,
@@ -406,39 +406,39 @@ fn buffers_and_settings_are_checked() {
         PayloadError::Duplicate { field: "buffers[3].name".into(), name: "x".into() }
     );
     assert_eq!(
-        manifest_err(|m| m.buffers[0].init = None),
+        manifest_err(|m| m.buffers[0].source = None),
         PayloadError::Missing {
-            field: "buffers[0].init".into(),
-            what: "an initialiser for input `x`".into()
+            field: "buffers[0].source".into(),
+            what: "the source of the values of input `x`".into()
         }
     );
     // Initialisers are checked by the seeded generator's own rules.
-    let e = manifest_err(|m| m.buffers[1].init = Some(Init::RandInt { lo: 0, hi: 3 }));
+    let e = manifest_err(|m| m.buffers[1].source = Some(Source::Seeded(Init::RandInt { lo: 0, hi: 3 })));
     assert_eq!(
         e,
         PayloadError::Init {
-            field: "buffers[1].init".into(),
+            field: "buffers[1].source".into(),
             error: InitError::WrongDType { init: "randint", dtype: "f32" }
         }
     );
-    assert_eq!(e.to_string(), "buffers[1].init: `randint` initialises i32 tensors, not f32");
+    assert_eq!(e.to_string(), "buffers[1].source: `randint` initialises i32 tensors, not f32");
     assert_eq!(
-        manifest_err(|m| m.buffers[0].init = Some(Init::Uniform { lo: 2.0, hi: 1.0 })),
+        manifest_err(|m| m.buffers[0].source = Some(Source::Seeded(Init::Uniform { lo: 2.0, hi: 1.0 }))),
         PayloadError::Init {
-            field: "buffers[0].init".into(),
+            field: "buffers[0].source".into(),
             error: InitError::BadUniform { lo: 2.0, hi: 1.0 }
         }
     );
     assert_eq!(
         manifest_err(|m| m.buffers[1].shape = vec![12]),
-        PayloadError::Init { field: "buffers[1].init".into(), error: InitError::KaimingRank { rank: 1 } }
+        PayloadError::Init { field: "buffers[1].source".into(), error: InitError::KaimingRank { rank: 1 } }
     );
     assert_eq!(
-        manifest_err(|m| m.buffers[3].init = Some(Init::Const(1.0))),
+        manifest_err(|m| m.buffers[3].source = Some(Source::Seeded(Init::Const(1.0)))),
         PayloadError::BadValue {
-            field: "buffers[3].init".into(),
-            value: "Const(1.0)".into(),
-            rule: "only inputs and params have an initialiser"
+            field: "buffers[3].source".into(),
+            value: "Seeded(Const(1.0))".into(),
+            rule: "only inputs and params have a source"
         }
     );
     assert_eq!(
@@ -490,4 +490,142 @@ fn every_prefix_and_every_single_byte_flip_is_an_error() {
         c[i] ^= 0x01;
         assert!(Payload::parse(&c).is_err(), "flip at {i} parsed");
     }
+}
+
+/// The data sample with one blob table entry replaced, re-sealed.
+fn data_with_entry(i: usize, offset: u64, len: u64, code: u32) -> Vec<u8> {
+    let mut b = data_payload();
+    let e = entry_at(&b, i);
+    set_u64(&mut b, e, offset);
+    set_u64(&mut b, e + 8, len);
+    b[e + 16..e + 20].copy_from_slice(&code.to_le_bytes());
+    reseal(&mut b);
+    b
+}
+
+fn data_manifest_err(edit: impl FnOnce(&mut Manifest)) -> PayloadError {
+    let mut m = data_manifest();
+    edit(&mut m);
+    err(&with_data_manifest(&m))
+}
+
+#[test]
+fn parameter_data_blobs_are_checked() {
+    let b = data_payload();
+    let e = entry_at(&b, 4);
+    let (off, len) = (get_u64(&b, e), get_u64(&b, e + 8));
+    assert_eq!(len, 48);
+    let limit = b.len() as u64;
+    // The data blob's range: past the end of the file, overflowing, misaligned.
+    assert_eq!(
+        err(&data_with_entry(4, off, len + 4, 6)),
+        PayloadError::OutOfRange { part: Part::Blob(4), offset: off, len: len + 4, limit }
+    );
+    assert_eq!(
+        err(&data_with_entry(4, u64::MAX - 8, len, 6)),
+        PayloadError::Overflow { part: Part::Blob(4), offset: u64::MAX - 8, len }
+    );
+    assert_eq!(
+        err(&data_with_entry(4, off + 16, 32, 6)),
+        PayloadError::Misaligned { part: Part::Blob(4), offset: off + 16, align: 64 }
+    );
+    // A shorter blob than the parameter needs (w is f32[3,4]: 48 bytes).
+    assert_eq!(
+        err(&data_with_entry(4, off, 44, 6)),
+        PayloadError::SizeMismatch { field: "buffers[1].source".into(), expected: 48, found: 44 }
+    );
+    // The manifest pointing elsewhere: no such blob, a blob of another kind.
+    assert_eq!(
+        data_manifest_err(|m| m.buffers[1].source = Some(Source::Data { blob: 5, crc32: 0 })),
+        PayloadError::IndexOutOfRange { field: "buffers[1].source".into(), index: 5, len: 5 }
+    );
+    assert_eq!(
+        data_manifest_err(|m| m.buffers[1].source = Some(Source::Data { blob: 2, crc32: 0 })),
+        PayloadError::WrongBlobKind {
+            field: "buffers[1].source".into(),
+            blob: 2,
+            found: BlobKind::ExpectedOutput,
+            expected: "param-data"
+        }
+    );
+    // The shape and the blob disagree.
+    assert_eq!(
+        data_manifest_err(|m| {
+            m.buffers[1].shape = vec![3, 5];
+            m.kernels[0].params[1].shape = vec![3, 5];
+        }),
+        PayloadError::SizeMismatch { field: "buffers[1].source".into(), expected: 60, found: 48 }
+    );
+    // Only parameters take data: inputs are always seeded, outputs have no source.
+    let e = data_manifest_err(|m| m.buffers[0].source = Some(Source::Data { blob: 4, crc32: 0 }));
+    assert_eq!(
+        e,
+        PayloadError::BadValue {
+            field: "buffers[0].source".into(),
+            value: "Data { blob: 4, crc32: 0 }".into(),
+            rule: "only params take their values from a data blob"
+        }
+    );
+    assert!(matches!(
+        data_manifest_err(|m| m.buffers[3].source = Some(Source::Data { blob: 4, crc32: 0 })),
+        PayloadError::BadValue { rule: "only params take their values from a data blob", .. }
+    ));
+}
+
+#[test]
+fn parameter_data_must_match_its_checksum() {
+    let declared = crc32(&f32s_to_le(&weights()));
+    // The manifest declares another checksum than the blob's.
+    let e = data_manifest_err(|m| m.buffers[1].source = Some(Source::Data { blob: 4, crc32: declared ^ 1 }));
+    assert_eq!(
+        e,
+        PayloadError::DataChecksum {
+            field: "buffers[1].source".into(),
+            buffer: "w".into(),
+            declared: declared ^ 1,
+            computed: declared
+        }
+    );
+    assert_eq!(
+        e.to_string(),
+        format!(
+            "buffers[1].source: the data of param `w` has checksum {declared:#010x}, its source declares {:#010x}",
+            declared ^ 1
+        )
+    );
+    // One weight changed after the payload was written, with the file's checksums re-sealed:
+    // only the data's own checksum notices.
+    let mut b = data_payload();
+    let off = get_u64(&b, entry_at(&b, 4)) as usize;
+    b[off + 5] ^= 0x10;
+    reseal(&mut b);
+    let computed = crc32(&b[off..off + 48]);
+    assert_eq!(
+        err(&b),
+        PayloadError::DataChecksum {
+            field: "buffers[1].source".into(),
+            buffer: "w".into(),
+            declared,
+            computed
+        }
+    );
+}
+
+#[test]
+fn a_version_1_file_knows_no_parameter_data() {
+    // Blob kind 6 came with version 2: in a version 1 file it is an unknown kind.
+    let mut b = version_1_payload();
+    let e = entry_at(&b, 3);
+    b[e + 16..e + 20].copy_from_slice(&6u32.to_le_bytes());
+    reseal(&mut b);
+    assert_eq!(err(&b), PayloadError::UnknownBlobKind { blob: 3, code: 6 });
+    // A version 2 manifest under a version 1 header is read with version 1's types: the first
+    // buffer's source (`Some`, `Seeded` = 0, `Uniform` = 0, two f64) reads as an initialiser
+    // `Uniform` one byte early, every later byte is shifted, and the next buffer's name is no
+    // longer text.
+    let v2 = postcard::to_allocvec(&sample_manifest()).unwrap();
+    assert_eq!(
+        err(&assemble_version(1, &v2, &sample_blobs())),
+        PayloadError::Manifest { error: postcard::Error::DeserializeBadUtf8 }
+    );
 }

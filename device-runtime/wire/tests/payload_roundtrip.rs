@@ -1,6 +1,7 @@
 //! Payloads that should work: a two-kernel payload built, parsed and read back field by field,
-//! the byte layout pinned against `docs/protocol.md`, and the builder refusing manifests the
-//! board would refuse.
+//! the same with its weight stored as parameter data, a payload of format version 1 read by
+//! today's reader, the byte layout pinned against `docs/protocol.md`, and the builder refusing
+//! manifests the board would refuse.
 
 mod payload_common;
 
@@ -60,7 +61,7 @@ fn golden_header_bytes() {
 
     let mut want = Vec::new();
     want.extend_from_slice(b"EKBP"); // magic
-    want.extend_from_slice(&[1, 0]); // format version 1
+    want.extend_from_slice(&[2, 0]); // format version 2
     want.extend_from_slice(&[0, 0]); // flags
     for v in [total, 56, m, table, 80] {
         want.extend_from_slice(&v.to_le_bytes());
@@ -96,10 +97,19 @@ fn blob_kinds_have_stable_codes() {
     let codes: Vec<(u32, &str)> = BlobKind::ALL.iter().map(|k| (k.code(), k.name())).collect();
     assert_eq!(
         codes,
-        [(1, "elf-object"), (2, "cuda-source"), (3, "ptx"), (4, "opencl-source"), (5, "expected-output")]
+        [
+            (1, "elf-object"),
+            (2, "cuda-source"),
+            (3, "ptx"),
+            (4, "opencl-source"),
+            (5, "expected-output"),
+            (6, "param-data")
+        ]
     );
     assert_eq!(BlobKind::from_code(0), None);
-    assert_eq!(BlobKind::from_code(6), None);
+    assert_eq!(BlobKind::from_code(7), None);
+    let since: Vec<u16> = BlobKind::ALL.iter().map(|k| k.since_version()).collect();
+    assert_eq!(since, [1, 1, 1, 1, 1, 2]);
 }
 
 #[test]
@@ -168,4 +178,72 @@ fn elements_convert_to_and_from_little_endian() {
     let is = [-2i32, 7];
     assert_eq!(i32s_to_le(&is), [0xfe, 0xff, 0xff, 0xff, 7, 0, 0, 0]);
     assert_eq!(le_i32s(&i32s_to_le(&is)).collect::<Vec<_>>(), is);
+}
+
+#[test]
+fn a_payload_with_parameter_data_round_trips() {
+    let bytes = data_payload();
+    let view = Payload::parse(&bytes).unwrap();
+    assert_eq!(view.header().version, 2);
+    assert_eq!(view.manifest(), &data_manifest());
+    let w = &view.manifest().buffers[1];
+    assert_eq!(w.data_blob(), Some(4));
+    assert_eq!(w.seeded(), None);
+    assert_eq!(view.manifest().buffers[0].seeded(), Some(&ekb_wire::Init::Uniform { lo: -1.0, hi: 1.0 }));
+
+    // The values come back as stored, from a 64-byte aligned blob of the file.
+    let data = view.param_data(1).unwrap();
+    assert_eq!(le_f32s(data).collect::<Vec<_>>(), weights());
+    assert_eq!((data.as_ptr() as usize - bytes.as_ptr() as usize) % 64, 0);
+    assert_eq!(view.blob(4).unwrap().kind, BlobKind::ParamData);
+    // Only data parameters have data.
+    assert_eq!(view.param_data(0), None);
+    assert_eq!(view.param_data(3), None);
+    assert_eq!(view.param_data(9), None);
+
+    // The file grows by the data: one more table entry, the 48 bytes at the next multiple of
+    // 64 after the last expected output.
+    let plain = sample_payload();
+    let m = postcard::to_allocvec(&data_manifest()).unwrap();
+    assert_eq!(bytes, assemble(&m, &data_blobs()));
+    let last = get_u64(&bytes, entry_at(&bytes, 3)) + 32;
+    assert_eq!(get_u64(&bytes, entry_at(&bytes, 4)), last.next_multiple_of(64));
+    assert_eq!(bytes.len() as u64, last.next_multiple_of(64) + 48);
+    assert!(bytes.len() > plain.len() + 48);
+}
+
+#[test]
+fn an_i32_parameter_keeps_its_integers() {
+    let mut m = data_manifest();
+    let values = [7i32, -9, 0, i32::MAX, i32::MIN, 1, 2, 3, 4, 5, 6, 8];
+    m.buffers[1].dtype = DType::I32;
+    m.buffers[1].source = Some(Source::Data { blob: 4, crc32: ekb_wire::crc32(&i32s_to_le(&values)) });
+    m.kernels[0].params[1].dtype = DType::I32;
+    let mut blobs = sample_blobs();
+    blobs.push((6, i32s_to_le(&values)));
+    let bytes = build(&m, &blobs);
+    let view = Payload::parse(&bytes).unwrap();
+    assert_eq!(le_i32s(view.param_data(1).unwrap()).collect::<Vec<_>>(), values);
+}
+
+#[test]
+fn version_1_payloads_still_parse() {
+    let bytes = version_1_payload();
+    assert_eq!(&bytes[4..6], &[1, 0], "the file is format version 1");
+    let view = Payload::parse(&bytes).unwrap();
+    assert_eq!(view.header().version, 1);
+    // Its initialisers read as seeded sources: the same manifest as today's sample.
+    assert_eq!(view.manifest(), &sample_manifest());
+    for (i, (code, data)) in sample_blobs().iter().enumerate() {
+        let blob = view.blob(i as u32).unwrap();
+        assert_eq!((blob.kind.code(), blob.data), (*code, &data[..]));
+    }
+    // Rebuilt, it becomes a version 2 payload of the same content.
+    let mut b = PayloadBuilder::new();
+    for i in 0..view.blob_count() as u32 {
+        let blob = view.blob(i).unwrap();
+        b.add_blob(blob.kind, blob.data);
+    }
+    let again = b.finish(view.manifest()).unwrap();
+    assert_eq!(again, sample_payload());
 }

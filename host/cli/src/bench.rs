@@ -1,13 +1,23 @@
 //! `ekb bench`: the main job on the built-in default — this machine's CPU, no board, no model.
 //!
-//! For each built-in workload: lower with the `naive` and `default` schedules, compile both with
-//! clang-19 for this machine, check both against the f64 reference interpreter (seed 0), then
-//! time them in one run, alternating naive and default sample by sample (the order of each pair
-//! drawn at random), and report medians, the median of the per-pair ratios, and GFLOP/s next to
-//! the machine's practical peak (numpy's BLAS sgemm, measured in the same run). A second table
+//! By default it is the evaluation protocol (`ekb eval`) with the built-in `default` schedule
+//! as the candidate of every Level-1 CPU instance and the `naive` lowering as the baseline, run
+//! on this machine through the device runtime, stored in a run directory and printed as the
+//! report.
+//!
+//! `--workloads` is the compiler's own benchmark instead: for each built-in workload, lower
+//! with the `naive` and `default` schedules, compile both with clang-19 for this machine, check
+//! both against the f64 reference interpreter (seed 0), then time them in one run in this
+//! process, alternating naive and default sample by sample (the order of each pair drawn at
+//! random), and report medians, the median of the per-pair ratios, and GFLOP/s next to the
+//! machine's practical peak (numpy's BLAS sgemm, measured in the same run). A second table
 //! gives the time to lower, emit and compile every operator of the corpus in `tests/ops`.
 //! Figures are ratios and medians from one run: this is a benchmark, not a test.
 
+use crate::eval::{self, EvalArgs};
+use crate::tasks::{self as task_cli, Select};
+use ekb_eval::evaluate::candidate::Candidates;
+use ekb_eval::tasks::Backend;
 use ekb_ir::l0::{self, Graph};
 use ekb_ir::tensor::{compare, Buffer, Tensor, Tolerance};
 use ekb_ir::{l1, SourceFile, TargetProfile};
@@ -15,34 +25,73 @@ use ekb_llvm::HostModule;
 use ekb_lower::{lower, Schedule};
 use serde::Serialize;
 use std::collections::HashMap;
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 include!(concat!(env!("OUT_DIR"), "/op_corpus.rs"));
 
-/// Naive vs default schedules on this machine, next to its practical peak.
+/// The benchmark on this machine: the built-in default schedule vs the naive lowering over the
+/// Level-1 CPU tasks (or, with `--workloads`, the compiler's own workloads next to the peak).
 #[derive(clap::Args)]
 #[command(after_help = "Examples:\n  \
-ekb bench                      every workload, then the per-operator lowering table\n  \
-ekb bench --quick              shorter time budget per workload\n  \
-ekb bench --only matmul_512 --threads 1\n  \
-ekb bench --json > bench.json")]
+ekb bench                          every Level-1 CPU task: default schedule vs naive, the report\n  \
+ekb bench conv --budget 1          only tasks whose name contains `conv`, 1 s of timing each\n  \
+ekb bench --out runs/b1 --resume   continue an interrupted benchmark\n  \
+ekb bench --workloads              matmul/conv/... workloads next to numpy's sgemm peak\n  \
+ekb bench --workloads --quick --only matmul_512 --json")]
 pub struct Args {
-    /// Spend about 0.5 s per workload instead of 3 s.
+    #[command(flatten)]
+    select: Select,
+    #[command(flatten)]
+    eval: EvalArgs,
+    /// The run directory [default: runs/bench-TIMESTAMP].
     #[arg(long)]
+    out: Option<PathBuf>,
+    /// The compiler's workloads instead of the task suite.
+    #[arg(long)]
+    workloads: bool,
+    /// --workloads: about 0.5 s per workload instead of 3 s.
+    #[arg(long, requires = "workloads")]
     quick: bool,
-    /// Threads for `parallel` loops (0: all cores).
-    #[arg(long, default_value_t = 0)]
-    threads: usize,
-    /// Run only the workloads whose name contains this text.
-    #[arg(long)]
+    /// --workloads: only the workloads whose name contains this text.
+    #[arg(long, requires = "workloads")]
     only: Option<String>,
-    /// Skip the per-operator lowering table.
-    #[arg(long)]
+    /// --workloads: skip the per-operator lowering table.
+    #[arg(long, requires = "workloads")]
     no_lowering_table: bool,
-    /// Print one JSON object instead of tables.
-    #[arg(long)]
+    /// --workloads: print one JSON object instead of tables.
+    #[arg(long, requires = "workloads")]
     json: bool,
+}
+
+pub fn run(args: Args) -> Result<ExitCode, String> {
+    if args.workloads {
+        return run_workloads(args);
+    }
+    let out = args.out.clone().unwrap_or_else(|| eval::default_out("bench"));
+    let command: Vec<String> = std::env::args().collect();
+    let plan = eval::plan(&args.eval, Candidates::Builtin(Schedule::Default), 1, command)?;
+    let (suite, broken) = task_cli::load(&args.eval.dir)?;
+    if broken {
+        return Err("error: fix the task files above first".into());
+    }
+    let mut filter = task_cli::filter(&args.select)?;
+    filter.level = filter.level.or(Some(1));
+    if filter.backend.is_some_and(|b| b != Backend::Cpu) {
+        return Err(
+            "error: `ekb bench` runs the CPU instances on this machine\n  = hint: drop `--backend`".into()
+        );
+    }
+    filter.backend = Some(Backend::Cpu);
+    let tasks = suite.select(&filter);
+    let planned = ekb_eval::evaluate::instances(&tasks, &[Backend::Cpu]);
+    if planned.is_empty() {
+        return Err("error: no instance matches the selection".into());
+    }
+    let run = eval::execute(&tasks, planned, plan, &out, args.eval.resume, args.eval.plain)?;
+    eval::print_report(&run)?;
+    Ok(ExitCode::SUCCESS)
 }
 
 /// A built-in workload: an L0 graph and its floating-point operation count (multiply-adds
@@ -140,7 +189,8 @@ struct LoweringTime {
     compile_ms: f64,
 }
 
-pub fn run(args: Args) -> Result<ExitCode, String> {
+fn run_workloads(args: Args) -> Result<ExitCode, String> {
+    let threads = args.eval.threads.map_or(0, |t| t as usize);
     let target = TargetProfile::load("host").map_err(|e| format!("error: {e}"))?;
     let budget = Duration::from_millis(if args.quick { 500 } else { 3000 });
     let selected: Vec<&Workload> =
@@ -171,7 +221,7 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
         if !args.json {
             eprintln!("{}: compiling, checking, timing ...", w.name);
         }
-        let r = bench_workload(w, &target, args.threads, budget, &mut report.threads)?;
+        let r = bench_workload(w, &target, threads, budget, &mut report.threads)?;
         all_correct &= r.naive.correct && r.default.correct;
         report.workloads.push(r);
     }

@@ -1,5 +1,6 @@
 //! `ekb build`: an IR file becomes a payload for a target board: lowered (L0), verified against
-//! the profile, compiled with clang-19, expected outputs from the reference interpreter.
+//! the profile, compiled with clang-19, the values of data parameters (`file(...)`, read beside
+//! the graph's file and checked) carried along, expected outputs from the reference interpreter.
 //!
 //! The options shared with `ekb run` and `ekb pack` ([`BuildArgs`]) and the step that builds one
 //! file ([`build_file`]) live here too, so the three commands build identically.
@@ -12,7 +13,8 @@ use ekb_wire::protocol::TimingOverrides;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-/// Build a payload: one self-contained file a board runs (code, plan, seeds, expected outputs).
+/// Build a payload: one self-contained file a board runs (code, plan, seeds, parameter data,
+/// expected outputs).
 #[derive(clap::Args)]
 #[command(after_help = "Examples:\n  \
 ekb build conv.ekir --target rk3588 -o conv.ekp\n  \

@@ -46,7 +46,7 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
     match source::load(&args.file) {
         Err(diags) => {
             report.level =
-                std::fs::read(&args.file).ok().and_then(|b| source::level(&String::from_utf8_lossy(&b)));
+                std::fs::read(&args.file).ok().and_then(|b| ekb_ir::level(&String::from_utf8_lossy(&b)));
             report.diagnostics = diags;
         }
         Ok((src, program)) => {

@@ -11,13 +11,16 @@ mod build;
 mod check;
 mod collect;
 mod deploy;
+mod eval;
 mod export_onnx;
 mod generate;
 mod import_onnx;
 mod interp;
 mod lower;
 mod pack;
+mod report;
 mod run;
+mod runtime;
 mod source;
 mod targets;
 mod tasks;
@@ -41,7 +44,8 @@ ekb lower model.ekir --to l1              the default CPU loop program\n  \
 ekb lower model.ekir --to llvm --target aarch64-qemu\n  \
 ekb interp model.ekir --seed 1 --out io/  reference outputs as .npy files\n  \
 ekb targets                               the target profiles\n  \
-ekb bench                                 naive vs default schedules on this machine\n  \
+ekb bench                                 Level-1 CPU tasks: default schedule vs naive, here\n  \
+ekb eval --candidates cands/ --out runs/r1   evaluate generated candidates\n  \
 ekb build model.ekir --target rk3588 -o model.ekp   a self-contained payload for a board\n  \
 ekb run model.ekir --target aarch64-qemu  build and run on the device runtime, print the report\n  \
 ekb tasks list --level 1                  the benchmark's tasks\n  \
@@ -69,6 +73,8 @@ enum Command {
     ExportOnnx(export_onnx::Args),
     Baseline(baseline::Args),
     Generate(generate::Args),
+    Report(report::Args),
+    Eval(eval::Args),
 }
 
 fn main() -> ExitCode {
@@ -89,6 +95,8 @@ fn main() -> ExitCode {
         Command::ExportOnnx(a) => export_onnx::run(a),
         Command::Baseline(a) => baseline::run(a),
         Command::Generate(a) => generate::run(a),
+        Command::Report(a) => report::run(a),
+        Command::Eval(a) => eval::run(a),
     };
     match result {
         Ok(code) => code,

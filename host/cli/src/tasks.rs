@@ -49,21 +49,21 @@ enum Cmd {
 
 /// Which tasks.
 #[derive(clap::Args)]
-struct Select {
+pub struct Select {
     /// Name pattern: a glob with `*`/`?`, otherwise a substring.
-    pattern: Option<String>,
+    pub pattern: Option<String>,
     /// Only this level (1, 2 or 3).
     #[arg(long)]
-    level: Option<u8>,
+    pub level: Option<u8>,
     /// Only tasks of this domain (mobile, robotics, aiot).
     #[arg(long)]
-    domain: Option<String>,
+    pub domain: Option<String>,
     /// Only tasks with an instance on this backend (cpu, cuda, opencl).
     #[arg(long)]
-    backend: Option<String>,
+    pub backend: Option<String>,
     /// Only this family (conv, matmul, ...).
     #[arg(long)]
-    family: Option<String>,
+    pub family: Option<String>,
 }
 
 #[derive(clap::Args)]
@@ -120,7 +120,7 @@ fn root(dir: &Option<PathBuf>) -> Result<PathBuf, String> {
 }
 
 /// Loads the suite; broken task files are printed on stderr and make the command fail.
-fn load(dir: &Option<PathBuf>) -> Result<(Suite, bool), String> {
+pub fn load(dir: &Option<PathBuf>) -> Result<(Suite, bool), String> {
     let suite = tasks::load_suite(&root(dir)?).map_err(|d| d.to_string())?;
     for d in &suite.errors {
         eprint!("{d}");
@@ -141,7 +141,7 @@ fn parse_name<T: Copy>(kind: &str, s: &str, all: &[T], name: fn(T) -> &'static s
     })
 }
 
-fn filter(s: &Select) -> Result<Filter, String> {
+pub fn filter(s: &Select) -> Result<Filter, String> {
     Ok(Filter {
         level: s.level,
         domain: s

@@ -6,20 +6,9 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-/// Builds the static release runtime for a musl target with cargo (in its own target directory:
-/// this test's build holds the workspace's) and returns its path.
+/// The static release runtime for a musl target, built by cargo for the tests.
 fn static_runtime(triple: &str) -> PathBuf {
-    let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).ancestors().nth(2).unwrap();
-    let target_dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("ekb-rt-static");
-    let out = Command::new(env!("CARGO"))
-        .args(["build", "--release", "--offline", "-p", "ekb-rt", "--target", triple])
-        .arg("--target-dir")
-        .arg(&target_dir)
-        .current_dir(workspace)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "cargo build --target {triple}: {}", String::from_utf8_lossy(&out.stderr));
-    target_dir.join(triple).join("release/ekb-rt")
+    ekb_e2e::static_runtime(triple, Path::new(env!("CARGO_TARGET_TMPDIR")))
 }
 
 /// `ekb` with both runtimes named by the environment.

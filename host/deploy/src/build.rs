@@ -1,35 +1,43 @@
 //! Payload building: an L0 graph (lowered with a schedule) or an L1 module (with the graph it
 //! implements) becomes one self-contained payload file for a target profile.
 //!
-//! The steps: lower (L0 input only), verify the loop program against the target (errors stop
-//! the build, warnings are returned), emit LLVM IR and compile it with clang-19 for the
-//! profile's triple, compute the expected outputs of every seed with the f64 reference
-//! interpreter on the inputs of `ekb_ir::l0::inputs::generate`, fill the manifest, and write it
-//! with `PayloadBuilder` (which re-parses what it wrote).
+//! Two steps, usable apart: [`compile`] lowers (L0 input only), verifies the loop program
+//! against the target (errors stop the build, warnings are returned), ties its buffers to the
+//! graph, emits LLVM IR and compiles it with clang-19 for the profile's triple; [`assemble`]
+//! packs a loop program and its kernel object into a payload: the values of the graph's data
+//! parameters (read from the files their `file(...)` names, relative to the graph's `.ekir`
+//! file, when not loaded yet, and checked against their CRC-32), the expected outputs of every
+//! seed from the f64 reference interpreter on the inputs of `ekb_ir::l0::inputs::generate`, the
+//! manifest, all written with `PayloadBuilder` (which re-parses what it wrote). [`build`] is the
+//! two in a row.
 //!
 //! What it must keep true:
-//! - The board regenerates every input and parameter from the manifest alone: each one carries
-//!   the graph's initialiser, and the task is the graph's name, so `ekb_wire::seeded` on the
-//!   board yields exactly the bits `generate` gave the reference interpreter here.
+//! - The board fills every input and parameter from the payload alone, with the values the
+//!   reference interpreter saw here: a seeded one carries the graph's initialiser and the task
+//!   is the graph's name, so `ekb_wire::seeded` on the board yields exactly the bits `generate`
+//!   gave the reference; a data parameter carries its values as a `param-data` blob (the same
+//!   for every seed) with the checksum its `file(...)` declares.
 //! - Expected outputs are the reference values rounded to the output's dtype (f32 to nearest,
 //!   i32 by `as`), in the order of the manifest's `expected` list (seed, then output buffer).
 //! - Every module buffer is tied to the graph by name and type: inputs to graph inputs or
 //!   parameters, outputs to graph outputs, and every graph output is produced. A mismatch is a
 //!   diagnostic, never a payload that fails on the board.
 
-use ekb_ir::l0::{self, Graph};
+use ekb_ir::l0::{self, Graph, TensorDecl};
 use ekb_ir::l1::{self, memory, BufferRole, Module};
-use ekb_ir::tensor::Tensor;
+use ekb_ir::tensor::{BufData, Tensor};
 use ekb_ir::{Diagnostic, SourceFile, TargetProfile};
 use ekb_llvm::CompileLog;
 use ekb_lower::Schedule;
 use ekb_wire::payload::{
     f32s_to_le, i32s_to_le, Access, AllocDecl, Backend, BlobKind, BufferDecl, DType, ExpectedOutput,
-    KernelDecl, Launch, LaunchStep, Manifest, MemScope, MemoryPlan, ParamDecl, PayloadBuilder, Role,
+    KernelDecl, Launch, LaunchStep, Manifest, MemScope, MemoryPlan, ParamDecl, PayloadBuilder, Role, Source,
     TimingSettings, Tolerance,
 };
 use serde::Serialize;
+use std::borrow::Cow;
 use std::fmt;
+use std::path::Path;
 
 /// The seeds a payload checks when none are given (the evaluation protocol checks three).
 pub const DEFAULT_SEEDS: [u64; 3] = [0, 1, 2];
@@ -85,6 +93,13 @@ impl Sources<'_> {
             None => d,
         }
     }
+
+    /// The directory of the graph's file, when the graph came from a file on disk: where the
+    /// data files of its parameters are.
+    fn graph_dir(&self) -> Option<&Path> {
+        let path = Path::new(&self.graph?.name);
+        path.is_file().then(|| path.parent().unwrap_or(Path::new("")))
+    }
 }
 
 /// How to build.
@@ -105,6 +120,30 @@ impl Default for BuildOptions {
             timing: TimingSettings::DEFAULT,
         }
     }
+}
+
+/// A program compiled for a target, not yet packed into a payload.
+#[derive(Debug, Clone)]
+pub struct Compiled {
+    /// The loop program that was compiled.
+    pub module: Module,
+    /// The kernel object (an ELF relocatable object for the profile's triple).
+    pub object: Vec<u8>,
+    /// The verifier's warnings (located).
+    pub warnings: Vec<Diagnostic>,
+    /// What clang did.
+    pub compile: CompileLog,
+    /// The schedule an L0 graph was lowered with; `None` for an L1 module.
+    pub schedule: Option<Schedule>,
+}
+
+/// A payload packed by [`assemble`], with its figures.
+#[derive(Debug, Clone)]
+pub struct Assembled {
+    /// The payload file's bytes (already checked by `Payload::parse`).
+    pub payload: Vec<u8>,
+    /// The figures; `schedule` is `None` (the assembler does not know how the module was made).
+    pub summary: BuildSummary,
 }
 
 /// A built payload and what went into it.
@@ -132,6 +171,10 @@ pub struct BuildSummary {
     pub plan_steps: usize,
     pub payload_bytes: u64,
     pub code_bytes: u64,
+    /// Bytes of parameter data carried in the payload (parameters declared with `file(...)`).
+    pub param_data_bytes: u64,
+    /// How many parameters carry their data in the payload.
+    pub data_params: usize,
     pub seeds: Vec<u64>,
     /// The module's peak memory (`ekb_ir::l1::memory`), bytes.
     pub peak_bytes: u64,
@@ -144,9 +187,19 @@ pub struct BuildSummary {
 impl fmt::Display for BuildSummary {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let schedule = self.schedule.as_ref().map_or(String::new(), |s| format!(", {s} schedule"));
+        let data = if self.data_params == 0 {
+            String::new()
+        } else {
+            format!(
+                ", data of {} parameter{} {}",
+                self.data_params,
+                plural(self.data_params),
+                human_bytes(self.param_data_bytes)
+            )
+        };
         write!(
             f,
-            "{} for {}{schedule}: {} kernel{}, {} plan step{}, {} (code {}), {} seed{}, peak memory {} of {}",
+            "{} for {}{schedule}: {} kernel{}, {} plan step{}, {} (code {}{data}), {} seed{}, peak memory {} of {}",
             self.task,
             self.target,
             self.kernels,
@@ -187,18 +240,41 @@ pub fn human_bytes(n: u64) -> String {
     }
 }
 
-/// Builds a payload for `target`. Errors (and the warnings before them) are located in
-/// `sources`; nothing is written anywhere but a temporary object file.
+/// Builds a payload for `target`: [`compile`], then [`assemble`]. Errors (and the warnings
+/// before them) are located in `sources`; nothing is written anywhere but a temporary object
+/// file.
 pub fn build(
     program: Program<'_>,
     sources: Sources<'_>,
     target: &TargetProfile,
     options: &BuildOptions,
 ) -> Result<Built, Vec<Diagnostic>> {
+    check_seeds(options)?;
+    let compiled = compile(program, sources, target, options)?;
+    let Compiled { module, object, warnings, compile, schedule } = compiled;
+    let mut assembled = assemble(program.graph(), &module, &object, target, options, sources)?;
+    assembled.summary.schedule = schedule.map(|s| s.name().to_string());
+    Ok(Built { payload: assembled.payload, module, warnings, compile, summary: assembled.summary })
+}
+
+fn check_seeds(options: &BuildOptions) -> Result<(), Vec<Diagnostic>> {
     if options.seeds.is_empty() {
         return Err(vec![Diagnostic::error("a payload needs at least one seed")
             .with_hint("pass `--seeds 0,1,2` (the default)")]);
     }
+    Ok(())
+}
+
+/// Lowers (an L0 graph, with [`BuildOptions::schedule`]), verifies the loop program against
+/// `target`, checks that it implements the graph's task (its buffers tied to the graph by name
+/// and type), and compiles it with clang-19. Nothing is written anywhere but a temporary object
+/// file.
+pub fn compile(
+    program: Program<'_>,
+    sources: Sources<'_>,
+    target: &TargetProfile,
+    options: &BuildOptions,
+) -> Result<Compiled, Vec<Diagnostic>> {
     let graph = program.graph();
     let (module, schedule) = match program {
         Program::Graph(g) => {
@@ -213,7 +289,7 @@ pub fn build(
         return Err(diags);
     }
     let warnings = diags;
-    let buffers = bind_buffers(&module, graph)
+    bind_buffers(&module, graph)
         .map_err(|ds| ds.into_iter().map(|d| sources.module(d)).collect::<Vec<_>>())?;
 
     let ir = ekb_llvm::emit(&module, target).map_err(|d| vec![sources.module(d)])?;
@@ -224,11 +300,63 @@ pub fn build(
     let object = std::fs::read(&object_path).map_err(|e| {
         vec![Diagnostic::error(format!("cannot read the compiled object `{}`: {e}", object_path.display()))]
     })?;
+    Ok(Compiled { module, object, warnings, compile, schedule })
+}
+
+/// Packs loop program `module`, compiled into kernel object `object`, into a payload for the
+/// task of `graph`: the graph's data parameters (loaded from the files their `file(...)` names,
+/// relative to the directory of `sources.graph`, unless already loaded; every checksum
+/// verified), the expected outputs of `options.seeds` from the reference interpreter, the
+/// manifest (`options.timing`; `options.schedule` is not used). `module` must implement the
+/// graph's task (see [`compile`]); a mismatch is a diagnostic.
+pub fn assemble(
+    graph: &Graph,
+    module: &Module,
+    object: &[u8],
+    target: &TargetProfile,
+    options: &BuildOptions,
+    sources: Sources<'_>,
+) -> Result<Assembled, Vec<Diagnostic>> {
+    check_seeds(options)?;
+    let bound = bind_buffers(module, graph)
+        .map_err(|ds| ds.into_iter().map(|d| sources.module(d)).collect::<Vec<_>>())?;
+    let graph = with_param_data(graph, &sources)?;
+    let graph = graph.as_ref();
 
     let mut pb = PayloadBuilder::new();
     let code_bytes = object.len() as u64;
     let code = pb.add_blob(BlobKind::ElfObject, object);
     let kernels: Vec<KernelDecl> = module.kernels.iter().map(|k| kernel_decl(k, code)).collect();
+
+    // Buffers: a data parameter's values become a blob of their own.
+    let mut buffers = Vec::with_capacity(bound.len());
+    let (mut data_params, mut param_data_bytes) = (0, 0u64);
+    let mut errs = Vec::new();
+    for decl in bound {
+        let tensor = decl.role.is_generated().then(|| tensor_decl(graph, &decl.name));
+        let source = match tensor {
+            None => None,
+            Some(d) => match &d.data {
+                None => Some(Source::Seeded(d.init)),
+                Some(_) => match param_bytes(d) {
+                    Ok((bytes, crc32)) => {
+                        data_params += 1;
+                        param_data_bytes += bytes.len() as u64;
+                        Some(Source::Data { blob: pb.add_blob(BlobKind::ParamData, bytes), crc32 })
+                    }
+                    Err(e) => {
+                        errs.push(sources.graph(e));
+                        None
+                    }
+                },
+            },
+        };
+        buffers.push(BufferDecl { source, ..decl });
+    }
+    if !errs.is_empty() {
+        return Err(errs);
+    }
+
     let index_of = |name: &str| {
         // `bind_buffers` made one declaration per module buffer, in module order, and the
         // verifier checked that every plan argument names one.
@@ -255,7 +383,7 @@ pub fn build(
         }
     }
 
-    let peak = memory::peak_memory(&module);
+    let peak = memory::peak_memory(module);
     let stack_peak = module.kernels.iter().map(|k| memory::kernel_stack(k).bytes).max().unwrap_or(0);
     let manifest = Manifest {
         generator_version: ekb_wire::seeded::GENERATOR_VERSION,
@@ -283,18 +411,88 @@ pub fn build(
     let summary = BuildSummary {
         task: graph.name.clone(),
         target: target.name.clone(),
-        schedule: schedule.map(|s| s.name().to_string()),
+        schedule: None,
         kernels: module.kernels.len(),
         plan_steps: module.plan.len(),
         payload_bytes: payload.len() as u64,
         code_bytes,
+        param_data_bytes,
+        data_params,
         seeds: options.seeds.clone(),
         peak_bytes: peak.peak_bytes,
         memory_limit_bytes: target.cpu.memory_bytes,
         stack_peak_bytes: stack_peak,
         stack_limit_bytes: target.cpu.stack_bytes,
     };
-    Ok(Built { payload, module, warnings, compile, summary })
+    Ok(Assembled { payload, summary })
+}
+
+/// The graph's input or parameter of this name (`bind_buffers` found it).
+fn tensor_decl<'g>(graph: &'g Graph, name: &str) -> &'g TensorDecl {
+    graph.inputs.iter().chain(&graph.params).find(|d| d.name == name).expect("a bound input or parameter")
+}
+
+/// `graph` with the values of every data parameter loaded: itself when they all are, else a
+/// copy with the missing ones read from the files their `file(...)` names, relative to the
+/// directory of the graph's file, and verified (size and CRC-32; the diagnostics name the
+/// parameter, the file, the bytes and both checksums).
+fn with_param_data<'g>(graph: &'g Graph, sources: &Sources<'_>) -> Result<Cow<'g, Graph>, Vec<Diagnostic>> {
+    let unloaded = |d: &&TensorDecl| d.data.as_ref().is_some_and(|data| data.values.is_none());
+    if !graph.params.iter().any(|d| unloaded(&d)) {
+        return Ok(Cow::Borrowed(graph));
+    }
+    let Some(dir) = sources.graph_dir() else {
+        return Err(graph
+            .params
+            .iter()
+            .filter(unloaded)
+            .map(|d| {
+                let file = &d.data.as_ref().expect("a data parameter").file;
+                sources.graph(
+                    Diagnostic::error(format!(
+                        "parameter `{}` takes its values from `{file}`, which is not loaded, and the graph \
+                         was not read from a file, so there is no directory to find `{file}` in",
+                        d.name
+                    ))
+                    .at(d.span)
+                    .with_hint("read the graph from its `.ekir` file, next to its data file"),
+                )
+            })
+            .collect());
+    };
+    let mut loaded = graph.clone();
+    l0::inputs::load_data(&mut loaded, dir)
+        .map_err(|ds| ds.into_iter().map(|d| sources.graph(d)).collect::<Vec<_>>())?;
+    Ok(Cow::Owned(loaded))
+}
+
+/// A data parameter's values as its blob (little-endian elements) and their CRC-32, checked
+/// against its type and against the checksum its `file(...)` declares.
+fn param_bytes(d: &TensorDecl) -> Result<(Vec<u8>, u32), Diagnostic> {
+    let data = d.data.as_ref().expect("a data parameter");
+    let values = data.values.as_ref().expect("loaded by `with_param_data`");
+    let (dtype, len) = match &**values {
+        BufData::F32(v) => (ekb_ir::DType::F32, v.len()),
+        BufData::I32(v) => (ekb_ir::DType::I32, v.len()),
+    };
+    if dtype != d.ty.dtype || len != d.ty.numel() {
+        return Err(Diagnostic::error(format!(
+            "parameter `{}: {}` holds {len} {dtype} values",
+            d.name, d.ty
+        ))
+        .at(d.span));
+    }
+    let bytes = l0::le_bytes(values);
+    let crc32 = ekb_wire::crc32(&bytes);
+    if crc32 != data.crc32 {
+        return Err(Diagnostic::error(format!(
+            "parameter `{}`: checksum mismatch in the values of `{}` at offset {}: expected crc32 {:08x}, found {crc32:08x}",
+            d.name, data.file, data.offset, data.crc32
+        ))
+        .at(d.span)
+        .with_hint("the values changed after the `.ekir` was written; load the graph again from its file"));
+    }
+    Ok((bytes, crc32))
 }
 
 /// The reference outputs of `graph` under `seed`, in the graph's output order.
@@ -354,9 +552,9 @@ fn kernel_decl(k: &l1::Kernel, blob: u32) -> KernelDecl {
 }
 
 /// The manifest's buffers, one per module buffer in module order, tied to the graph by name:
-/// module inputs are graph inputs (role `Input`) or parameters (`Param`, with the graph's
-/// initialiser either way), outputs are graph outputs, every graph output is a module output,
-/// and the types agree.
+/// module inputs are graph inputs (role `Input`) or parameters (`Param`), outputs are graph
+/// outputs, every graph output is a module output, and the types agree. The sources are left
+/// out (`None`): [`assemble`] fills them in.
 fn bind_buffers(m: &Module, g: &Graph) -> Result<Vec<BufferDecl>, Vec<Diagnostic>> {
     let mut diags = Vec::new();
     let mut out = Vec::new();
@@ -369,7 +567,7 @@ fn bind_buffers(m: &Module, g: &Graph) -> Result<Vec<BufferDecl>, Vec<Diagnostic
         .with_hint(format!("declare `{}: {ty}`", b.name))
     };
     for b in &m.buffers {
-        let (role, init) = match b.role {
+        let role = match b.role {
             BufferRole::Input => {
                 let input = g.inputs.iter().find(|d| d.name == b.name).map(|d| (Role::Input, d));
                 match input.or_else(|| g.params.iter().find(|d| d.name == b.name).map(|d| (Role::Param, d))) {
@@ -377,22 +575,7 @@ fn bind_buffers(m: &Module, g: &Graph) -> Result<Vec<BufferDecl>, Vec<Diagnostic
                         if d.ty != b.ty {
                             diags.push(type_mismatch(b, role.name(), &d.ty));
                         }
-                        if let Some(data) = &d.data {
-                            // Payloads carry seeds, not weights: a board would have nothing to
-                            // fill this parameter with.
-                            diags.push(
-                                Diagnostic::error(format!(
-                                    "parameter `{}` takes its values from `{}`; payloads cannot carry \
-                                     parameter data yet",
-                                    d.name, data.file
-                                ))
-                                .at(d.span)
-                                .with_hint(
-                                    "run the graph on the host (`ekb interp`), or use a seeded initialiser",
-                                ),
-                            );
-                        }
-                        (role, Some(d.init))
+                        role
                     }
                     None => {
                         let names = g.inputs.iter().chain(&g.params).map(|d| d.name.as_str());
@@ -428,16 +611,16 @@ fn bind_buffers(m: &Module, g: &Graph) -> Result<Vec<BufferDecl>, Vec<Diagnostic
                         diags.push(d);
                     }
                 }
-                (Role::Output, None)
+                Role::Output
             }
-            BufferRole::Temp => (Role::Temp, None),
+            BufferRole::Temp => Role::Temp,
         };
         out.push(BufferDecl {
             name: b.name.clone(),
             dtype: dtype(b.ty.dtype),
             shape: shape(&b.ty.shape),
             role,
-            init,
+            source: None,
         });
     }
     for o in &g.outputs {

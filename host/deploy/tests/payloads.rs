@@ -2,7 +2,8 @@
 //! `aarch64-qemu`: the payload parses back, its expected outputs are the reference
 //! interpreter's outputs rounded to the output dtype, and the inputs a board regenerates from
 //! the manifest alone (task name, buffer names, initialisers, seeds) are bit-identical to the
-//! inputs the reference ran on. Plus the build errors a user meets.
+//! inputs the reference ran on. Plus the build errors a user meets. (Parameters with data:
+//! `param_data.rs`.)
 
 use ekb_deploy::build::{self, BuildOptions, Program, Sources};
 use ekb_e2e::{corpus_files, load_graph};
@@ -12,18 +13,23 @@ use ekb_ir::{SourceFile, TargetProfile};
 use ekb_llvm::Arch;
 use ekb_lower::Schedule;
 use ekb_wire::payload::{
-    le_f32s, le_i32s, Access, BlobKind, DType, Launch, MemScope, Payload, PayloadView, Role,
+    le_f32s, le_i32s, Access, BlobKind, DType, Launch, MemScope, Payload, PayloadView, Role, Source,
 };
 use ekb_wire::seeded::{fill_f32, fill_i32, tensor_key};
 
-/// The inputs a board generates for seed index `s`, from the manifest only.
+/// The inputs and parameters a board fills for seed index `s`, from the payload only: the
+/// seeded ones generated from the manifest, the others copied from their data blobs.
 fn board_inputs(view: &PayloadView<'_>, s: usize) -> Vec<(String, Vec<u32>)> {
     let m = view.manifest();
     m.buffers
         .iter()
-        .filter(|b| b.role.is_generated())
-        .map(|b| {
-            let init = b.init.expect("generated buffers carry an initialiser");
+        .enumerate()
+        .filter(|(_, b)| b.role.is_generated())
+        .map(|(i, b)| {
+            let Some(&init) = b.seeded() else {
+                let data = view.param_data(i as u32).expect("a data parameter's blob");
+                return (b.name.clone(), le_i32s(data).map(|x| x as u32).collect());
+            };
             let key = tensor_key(&m.task, m.seeds[s], &b.name);
             let shape: Vec<usize> = b.shape.iter().map(|&d| d as usize).collect();
             let n = b.numel().unwrap() as usize;
@@ -86,15 +92,23 @@ fn check_payload(g: &Graph, target: &TargetProfile, seeds: &[u64], bytes: &[u8])
     }
 
     // Roles: graph inputs are inputs, parameters params, graph outputs outputs, in the graph's
-    // own types, each generated one with the graph's initialiser.
+    // own types, each seeded one with the graph's initialiser, each data parameter with the
+    // checksum of its `file(...)`.
     for d in &g.inputs {
         if let Some(b) = m.buffers.iter().find(|b| b.name == d.name) {
-            assert_eq!((b.role, b.init), (Role::Input, Some(d.init)), "{what}: {}", d.name);
+            assert_eq!((b.role, b.source), (Role::Input, Some(Source::Seeded(d.init))), "{what}: {}", d.name);
         }
     }
     for d in &g.params {
         if let Some(b) = m.buffers.iter().find(|b| b.name == d.name) {
-            assert_eq!((b.role, b.init), (Role::Param, Some(d.init)), "{what}: {}", d.name);
+            assert_eq!(b.role, Role::Param, "{what}: {}", d.name);
+            match (&d.data, b.source) {
+                (None, source) => assert_eq!(source, Some(Source::Seeded(d.init)), "{what}: {}", d.name),
+                (Some(data), Some(Source::Data { crc32, .. })) => {
+                    assert_eq!(crc32, data.crc32, "{what}: {}", d.name)
+                }
+                (Some(_), source) => panic!("{what}: {}: {source:?}", d.name),
+            }
         }
     }
     let outputs: Vec<_> = m.buffers.iter().enumerate().filter(|(_, b)| b.role == Role::Output).collect();
@@ -271,18 +285,31 @@ fn no_seeds_is_an_error() {
 }
 
 #[test]
-fn parameters_with_data_are_refused_until_payloads_carry_them() {
+fn a_parameter_with_values_in_memory_travels_in_the_payload() {
+    // A graph built in memory: its data parameter's values are loaded already, so no file is
+    // read; the payload carries them and the expected output is computed with them.
     let (_, mut g) = graph(TASK);
     let w = &mut g.params[0];
     *w = ekb_ir::l0::TensorDecl::with_data(
         "w",
         w.ty.clone(),
-        ekb_ir::l0::ParamData::with_values("w.bin", 0, BufData::F32(vec![2.0; 4])),
+        ekb_ir::l0::ParamData::with_values("w.bin", 0, BufData::F32(vec![2.0, -1.0, 0.5, 3.0])),
         w.span,
     );
     let host = TargetProfile::load("host").unwrap();
-    let errors = build::build(Program::Graph(&g), Sources::default(), &host, &BuildOptions::default())
-        .expect_err("a data parameter cannot be generated on a board");
-    let text: Vec<String> = errors.iter().map(|d| d.to_string()).collect();
-    assert!(text.iter().any(|t| t.contains("parameter `w` takes its values from `w.bin`")), "{text:?}");
+    let built =
+        build::build(Program::Graph(&g), Sources::default(), &host, &BuildOptions::default()).unwrap();
+    check_payload(&g, &host, &build::DEFAULT_SEEDS, &built.payload);
+    assert_eq!((built.summary.data_params, built.summary.param_data_bytes), (1, 16));
+    let view = Payload::parse(&built.payload).unwrap();
+    let w = view.manifest().buffers.iter().position(|b| b.name == "w").unwrap() as u32;
+    assert_eq!(le_f32s(view.param_data(w).unwrap()).collect::<Vec<_>>(), [2.0, -1.0, 0.5, 3.0]);
+    // y = x * w, elementwise and exact.
+    let y = view.manifest().buffers.iter().position(|b| b.name == "y").unwrap() as u32;
+    for s in 0..3 {
+        let x = board_inputs(&view, s).remove(0).1;
+        let want: Vec<f32> =
+            x.iter().zip([2.0, -1.0, 0.5, 3.0]).map(|(&b, w)| f32::from_bits(b) * w).collect();
+        assert_eq!(le_f32s(view.expected_output(s as u32, y).unwrap()).collect::<Vec<_>>(), want);
+    }
 }

@@ -48,7 +48,7 @@ fn unknown_function_suggests_the_intrinsic() {
         .expected
         .as_deref()
         .unwrap()
-        .contains("exp, log, sqrt, rsqrt, tanh, erf, pow, abs, min, max, floor, ceil, select"));
+        .contains("exp, log, sqrt, rsqrt, tanh, erf, pow, abs, min, max, floor, ceil, sin, cos, select"));
     let text = d.to_string();
     assert!(text.contains("--> bad.ekl1:7:14") && text.contains("^^^"), "{text}");
 }

@@ -71,6 +71,15 @@ impl E {
     pub fn lt(self, o: E) -> E {
         E::bin(BinOp::Lt, self, o)
     }
+    pub fn le(self, o: E) -> E {
+        E::bin(BinOp::Le, self, o)
+    }
+    pub fn eq(self, o: E) -> E {
+        E::bin(BinOp::Eq, self, o)
+    }
+    pub fn ne(self, o: E) -> E {
+        E::bin(BinOp::Ne, self, o)
+    }
     pub fn gt(self, o: E) -> E {
         E::bin(BinOp::Gt, self, o)
     }
@@ -127,6 +136,12 @@ impl E {
     }
     pub fn erf(self) -> E {
         E::call(Intrinsic::Erf, vec![self])
+    }
+    pub fn sin(self) -> E {
+        E::call(Intrinsic::Sin, vec![self])
+    }
+    pub fn cos(self) -> E {
+        E::call(Intrinsic::Cos, vec![self])
     }
     pub fn pow(self, o: E) -> E {
         E::call(Intrinsic::Pow, vec![self, o])

@@ -1,5 +1,5 @@
-//! Elementwise operators: unary activations, binary arithmetic with numpy broadcasting,
-//! `cast` and `full`.
+//! Elementwise operators: unary activations, binary arithmetic and comparisons with numpy
+//! broadcasting, `where`, `cast`, `full` and `iota`.
 //!
 //! Each output element is computed from the formula of the L0 spec, written once here and
 //! shared by both schedules (they differ only in the loop layout, see `sched::elementwise`).
@@ -8,7 +8,7 @@
 
 use crate::build::{f, int, ints, let_, select, var, Buf, E};
 use crate::sched::{elementwise, Cx};
-use ekb_ir::l0::{BinaryOp, UnaryOp};
+use ekb_ir::l0::{BinaryOp, CompareOp, UnaryOp};
 use ekb_ir::l1::Stmt;
 use ekb_ir::DType;
 
@@ -62,6 +62,8 @@ fn unary_expr(op: UnaryOp, v: E, dtype: DType) -> E {
         UnaryOp::Rsqrt => v.rsqrt(),
         UnaryOp::Abs => v.abs(),
         UnaryOp::Neg => -v,
+        UnaryOp::Sin => v.sin(),
+        UnaryOp::Cos => v.cos(),
         UnaryOp::Clip { min, max } if float => {
             let lo = if min == f64::NEG_INFINITY { v } else { v.max(f(min)) };
             if max == f64::INFINITY {
@@ -114,6 +116,33 @@ pub fn binary(cx: &mut Cx, op: BinaryOp, a: &Buf, b: &Buf, y: &Buf) -> Vec<Stmt>
     })
 }
 
+/// `y = i32(a OP b)` with numpy broadcasting: 1 where the comparison holds, else 0.
+pub fn compare(cx: &mut Cx, op: CompareOp, a: &Buf, b: &Buf, y: &Buf) -> Vec<Stmt> {
+    elementwise(cx, y.shape(), 1, |_, idx| {
+        let l = a.load(&broadcast_index(idx, a.shape()));
+        let r = b.load(&broadcast_index(idx, b.shape()));
+        let holds = match op {
+            CompareOp::Less => l.lt(r),
+            CompareOp::LessEqual => l.le(r),
+            CompareOp::Greater => l.gt(r),
+            CompareOp::GreaterEqual => l.ge(r),
+            CompareOp::Equal => l.eq(r),
+        };
+        vec![y.store(idx, holds.cast_i32())]
+    })
+}
+
+/// `y = where(cond, a, b)`: three-way broadcasting; both arms are in-bounds loads, so `select`
+/// (which evaluates both) is safe.
+pub fn where_(cx: &mut Cx, cond: &Buf, a: &Buf, b: &Buf, y: &Buf) -> Vec<Stmt> {
+    elementwise(cx, y.shape(), 1, |_, idx| {
+        let c = cond.load(&broadcast_index(idx, cond.shape())).ne(int(0));
+        let l = a.load(&broadcast_index(idx, a.shape()));
+        let r = b.load(&broadcast_index(idx, b.shape()));
+        vec![y.store(idx, select(c, l, r))]
+    })
+}
+
 /// The index into an operand of shape `shape` broadcast to an output indexed by `idx`:
 /// trailing dims aligned, extent-1 dims indexed at 0.
 pub fn broadcast_index(idx: &[E], shape: &[usize]) -> Vec<E> {
@@ -142,4 +171,13 @@ pub fn full(cx: &mut Cx, value: f64, y: &Buf) -> Vec<Stmt> {
         DType::I32 => ints(i64::from(value as i32)),
     };
     elementwise(cx, y.shape(), 1, |_, idx| vec![y.store(idx, v.clone())])
+}
+
+/// `y = iota(axis)`: every element holds its index along `axis` (an extent-1 axis gives 0).
+pub fn iota(cx: &mut Cx, axis: usize, y: &Buf) -> Vec<Stmt> {
+    elementwise(cx, y.shape(), 1, |_, idx| {
+        let k = idx[axis].clone();
+        let value = if y.ty.dtype == DType::F32 { k.cast_f32() } else { k };
+        vec![y.store(idx, value)]
+    })
 }

@@ -13,6 +13,7 @@
 
 mod build;
 mod conv;
+mod conv_transpose;
 mod elementwise;
 mod gpu;
 mod lower;
@@ -22,7 +23,11 @@ mod norm;
 mod plan;
 mod pool;
 mod reduce;
+mod resize;
+mod scan;
 mod sched;
+#[cfg(test)]
+mod testing;
 
 pub use gpu::lower_gpu;
 pub use lower::lower;

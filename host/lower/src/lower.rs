@@ -4,7 +4,9 @@
 
 use crate::build::{Buf, Names};
 use crate::sched::Cx;
-use crate::{conv, elementwise, matmul, movement, norm, plan, pool, reduce, Schedule};
+use crate::{
+    conv, conv_transpose, elementwise, matmul, movement, norm, plan, pool, reduce, resize, scan, Schedule,
+};
 use ekb_ir::l0::ops::infer;
 use ekb_ir::l0::{Graph, Node, Op, ReduceKind};
 use ekb_ir::l1::{verify, Access, Kernel, KernelParam, Module, Name, Run, Stmt};
@@ -111,6 +113,15 @@ fn lower_node(cx: &mut Cx, node: &Node, ins: &[Buf], y: &Buf) -> Vec<Stmt> {
         Op::Pad { pads, mode } => movement::pad(cx, pads, *mode, &ins[0], y),
         Op::Cast { .. } => elementwise::cast(cx, &ins[0], y),
         Op::Full { value, .. } => elementwise::full(cx, *value, y),
+        Op::Compare(op) => elementwise::compare(cx, *op, &ins[0], &ins[1], y),
+        Op::Where => elementwise::where_(cx, &ins[0], &ins[1], &ins[2], y),
+        Op::Iota { axis, .. } => elementwise::iota(cx, reduce::norm_axis(*axis, y.rank()), y),
+        Op::Expand { .. } => movement::expand(cx, &ins[0], y),
+        Op::Gather { axis } => movement::gather(cx, *axis, &ins[0], &ins[1], y),
+        Op::CumSum { axis, exclusive, reverse } => scan::cumsum(cx, *axis, *exclusive, *reverse, &ins[0], y),
+        Op::GroupNorm { groups, eps } => norm::group_norm(cx, *groups, *eps, &ins[0], &ins[1], &ins[2], y),
+        Op::ConvTranspose2d(a) => conv_transpose::conv_transpose2d(cx, a, &ins[0], &ins[1], ins.get(2), y),
+        Op::Resize { mode, align_corners, .. } => resize::resize(cx, *mode, *align_corners, &ins[0], y),
     }
 }
 

@@ -1,5 +1,5 @@
-//! Data movement: `reshape`, `transpose`, `concat`, `slice`, `pad`, and the plain copy used for
-//! outputs that no node writes. No arithmetic on values; only index mapping.
+//! Data movement: `reshape`, `transpose`, `concat`, `slice`, `pad`, `expand`, `gather`, and the
+//! plain copy used for outputs that no node writes. No arithmetic on values; only index mapping.
 //!
 //! Every index these produce is in bounds by interval reasoning: flat offsets are unravelled
 //! with `/` and `%` by each dim's extent, slices start at a clamped literal, and the reflected or
@@ -8,8 +8,12 @@
 //! `pad` splits the last dim into left border, interior and right border ranges with literal
 //! bounds, so the interior copy is a branch-free vector loop; `reshape` copies blocks that stay
 //! contiguous in both shapes; `transpose` walks square tiles when the contiguous dim moves.
+//! `gather` reads its index from the indices buffer, wraps a negative one and clamps the result
+//! into the axis: an index the reference rejects (out of range) then reads some element of the
+//! axis instead of memory outside the buffer.
 
-use crate::build::{f, int, ints, let_, loop_, var, Buf, E};
+use crate::build::{f, int, ints, let_, loop_, select, var, Buf, E};
+use crate::elementwise::broadcast_index;
 use crate::reduce::norm_axis;
 use crate::sched::{elementwise, outer, simple_loop, Cx};
 use ekb_ir::l0::PadMode;
@@ -166,6 +170,30 @@ pub fn slice(cx: &mut Cx, axes: &[i64], starts: &[i64], steps: &[i64], x: &Buf, 
     })
 }
 
+/// `y = expand(x)`: numpy broadcasting of `x` to `y`'s shape.
+pub fn expand(cx: &mut Cx, x: &Buf, y: &Buf) -> Vec<Stmt> {
+    elementwise(cx, y.shape(), 1, |_, idx| vec![y.store(idx, x.load(&broadcast_index(idx, x.shape())))])
+}
+
+/// `y = gather(x, indices, axis)`: `y[o.., j.., i..] = x[o.., indices[j..], i..]`, a negative
+/// index counting from the end of the axis.
+pub fn gather(cx: &mut Cx, axis: i64, x: &Buf, indices: &Buf, y: &Buf) -> Vec<Stmt> {
+    let a = norm_axis(axis, x.rank());
+    let (n, q) = (x.shape()[a], indices.rank());
+    elementwise(cx, y.shape(), 2, |cx, idx| {
+        if n == 0 {
+            // Every index is out of range (the reference rejects the graph): write zeros.
+            let zero = if y.ty.dtype == DType::F32 { f(0.0) } else { int(0) };
+            return vec![y.store(idx, zero)];
+        }
+        let (i, k) = (cx.fresh("g"), cx.fresh("k"));
+        let at = indices.load(&idx[a..a + q]);
+        let wrapped = select(var(&i).lt(int(0)), var(&i) + int(n), var(&i));
+        let src = [&idx[..a], &[var(&k)][..], &idx[a + q..]].concat();
+        vec![let_(&i, at), let_(&k, wrapped.clamp_index(n)), y.store(idx, x.load(&src))]
+    })
+}
+
 /// The source index along a dim of extent `n` for a padded position `s` (= output index minus
 /// the begin pad) under reflect or edge mode; clamped so its bound is evident.
 fn pad_source(mode: PadMode, s: E, n: usize) -> E {
@@ -268,4 +296,31 @@ pub fn pad(cx: &mut Cx, pads: &[usize], mode: PadMode, x: &Buf, y: &Buf) -> Vec<
         _ => body.extend(row),
     }
     nest.wrap(body)
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::{lower, Schedule};
+    use ekb_ir::l1::interp;
+    use ekb_ir::tensor::{BufData, Buffer};
+    use ekb_ir::{DType, SourceFile, TargetProfile, TensorType};
+    use std::collections::HashMap;
+
+    #[test]
+    fn gather_wraps_negative_indices_and_clamps_what_the_reference_rejects() {
+        let g = "graph g(x: f32[4,2], ids: i32[5]) -> (y: f32[5,2]) {\n  %0 = gather(x, ids, axis=0)\n  return %0\n}\n";
+        let g = ekb_ir::l0::check::load(&SourceFile::new("t.ekir", g)).unwrap();
+        let x: Vec<f32> = (0..8).map(|v| v as f32).collect();
+        // -1 is row 3; 7 and -9 are out of range (the reference's error), clamped to rows 3 and 0.
+        let ids = vec![2, -1, 0, 7, -9];
+        let inputs = HashMap::from([
+            ("x".to_string(), Buffer { ty: TensorType::new(DType::F32, [4, 2]), data: BufData::F32(x) }),
+            ("ids".to_string(), Buffer { ty: TensorType::new(DType::I32, [5]), data: BufData::I32(ids) }),
+        ]);
+        for schedule in Schedule::ALL {
+            let m = lower(&g, schedule, &TargetProfile::load("host").unwrap()).unwrap();
+            let out = interp::run(&m, &inputs).unwrap();
+            assert_eq!(out["y"].data, BufData::F32(vec![4.0, 5.0, 6.0, 7.0, 0.0, 1.0, 6.0, 7.0, 0.0, 1.0]));
+        }
+    }
 }

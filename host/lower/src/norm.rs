@@ -1,10 +1,12 @@
 //! Normalisations: `layer_norm` and `rms_norm` over the trailing dims of their weight's rank,
-//! and the inference form of `batch_norm` (per channel on axis 1).
+//! the inference form of `batch_norm` (per channel on axis 1), and `group_norm` (per group of
+//! channels of one image, over those channels and every later axis).
 //!
 //! `layer_norm` is two-pass per row (mean, then biased variance of `x - mean`), then the output
 //! pass; `rms_norm` one pass for `mean(x^2)`, then the output pass. Both schedules compute the
 //! same sums; the default one threads over rows, vectorizes the innermost pass loops, and
-//! multiplies by a per-row `1 / sqrt(var + eps)` instead of dividing every element.
+//! multiplies by a per-row `1 / sqrt(var + eps)` instead of dividing every element. `group_norm`
+//! is the same three passes per (image, group), its channel index `group * C/G + c`.
 
 use crate::build::{f, int, let_, var, Buf, E};
 use crate::sched::{elementwise, outer, serial, Cx, Nest};
@@ -12,7 +14,7 @@ use ekb_ir::l1::Stmt;
 use ekb_ir::{DType, TensorType};
 
 /// Serial loops over `extents`, the innermost one vectorized under the default schedule.
-fn row_nest(cx: &mut Cx, extents: &[usize], base: &str) -> Nest {
+pub fn row_nest(cx: &mut Cx, extents: &[usize], base: &str) -> Nest {
     let Some((&last, init)) = extents.split_last() else { return Nest::default() };
     let mut nest = serial(cx, init, base);
     if last == 1 {
@@ -91,4 +93,84 @@ pub fn batch_norm(
             (x.load(idx) - mean.load(&c)) / (var_.load(&c) + f(eps)).sqrt() * gamma.load(&c) + beta.load(&c);
         vec![y.store(idx, value)]
     })
+}
+
+/// `group_norm(x, scale, bias, groups)`: the loops over images and groups (threads over both
+/// under the default schedule) around [`group_body`].
+pub fn group_norm(
+    cx: &mut Cx,
+    groups: usize,
+    eps: f64,
+    x: &Buf,
+    scale: &Buf,
+    bias: &Buf,
+    y: &Buf,
+) -> Vec<Stmt> {
+    let threads = cx.wants_threads(3 * x.ty.numel());
+    let nest = outer(cx, &[x.shape()[0], groups], threads, "i");
+    let (n, g) = (nest.idx[0].clone(), nest.idx[1].clone());
+    let body = group_body(cx, groups, eps, [x, scale, bias, y], n, g);
+    nest.wrap(body)
+}
+
+/// One group `g` of image `n`: the mean, the biased variance of `x - mean` over the group's
+/// `C/G` channels and all later axes, then `(x - mean) / sqrt(var + eps) * scale[c] + bias[c]`.
+pub fn group_body(cx: &mut Cx, groups: usize, eps: f64, bufs: [&Buf; 4], n: E, g: E) -> Vec<Stmt> {
+    let [x, scale, bias, y] = bufs;
+    let cg = x.shape()[1] / groups;
+    let extents = [&[cg][..], &x.shape()[2..]].concat();
+    let count: usize = extents.iter().product();
+    let c0 = cx.fresh("c0");
+    // The index of x (and y) for an index into the group's extents.
+    let at = |t: &[E]| [vec![n.clone(), var(&c0) + t[0].clone()], t[1..].to_vec()].concat();
+    let acc = Buf::new(cx.fresh("acc"), TensorType::new(DType::F32, [1]));
+    let a0 = || acc.load(&[int(0)]);
+    let mut body = vec![let_(&c0, g * int(cg)), acc.alloc(), acc.store(&[int(0)], f(0.0))];
+    let pass1 = row_nest(cx, &extents, "r");
+    let step = acc.store(&[int(0)], a0() + x.load(&at(&pass1.idx)));
+    body.extend(pass1.wrap(vec![step]));
+    let mean = cx.fresh("mean");
+    body.push(let_(&mean, a0() / f(count as f64)));
+    body.push(acc.store(&[int(0)], f(0.0)));
+    let pass2 = row_nest(cx, &extents, "r");
+    let d = cx.fresh("d");
+    let step =
+        vec![let_(&d, x.load(&at(&pass2.idx)) - var(&mean)), acc.store(&[int(0)], a0() + var(&d) * var(&d))];
+    body.extend(pass2.wrap(step));
+    let var_eps = a0() / f(count as f64) + f(eps);
+    let out = row_nest(cx, &extents, "r");
+    let centered = x.load(&at(&out.idx)) - var(&mean);
+    let normed = if cx.naive() {
+        centered / var_eps.sqrt()
+    } else {
+        let scale_v = cx.fresh("scale");
+        body.push(let_(&scale_v, f(1.0) / var_eps.sqrt()));
+        centered * var(&scale_v)
+    };
+    let ch = [var(&c0) + out.idx[0].clone()];
+    let store = y.store(&at(&out.idx), normed * scale.load(&ch) + bias.load(&ch));
+    body.extend(out.wrap(vec![store]));
+    body
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::testing::lowered_matches_reference;
+    use crate::Schedule;
+    use ekb_ir::l1::print::print;
+
+    #[test]
+    fn threaded_group_norm_matches_the_reference() {
+        let g = "graph g(x: f32[2,8,48,48]) -> (y: f32[2,8,48,48]) {
+  param s: f32[8] = uniform(0.5, 1.5)
+  param b: f32[8] = uniform(-1, 1)
+  %0 = group_norm(x, s, b, groups=4)
+  return %0
+}
+";
+        for schedule in Schedule::ALL {
+            let m = lowered_matches_reference(g, schedule, "rk3588");
+            assert_eq!(print(&m).contains("parallel "), schedule == Schedule::Default);
+        }
+    }
 }

@@ -2,9 +2,11 @@
 //! TensorRT and other engines load.
 //!
 //! Mapping (docs/onnx.md has the table): every L0 operator with an ONNX operator of the same
-//! meaning maps to it, attributes written out in full (defaults included). The operators opset 17
-//! lacks (`relu6`, `gelu`, `silu`, `rsqrt`, `rms_norm`, `softplus` with other than `beta=1`,
-//! `threshold=20`, `matmul` with a transposed operand, `linear` of rank > 2) become nodes of the
+//! meaning maps to it, attributes written out in full (defaults included). Comparisons give ONNX
+//! booleans, so each is followed by a `Cast` to INT32 (L0's 1 or 0), and a `where` condition is
+//! cast to BOOL first. The operators opset 17 lacks (`relu6`, `gelu`, `silu`, `rsqrt`,
+//! `rms_norm`, `softplus` with other than `beta=1`, `threshold=20`, `matmul` with a transposed
+//! operand, `linear` of rank > 2, `iota`, `group_norm`) become nodes of the
 //! model-local domain `ekb` whose bodies are ONNX functions of standard operators, so any engine
 //! that inlines local functions runs them, and the importer reads them back as the one L0 operator
 //! they came from.
@@ -24,7 +26,7 @@ use crate::proto::{
     StringStringEntryProto, TensorProto, ValueInfoProto,
 };
 use ekb_ir::diag::Diagnostic;
-use ekb_ir::l0::ast::{BinaryOp, Graph, Node, Op, PadMode, ReduceKind, UnaryOp};
+use ekb_ir::l0::ast::{BinaryOp, CompareOp, Graph, Node, Op, PadMode, ReduceKind, ResizeMode, UnaryOp};
 use ekb_ir::l0::print::init_text;
 use ekb_ir::types::DType;
 use ekb_wire::Init;
@@ -198,6 +200,8 @@ impl Exporter<'_> {
                 UnaryOp::Rsqrt => self.push_ekb("rsqrt", &args, out, vec![]),
                 UnaryOp::Abs => self.push("Abs", &args, out, vec![]),
                 UnaryOp::Neg => self.push("Neg", &args, out, vec![]),
+                UnaryOp::Sin => self.push("Sin", &args, out, vec![]),
+                UnaryOp::Cos => self.push("Cos", &args, out, vec![]),
                 UnaryOp::Clip { min, max } => {
                     let dt = self.dtype(x);
                     let lo = if min == f64::NEG_INFINITY {
@@ -368,6 +372,91 @@ impl Exporter<'_> {
                 };
                 self.push("ConstantOfShape", &[&s], out, vec![A::tensor("value", encode_buf("", &[1], &v))])
             }
+            Op::Compare(c) => {
+                let op = match c {
+                    CompareOp::Less => "Less",
+                    CompareOp::LessEqual => "LessOrEqual",
+                    CompareOp::Greater => "Greater",
+                    CompareOp::GreaterEqual => "GreaterOrEqual",
+                    CompareOp::Equal => "Equal",
+                };
+                let flag = format!("{out}/bool");
+                self.push(op, &args, &flag, vec![]);
+                self.push("Cast", &[&flag], out, vec![A::int("to", i64::from(dtype::INT32))])
+            }
+            Op::Where => {
+                let cond = format!("{out}/cond");
+                self.push("Cast", &[x], &cond, vec![A::int("to", i64::from(dtype::BOOL))]);
+                self.push("Where", &[&cond, args[1], args[2]], out, vec![])
+            }
+            Op::Iota { ty, axis } => self.push_ekb(
+                "iota",
+                &[],
+                out,
+                vec![
+                    A::ints("shape", ints(&ty.shape)),
+                    A::int("axis", *axis),
+                    A::int("to", i64::from(elem(ty.dtype))),
+                ],
+            ),
+            Op::Expand { shape } => {
+                let s = self.const_i64(out, "shape", &ints(shape));
+                self.push("Expand", &[x, &s], out, vec![])
+            }
+            Op::Gather { axis } => self.push("Gather", &args, out, vec![A::int("axis", *axis)]),
+            Op::CumSum { axis, exclusive, reverse } => {
+                let a = self.const_scalar(out, "axis", DType::I32, *axis as f64);
+                let attrs =
+                    vec![A::int("exclusive", i64::from(*exclusive)), A::int("reverse", i64::from(*reverse))];
+                self.push("CumSum", &[x, &a], out, attrs)
+            }
+            Op::GroupNorm { groups, eps } => {
+                let shape = self.g.type_of(x).map(|t| t.shape.clone()).unwrap_or_default();
+                let c = shape.get(1).copied().unwrap_or(0);
+                let inner: usize = shape.iter().skip(2).product();
+                let grouped = vec![shape[0] as i64, *groups as i64, (c / groups * inner) as i64];
+                let mut per_channel = vec![c as i64];
+                per_channel.resize(shape.len() - 1, 1);
+                let attrs = vec![
+                    A::int("groups", *groups as i64),
+                    A::float("eps", *eps as f32),
+                    A::ints("grouped_shape", grouped),
+                    A::ints("param_shape", per_channel),
+                ];
+                self.push_ekb("group_norm", &args, out, attrs)
+            }
+            Op::ConvTranspose2d(c) => {
+                let w = self.g.type_of(args[1]).map(|t| t.shape.clone()).unwrap_or_default();
+                let attrs = vec![
+                    A::ints("kernel_shape", w.get(2..4).unwrap_or(&[]).iter().map(|&d| d as i64).collect()),
+                    A::ints("strides", ints(&c.stride)),
+                    A::ints("pads", ints(&c.pad)),
+                    A::ints("output_padding", ints(&c.output_padding)),
+                    A::ints("dilations", ints(&c.dilation)),
+                    A::int("group", c.groups as i64),
+                ];
+                self.push("ConvTranspose", &args, out, attrs)
+            }
+            Op::Resize { size, mode, align_corners } => {
+                let shape = self.g.type_of(x).map(|t| t.shape.clone()).unwrap_or_default();
+                let sizes = self.const_i64(out, "sizes", &ints(&[shape[0], shape[1], size[0], size[1]]));
+                let attrs = match (mode, align_corners) {
+                    (ResizeMode::Nearest, _) => vec![
+                        A::string("mode", "nearest"),
+                        A::string("coordinate_transformation_mode", "asymmetric"),
+                        A::string("nearest_mode", "floor"),
+                    ],
+                    (ResizeMode::Bilinear, false) => vec![
+                        A::string("mode", "linear"),
+                        A::string("coordinate_transformation_mode", "half_pixel"),
+                    ],
+                    (ResizeMode::Bilinear, true) => vec![
+                        A::string("mode", "linear"),
+                        A::string("coordinate_transformation_mode", "align_corners"),
+                    ],
+                };
+                self.push("Resize", &[x, "", "", &sizes], out, attrs)
+            }
         }
     }
 }
@@ -473,6 +562,38 @@ fn function(name: &str) -> FunctionProto {
             node("Transpose", &["w"], "wt", vec![]);
             node("MatMul", &["x", "wt"], "y", vec![]);
             (&["x", "w"], &[])
+        }
+        "iota" => {
+            // Ones of the shape, summed exclusively along the axis: each element's index.
+            node("Constant", &[], "shape", vec![A::reference("value_ints", attr_type::INTS, "shape")]);
+            let one = encode_buf("", &[1], &ekb_ir::tensor::BufData::I32(vec![1]));
+            node("ConstantOfShape", &["shape"], "ones", vec![A::tensor("value", one)]);
+            node("Constant", &[], "axis", vec![A::reference("value_int", attr_type::INT, "axis")]);
+            node("CumSum", &["ones", "axis"], "index", vec![A::int("exclusive", 1)]);
+            node("Cast", &["index"], "y", vec![A::reference("to", attr_type::INT, "to")]);
+            (&[], &["shape", "axis", "to"])
+        }
+        "group_norm" => {
+            // x as [N, G, C/G * inner]: mean and biased variance per group, then back to x's
+            // shape and the per-channel affine (scale and bias as [C, 1, ..]).
+            node("Constant", &[], "gs", vec![A::reference("value_ints", attr_type::INTS, "grouped_shape")]);
+            node("Reshape", &["x", "gs"], "xg", vec![]);
+            node("ReduceMean", &["xg"], "mean", vec![A::ints("axes", vec![2]), A::int("keepdims", 1)]);
+            node("Sub", &["xg", "mean"], "d", vec![]);
+            node("Mul", &["d", "d"], "d2", vec![]);
+            node("ReduceMean", &["d2"], "var", vec![A::ints("axes", vec![2]), A::int("keepdims", 1)]);
+            node("Constant", &[], "eps", vec![A::reference("value_float", attr_type::FLOAT, "eps")]);
+            node("Add", &["var", "eps"], "ve", vec![]);
+            node("Sqrt", &["ve"], "sd", vec![]);
+            node("Div", &["d", "sd"], "ng", vec![]);
+            node("Shape", &["x"], "xs", vec![]);
+            node("Reshape", &["ng", "xs"], "n", vec![]);
+            node("Constant", &[], "ps", vec![A::reference("value_ints", attr_type::INTS, "param_shape")]);
+            node("Reshape", &["scale", "ps"], "sc", vec![]);
+            node("Reshape", &["bias", "ps"], "bi", vec![]);
+            node("Mul", &["n", "sc"], "m", vec![]);
+            node("Add", &["m", "bi"], "y", vec![]);
+            (&["x", "scale", "bias"], &["groups", "eps", "grouped_shape", "param_shape"])
         }
         other => unreachable!("no ekb function `{other}`"),
     };

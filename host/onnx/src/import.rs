@@ -6,7 +6,10 @@
 //! time, so `Reshape`, `Slice`, `Pad`, `Clip` and reductions see constant shapes, bounds and
 //! axes. A constant used as data becomes a data parameter (an initializer) or a `full` node (a
 //! `Constant` whose elements are all equal). Every other node becomes one L0 node, or a few (a
-//! `Gemm` with `alpha`/`beta`, `Flatten` as `reshape`). The GELU of PyTorch's opset-13..19
+//! `Gemm` with `alpha`/`beta`, `Flatten` as `reshape`). ONNX booleans are L0's i32 1 or 0: a
+//! comparison becomes the L0 comparison (named after the `Cast` to INT32 that follows it, the
+//! exporter's form), and a `Cast` to BOOL is read only where every use is the condition of a
+//! `Where` (which takes any nonzero i32 as true). The GELU of PyTorch's opset-13..19
 //! export (`x * 0.5 * (1 + erf(x / sqrt(2)))`) is recognised as one `gelu`. Nodes of the
 //! model-local domain `ekb` (written by the exporter for operators opset 17 lacks) are read
 //! back as the L0 operator they name.
@@ -27,8 +30,8 @@ use crate::export::{EKB_DOMAIN, INIT_KEY};
 use crate::proto::{attr_type, dtype, AttributeProto, ModelProto, NodeProto, ValueInfoProto};
 use ekb_ir::diag::{Diagnostic, Span};
 use ekb_ir::l0::ast::{
-    BinaryOp, Conv2dAttrs, Graph, Node, Op, OutputDecl, PadMode, ParamData, Pool2dAttrs, ReduceKind,
-    TensorDecl, UnaryOp, ValueRef,
+    BinaryOp, CompareOp, Conv2dAttrs, ConvTranspose2dAttrs, Graph, Node, Op, OutputDecl, PadMode, ParamData,
+    Pool2dAttrs, ReduceKind, ResizeMode, TensorDecl, UnaryOp, ValueRef,
 };
 use ekb_ir::l0::ops::{broadcast, infer, normalise_axis};
 use ekb_ir::tensor::BufData;
@@ -94,7 +97,7 @@ pub fn import_model(model: &ModelProto, opts: &ImportOptions) -> Result<Imported
     }
     let meta: HashMap<&str, &str> =
         model.metadata_props.iter().map(|e| (e.key.as_str(), e.value.as_str())).collect();
-    let mut im = Importer::new(opts, graph.node.as_slice());
+    let mut im = Importer::new(opts, graph.node.as_slice(), opset);
 
     // Initializers, then the true inputs (those that are not initializers).
     let mut errors = Vec::new();
@@ -186,6 +189,8 @@ enum Pattern {
 
 struct Importer<'a> {
     opts: &'a ImportOptions,
+    /// The model's default-domain opset (some operators changed meaning between versions).
+    opset: i64,
     nodes_in: &'a [NodeProto],
     vals: HashMap<String, Val>,
     /// Every L0 name taken (inputs, parameters, outputs, `%` node names).
@@ -206,7 +211,7 @@ struct Importer<'a> {
 }
 
 impl<'a> Importer<'a> {
-    fn new(opts: &'a ImportOptions, nodes_in: &'a [NodeProto]) -> Importer<'a> {
+    fn new(opts: &'a ImportOptions, nodes_in: &'a [NodeProto], opset: i64) -> Importer<'a> {
         let mut consumers: HashMap<String, Vec<usize>> = HashMap::new();
         for (i, n) in nodes_in.iter().enumerate() {
             for inp in n.input.iter().filter(|s| !s.is_empty()) {
@@ -215,6 +220,7 @@ impl<'a> Importer<'a> {
         }
         Importer {
             opts,
+            opset,
             nodes_in,
             vals: HashMap::new(),
             used: HashSet::new(),
@@ -627,6 +633,79 @@ impl<'a> Importer<'a> {
             (false, "Sqrt") => unary(self, UnaryOp::Sqrt),
             (false, "Abs") => unary(self, UnaryOp::Abs),
             (false, "Neg") => unary(self, UnaryOp::Neg),
+            (false, "Sin") => unary(self, UnaryOp::Sin),
+            (false, "Cos") => unary(self, UnaryOp::Cos),
+            (false, "Less" | "LessOrEqual" | "Greater" | "GreaterOrEqual" | "Equal") => {
+                let op = match n.op_type.as_str() {
+                    "Less" => CompareOp::Less,
+                    "LessOrEqual" => CompareOp::LessEqual,
+                    "Greater" => CompareOp::Greater,
+                    "GreaterOrEqual" => CompareOp::GreaterEqual,
+                    _ => CompareOp::Equal,
+                };
+                let name = self.named_by_cast(&out);
+                one(self.compare(op, &ins[0], &ins[1], &name)?)
+            }
+            (false, "Where") => one(self.where_(&ins[0], &ins[1], &ins[2], &out)?),
+            (false, "Expand") => {
+                let target = self.const_ints(&ins[1], "shape")?;
+                let target = target
+                    .iter()
+                    .map(|&d| usize::try_from(d).map_err(|_| format!("`shape` entry {d} is negative")))
+                    .collect::<Result<Vec<_>, _>>()?;
+                let shape = broadcast(&self.dims(&x), &target)?;
+                if let Val::C { c, .. } = &x {
+                    if c.is_uniform() && c.numel() > 0 {
+                        // A constant fill stays a constant (a `full` of the result where used).
+                        let numel = shape.iter().product();
+                        let data = match &c.data {
+                            Data::F32(v) => Data::F32(vec![v[0]; numel]),
+                            Data::Int(v) => Data::Int(vec![v[0]; numel]),
+                        };
+                        let c = Const { onnx_type: c.onnx_type, dims: shape, data };
+                        return one(Val::C { c: Rc::new(c), onnx: out.clone(), init: false });
+                    }
+                }
+                let (xn, _) = self.tensor(&x, None)?;
+                one(self.emit(&out, Op::Expand { shape }, vec![xn])?)
+            }
+            (false, "CumSum") => {
+                let axis = match self.const_ints(&ins[1], "axis")?.as_slice() {
+                    [a] => *a,
+                    other => return Err(format!("`axis` must be one integer, found {other:?}")),
+                };
+                let (xn, _) = self.tensor(&x, None)?;
+                let op = Op::CumSum {
+                    axis,
+                    exclusive: a.int("exclusive", 0)? != 0,
+                    reverse: a.int("reverse", 0)? != 0,
+                };
+                one(self.emit(&out, op, vec![xn])?)
+            }
+            (false, "GroupNormalization") => self.group_norm(n, ins, &out).map(|v| vec![v]),
+            (false, "ConvTranspose") => self.conv_transpose(n, ins, &out).map(|v| vec![v]),
+            (false, "Resize") => self.resize(n, ins, &out).map(|v| vec![v]),
+            (false, "Range") => {
+                let [Val::C { c: start, .. }, Val::C { c: limit, .. }, Val::C { c: delta, .. }] = ins else {
+                    return Err(
+                        "`Range` of computed bounds is not supported; only constant bounds are folded".into(),
+                    );
+                };
+                let (Some(s0), Some(l), Some(d)) = (start.scalar(), limit.scalar(), delta.scalar()) else {
+                    return Err("`start`, `limit` and `delta` must be scalars".into());
+                };
+                if d == 0.0 {
+                    return Err("`delta` is 0".into());
+                }
+                let count = ((l - s0) / d).ceil().max(0.0) as usize;
+                let values = (0..count).map(|i| s0 + i as f64 * d);
+                let data = match start.data {
+                    Data::F32(_) => Data::F32(values.map(|v| v as f32).collect()),
+                    Data::Int(_) => Data::Int(values.map(|v| v as i64).collect()),
+                };
+                let c = Const { onnx_type: start.onnx_type, dims: vec![count], data };
+                one(Val::C { c: Rc::new(c), onnx: out.clone(), init: false })
+            }
             (false, "HardSwish") => unary(self, UnaryOp::HardSwish),
             (false, "Softplus") => unary(self, UnaryOp::Softplus { beta: 1.0, threshold: 20.0 }),
             (false, "LeakyRelu") => {
@@ -775,17 +854,14 @@ impl<'a> Importer<'a> {
                 }
                 let (xn, _) = self.tensor(&x, None)?;
                 let op = Op::ArgMax { axis: a.int("axis", 0)?, keepdims: a.int("keepdims", 1)? != 0 };
-                // Name the result after a following Cast to INT32/INT64 (the exporter's form).
-                let name = match self.consumers.get(&out).map(|c| c.as_slice()) {
-                    Some([ci]) if self.nodes_in[*ci].op_type == "Cast" => {
-                        self.nodes_in[*ci].output[0].clone()
-                    }
-                    _ => out.clone(),
-                };
+                let name = self.named_by_cast(&out);
                 one(self.emit(&name, op, vec![xn])?)
             }
             (false, "Cast") => {
                 let to = a.int("to", 0)? as i32;
+                if to == dtype::BOOL {
+                    return self.cast_to_bool(&x, &out, graph_outputs).map(|v| vec![v]);
+                }
                 let dt = match to {
                     dtype::FLOAT => DType::F32,
                     dtype::INT32 | dtype::INT64 => DType::I32,
@@ -910,14 +986,20 @@ impl<'a> Importer<'a> {
                 })
             }
             (false, "Gather") => {
-                let (Val::C { c: data, .. }, Some(Val::C { c: idx, .. })) = (&x, ins.get(1)) else {
-                    return Err("Gather of a computed tensor is not supported (L0 has no gather); only constant shape arithmetic is folded".into());
-                };
-                one(Val::C {
-                    c: Rc::new(gather(data, idx, a.int("axis", 0)?)?),
-                    onnx: out.clone(),
-                    init: false,
-                })
+                let axis = a.int("axis", 0)?;
+                if let (Val::C { c: data, .. }, Some(Val::C { c: idx, .. })) = (&x, ins.get(1)) {
+                    if matches!(data.data, Data::Int(_)) {
+                        // Shape arithmetic: folded.
+                        return one(Val::C {
+                            c: Rc::new(gather(data, idx, axis)?),
+                            onnx: out.clone(),
+                            init: false,
+                        });
+                    }
+                }
+                let (xn, _) = self.tensor(&x, None)?;
+                let (idx, _) = self.tensor(&ins[1], Some(DType::I32))?;
+                one(self.emit(&out, Op::Gather { axis }, vec![xn, idx])?)
             }
             (false, "Reshape") => {
                 let shape = self.const_ints(&ins[1], "shape")?;
@@ -1089,6 +1171,30 @@ impl<'a> Importer<'a> {
                 one(self.emit(&out, Op::Pad { pads, mode }, vec![xn])?)
             }
             (true, "relu6") => unary(self, UnaryOp::Relu6),
+            (true, "iota") => {
+                let shape = a
+                    .ints("shape", &[])?
+                    .iter()
+                    .map(|&d| usize::try_from(d).map_err(|_| format!("`shape` entry {d} is negative")))
+                    .collect::<Result<Vec<_>, _>>()?;
+                let dt = match a.int("to", i64::from(dtype::INT32))? as i32 {
+                    dtype::FLOAT => DType::F32,
+                    dtype::INT32 => DType::I32,
+                    other => return Err(format!("`to` = {} is not f32 or i32", dtype::name(other))),
+                };
+                let op = Op::Iota { ty: TensorType::new(dt, shape), axis: a.int("axis", 0)? };
+                one(self.emit(&out, op, vec![])?)
+            }
+            (true, "group_norm") => {
+                let groups =
+                    usize::try_from(a.int("groups", 1)?).map_err(|_| "`groups` must be >= 1".to_string())?;
+                let eps = a.float("eps", 1e-5)?;
+                let mut args = Vec::new();
+                for v in ins.iter().take(3) {
+                    args.push(self.tensor(v, Some(DType::F32))?.0);
+                }
+                one(self.emit(&out, Op::GroupNorm { groups, eps }, args)?)
+            }
             (true, "gelu") => unary(self, UnaryOp::Gelu { tanh: false }),
             (true, "gelu_tanh") => unary(self, UnaryOp::Gelu { tanh: true }),
             (true, "silu") => unary(self, UnaryOp::Silu),
@@ -1120,6 +1226,113 @@ impl<'a> Importer<'a> {
                 one(self.emit(&out, Op::Linear, args)?)
             }
             _ => Err(unsupported_reason(n)),
+        }
+    }
+
+    /// The L0 name for the result of the node writing `out`: the output of the `Cast` that is
+    /// its only consumer, if so (the exporter's form of comparisons and `ArgMax`), else `out`.
+    fn named_by_cast(&self, out: &str) -> String {
+        match self.consumers.get(out).map(|c| c.as_slice()) {
+            Some([ci]) if self.nodes_in[*ci].op_type == "Cast" => self.nodes_in[*ci].output[0].clone(),
+            _ => out.to_string(),
+        }
+    }
+
+    /// A comparison: folded on integer constants, else an L0 comparison (i32 1 or 0).
+    fn compare(&mut self, op: CompareOp, l: &Val, r: &Val, out: &str) -> Result<Val, String> {
+        if let (Val::C { c: a, .. }, Val::C { c: b, .. }) = (l, r) {
+            let (x, y) = (a.as_f64(), b.as_f64());
+            let (dims, v) = fold_broadcast(&[a, b], |i| {
+                let (p, q) = (x[i[0]], y[i[1]]);
+                let holds = match op {
+                    CompareOp::Less => p < q,
+                    CompareOp::LessEqual => p <= q,
+                    CompareOp::Greater => p > q,
+                    CompareOp::GreaterEqual => p >= q,
+                    CompareOp::Equal => p == q,
+                };
+                f64::from(u8::from(holds))
+            })?;
+            let c = Const {
+                onnx_type: dtype::BOOL,
+                dims,
+                data: Data::Int(v.iter().map(|&b| b as i64).collect()),
+            };
+            return Ok(Val::C { c: Rc::new(c), onnx: out.to_string(), init: false });
+        }
+        let dt = match (l, r) {
+            (Val::T { ty, .. }, _) | (_, Val::T { ty, .. }) => Some(ty.dtype),
+            _ => None,
+        };
+        let (a, at) = self.tensor(l, dt)?;
+        let (b, bt) = self.tensor(r, dt)?;
+        if at.dtype != bt.dtype {
+            return Err(format!("operands of dtype {} and {} (L0 needs one dtype)", at.dtype, bt.dtype));
+        }
+        self.emit(out, Op::Compare(op), vec![a, b])
+    }
+
+    /// `Where`: folded when every input is a constant, else an L0 `where` (the condition an i32
+    /// that is nonzero where the ONNX boolean is true).
+    fn where_(&mut self, cond: &Val, l: &Val, r: &Val, out: &str) -> Result<Val, String> {
+        if let (Val::C { c, .. }, Val::C { c: a, .. }, Val::C { c: b, .. }) = (cond, l, r) {
+            let (m, x, y) = (c.as_f64(), a.as_f64(), b.as_f64());
+            let (dims, v) = fold_broadcast(&[c, a, b], |i| if m[i[0]] != 0.0 { x[i[1]] } else { y[i[2]] })?;
+            let (onnx_type, data) = match (&a.data, &b.data) {
+                (Data::Int(_), Data::Int(_)) => {
+                    (a.onnx_type, Data::Int(v.iter().map(|&e| e as i64).collect()))
+                }
+                _ => (dtype::FLOAT, Data::F32(v.iter().map(|&e| e as f32).collect())),
+            };
+            let c = Const { onnx_type, dims, data };
+            return Ok(Val::C { c: Rc::new(c), onnx: out.to_string(), init: false });
+        }
+        let (c, _) = self.tensor(cond, Some(DType::I32))?;
+        let dt = match (l, r) {
+            (Val::T { ty, .. }, _) | (_, Val::T { ty, .. }) => Some(ty.dtype),
+            _ => None,
+        };
+        let (a, at) = self.tensor(l, dt)?;
+        let (b, bt) = self.tensor(r, dt)?;
+        if at.dtype != bt.dtype {
+            return Err(format!(
+                "`X` and `Y` have dtypes {} and {} (L0 needs one dtype)",
+                at.dtype, bt.dtype
+            ));
+        }
+        self.emit(out, Op::Where, vec![c, a, b])
+    }
+
+    /// A `Cast` to BOOL: L0 has no booleans, so it is read only where every use of the result
+    /// is the condition of a `Where`, which treats any nonzero i32 as true: the i32 value passes
+    /// through unchanged (a constant becomes 1 or 0).
+    fn cast_to_bool(&mut self, x: &Val, out: &str, graph_outputs: &[ValueInfoProto]) -> Result<Val, String> {
+        let uses = self.consumers.get(out).map(|c| c.as_slice()).unwrap_or(&[]);
+        let all_conditions = !uses.is_empty()
+            && uses.iter().all(|&u| {
+                let n = &self.nodes_in[u];
+                n.op_type == "Where"
+                    && n.input.iter().position(|i| i == out) == Some(0)
+                    && n.input.iter().filter(|i| *i == out).count() == 1
+            });
+        if !all_conditions || graph_outputs.iter().any(|g| g.name == out) {
+            return Err(
+                "a cast to BOOL is supported only as the condition of `Where` (L0 has no booleans: comparisons give i32 1 or 0)"
+                    .into(),
+            );
+        }
+        match x {
+            Val::C { c, .. } => {
+                let v = c.as_f64().iter().map(|&v| i64::from(v != 0.0)).collect();
+                let c = Const { onnx_type: dtype::BOOL, dims: c.dims.clone(), data: Data::Int(v) };
+                Ok(Val::C { c: Rc::new(c), onnx: out.to_string(), init: false })
+            }
+            Val::T { ty, .. } if ty.dtype == DType::I32 => Ok(x.clone()),
+            Val::T { ty, .. } => Err(format!(
+                "a cast of a {} tensor to BOOL is not supported (compare it with `Equal` or `Greater` instead)",
+                ty.dtype
+            )),
+            Val::Bad => Ok(Val::Bad),
         }
     }
 
@@ -1420,6 +1633,196 @@ impl<'a> Importer<'a> {
         };
         Ok(vec![self.emit(out, Op::Reduce { kind, axes, keepdims }, vec![xn])?])
     }
+
+    /// `GroupNormalization` (opset 18+). Opset 21 gives per-channel scale and bias, as L0 does;
+    /// opsets 18 to 20 give one per group, which must then be constants (repeated per channel).
+    fn group_norm(&mut self, n: &NodeProto, ins: &[Val], out: &str) -> Result<Val, String> {
+        let a = Attrs(n);
+        let groups = a.int("num_groups", 0)?;
+        let groups = usize::try_from(groups).ok().filter(|&g| g >= 1).ok_or("`num_groups` must be >= 1")?;
+        let eps = a.float("epsilon", 1e-5)?;
+        let (xn, xt) = self.tensor(&ins[0], Some(DType::F32))?;
+        let c = *xt.shape.get(1).ok_or("the input needs a channel axis (rank >= 2)")?;
+        let mut params = Vec::new();
+        for (v, what) in [(&ins[1], "scale"), (&ins[2], "bias")] {
+            let v = match v {
+                Val::C { c: k, onnx, init } if self.opset < 21 && k.dims == [groups] && c % groups == 0 => {
+                    let per: Vec<f32> = (0..c).map(|ch| k.as_f64()[ch / (c / groups)] as f32).collect();
+                    let k = Const { onnx_type: dtype::FLOAT, dims: vec![c], data: Data::F32(per) };
+                    Val::C { c: Rc::new(k), onnx: format!("{onnx}_per_channel"), init: *init }
+                }
+                Val::T { .. } if self.opset < 21 => {
+                    return Err(format!(
+                        "opset {} gives `{what}` per group; a computed one is not supported (a constant is repeated per channel)",
+                        self.opset
+                    ))
+                }
+                other => other.clone(),
+            };
+            params.push(self.tensor(&v, Some(DType::F32))?.0);
+        }
+        let mut args = vec![xn];
+        args.extend(params);
+        self.emit(out, Op::GroupNorm { groups, eps }, args)
+    }
+
+    /// `ConvTranspose` on NCHW (explicit pads or `VALID`; `output_shape` is not read).
+    fn conv_transpose(&mut self, n: &NodeProto, ins: &[Val], out: &str) -> Result<Val, String> {
+        let a = Attrs(n);
+        let (x, xt) = self.tensor(&ins[0], Some(DType::F32))?;
+        if xt.rank() != 4 {
+            return Err(format!(
+                "a {}-D transposed convolution is not supported (L0 has conv_transpose2d on NCHW)",
+                xt.rank().saturating_sub(2)
+            ));
+        }
+        let (w, wt) = self.tensor(&ins[1], Some(DType::F32))?;
+        if wt.rank() != 4 {
+            return Err(format!("the weight has rank {}, expected 4", wt.rank()));
+        }
+        if let Some(k) = a.get("kernel_shape") {
+            if k.ints.iter().map(|&v| v as usize).ne(wt.shape[2..].iter().copied()) {
+                return Err(format!(
+                    "`kernel_shape` {:?} does not match the weight's {:?}",
+                    k.ints,
+                    &wt.shape[2..]
+                ));
+            }
+        }
+        if a.get("output_shape").is_some() {
+            return Err("`output_shape` is not supported (give `pads` and `output_padding`)".into());
+        }
+        let stride = pair(&a.ints("strides", &[1, 1])?, "strides")?;
+        let dilation = pair(&a.ints("dilations", &[1, 1])?, "dilations")?;
+        let pad = match a.string("auto_pad", "NOTSET")?.as_str() {
+            "NOTSET" | "VALID" => Self::spatial_pads(&a, &xt.shape[2..], &wt.shape[2..], &stride, &dilation)?,
+            other => return Err(format!("`auto_pad`=\"{other}\" is not supported for ConvTranspose")),
+        };
+        let op = a.ints("output_padding", &[0, 0])?;
+        let output_padding = match op.as_slice() {
+            [h, w] if *h >= 0 && *w >= 0 => [*h as usize, *w as usize],
+            _ => return Err(format!("`output_padding` must be two integers >= 0, found {op:?}")),
+        };
+        for i in 0..2 {
+            if output_padding[i] >= stride[i].max(dilation[i]) {
+                return Err(format!(
+                    "`output_padding` {output_padding:?} must be smaller than the stride or the dilation of its axis"
+                ));
+            }
+        }
+        let groups =
+            usize::try_from(a.int("group", 1)?).ok().filter(|&g| g >= 1).ok_or("`group` must be >= 1")?;
+        let mut args = vec![x, w];
+        if ins.len() > 2 && !n.input[2].is_empty() {
+            args.push(self.tensor(&ins[2], Some(DType::F32))?.0);
+        }
+        let attrs = ConvTranspose2dAttrs { stride, pad, output_padding, dilation, groups };
+        self.emit(out, Op::ConvTranspose2d(attrs), args)
+    }
+
+    /// `Resize` of NCHW over H and W, in the forms that are PyTorch's `interpolate`: `nearest`
+    /// with `asymmetric` coordinates and `floor` rounding, and `linear` with `half_pixel`,
+    /// `pytorch_half_pixel` (output sizes above 1) or `align_corners` coordinates.
+    fn resize(&mut self, n: &NodeProto, ins: &[Val], out: &str) -> Result<Val, String> {
+        let a = Attrs(n);
+        let (xn, xt) = self.tensor(&ins[0], Some(DType::F32))?;
+        if xt.rank() != 4 {
+            return Err(format!("resizing a rank-{} tensor is not supported (L0 resizes NCHW)", xt.rank()));
+        }
+        let axes = a.ints("axes", &[0, 1, 2, 3])?;
+        let axes: Vec<usize> = axes.iter().filter_map(|&v| norm_axis(v, 4)).collect();
+        if axes != [0, 1, 2, 3] && axes != [2, 3] {
+            return Err("`axes` other than all four or [2,3] are not supported".into());
+        }
+        if a.int("antialias", 0)? != 0 {
+            return Err("`antialias`=1 is not supported".into());
+        }
+        if a.int("exclude_outside", 0)? != 0 {
+            return Err("`exclude_outside`=1 is not supported".into());
+        }
+        if a.string("keep_aspect_ratio_policy", "stretch")? != "stretch" {
+            return Err("`keep_aspect_ratio_policy` other than \"stretch\" is not supported".into());
+        }
+        let given = |i: usize| ins.get(i).filter(|_| n.input.get(i).is_some_and(|s| !s.is_empty()));
+        let full = |v: Vec<f64>| -> Vec<f64> {
+            if axes.len() == 2 {
+                vec![1.0, 1.0, v[0], v[1]]
+            } else {
+                v
+            }
+        };
+        let size: Vec<usize> = match (given(2), given(3)) {
+            (_, Some(v)) => {
+                let sizes = self.const_ints(v, "sizes")?;
+                if sizes.len() != axes.len() {
+                    return Err(format!("`sizes` has {} entries for {} axes", sizes.len(), axes.len()));
+                }
+                let sizes = if axes.len() == 2 {
+                    vec![xt.shape[0] as i64, xt.shape[1] as i64, sizes[0], sizes[1]]
+                } else {
+                    sizes
+                };
+                sizes
+                    .iter()
+                    .map(|&d| usize::try_from(d).map_err(|_| format!("size {d} is negative")))
+                    .collect::<Result<_, _>>()?
+            }
+            (Some(Val::C { c, .. }), None) => {
+                let scales = full(c.as_f64());
+                if scales.len() != 4 {
+                    return Err(format!("`scales` has {} entries, expected 4", scales.len()));
+                }
+                let mut size = Vec::new();
+                for (d, &sc) in xt.shape.iter().zip(&scales) {
+                    let o = *d as f64 * sc;
+                    if o.fract() != 0.0 || o < 0.0 {
+                        return Err(format!(
+                            "the scale {sc} gives {d} * {sc} = {o}, not a whole size; L0 resizes to whole sizes (give `sizes`)"
+                        ));
+                    }
+                    size.push(o as usize);
+                }
+                size
+            }
+            (Some(_), None) => return Err("`scales` must be a constant".into()),
+            (None, None) => return Err("neither `scales` nor `sizes` is given".into()),
+        };
+        if size[..2] != xt.shape[..2] {
+            return Err(format!(
+                "resizing the batch or channel axes ({:?} to {:?}) is not supported",
+                &xt.shape[..2],
+                &size[..2]
+            ));
+        }
+        let ctm = a.string("coordinate_transformation_mode", "half_pixel")?;
+        let (mode, align_corners) = match (a.string("mode", "nearest")?.as_str(), ctm.as_str()) {
+            ("nearest", "asymmetric") => {
+                let rounding = a.string("nearest_mode", "round_prefer_floor")?;
+                if rounding != "floor" {
+                    return Err(format!(
+                        "`nearest_mode`=\"{rounding}\" is not supported (L0's nearest is PyTorch's: `asymmetric` coordinates, `floor`)"
+                    ));
+                }
+                (ResizeMode::Nearest, false)
+            }
+            ("nearest", other) => {
+                return Err(format!(
+                    "`mode`=\"nearest\" with `coordinate_transformation_mode`=\"{other}\" is not supported (L0's nearest is PyTorch's: `asymmetric` coordinates, `floor`)"
+                ))
+            }
+            ("linear", "half_pixel") => (ResizeMode::Bilinear, false),
+            ("linear", "pytorch_half_pixel") if size[2] > 1 && size[3] > 1 => (ResizeMode::Bilinear, false),
+            ("linear", "align_corners") => (ResizeMode::Bilinear, true),
+            ("linear", other) => {
+                return Err(format!(
+                    "`mode`=\"linear\" with `coordinate_transformation_mode`=\"{other}\" is not supported here (L0 reads `half_pixel`, `pytorch_half_pixel` to sizes above 1, and `align_corners`)"
+                ))
+            }
+            (other, _) => return Err(format!("`mode`=\"{other}\" is not supported (L0 has nearest and bilinear)")),
+        };
+        let op = Op::Resize { size: [size[2], size[3]], mode, align_corners };
+        self.emit(out, op, vec![xn])
+    }
 }
 
 /// A node's attributes, with typed getters that refuse the wrong kind.
@@ -1493,6 +1896,8 @@ const OPS: &[(&str, &[&str])] = &[
     ("Sqrt", &[]),
     ("Abs", &[]),
     ("Neg", &[]),
+    ("Sin", &[]),
+    ("Cos", &[]),
     ("HardSwish", &[]),
     ("Softplus", &[]),
     ("LeakyRelu", &["alpha"]),
@@ -1509,9 +1914,28 @@ const OPS: &[(&str, &[&str])] = &[
     ("Max", &[]),
     ("Min", &[]),
     ("Sum", &[]),
+    ("Less", &[]),
+    ("LessOrEqual", &[]),
+    ("Greater", &[]),
+    ("GreaterOrEqual", &[]),
+    ("Equal", &[]),
+    ("Where", &[]),
     ("MatMul", &[]),
     ("Gemm", &["alpha", "beta", "transA", "transB"]),
     ("Conv", &["kernel_shape", "strides", "pads", "dilations", "group", "auto_pad"]),
+    (
+        "ConvTranspose",
+        &[
+            "kernel_shape",
+            "strides",
+            "pads",
+            "dilations",
+            "group",
+            "auto_pad",
+            "output_padding",
+            "output_shape",
+        ],
+    ),
     ("MaxPool", &["kernel_shape", "strides", "pads", "auto_pad", "ceil_mode", "dilations", "storage_order"]),
     (
         "AveragePool",
@@ -1521,6 +1945,7 @@ const OPS: &[(&str, &[&str])] = &[
     ("GlobalMaxPool", &[]),
     ("BatchNormalization", &["epsilon", "momentum", "training_mode"]),
     ("LayerNormalization", &["axis", "epsilon", "stash_type"]),
+    ("GroupNormalization", &["epsilon", "num_groups", "stash_type"]),
     ("Softmax", &["axis"]),
     ("LogSoftmax", &["axis"]),
     ("ReduceMean", &["axes", "keepdims", "noop_with_empty_axes"]),
@@ -1544,6 +1969,23 @@ const OPS: &[(&str, &[&str])] = &[
     ("Concat", &["axis"]),
     ("Slice", &[]),
     ("Pad", &["mode"]),
+    ("Expand", &[]),
+    ("CumSum", &["exclusive", "reverse"]),
+    ("Range", &[]),
+    (
+        "Resize",
+        &[
+            "mode",
+            "coordinate_transformation_mode",
+            "nearest_mode",
+            "cubic_coeff_a",
+            "exclude_outside",
+            "extrapolation_value",
+            "antialias",
+            "axes",
+            "keep_aspect_ratio_policy",
+        ],
+    ),
 ];
 
 /// The `ekb`-domain operators (the exporter's functions) and their attributes.
@@ -1558,6 +2000,8 @@ const EKB_OPS: &[(&str, &[&str])] = &[
     ("matmul", &["transpose_a", "transpose_b", "perm_a", "perm_b"]),
     ("linear", &[]),
     ("linear_nobias", &[]),
+    ("iota", &["shape", "axis", "to"]),
+    ("group_norm", &["groups", "eps", "grouped_shape", "param_shape"]),
 ];
 
 /// The attributes the importer interprets for this node's operator; `None`: not supported.
@@ -1671,6 +2115,28 @@ fn fold_int(op: BinaryOp, a: &Const, x: &[i64], b: &Const, y: &[i64]) -> Result<
         });
     }
     Ok(Const::ints(dims, out))
+}
+
+/// An elementwise function of constants under numpy broadcasting: the result's dims and values;
+/// `f` gets, for one result element, the flat index into each constant.
+fn fold_broadcast(cs: &[&Const], f: impl Fn(&[usize]) -> f64) -> Result<(Vec<usize>, Vec<f64>), String> {
+    let dims = cs.iter().try_fold(Vec::new(), |acc, c| broadcast(&acc, &c.dims))?;
+    let n: usize = dims.iter().product();
+    let mut out = Vec::with_capacity(n);
+    let mut at = vec![0; cs.len()];
+    for i in 0..n {
+        let idx = ekb_ir::tensor::unravel(i, &dims);
+        for (k, c) in cs.iter().enumerate() {
+            let off = dims.len() - c.dims.len();
+            at[k] = c
+                .dims
+                .iter()
+                .enumerate()
+                .fold(0, |flat, (j, &d)| flat * d + if d == 1 { 0 } else { idx[off + j] });
+        }
+        out.push(f(&at));
+    }
+    Ok((dims, out))
 }
 
 /// `Gather` on constants.

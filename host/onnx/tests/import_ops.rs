@@ -26,6 +26,17 @@ fn f32s(name: &str, dims: &[i64], v: &[f32]) -> TensorProto {
     }
 }
 
+/// An int64 tensor of any shape.
+fn i64t(name: &str, dims: &[i64], v: &[i64]) -> TensorProto {
+    TensorProto {
+        name: name.into(),
+        dims: dims.to_vec(),
+        data_type: dtype::INT64,
+        int64_data: v.to_vec(),
+        ..Default::default()
+    }
+}
+
 fn i64s(name: &str, v: &[i64]) -> TensorProto {
     TensorProto {
         name: name.into(),
@@ -62,7 +73,11 @@ fn model(
     outs: &[&str],
 ) -> ModelProto {
     ModelProto {
-        ir_version: if opset >= 19 { 9 } else { 8 },
+        ir_version: match opset {
+            21.. => 10,
+            19.. => 9,
+            _ => 8,
+        },
         opset_import: vec![OperatorSetIdProto { domain: String::new(), version: opset }],
         graph: Some(GraphProto {
             node: nodes,
@@ -339,6 +354,190 @@ fn cases() -> Vec<(&'static str, ModelProto, &'static str)> {
             ),
             "layer_norm(x, g, %y_bias, eps=0.001)",
         ),
+        (
+            // PyTorch's masked fill: a boolean mask straight into Where, and a comparison cast
+            // to float.
+            "compare_where",
+            model(
+                17,
+                &[("x", &[3, 4])],
+                vec![f32s("zero", &[], &[0.0]), f32s("fill", &[], &[-1.0]), f32s("half", &[4], &[0.5, -0.5, 0.25, 0.0])],
+                vec![
+                    node("Less", &["x", "zero"], "m", vec![]),
+                    node("Where", &["m", "fill", "x"], "w", vec![]),
+                    node("GreaterOrEqual", &["x", "half"], "g", vec![]),
+                    node("Cast", &["g"], "gf", vec![A::int("to", i64::from(dtype::FLOAT))]),
+                    node("Equal", &["w", "fill"], "e", vec![]),
+                    node("Where", &["e", "gf", "w"], "y", vec![]),
+                ],
+                &["y"],
+            ),
+            "%m: i32[3,4] = less(x, zero)",
+        ),
+        (
+            // A cast to BOOL used only as a condition: the i32 passes through (nonzero is true).
+            "bool_condition",
+            model(
+                17,
+                &[("x", &[2, 5])],
+                vec![f32s("three", &[], &[3.0])],
+                vec![
+                    node("Mul", &["x", "three"], "x3", vec![]),
+                    node("Cast", &["x3"], "i", vec![A::int("to", i64::from(dtype::INT32))]),
+                    node("Cast", &["i"], "b", vec![A::int("to", i64::from(dtype::BOOL))]),
+                    node("Where", &["b", "x", "three"], "y", vec![]),
+                ],
+                &["y"],
+            ),
+            "where(%i, x, three)",
+        ),
+        (
+            "sin_cos_range_expand",
+            model(
+                17,
+                &[("x", &[3, 5])],
+                vec![f32s("start", &[], &[0.5]), f32s("limit", &[], &[3.0]), f32s("delta", &[], &[0.5]), i64s("shape", &[3, 1])],
+                vec![
+                    node("Range", &["start", "limit", "delta"], "r", vec![]),
+                    node("Expand", &["r", "shape"], "e", vec![]),
+                    node("Sin", &["x"], "s", vec![]),
+                    node("Cos", &["x"], "c", vec![]),
+                    node("Mul", &["s", "e"], "se", vec![]),
+                    node("Add", &["se", "c"], "y", vec![]),
+                ],
+                &["y"],
+            ),
+            "expand(r, shape=[3,5])",
+        ),
+        (
+            // nn.Embedding (a float table, int64 ids) and a gather of a computed tensor.
+            "gather_forms",
+            model(
+                13,
+                &[("x", &[4, 3])],
+                vec![weights("table", &[6, 4]), i64t("ids", &[2, 1], &[1, -2]), i64s("cols", &[2, -3, 1])],
+                vec![
+                    node("Gather", &["table", "ids"], "emb", vec![]),
+                    node("Gather", &["x", "cols"], "picked", vec![A::int("axis", 1)]),
+                    node("MatMul", &["emb", "picked"], "y", vec![]),
+                ],
+                &["y"],
+            ),
+            "gather(table, ids, axis=0)",
+        ),
+        (
+            "cumsum_exclusive_reverse",
+            model(
+                14,
+                &[("x", &[3, 6])],
+                vec![i64t("axis", &[], &[-1])],
+                vec![node("CumSum", &["x", "axis"], "y", vec![A::int("exclusive", 1), A::int("reverse", 1)])],
+                &["y"],
+            ),
+            "cumsum(x, axis=-1, exclusive=true, reverse=true)",
+        ),
+        (
+            // Opset 18 gives scale and bias per group: repeated per channel at import.
+            "group_norm_opset18",
+            model(
+                18,
+                &[("x", &[2, 4, 3, 3])],
+                vec![f32s("gs", &[2], &[0.5, 2.0]), f32s("gb", &[2], &[0.25, -1.0])],
+                vec![node("GroupNormalization", &["x", "gs", "gb"], "y", vec![A::int("num_groups", 2), A::float("epsilon", 1e-3)])],
+                &["y"],
+            ),
+            "group_norm(x, gs_per_channel, gb_per_channel, groups=2, eps=0.001)",
+        ),
+        (
+            "group_norm_opset21",
+            model(
+                21,
+                &[("x", &[2, 6, 5])],
+                vec![weights("cs", &[6]), weights("cb", &[6])],
+                vec![node("GroupNormalization", &["x", "cs", "cb"], "y", vec![A::int("num_groups", 3)])],
+                &["y"],
+            ),
+            "group_norm(x, cs, cb, groups=3, eps=1e-5)",
+        ),
+        (
+            "conv_transpose",
+            model(
+                17,
+                &[("x", &[1, 4, 3, 4])],
+                vec![weights("w", &[4, 2, 3, 2]), weights("b", &[4])],
+                vec![node(
+                    "ConvTranspose",
+                    &["x", "w", "b"],
+                    "y",
+                    vec![
+                        A::ints("strides", vec![2, 2]),
+                        A::ints("pads", vec![1, 0, 0, 1]),
+                        A::ints("output_padding", vec![1, 0]),
+                        A::ints("dilations", vec![1, 2]),
+                        A::int("group", 2),
+                    ],
+                )],
+                &["y"],
+            ),
+            "conv_transpose2d(x, w, b, stride=[2,2], pad=[1,0,0,1], output_padding=[1,0], dilation=[1,2], groups=2)",
+        ),
+        (
+            // PyTorch's bilinear export: scales and `pytorch_half_pixel`.
+            "resize_pytorch_bilinear",
+            model(
+                13,
+                x4,
+                vec![f32s("scales", &[4], &[1.0, 1.0, 2.0, 3.0])],
+                vec![node(
+                    "Resize",
+                    &["x", "", "scales"],
+                    "y",
+                    vec![A::string("mode", "linear"), A::string("coordinate_transformation_mode", "pytorch_half_pixel")],
+                )],
+                &["y"],
+            ),
+            "resize(x, size=[14,27], mode=bilinear, align_corners=false)",
+        ),
+        (
+            "resize_sizes_align_corners",
+            model(
+                18,
+                x4,
+                vec![i64s("sizes", &[4, 5])],
+                vec![node(
+                    "Resize",
+                    &["x", "", "", "sizes"],
+                    "y",
+                    vec![
+                        A::string("mode", "linear"),
+                        A::string("coordinate_transformation_mode", "align_corners"),
+                        A::ints("axes", vec![2, 3]),
+                    ],
+                )],
+                &["y"],
+            ),
+            "resize(x, size=[4,5], mode=bilinear, align_corners=true)",
+        ),
+        (
+            "resize_nearest_floor",
+            model(
+                13,
+                x4,
+                vec![f32s("scales", &[4], &[1.0, 1.0, 2.0, 1.0])],
+                vec![node(
+                    "Resize",
+                    &["x", "", "scales"],
+                    "y",
+                    vec![
+                        A::string("mode", "nearest"),
+                        A::string("coordinate_transformation_mode", "asymmetric"),
+                        A::string("nearest_mode", "floor"),
+                    ],
+                )],
+                &["y"],
+            ),
+            "resize(x, size=[14,9], mode=nearest, align_corners=false)",
+        ),
     ]
 }
 
@@ -405,7 +604,7 @@ fn every_unsupported_node_is_listed_and_nothing_is_imported() {
     );
     let notes = d.notes.join("\n");
     for want in [
-        "node `Resize_r` (Resize): operator not supported by L0",
+        "node `Resize_r` (Resize): `mode`=\"nearest\" with `coordinate_transformation_mode`=\"half_pixel\" is not supported (L0's nearest is PyTorch's: `asymmetric` coordinates, `floor`)",
         "node `Erf_e` (Erf): operator not supported by L0 (Erf is read only as part of GELU",
         "node `MaxPool_m` (MaxPool): `dilations` other than [1,1] are not supported",
         "node `LeakyRelu_l` (LeakyRelu): attribute `gamma` is not supported",
@@ -496,4 +695,84 @@ fn malformed_models_are_precise_errors() {
     m.opset_import[0].version = 11;
     let d = import(&ekb_onnx::export::encode(&m), &opts("old")).unwrap_err();
     assert!(d.message.contains("opset 11") && d.hint.as_deref().unwrap().contains("version_converter"));
+}
+
+#[test]
+fn unsupported_forms_of_resize_conv_transpose_bool_and_group_norm_are_listed() {
+    let x4: &[(&str, &[usize])] = &[("x", &[1, 4, 7, 6])];
+    let resize = |out: &str, ins: &[&str], attrs: Vec<A>| node("Resize", ins, out, attrs);
+    let m = model(
+        18,
+        x4,
+        vec![
+            f32s("s15", &[4], &[1.0, 1.0, 1.5, 1.0]),
+            i64s("sizes", &[1, 4, 14, 12]),
+            weights("w", &[4, 2, 3, 3]),
+            f32s("gs", &[2], &[1.0, 2.0]),
+            f32s("gb", &[2], &[0.0, 0.0]),
+        ],
+        vec![
+            resize(
+                "r1",
+                &["x", "", "s15"],
+                vec![
+                    A::string("mode", "nearest"),
+                    A::string("coordinate_transformation_mode", "asymmetric"),
+                    A::string("nearest_mode", "floor"),
+                ],
+            ),
+            resize(
+                "r2",
+                &["x", "", "", "sizes"],
+                vec![A::string("mode", "linear"), A::string("coordinate_transformation_mode", "asymmetric")],
+            ),
+            resize("r3", &["x", "", "", "sizes"], vec![A::string("mode", "cubic")]),
+            node("ConvTranspose", &["x", "w"], "t1", vec![A::ints("output_shape", vec![15, 13])]),
+            node("ConvTranspose", &["x", "w"], "t2", vec![A::string("auto_pad", "SAME_UPPER")]),
+            node(
+                "ConvTranspose",
+                &["x", "w"],
+                "t3",
+                vec![A::ints("strides", vec![2, 2]), A::ints("output_padding", vec![2, 0])],
+            ),
+            node("Cast", &["x"], "b1", vec![A::int("to", i64::from(dtype::BOOL))]),
+            node("Where", &["b1", "x", "x"], "y", vec![]),
+            node("Mul", &["gs", "gs"], "gs2", vec![]),
+            node("GroupNormalization", &["x", "gs2", "gb"], "g", vec![A::int("num_groups", 2)]),
+        ],
+        &["y", "r1", "r2", "r3", "t1", "t2", "t3", "g"],
+    );
+    let d = import(&ekb_onnx::export::encode(&m), &opts("bad")).unwrap_err();
+    let notes = d.notes.join("\n");
+    for want in [
+        "node `Resize_r1` (Resize): the scale 1.5 gives 7 * 1.5 = 10.5, not a whole size; L0 resizes to whole sizes (give `sizes`)",
+        "node `Resize_r2` (Resize): `mode`=\"linear\" with `coordinate_transformation_mode`=\"asymmetric\" is not supported here",
+        "node `Resize_r3` (Resize): `mode`=\"cubic\" is not supported (L0 has nearest and bilinear)",
+        "node `ConvTranspose_t1` (ConvTranspose): `output_shape` is not supported (give `pads` and `output_padding`)",
+        "node `ConvTranspose_t2` (ConvTranspose): `auto_pad`=\"SAME_UPPER\" is not supported for ConvTranspose",
+        "node `ConvTranspose_t3` (ConvTranspose): `output_padding` [2, 0] must be smaller than the stride or the dilation of its axis",
+        "node `Cast_b1` (Cast): a cast of a f32 tensor to BOOL is not supported (compare it with `Equal` or `Greater` instead)",
+        "node `GroupNormalization_g` (GroupNormalization): opset 18 gives `scale` per group; a computed one is not supported",
+    ] {
+        assert!(notes.contains(want), "missing `{want}` in\n{notes}");
+    }
+    assert_eq!(d.notes.len(), 8, "{notes}");
+    // A boolean that is not only a condition (here a graph output) cannot be held in L0.
+    let m = model(
+        17,
+        &[("x", &[3])],
+        vec![],
+        vec![
+            node("Cast", &["x"], "i", vec![A::int("to", i64::from(dtype::INT32))]),
+            node("Cast", &["i"], "b", vec![A::int("to", i64::from(dtype::BOOL))]),
+            node("Where", &["b", "x", "x"], "y", vec![]),
+        ],
+        &["y", "b"],
+    );
+    let d = import(&ekb_onnx::export::encode(&m), &opts("bad")).unwrap_err();
+    assert!(
+        d.notes[0]
+            .contains("node `Cast_b` (Cast): a cast to BOOL is supported only as the condition of `Where`"),
+        "{d}"
+    );
 }

@@ -11,6 +11,7 @@ extern "C" __global__ void __launch_bounds__(64) exprs(const float* __restrict__
   const bool c = (int_ > 0.0f && !(int_ != int_)) || tx % 2 == 0;
   y[tx] = (c ? expf(int_) + logf(fabsf(int_)) * sqrtf(2.0f) : rsqrtf(1.5f) / tanhf(int_) - erff(int_));
   y[tx] = y[tx] + powf(int_, 2.0f) - floorf(int_) * ceilf(int_) + fminf(int_, m) - fmaxf(int_, 0.5f) + (float)tx - (float)c;
+  y[tx] = y[tx] + sinf(int_) * cosf(int_);
   z[tx] = (-2147483647 - 1) + __float2int_rz(int_) * (int)c - abs(n[tx]) / 3 % 7 - min(n[tx], 2) + max(-(-3), tx - (1 - 2));
   const int k_end_ = n[0];
   for (int k = 0; k < k_end_; ++k) {

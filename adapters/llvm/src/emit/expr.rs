@@ -269,6 +269,11 @@ impl FnCx<'_> {
                 let f = self.m.callee(c);
                 self.op(name, Ty::F32, format!("call float {f}(float {x})"))
             }
+            (Intrinsic::Sin | Intrinsic::Cos, _) => {
+                // `nobuiltin` (#3): LLVM must not combine them into `sincosf` or `tanf`.
+                let f = self.m.callee(if func == Intrinsic::Sin { Callee::Sinf } else { Callee::Cosf });
+                self.op(name, Ty::F32, format!("call float {f}(float {x}) #3"))
+            }
             (Intrinsic::Pow, _) => {
                 let f = self.m.callee(Callee::Powf);
                 self.op(name, Ty::F32, format!("call float {f}(float {x}, float {y})"))

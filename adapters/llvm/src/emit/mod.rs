@@ -11,7 +11,8 @@
 //! [`crate::IMPORTS`] (math calls and the parallel entry are declared `nonlazybind` and the
 //! module asks for GOT calls to runtime functions, so every import goes through a GOT slot), it
 //! defines no global variables, and float arithmetic carries fast-math flags only inside
-//! `vectorize` loops.
+//! `vectorize` loops. Calls to `sinf` and `cosf` carry `nobuiltin` (attribute group #3), so LLVM
+//! never fuses them into `sincosf` nor folds `sin/cos` into `tan`: functions outside the table.
 
 mod expr;
 mod func;
@@ -105,6 +106,8 @@ pub(crate) enum Callee {
     Powf,
     Tanhf,
     Erff,
+    Sinf,
+    Cosf,
     Sqrt,
     Fabs,
     Floor,
@@ -129,6 +132,8 @@ impl Callee {
             Callee::Powf => "declare float @powf(float, float) #2",
             Callee::Tanhf => "declare float @tanhf(float) #2",
             Callee::Erff => "declare float @erff(float) #2",
+            Callee::Sinf => "declare float @sinf(float) #2",
+            Callee::Cosf => "declare float @cosf(float) #2",
             Callee::Sqrt => "declare float @llvm.sqrt.f32(float)",
             Callee::Fabs => "declare float @llvm.fabs.f32(float)",
             Callee::Floor => "declare float @llvm.floor.f32(float)",
@@ -223,7 +228,8 @@ impl ModuleCx {
         out.push_str(
             "\nattributes #0 = { nounwind \"probe-stack\"=\"inline-asm\" }\n\
              attributes #1 = { nounwind nonlazybind }\n\
-             attributes #2 = { memory(none) nounwind willreturn nonlazybind }\n\n",
+             attributes #2 = { memory(none) nounwind willreturn nonlazybind }\n\
+             attributes #3 = { nobuiltin }\n\n",
         );
         let got = self.meta.len();
         self.meta.push("!{i32 7, !\"RtLibUseGOT\", i32 1}".into());

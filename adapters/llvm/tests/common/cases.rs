@@ -63,6 +63,7 @@ pub fn all() -> Vec<Case> {
         Case { name: "edges", text: EDGES, inputs: edges_inputs, expect: edges_expect },
         Case { name: "copies", text: COPIES, inputs: copies_inputs, expect: copies_expect },
         Case { name: "big_local", text: BIG_LOCAL, inputs: big_local_inputs, expect: big_local_expect },
+        Case { name: "trig", text: TRIG, inputs: trig_inputs, expect: trig_expect },
     ]
 }
 
@@ -780,4 +781,54 @@ fn big_local_expect(i: &Bufs) -> Bufs {
     let y = (0..16384).map(|j| x[16383 - j] * 2.0).collect();
     let z = (0..16384).map(|j| x[(j / 2048) * 2048 + 2047 - j % 2048] + (j / 2048) as f32).collect();
     out(vec![("y", f32s(&[16384], y)), ("z", f32s(&[8, 2048], z))])
+}
+
+// ---- trig: sin and cos of one value, multiplied and divided, scalar and vectorized ----
+// LLVM would fuse the pair into `sincosf` and fold the quotient into a tangent, functions outside
+// the import table; the calls carry `nobuiltin`, so the object imports exactly `sinf` and `cosf`.
+
+pub const TRIG: &str = "module trig {
+  input x: f32[12]
+  output y: f32[4,12]
+  output yv: f32[4,12]
+
+  kernel scalar(x: f32[12] in, y: f32[4,12] out) {
+    for i in 0..12 {
+      let s = sin(x[i])
+      let c = cos(x[i])
+      y[0, i] = s
+      y[1, i] = c
+      y[2, i] = s * c
+      y[3, i] = s / c
+    }
+  }
+
+  kernel vector(x: f32[12] in, yv: f32[4,12] out) {
+    vectorize i in 0..12 {
+      yv[0, i] = sin(x[i])
+      yv[1, i] = cos(x[i])
+      yv[2, i] = sin(x[i]) * cos(x[i])
+      yv[3, i] = sin(x[i]) / cos(x[i])
+    }
+  }
+
+  run scalar(x, y)
+  run vector(x, yv)
+}
+";
+
+fn trig_inputs() -> Bufs {
+    let x = vec![-7.0, -3.0, -1.25, -0.5, 0.0, 0.125, 0.75, 1.0, 2.5, 3.25, 6.0, 12.5];
+    inputs(vec![("x", f32s(&[12], x))])
+}
+
+fn trig_expect(i: &Bufs) -> Bufs {
+    let x = as_f32(get(i, "x"));
+    let mut y = vec![0.0f32; 4 * 12];
+    for (j, &a) in x.iter().enumerate() {
+        for (r, v) in [a.sin(), a.cos(), a.sin() * a.cos(), a.sin() / a.cos()].into_iter().enumerate() {
+            y[r * 12 + j] = v;
+        }
+    }
+    out(vec![("y", f32s(&[4, 12], y.clone())), ("yv", f32s(&[4, 12], y))])
 }

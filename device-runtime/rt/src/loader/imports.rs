@@ -28,6 +28,8 @@ pub const IMPORTS: &[&str] = &[
     "ceilf",
     "exp2f",
     "ldexpf",
+    "sinf",
+    "cosf",
 ];
 
 /// The position of `name` in [`IMPORTS`].
@@ -68,6 +70,12 @@ extern "C" fn exp2f(x: f32) -> f32 {
 extern "C" fn ldexpf(x: f32, n: i32) -> f32 {
     libm::ldexpf(x, n)
 }
+extern "C" fn sinf(x: f32) -> f32 {
+    libm::sinf(x)
+}
+extern "C" fn cosf(x: f32) -> f32 {
+    libm::cosf(x)
+}
 
 /// The address of import `index` (an index into [`IMPORTS`]).
 pub fn address(index: usize) -> Option<u64> {
@@ -94,6 +102,8 @@ pub fn address(index: usize) -> Option<u64> {
         "ceilf" => ceilf as Unary as *const (),
         "exp2f" => exp2f as Unary as *const (),
         "ldexpf" => ldexpf as Ldexp as *const (),
+        "sinf" => sinf as Unary as *const (),
+        "cosf" => cosf as Unary as *const (),
         _ => return None,
     };
     Some(p as usize as u64)
@@ -162,6 +172,10 @@ mod tests {
         assert_eq!(call1("exp2f", 10.0), 1024.0);
         assert_eq!(call1("tanhf", 0.0), 0.0);
         assert_eq!(call1("erff", 0.0), 0.0);
+        assert_eq!(call1("sinf", 0.0), 0.0);
+        assert_eq!(call1("cosf", 0.0), 1.0);
+        assert!((call1("sinf", std::f32::consts::FRAC_PI_2) - 1.0).abs() <= f32::EPSILON);
+        assert!((call1("cosf", std::f32::consts::PI) + 1.0).abs() <= f32::EPSILON);
         assert!((call1("expf", 1.0) - std::f32::consts::E).abs() <= f32::EPSILON * 4.0);
         // SAFETY: powf is float(float, float), ldexpf is float(float, int).
         let powf = unsafe { import::<extern "C" fn(f32, f32) -> f32>("powf") };

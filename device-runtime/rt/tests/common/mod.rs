@@ -1,31 +1,22 @@
 //! Helpers of the runtime's integration tests: compile corpus graphs to kernel objects, pack
-//! them into payloads with the reference interpreter's expected outputs, assemble small
-//! hand-written objects, and build the static runtime binaries.
+//! them into payloads with the host's own assembler (`ekb_deploy::build::assemble`: the
+//! reference interpreter's expected outputs, parameter data), assemble small hand-written
+//! objects, and build the static runtime binaries.
 #![allow(dead_code)] // Each test binary uses a different subset.
 
-use ekb_e2e::{load_graph, reference, SEEDS};
+use ekb_deploy::build::{BuildOptions, Sources};
+use ekb_e2e::{load_graph, SEEDS};
 use ekb_ir::l0::Graph;
-use ekb_ir::l1::{self, BufferRole, Module};
-use ekb_ir::types::DType as IrDType;
+use ekb_ir::l1::Module;
 use ekb_ir::TargetProfile;
 use ekb_lower::{lower, Schedule};
 use ekb_wire::payload::{
-    f32s_to_le, i32s_to_le, Access, Backend, BlobKind, BufferDecl, DType, ExpectedOutput, KernelDecl, Launch,
-    LaunchStep, Manifest, MemoryPlan, ParamDecl, PayloadBuilder, Role, TimingSettings, Tolerance,
+    f32s_to_le, i32s_to_le, le_f32s, le_i32s, Access, Backend, BlobKind, BufferDecl, DType, ExpectedOutput,
+    KernelDecl, Launch, LaunchStep, Manifest, MemoryPlan, ParamDecl, Payload, PayloadBuilder, Role, Source,
+    TimingSettings, Tolerance,
 };
 use std::path::{Path, PathBuf};
 use std::process::Command;
-
-fn dtype(d: IrDType) -> DType {
-    match d {
-        IrDType::F32 => DType::F32,
-        IrDType::I32 => DType::I32,
-    }
-}
-
-fn shape(s: &[usize]) -> Vec<u64> {
-    s.iter().map(|&d| d as u64).collect()
-}
 
 /// Lowers `g` with `schedule` for `target` and compiles it to an object file in `dir`.
 pub fn compile_graph(g: &Graph, schedule: Schedule, target: &TargetProfile, dir: &Path) -> (Module, Vec<u8>) {
@@ -37,11 +28,16 @@ pub fn compile_graph(g: &Graph, schedule: Schedule, target: &TargetProfile, dir:
     (m, std::fs::read(&obj).unwrap())
 }
 
-/// A payload running module `m` (lowered from `g`) with kernel object `object`: the seeds of
-/// the end-to-end tests, expected outputs from the reference interpreter, the evaluation's
-/// default tolerance.
+/// A payload running module `m` (lowered from `g`) with kernel object `object`, packed by the
+/// host's own assembler (`ekb_deploy::build::assemble`): the seeds of the end-to-end tests,
+/// expected outputs from the reference interpreter, the graph's data parameters (loaded) as
+/// blobs.
 pub fn payload(g: &Graph, m: &Module, target: &TargetProfile, object: &[u8]) -> Vec<u8> {
-    payload_with(g, m, target, object, |_, _, _| {})
+    let options = BuildOptions { seeds: SEEDS.to_vec(), ..BuildOptions::default() };
+    match ekb_deploy::build::assemble(g, m, object, target, &options, Sources::default()) {
+        Ok(a) => a.payload,
+        Err(ds) => panic!("{}: {}", g.name, ds.iter().map(|d| d.to_string()).collect::<Vec<_>>().join("\n")),
+    }
 }
 
 /// [`payload`], with `tweak(seed index, output name, values)` applied to each expected output
@@ -53,98 +49,28 @@ pub fn payload_with(
     object: &[u8],
     mut tweak: impl FnMut(usize, &str, &mut Vec<f64>),
 ) -> Vec<u8> {
+    let bytes = payload(g, m, target, object);
+    let view = Payload::parse(&bytes).unwrap();
+    let manifest = view.manifest();
     let mut pb = PayloadBuilder::new();
-    let code = pb.add_blob(BlobKind::ElfObject, object.to_vec());
-    let kernels = m
-        .kernels
-        .iter()
-        .map(|k| KernelDecl {
-            name: k.name.clone(),
-            symbol: ekb_llvm::kernel_symbol(&k.name),
-            blob: code,
-            params: k
-                .params
-                .iter()
-                .map(|p| ParamDecl {
-                    name: p.name.clone(),
-                    dtype: dtype(p.ty.dtype),
-                    shape: shape(&p.ty.shape),
-                    access: match p.access {
-                        l1::Access::In => Access::In,
-                        l1::Access::Out => Access::Out,
-                        l1::Access::InOut => Access::InOut,
-                    },
-                })
-                .collect(),
-            launch: Launch::Cpu,
-            allocs: Vec::new(),
-        })
-        .collect();
-    let buffers: Vec<BufferDecl> = m
-        .buffers
-        .iter()
-        .map(|b| {
-            let decl = g.inputs.iter().chain(&g.params).find(|d| d.name == b.name);
-            let role = match b.role {
-                BufferRole::Input if g.params.iter().any(|p| p.name == b.name) => Role::Param,
-                BufferRole::Input => Role::Input,
-                BufferRole::Output => Role::Output,
-                BufferRole::Temp => Role::Temp,
+    for i in 0..view.blob_count() as u32 {
+        let blob = view.blob(i).unwrap();
+        let mut data = blob.data.to_vec();
+        if let Some(e) = manifest.expected.iter().find(|e| e.blob == i) {
+            let b = &manifest.buffers[e.buffer as usize];
+            let mut values: Vec<f64> = match b.dtype {
+                DType::F32 => le_f32s(&data).map(f64::from).collect(),
+                DType::I32 => le_i32s(&data).map(f64::from).collect(),
             };
-            BufferDecl {
-                name: b.name.clone(),
-                dtype: dtype(b.ty.dtype),
-                shape: shape(&b.ty.shape),
-                role,
-                init: decl.filter(|_| role.is_generated()).map(|d| d.init),
-            }
-        })
-        .collect();
-    let index_of = |name: &str| buffers.iter().position(|b| b.name == name).unwrap() as u32;
-    let plan = m
-        .plan
-        .iter()
-        .map(|r| LaunchStep {
-            kernel: m.kernels.iter().position(|k| k.name == r.kernel).unwrap() as u32,
-            args: r.args.iter().map(|a| index_of(&a.name)).collect(),
-        })
-        .collect();
-    let mut expected = Vec::new();
-    for (s, &seed) in SEEDS.iter().enumerate() {
-        let (_, outputs) = reference(g, seed);
-        for (i, b) in buffers.iter().enumerate().filter(|(_, b)| b.role == Role::Output) {
-            let o = g.outputs.iter().position(|o| o.name == b.name).unwrap();
-            let mut values = outputs[o].data.clone();
-            tweak(s, &b.name, &mut values);
-            let bytes = match b.dtype {
+            tweak(e.seed as usize, &b.name, &mut values);
+            data = match b.dtype {
                 DType::F32 => f32s_to_le(&values.iter().map(|&v| v as f32).collect::<Vec<_>>()),
                 DType::I32 => i32s_to_le(&values.iter().map(|&v| v as i32).collect::<Vec<_>>()),
             };
-            let blob = pb.add_blob(BlobKind::ExpectedOutput, bytes);
-            expected.push(ExpectedOutput { seed: s as u32, buffer: i as u32, blob });
         }
+        pb.add_blob(blob.kind, data);
     }
-    let peak = buffers.iter().map(|b| b.size_bytes().unwrap()).sum();
-    let manifest = Manifest {
-        generator_version: ekb_wire::seeded::GENERATOR_VERSION,
-        producer: "ekb-rt tests".into(),
-        task: g.name.clone(),
-        target: target.name.clone(),
-        backend: Backend::CpuLlvm,
-        kernels,
-        buffers,
-        plan,
-        seeds: SEEDS.to_vec(),
-        tolerance: Tolerance { atol: 1e-4, rtol: 1e-4 },
-        expected,
-        timing: TimingSettings::DEFAULT,
-        memory: MemoryPlan {
-            peak_bytes: peak,
-            stack_limit_bytes: target.cpu.stack_bytes,
-            memory_limit_bytes: target.cpu.memory_bytes,
-        },
-    };
-    pb.finish(&manifest).unwrap_or_else(|e| panic!("{}: {e}", g.name))
+    pb.finish(manifest).unwrap()
 }
 
 /// Every corpus graph with both schedules, compiled for `profile` into payload files in `dir`:
@@ -228,12 +154,12 @@ pub fn elementwise_payload(
     }
     let param =
         |name: &str, access| ParamDecl { name: name.into(), dtype: DType::F32, shape: vec![n], access };
-    let buffer = |name: &str, role, init| BufferDecl {
+    let buffer = |name: &str, role, init: Option<ekb_wire::Init>| BufferDecl {
         name: name.into(),
         dtype: DType::F32,
         shape: vec![n],
         role,
-        init,
+        source: init.map(Source::Seeded),
     };
     let manifest = Manifest {
         generator_version: ekb_wire::seeded::GENERATOR_VERSION,
@@ -408,4 +334,51 @@ impl Drop for Client {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
+}
+
+/// The values of the data parameters of [`data_graph`]: `w: f32[5,6]`, `b: f32[5]`, `k: i32[5]`.
+pub fn data_values() -> (Vec<f32>, Vec<f32>, Vec<i32>) {
+    let w = (0..30).map(|i| ((i * 7) % 13) as f32 / 8.0 - 0.75).collect();
+    (w, vec![0.5, -0.25, 0.125, 1.0, -2.0], vec![3, -2, 7, 0, -9])
+}
+
+/// Writes `lin.ekir` and its data file `lin.bin` into `dir`: `y = relu(linear(x, w, b))` and
+/// `z = n + k`, with `w`, `b` and `k` taken from the file (64-byte aligned, as the ONNX importer
+/// writes them), and returns the graph's path.
+pub fn data_graph(dir: &Path) -> PathBuf {
+    let (w, b, k) = data_values();
+    let mut bin = f32s_to_le(&w);
+    let (w_crc, b_crc, k_crc) =
+        (ekb_wire::crc32(&bin), ekb_wire::crc32(&f32s_to_le(&b)), ekb_wire::crc32(&i32s_to_le(&k)));
+    bin.resize(128, 0);
+    bin.extend_from_slice(&f32s_to_le(&b));
+    bin.resize(192, 0);
+    bin.extend_from_slice(&i32s_to_le(&k));
+    std::fs::write(dir.join("lin.bin"), bin).unwrap();
+    let text = format!(
+        "graph lin(x: f32[4,6], n: i32[5] = randint(-50, 50)) -> (y: f32[4,5], z: i32[5]) {{
+  param w: f32[5,6] = file(\"lin.bin\", offset=0, crc32=\"{w_crc:08x}\")
+  param b: f32[5] = file(\"lin.bin\", offset=128, crc32=\"{b_crc:08x}\")
+  param k: i32[5] = file(\"lin.bin\", offset=192, crc32=\"{k_crc:08x}\")
+  %0 = linear(x, w, b)
+  %1 = relu(%0)
+  %2 = add(n, k)
+  return %1, %2
+}}
+"
+    );
+    let path = dir.join("lin.ekir");
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+/// [`data_graph`] compiled for `profile` with the default schedule into a payload file in
+/// `dir`: (name for messages, payload path).
+pub fn data_payload(profile: &str, dir: &Path) -> (String, PathBuf) {
+    let target = TargetProfile::load(profile).unwrap();
+    let g = load_graph(&data_graph(dir));
+    let (m, obj) = compile_graph(&g, Schedule::Default, &target, dir);
+    let file = dir.join("lin-data.ekp");
+    std::fs::write(&file, payload(&g, &m, &target, &obj)).unwrap();
+    ("lin (parameter data)".into(), file)
 }

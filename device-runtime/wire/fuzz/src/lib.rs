@@ -2,15 +2,17 @@
 //! (`fuzz_targets/`), and the seed inputs they start from (`src/bin/write_seeds.rs`).
 //!
 //! Each body must never panic on any bytes. Beyond "no panic" they check properties: a payload
-//! that parses hands out every blob it declares and rebuilds into a payload with the same
-//! manifest and blobs; frames decoded incrementally in pieces of any size are the frames of the
+//! that parses hands out every blob it declares, every expected output and every parameter's
+//! data at its declared size (the data with its declared checksum), and rebuilds into a payload
+//! with the same manifest and blobs; frames decoded incrementally in pieces of any size are the frames of the
 //! whole buffer; a message that decodes re-encodes to bytes that decode to the same encoding.
 //! A violated property panics, which the fuzzer reports as a crash.
 
 use ekb_wire::crc32;
 use ekb_wire::payload::{
-    Access, Backend, BlobKind, BufferDecl, DType, ExpectedOutput, KernelDecl, Launch, LaunchStep, Manifest,
-    MemoryPlan, ParamDecl, Payload, PayloadBuilder, Role, TimingSettings, Tolerance, HEADER_LEN,
+    f32s_to_le, Access, Backend, BlobKind, BufferDecl, DType, ExpectedOutput, KernelDecl, Launch, LaunchStep,
+    Manifest, MemoryPlan, ParamDecl, Payload, PayloadBuilder, Role, Source, TimingSettings, Tolerance,
+    HEADER_LEN,
 };
 use ekb_wire::protocol::{decode_message, encode_frame, split_frames, FrameDecoder, Request, Response};
 use ekb_wire::Init;
@@ -50,6 +52,18 @@ fn check_payload(bytes: &[u8]) -> bool {
     for e in &m.expected {
         let data = view.expected_output(e.seed, e.buffer).expect("a declared expected output");
         assert_eq!(Some(data.len() as u64), m.buffers[e.buffer as usize].size_bytes());
+    }
+    for (i, b) in m.buffers.iter().enumerate() {
+        let data = view.param_data(i as u32);
+        match b.source {
+            Some(Source::Data { crc32: declared, .. }) => {
+                let data = data.expect("a data parameter's blob");
+                assert_eq!(Some(data.len() as u64), b.size_bytes());
+                assert_eq!(crc32(data), declared);
+                assert_eq!(b.role, Role::Param);
+            }
+            _ => assert!(data.is_none()),
+        }
     }
     // Rebuilt by the builder: the same manifest (compared as bytes: it may hold NaN) and blobs.
     let mut b = PayloadBuilder::new();
@@ -123,12 +137,12 @@ fn check_message<T: serde::Serialize + serde::de::DeserializeOwned>(body: &[u8])
 /// A small valid payload: one kernel `relu` on an f32[4] input, one seed.
 pub fn sample_payload() -> Vec<u8> {
     let t = |name: &str, access| ParamDecl { name: name.into(), dtype: DType::F32, shape: vec![4], access };
-    let buf = |name: &str, role, init| BufferDecl {
+    let buf = |name: &str, role, init: Option<Init>| BufferDecl {
         name: name.into(),
         dtype: DType::F32,
         shape: vec![4],
         role,
-        init,
+        source: init.map(Source::Seeded),
     };
     let manifest = Manifest {
         generator_version: ekb_wire::seeded::GENERATOR_VERSION,
@@ -157,9 +171,62 @@ pub fn sample_payload() -> Vec<u8> {
     };
     let mut b = PayloadBuilder::new();
     b.add_blob(BlobKind::ElfObject, &b"\x7fELF\x02\x01\x01"[..]);
-    b.add_blob(BlobKind::ExpectedOutput, ekb_wire::payload::f32s_to_le(&[0.0, 0.5, 0.0, 1.0]));
+    b.add_blob(BlobKind::ExpectedOutput, f32s_to_le(&[0.0, 0.5, 0.0, 1.0]));
     b.finish(&manifest).expect("the sample payload is valid")
 }
+
+/// A small valid payload with parameter data: one kernel `add` of an f32[4] input and an f32[4]
+/// parameter stored in the payload, two seeds.
+pub fn sample_data_payload() -> Vec<u8> {
+    let t = |name: &str, access| ParamDecl { name: name.into(), dtype: DType::F32, shape: vec![4], access };
+    let buf = |name: &str, role, source| BufferDecl {
+        name: name.into(),
+        dtype: DType::F32,
+        shape: vec![4],
+        role,
+        source,
+    };
+    let bias = f32s_to_le(&[0.5, -0.25, 2.0, 0.0]);
+    let mut b = PayloadBuilder::new();
+    b.add_blob(BlobKind::ElfObject, &b"\x7fELF\x02\x01\x01"[..]);
+    b.add_blob(BlobKind::ExpectedOutput, f32s_to_le(&[1.0, 0.5, 2.5, -1.0]));
+    b.add_blob(BlobKind::ExpectedOutput, f32s_to_le(&[0.0, -0.5, 3.0, 0.75]));
+    let data = b.add_blob(BlobKind::ParamData, bias.clone());
+    let manifest = Manifest {
+        generator_version: ekb_wire::seeded::GENERATOR_VERSION,
+        producer: "fuzz".into(),
+        task: "add".into(),
+        target: "host".into(),
+        backend: Backend::CpuLlvm,
+        kernels: vec![KernelDecl {
+            name: "add".into(),
+            symbol: "ekb_k_add".into(),
+            blob: 0,
+            params: vec![t("x", Access::In), t("b", Access::In), t("y", Access::Out)],
+            launch: Launch::Cpu,
+            allocs: vec![],
+        }],
+        buffers: vec![
+            buf("x", Role::Input, Some(Source::Seeded(Init::Uniform { lo: -1.0, hi: 1.0 }))),
+            buf("b", Role::Param, Some(Source::Data { blob: data, crc32: crc32(&bias) })),
+            buf("y", Role::Output, None),
+        ],
+        plan: vec![LaunchStep { kernel: 0, args: vec![0, 1, 2] }],
+        seeds: vec![0, 1],
+        tolerance: Tolerance { atol: 1e-4, rtol: 1e-4 },
+        expected: vec![
+            ExpectedOutput { seed: 0, buffer: 2, blob: 1 },
+            ExpectedOutput { seed: 1, buffer: 2, blob: 2 },
+        ],
+        timing: TimingSettings::DEFAULT,
+        memory: MemoryPlan { peak_bytes: 48, stack_limit_bytes: 1 << 20, memory_limit_bytes: 1 << 30 },
+    };
+    b.finish(&manifest).expect("the sample payload is valid")
+}
+
+/// A payload written by format version 1 (the wire crate's test file), so that the fuzzer
+/// also mutates the older layout.
+pub const VERSION_1_PAYLOAD: &[u8] = include_bytes!("../../tests/data/v1-sample.ekp");
 
 /// Seed streams: a session's requests and a report file's responses, as frames.
 pub fn sample_streams() -> Vec<Vec<u8>> {
@@ -182,4 +249,25 @@ pub fn sample_streams() -> Vec<Vec<u8>> {
     let report: Vec<u8> = responses.iter().flat_map(|r| encode_frame(r).expect("encodes")).collect();
     // The first byte picks the piece size.
     [session, report].into_iter().map(|s| [&[3u8][..], &s].concat()).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_seeds_parse_and_pass_the_properties() {
+        for seed in [sample_payload(), sample_data_payload(), VERSION_1_PAYLOAD.to_vec()] {
+            assert!(payload_parse(&seed));
+        }
+        // A flipped data byte is caught (by the body checksum as given, by the data's own
+        // checksum once re-sealed).
+        let mut bad = sample_data_payload();
+        let last = bad.len() - 1;
+        bad[last] ^= 1;
+        assert!(!payload_parse(&bad));
+        for s in sample_streams() {
+            assert!(frame_decode(&s));
+        }
+    }
 }

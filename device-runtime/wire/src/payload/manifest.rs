@@ -1,12 +1,14 @@
-//! The payload manifest: everything a board needs to run a candidate besides the code and the
-//! expected outputs (which are blobs): kernels and their parameters, buffers, the launch plan,
-//! seeds, tolerance, timing settings and memory limits.
+//! The payload manifest: everything a board needs to run a candidate besides the code, the
+//! expected outputs and the parameter data (which are blobs): kernels and their parameters,
+//! buffers and where their values come from, the launch plan, seeds, tolerance, timing settings
+//! and memory limits.
 //!
 //! What it must keep true: the manifest is postcard, which is not self-describing, so any change
 //! to these types (a field added, removed or reordered, a variant inserted) changes the byte
-//! format and must come with a new [`super::FORMAT_VERSION`]. [`Manifest::validate`] checks
-//! every index and every cross-reference, so code holding a validated manifest may index with
-//! them directly.
+//! format and must come with a new [`super::FORMAT_VERSION`]; the manifests of older versions
+//! keep a decoder of their own ([`decode`]) that converts them to the current types, so old
+//! payloads still parse. [`Manifest::validate`] checks every index and every cross-reference, so
+//! code holding a validated manifest may index with them directly.
 
 use super::{BlobEntry, BlobKind, PayloadError};
 use crate::init::Init;
@@ -108,7 +110,8 @@ impl Access {
 pub enum Role {
     /// A graph input, generated from the seed; read-only while kernels run.
     Input,
-    /// A weight, generated from the seed; read-only while kernels run.
+    /// A weight, generated from the seed or copied from a data blob; read-only while kernels
+    /// run.
     Param,
     /// A graph output, poisoned before each run and compared with the expected output.
     Output,
@@ -126,7 +129,8 @@ impl Role {
         }
     }
 
-    /// Inputs and parameters are generated from seeds and never written.
+    /// Inputs and parameters are filled by the runtime (from the seed, or a parameter from its
+    /// data blob) and never written by kernels.
     pub const fn is_generated(self) -> bool {
         matches!(self, Role::Input | Role::Param)
     }
@@ -204,15 +208,28 @@ pub struct KernelDecl {
     pub allocs: Vec<AllocDecl>,
 }
 
-/// One buffer of the program. Inputs and parameters carry the initialiser the seeded
-/// generator fills them with; outputs and temporaries carry none.
+/// Where the values of an input or parameter come from.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub enum Source {
+    /// The seeded generator with this initialiser, keyed by (task, seed, buffer name): new
+    /// values for every seed.
+    Seeded(Init),
+    /// The elements stored in blob `blob` (kind [`BlobKind::ParamData`], `numel * 4` bytes,
+    /// little-endian in the buffer's dtype), the same for every seed; parameters only. `crc32`
+    /// is the CRC-32 of the blob's bytes (the checksum its source file declared), checked when
+    /// the payload is parsed. Since format version 2.
+    Data { blob: u32, crc32: u32 },
+}
+
+/// One buffer of the program. Inputs and parameters carry the source of their values;
+/// outputs and temporaries carry none.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct BufferDecl {
     pub name: String,
     pub dtype: DType,
     pub shape: Vec<u64>,
     pub role: Role,
-    pub init: Option<Init>,
+    pub source: Option<Source>,
 }
 
 impl BufferDecl {
@@ -225,6 +242,22 @@ impl BufferDecl {
     /// Size in bytes, or `None` if it overflows u64.
     pub fn size_bytes(&self) -> Option<u64> {
         self.numel()?.checked_mul(self.dtype.size_bytes())
+    }
+
+    /// The seeded initialiser, for a buffer generated from the seed.
+    pub fn seeded(&self) -> Option<&Init> {
+        match &self.source {
+            Some(Source::Seeded(init)) => Some(init),
+            _ => None,
+        }
+    }
+
+    /// The data blob's index, for a parameter whose values are stored in the payload.
+    pub fn data_blob(&self) -> Option<u32> {
+        match self.source {
+            Some(Source::Data { blob, .. }) => Some(blob),
+            _ => None,
+        }
     }
 }
 
@@ -318,6 +351,81 @@ pub struct Manifest {
     pub memory: MemoryPlan,
 }
 
+/// Decodes the manifest of a payload of format `version` (one of
+/// [`super::SUPPORTED_VERSIONS`]) from the start of `bytes`, as the current types; returns it
+/// with the bytes that follow it.
+pub(super) fn decode(version: u16, bytes: &[u8]) -> Result<(Manifest, &[u8]), postcard::Error> {
+    if version == 1 {
+        let (m, rest) = postcard::take_from_bytes::<v1::Manifest>(bytes)?;
+        Ok((m.into(), rest))
+    } else {
+        postcard::take_from_bytes::<Manifest>(bytes)
+    }
+}
+
+/// The manifest of format version 1: today's, except that a buffer's values could only come
+/// from a seeded initialiser (`init: Option<Init>` where version 2 has `source`).
+mod v1 {
+    use super::*;
+
+    #[derive(Deserialize)]
+    pub struct BufferDecl {
+        name: String,
+        dtype: DType,
+        shape: Vec<u64>,
+        role: Role,
+        init: Option<Init>,
+    }
+
+    #[derive(Deserialize)]
+    pub struct Manifest {
+        generator_version: u32,
+        producer: String,
+        task: String,
+        target: String,
+        backend: Backend,
+        kernels: Vec<KernelDecl>,
+        buffers: Vec<BufferDecl>,
+        plan: Vec<LaunchStep>,
+        seeds: Vec<u64>,
+        tolerance: Tolerance,
+        expected: Vec<ExpectedOutput>,
+        timing: TimingSettings,
+        memory: MemoryPlan,
+    }
+
+    impl From<Manifest> for super::Manifest {
+        fn from(m: Manifest) -> super::Manifest {
+            let buffers = m
+                .buffers
+                .into_iter()
+                .map(|b| super::BufferDecl {
+                    name: b.name,
+                    dtype: b.dtype,
+                    shape: b.shape,
+                    role: b.role,
+                    source: b.init.map(Source::Seeded),
+                })
+                .collect();
+            super::Manifest {
+                generator_version: m.generator_version,
+                producer: m.producer,
+                task: m.task,
+                target: m.target,
+                backend: m.backend,
+                kernels: m.kernels,
+                buffers,
+                plan: m.plan,
+                seeds: m.seeds,
+                tolerance: m.tolerance,
+                expected: m.expected,
+                timing: m.timing,
+                memory: m.memory,
+            }
+        }
+    }
+}
+
 /// Element count of a shape, `None` on u64 overflow.
 pub(crate) fn numel(shape: &[u64]) -> Option<u64> {
     shape.iter().try_fold(1u64, |acc, &d| acc.checked_mul(d))
@@ -385,7 +493,7 @@ impl Manifest {
         unique_names("kernels", self.kernels.iter().map(|k| k.name.as_str()))?;
         unique_names("buffers", self.buffers.iter().map(|b| b.name.as_str()))?;
         self.validate_kernels(blobs)?;
-        self.validate_buffers()?;
+        self.validate_buffers(blobs)?;
         self.validate_plan()?;
         self.validate_expected(blobs)
     }
@@ -471,7 +579,7 @@ impl Manifest {
         Ok(())
     }
 
-    fn validate_buffers(&self) -> Result<(), PayloadError> {
+    fn validate_buffers(&self, blobs: &[BlobEntry]) -> Result<(), PayloadError> {
         for (i, b) in self.buffers.iter().enumerate() {
             if b.size_bytes().is_none_or(|n| usize::try_from(n).is_err()) {
                 return Err(bad(
@@ -480,22 +588,48 @@ impl Manifest {
                     "a size in bytes that fits in the address space",
                 ));
             }
-            match (&b.init, b.role.is_generated()) {
-                (Some(init), true) => check_init(init, b.dtype, &b.shape)
-                    .map_err(|error| PayloadError::Init { field: format!("buffers[{i}].init"), error })?,
-                (None, false) => {}
-                (None, true) => {
+            let field = || format!("buffers[{i}].source");
+            match (&b.source, b.role) {
+                (Some(Source::Seeded(init)), Role::Input | Role::Param) => {
+                    check_init(init, b.dtype, &b.shape)
+                        .map_err(|error| PayloadError::Init { field: field(), error })?
+                }
+                (Some(Source::Data { blob, .. }), Role::Param) => {
+                    let entry = &blobs[index(field, *blob, blobs.len())?];
+                    if entry.kind != BlobKind::ParamData {
+                        return Err(PayloadError::WrongBlobKind {
+                            field: field(),
+                            blob: *blob,
+                            found: entry.kind,
+                            expected: BlobKind::ParamData.name(),
+                        });
+                    }
+                    // Checked above: the size exists.
+                    let want = b.size_bytes().unwrap_or(u64::MAX);
+                    if entry.region.len != want {
+                        return Err(PayloadError::SizeMismatch {
+                            field: field(),
+                            expected: want,
+                            found: entry.region.len,
+                        });
+                    }
+                }
+                (Some(source @ Source::Data { .. }), _) => {
+                    return Err(bad(
+                        field(),
+                        format!("{source:?}"),
+                        "only params take their values from a data blob",
+                    ));
+                }
+                (None, Role::Input | Role::Param) => {
                     return Err(PayloadError::Missing {
-                        field: format!("buffers[{i}].init"),
-                        what: format!("an initialiser for {} `{}`", b.role, b.name),
+                        field: field(),
+                        what: format!("the source of the values of {} `{}`", b.role, b.name),
                     });
                 }
-                (Some(init), false) => {
-                    return Err(bad(
-                        format!("buffers[{i}].init"),
-                        format!("{init:?}"),
-                        "only inputs and params have an initialiser",
-                    ));
+                (None, Role::Output | Role::Temp) => {}
+                (Some(source), Role::Output | Role::Temp) => {
+                    return Err(bad(field(), format!("{source:?}"), "only inputs and params have a source"));
                 }
             }
         }

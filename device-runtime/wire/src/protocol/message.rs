@@ -63,7 +63,8 @@ pub struct PairedSettings {
     pub threads: Option<u32>,
     /// Seeds the per-pair random order (A B or B A), so a session can be replayed.
     pub order_seed: u64,
-    /// A side whose coefficient of variation exceeds this is unstable.
+    /// A side whose timing spread (a robust coefficient of variation, from the 10th and 90th
+    /// percentiles: `docs/runtime.md`) exceeds this is unstable.
     pub max_cv: f64,
     /// How many times an unstable pair is measured before it is reported as unstable.
     pub attempts: u32,

@@ -108,6 +108,25 @@ pub struct Stats {
     pub rse: f64,
 }
 
+impl Stats {
+    /// `z` of the normal 90th percentile: `p90 - p10` of a normal sample is `2 * Z90` sigmas.
+    const Z90: f64 = 1.281_551_565_544_601;
+
+    /// The robust spread that decides whether a timing is stable:
+    /// `(p90 - p10) / (2 * 1.2816 * median)`, which equals `cv` for normal samples but ignores the
+    /// top and bottom 10%. One preemption of a few milliseconds among hundreds of
+    /// sub-millisecond samples drives `cv` far above any sensible limit while the median (what
+    /// is reported) does not move; the spread only grows when the bulk of the samples does.
+    /// 0 for a median that is not positive.
+    pub fn spread(&self) -> f64 {
+        if self.median_ns > 0.0 {
+            (self.p90_ns - self.p10_ns) / (2.0 * Self::Z90 * self.median_ns)
+        } else {
+            0.0
+        }
+    }
+}
+
 /// Whether a counter is counted by the PMU or by the kernel.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum CounterKind {

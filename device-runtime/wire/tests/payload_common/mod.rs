@@ -1,7 +1,8 @@
-//! Shared by the payload tests: a sample two-kernel manifest, an independent assembler that
-//! writes the byte layout of `docs/protocol.md` without the crate's builder (so hostile files
-//! with any manifest can be made, and the builder is checked against the document), and header
-//! editing helpers that re-seal the checksums.
+//! Shared by the payload tests: a sample two-kernel manifest (with a seeded weight, and a
+//! variant whose weight is parameter data), an independent assembler that writes the byte
+//! layout of `docs/protocol.md` without the crate's builder (so hostile files with any manifest
+//! can be made, and the builder is checked against the document), header editing helpers that
+//! re-seal the checksums, and a payload written by format version 1.
 
 #![allow(dead_code)] // Each test file uses a different subset.
 
@@ -38,7 +39,13 @@ fn param(name: &str, shape: &[u64], access: Access) -> ParamDecl {
 }
 
 fn buffer(name: &str, shape: &[u64], role: Role, init: Option<Init>) -> BufferDecl {
-    BufferDecl { name: name.into(), dtype: DType::F32, shape: shape.to_vec(), role, init }
+    BufferDecl {
+        name: name.into(),
+        dtype: DType::F32,
+        shape: shape.to_vec(),
+        role,
+        source: init.map(Source::Seeded),
+    }
 }
 
 /// `out = relu(x @ w)`: kernel 0 `matmul` (blob 0) writes `h`, kernel 1 `relu` (blob 1) reads
@@ -103,16 +110,57 @@ pub fn sample_blobs() -> Vec<(u32, Vec<u8>)> {
 
 /// The sample, written by the crate's builder.
 pub fn sample_payload() -> Vec<u8> {
-    let mut b = PayloadBuilder::new();
-    for (code, data) in sample_blobs() {
-        b.add_blob(BlobKind::from_code(code).unwrap(), data);
-    }
-    b.finish(&sample_manifest()).unwrap()
+    build(&sample_manifest(), &sample_blobs())
 }
 
-/// The layout of `docs/protocol.md`, written independently of the builder: header, manifest,
-/// blob table, then each blob at the next multiple of 64, no padding after the last.
+/// A payload written by the builder from this manifest and these blobs.
+pub fn build(m: &Manifest, blobs: &[(u32, Vec<u8>)]) -> Vec<u8> {
+    let mut b = PayloadBuilder::new();
+    for (code, data) in blobs {
+        b.add_blob(BlobKind::from_code(*code).unwrap(), data.clone());
+    }
+    b.finish(m).unwrap()
+}
+
+/// The values of the weight `w` (f32[3,4]) of the data sample.
+pub fn weights() -> Vec<f32> {
+    (0..12).map(|i| i as f32 * 0.25 - 1.5).collect()
+}
+
+/// The sample with its weight `w` stored as parameter data in blob 4 rather than seeded.
+pub fn data_manifest() -> Manifest {
+    let mut m = sample_manifest();
+    m.buffers[1].source = Some(Source::Data { blob: 4, crc32: crc32(&f32s_to_le(&weights())) });
+    m
+}
+
+/// The sample's blobs and the weight's data (kind code 6, 48 bytes).
+pub fn data_blobs() -> Vec<(u32, Vec<u8>)> {
+    let mut blobs = sample_blobs();
+    blobs.push((6, f32s_to_le(&weights())));
+    blobs
+}
+
+/// The data sample, written by the crate's builder.
+pub fn data_payload() -> Vec<u8> {
+    build(&data_manifest(), &data_blobs())
+}
+
+/// [`sample_payload`] as format version 1 wrote it (before parameter data existed): kept as a
+/// file, so that today's reader is checked against bytes of the old format.
+pub fn version_1_payload() -> Vec<u8> {
+    std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/v1-sample.ekp")).unwrap()
+}
+
+/// The layout of `docs/protocol.md`, written independently of the builder: header (the current
+/// format version), manifest, blob table, then each blob at the next multiple of 64, no padding
+/// after the last.
 pub fn assemble(manifest: &[u8], blobs: &[(u32, Vec<u8>)]) -> Vec<u8> {
+    assemble_version(FORMAT_VERSION, manifest, blobs)
+}
+
+/// [`assemble`] with this format version in the header.
+pub fn assemble_version(version: u16, manifest: &[u8], blobs: &[(u32, Vec<u8>)]) -> Vec<u8> {
     let table_offset = 56 + manifest.len();
     let mut out = vec![0u8; 56];
     out.extend_from_slice(manifest);
@@ -133,7 +181,7 @@ pub fn assemble(manifest: &[u8], blobs: &[(u32, Vec<u8>)]) -> Vec<u8> {
         out[offset..offset + data.len()].copy_from_slice(data);
     }
     out[0..4].copy_from_slice(b"EKBP");
-    out[VERSION..VERSION + 2].copy_from_slice(&1u16.to_le_bytes());
+    out[VERSION..VERSION + 2].copy_from_slice(&version.to_le_bytes());
     set_u64(&mut out, TOTAL_LEN, pos as u64);
     set_u64(&mut out, MANIFEST_OFFSET, 56);
     set_u64(&mut out, MANIFEST_LEN, manifest.len() as u64);
@@ -146,6 +194,11 @@ pub fn assemble(manifest: &[u8], blobs: &[(u32, Vec<u8>)]) -> Vec<u8> {
 /// A payload with this manifest (valid or not) and the sample's blobs.
 pub fn with_manifest(m: &Manifest) -> Vec<u8> {
     assemble(&postcard::to_allocvec(m).unwrap(), &sample_blobs())
+}
+
+/// A payload with this manifest (valid or not) and the data sample's blobs.
+pub fn with_data_manifest(m: &Manifest) -> Vec<u8> {
+    assemble(&postcard::to_allocvec(m).unwrap(), &data_blobs())
 }
 
 pub fn set_u64(bytes: &mut [u8], at: usize, v: u64) {

@@ -48,10 +48,13 @@ pub struct TimingSettings {
     pub cold_cache: bool,
     /// Target relative standard error of the median ratio.
     pub target_rse: f64,
-    /// A side whose coefficient of variation exceeds this is unstable.
+    /// A side whose timing spread (a robust coefficient of variation) exceeds this is unstable.
     pub max_cv: f64,
     /// Time budget per pair, seconds.
     pub budget_s: f64,
+    /// The limit of one execution, seconds; longer is a timeout.
+    #[serde(default)]
+    pub timeout_s: f64,
     pub threads: Option<u32>,
 }
 
@@ -228,6 +231,9 @@ pub struct SideTiming {
     pub median_ns: f64,
     pub min_ns: f64,
     pub cv: f64,
+    /// The robust spread that decides stability (`Stats::spread` of the protocol).
+    #[serde(default)]
+    pub spread: f64,
 }
 
 /// Peak memory of each side, bytes.
@@ -237,11 +243,19 @@ pub struct MemoryRecord {
     pub baseline_peak_bytes: Option<u64>,
 }
 
-/// Seconds spent per phase of one candidate's evaluation.
+/// Seconds spent per phase of one candidate's evaluation (the baseline's build is counted
+/// with the first sample of its instance that a run evaluates).
 #[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
 pub struct Phases {
     /// Parse, verify, lower, compile, assemble the payload (reference outputs included).
     pub build: f64,
+    /// The part of `build` spent in the C compiler.
+    #[serde(default)]
+    pub compiler: f64,
     /// Load, run on every seed and time, on the device.
     pub run: f64,
+    /// The part of `run` inside timed samples (both sides of every pair of the last attempt):
+    /// what the timing budget buys; the rest of `run` is overhead.
+    #[serde(default)]
+    pub timed: f64,
 }

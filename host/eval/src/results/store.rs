@@ -111,7 +111,8 @@ fn complete_prefix(bytes: &[u8]) -> usize {
 pub fn load_run(dir: &Path) -> Result<Run, Diagnostic> {
     let run_path = dir.join(RUN_FILE);
     let text = std::fs::read_to_string(&run_path).map_err(|e| {
-        io_error("read", &run_path, e).with_hint("a run directory is what `ekb eval --out DIR` or `ekb bench --out DIR` wrote")
+        io_error("read", &run_path, e)
+            .with_hint("a run directory is what `ekb eval --out DIR` or `ekb bench --out DIR` wrote")
     })?;
     let info: RunInfo = serde_json::from_str(&text)
         .map_err(|e| Diagnostic::error(format!("`{}` is not a run description: {e}", run_path.display())))?;
@@ -204,7 +205,14 @@ mod tests {
             baseline: "naive".into(),
             samples: 1,
             seeds: vec![0, 1, 2],
-            timing: TimingSettings { cold_cache: false, target_rse: 0.01, max_cv: 0.1, budget_s: 1.0, threads: None },
+            timing: TimingSettings {
+                cold_cache: false,
+                target_rse: 0.01,
+                max_cv: 0.1,
+                budget_s: 1.0,
+                timeout_s: 20.0,
+                threads: None,
+            },
             backends: BTreeMap::new(),
             tools: BTreeMap::new(),
             instances: vec![],
@@ -221,7 +229,12 @@ mod tests {
                 family: "activation".into(),
             },
             sample,
-            candidate: CandidateText { origin: "builtin:default".into(), kind: "l1".into(), sha256: None, text: None },
+            candidate: CandidateText {
+                origin: "builtin:default".into(),
+                kind: "l1".into(),
+                sha256: None,
+                text: None,
+            },
             compiled: true,
             correct: false,
             failure: Some(FailureRecord {
@@ -296,7 +309,11 @@ mod tests {
         drop(run);
         let back = load_run(&dir).unwrap();
         assert_eq!(back.results, vec![result("a", 0)]);
-        assert!(back.warnings[0].contains(":2: a second result for a on cpu sample 0"), "{:?}", back.warnings);
+        assert!(
+            back.warnings[0].contains(":2: a second result for a on cpu sample 0"),
+            "{:?}",
+            back.warnings
+        );
         std::fs::write(dir.join(RESULTS_FILE), "{\"instance\": 3}\n").unwrap();
         let e = load_run(&dir).unwrap_err();
         assert!(e.to_string().contains("results.jsonl:1: not a candidate result"), "{e}");

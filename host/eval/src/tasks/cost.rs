@@ -57,7 +57,7 @@ pub fn estimate(g: &Graph) -> Cost {
         let ins: Vec<&TensorType> = n.args.iter().map(|a| ty(&a.name)).collect();
         let per_out = |k: u64| k * numel(out);
         flops += match &n.op {
-            Op::Unary(_) | Op::Binary(_) => per_out(1),
+            Op::Unary(_) | Op::Binary(_) | Op::Compare(_) | Op::Where => per_out(1),
             Op::Reduce { .. } | Op::ArgMax { .. } => numel(ins[0]),
             Op::Softmax { .. } => per_out(5),
             Op::LayerNorm { .. } => per_out(8),
@@ -78,13 +78,29 @@ pub fn estimate(g: &Graph) -> Cost {
             }
             Op::MaxPool2d(p) | Op::AvgPool2d { pool: p, .. } => per_out((p.kernel[0] * p.kernel[1]) as u64),
             Op::GlobalAvgPool2d => numel(ins[0]),
+            Op::CumSum { .. } => per_out(1),
+            Op::GroupNorm { .. } => per_out(8),
+            // Every input element is multiplied into a KH x KW window of outputs.
+            Op::ConvTranspose2d(_) => {
+                let w = &ins[1].shape;
+                let k = (w[1] * w[2] * w[3]) as u64;
+                2 * k * numel(ins[0]) + if ins.len() > 2 { numel(out) } else { 0 }
+            }
+            // Bilinear: 4 taps, 3 lerps of 2 flops each (nearest: a copy).
+            Op::Resize { mode, .. } => match mode {
+                ekb_ir::l0::ast::ResizeMode::Bilinear => per_out(7),
+                ekb_ir::l0::ast::ResizeMode::Nearest => 0,
+            },
             Op::Reshape { .. }
             | Op::Transpose { .. }
             | Op::Concat { .. }
             | Op::Slice { .. }
             | Op::Pad { .. }
             | Op::Cast { .. }
-            | Op::Full { .. } => 0,
+            | Op::Full { .. }
+            | Op::Iota { .. }
+            | Op::Expand { .. }
+            | Op::Gather { .. } => 0,
         };
     }
     let read: u64 = g.inputs.iter().chain(&g.params).map(|d| bytes(&d.ty)).sum();
@@ -132,6 +148,16 @@ mod tests {
         assert_eq!(c.min_bytes, 4 * (40 + 40 + 4));
         assert!((c.intensity() - 240.0 / 336.0).abs() < 1e-12);
         assert!((c.roofline_seconds(1e9, 1e6) - 336e-6).abs() < 1e-12);
+    }
+
+    #[test]
+    fn transposed_convolution_counts_each_input_element_times_its_window() {
+        // 2 in-channels x 3x3 positions, each feeding 4 out-channels x 2x2 taps.
+        let g = graph(
+            "graph t(x: f32[1,2,3,3]) -> (y: f32[1,4,6,6]) {\n  param w: f32[2,4,2,2] = kaiming_uniform\n  \
+             %0 = conv_transpose2d(x, w, stride=[2,2])\n  return %0\n}\n",
+        );
+        assert_eq!(estimate(&g).flops, 2 * (4 * 2 * 2) * 18);
     }
 
     #[test]

@@ -173,6 +173,27 @@ pub enum Op {
     Cast { dtype: DType },
     /// A constant tensor: `full(shape=[..], value=v, dtype=f32)`; no inputs.
     Full { ty: TensorType, value: f64 },
+    /// `less|less_equal|greater|greater_equal|equal(a, b)`: numpy broadcasting; the result is
+    /// i32 holding 1 (true) or 0 (false).
+    Compare(CompareOp),
+    /// `where(cond, a, b)`: `a` where the i32 `cond` is nonzero, else `b`; three-way broadcasting.
+    Where,
+    /// `iota(shape=[..], axis=k, dtype=i32)`: no inputs; each element is its index along `axis`.
+    Iota { ty: TensorType, axis: i64 },
+    /// `expand(x, shape=[..])`: x broadcast (numpy rules) to exactly `shape`.
+    Expand { shape: Vec<usize> },
+    /// `gather(x, indices, axis=k)`: ONNX `Gather`; i32 indices of any rank, negative ones
+    /// counting from the end of `axis`.
+    Gather { axis: i64 },
+    /// `cumsum(x, axis=k, exclusive=false, reverse=false)`: running sums along `axis`.
+    CumSum { axis: i64, exclusive: bool, reverse: bool },
+    /// `group_norm(x, scale, bias, groups=G, eps=1e-5)`: channels on axis 1 in `groups` groups,
+    /// each normalised over its channels and every later axis; per-channel scale and bias.
+    GroupNorm { groups: usize, eps: f64 },
+    /// `conv_transpose2d(x, w[, b])`: NCHW input, `w: [IC, OC/groups, KH, KW]` (PyTorch's layout).
+    ConvTranspose2d(ConvTranspose2dAttrs),
+    /// `resize(x, size=[H,W], mode=nearest, align_corners=false)`: NCHW, PyTorch's `interpolate`.
+    Resize { size: [usize; 2], mode: ResizeMode, align_corners: bool },
 }
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -208,6 +229,8 @@ pub enum UnaryOp {
         min: f64,
         max: f64,
     },
+    Sin,
+    Cos,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -219,6 +242,16 @@ pub enum BinaryOp {
     Max,
     Min,
     Pow,
+}
+
+/// The comparisons of `Op::Compare`, each `a OP b`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum CompareOp {
+    Less,
+    LessEqual,
+    Greater,
+    GreaterEqual,
+    Equal,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -244,6 +277,27 @@ pub struct Pool2dAttrs {
     pub stride: [usize; 2],
     /// `[top, left, bottom, right]` (ONNX order).
     pub pad: [usize; 4],
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConvTranspose2dAttrs {
+    pub stride: [usize; 2],
+    /// `[top, left, bottom, right]` (ONNX order), removed from the full output.
+    pub pad: [usize; 4],
+    /// Extra rows and columns added at the bottom and right (less than the stride or the
+    /// dilation of their axis, as PyTorch requires).
+    pub output_padding: [usize; 2],
+    pub dilation: [usize; 2],
+    pub groups: usize,
+}
+
+/// How `resize` picks its source positions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ResizeMode {
+    /// PyTorch's `nearest`: `src = floor(dst * in / out)`.
+    Nearest,
+    /// PyTorch's `bilinear`, half-pixel centres (or corners aligned).
+    Bilinear,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq)]

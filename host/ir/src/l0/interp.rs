@@ -16,6 +16,12 @@
 //!   node and the element), and attributes or shapes the checker would have refused. After each
 //!   node the computed type is compared with the one `check` inferred, so a disagreement between
 //!   the shape rules and the interpreter is reported rather than silently believed.
+//!
+//! The comparison and indexing operators live in [`index`], the spatial ones added to the
+//! convolution family (`group_norm`, `conv_transpose2d`, `resize`) in [`spatial`].
+
+mod index;
+mod spatial;
 
 use crate::diag::{did_you_mean, Diagnostic};
 use crate::l0::ast::{
@@ -152,11 +158,11 @@ fn fail(node: &Node, msg: impl std::fmt::Display) -> Diagnostic {
 
 fn eval_node(node: &Node, args: &[&Tensor]) -> Result<Tensor, Diagnostic> {
     let (min, max) = match &node.op {
-        Op::Full { .. } => (0, 0),
-        Op::Binary(_) | Op::MatMul { .. } | Op::RmsNorm { .. } => (2, 2),
-        Op::LayerNorm { .. } => (3, 3),
+        Op::Full { .. } | Op::Iota { .. } => (0, 0),
+        Op::Binary(_) | Op::Compare(_) | Op::Gather { .. } | Op::MatMul { .. } | Op::RmsNorm { .. } => (2, 2),
+        Op::LayerNorm { .. } | Op::GroupNorm { .. } | Op::Where => (3, 3),
         Op::BatchNorm { .. } => (5, 5),
-        Op::Linear | Op::Conv2d(_) => (2, 3),
+        Op::Linear | Op::Conv2d(_) | Op::ConvTranspose2d(_) => (2, 3),
         Op::Concat { .. } => (1, usize::MAX),
         _ => (1, 1),
     };
@@ -194,6 +200,19 @@ fn eval_node(node: &Node, args: &[&Tensor]) -> Result<Tensor, Diagnostic> {
         }),
         Op::Full { ty, value } => {
             Ok(Tensor { ty: ty.clone(), data: vec![to_dtype(ty.dtype, *value); ty.numel()] })
+        }
+        Op::Compare(op) => index::compare(node, *op, args[0], args[1]),
+        Op::Where => index::where_(node, args[0], args[1], args[2]),
+        Op::Iota { ty, axis } => index::iota(node, ty, *axis),
+        Op::Expand { shape } => index::expand(node, shape, args[0]),
+        Op::Gather { axis } => index::gather(node, *axis, args[0], args[1]),
+        Op::CumSum { axis, exclusive, reverse } => index::cumsum(node, *axis, *exclusive, *reverse, args[0]),
+        Op::GroupNorm { groups, eps } => spatial::group_norm(node, *groups, *eps, args[0], args[1], args[2]),
+        Op::ConvTranspose2d(attrs) => {
+            spatial::conv_transpose2d(node, attrs, args[0], args[1], args.get(2).copied())
+        }
+        Op::Resize { size, mode, align_corners } => {
+            spatial::resize(node, *size, *mode, *align_corners, args[0])
         }
     }
 }
@@ -437,6 +456,8 @@ fn unary_value(op: UnaryOp, x: f64) -> f64 {
         UnaryOp::Abs => x.abs(),
         UnaryOp::Neg => -x,
         UnaryOp::Clip { min, max } => clamp(x, min, max),
+        UnaryOp::Sin => x.sin(),
+        UnaryOp::Cos => x.cos(),
     }
 }
 
@@ -1068,4 +1089,18 @@ fn pad(node: &Node, pads: &[usize], mode: PadMode, x: &Tensor) -> Result<Tensor,
         data.push(x.data[at]);
     }
     Ok(Tensor { ty: TensorType::new(x.ty.dtype, shape), data })
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::l0::testing::{assert_close, eval};
+
+    #[test]
+    fn sin_and_cos_are_the_f64_functions() {
+        let g = "graph g(x: f32[4]) -> (s: f32[4], c: f32[4]) {\n  %s = sin(x)\n  %c = cos(x)\n  return %s, %c\n}\n";
+        let (h, p) = (std::f64::consts::FRAC_PI_2, std::f64::consts::PI);
+        let out = eval(g, &[("x", &[0.0, h, p, -h])]);
+        assert_close(&out[0], &[4], &[0.0, 1.0, p.sin(), -1.0]);
+        assert_close(&out[1], &[4], &[1.0, h.cos(), -1.0, h.cos()]);
+    }
 }

@@ -11,5 +11,7 @@ pub mod interp;
 pub mod ops;
 pub mod parse;
 pub mod print;
+#[cfg(test)]
+mod testing;
 
 pub use ast::*;

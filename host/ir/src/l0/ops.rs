@@ -11,7 +11,10 @@
 //!   no tensor may have more than [`MAX_NUMEL`] elements.
 
 use crate::diag::{did_you_mean, Diagnostic, Span};
-use crate::l0::ast::{BinaryOp, Conv2dAttrs, Op, PadMode, Pool2dAttrs, ReduceKind, UnaryOp};
+use crate::l0::ast::{
+    BinaryOp, CompareOp, Conv2dAttrs, ConvTranspose2dAttrs, Op, PadMode, Pool2dAttrs, ReduceKind, ResizeMode,
+    UnaryOp,
+};
 use crate::types::{fmt_float, DType, TensorType};
 use std::fmt;
 
@@ -35,6 +38,8 @@ pub const OP_NAMES: &[&str] = &[
     "log",
     "sqrt",
     "rsqrt",
+    "sin",
+    "cos",
     "abs",
     "neg",
     "clip",
@@ -45,20 +50,30 @@ pub const OP_NAMES: &[&str] = &[
     "max",
     "min",
     "pow",
+    "less",
+    "less_equal",
+    "greater",
+    "greater_equal",
+    "equal",
+    "where",
     "sum",
     "mean",
     "argmax",
     "softmax",
     "log_softmax",
+    "cumsum",
     "layer_norm",
     "rms_norm",
     "batch_norm",
+    "group_norm",
     "matmul",
     "linear",
     "conv2d",
+    "conv_transpose2d",
     "max_pool2d",
     "avg_pool2d",
     "global_avg_pool2d",
+    "resize",
     "reshape",
     "transpose",
     "concat",
@@ -66,6 +81,9 @@ pub const OP_NAMES: &[&str] = &[
     "pad",
     "cast",
     "full",
+    "iota",
+    "expand",
+    "gather",
 ];
 
 /// An attribute value as written in the text form.
@@ -262,6 +280,8 @@ pub const SPECS: &[OpSpec] = &[
     spec("log", X, &[]),
     spec("sqrt", X, &[]),
     spec("rsqrt", X, &[]),
+    spec("sin", X, &[]),
+    spec("cos", X, &[]),
     spec("abs", X, &[]),
     spec("neg", X, &[]),
     spec(
@@ -276,6 +296,12 @@ pub const SPECS: &[OpSpec] = &[
     spec("max", AB, &[]),
     spec("min", AB, &[]),
     spec("pow", AB, &[]),
+    spec("less", AB, &[]),
+    spec("less_equal", AB, &[]),
+    spec("greater", AB, &[]),
+    spec("greater_equal", AB, &[]),
+    spec("equal", AB, &[]),
+    spec("where", &["cond", "a", "b"], &[]),
     reduction("sum"),
     reduction("mean"),
     reduction("max"),
@@ -283,9 +309,23 @@ pub const SPECS: &[OpSpec] = &[
     spec("argmax", X, &[a("axis", K::Int, D::Required), a("keepdims", K::Bool, D::Bool(false))]),
     spec("softmax", X, &[a("axis", K::Int, D::Int(-1))]),
     spec("log_softmax", X, &[a("axis", K::Int, D::Int(-1))]),
+    spec(
+        "cumsum",
+        X,
+        &[
+            a("axis", K::Int, D::Required),
+            a("exclusive", K::Bool, D::Bool(false)),
+            a("reverse", K::Bool, D::Bool(false)),
+        ],
+    ),
     spec("layer_norm", &["x", "weight", "bias"], &[a("eps", K::Float, D::Float(1e-5))]),
     spec("rms_norm", &["x", "weight"], &[a("eps", K::Float, D::Float(1e-6))]),
     spec("batch_norm", &["x", "gamma", "beta", "mean", "var"], &[a("eps", K::Float, D::Float(1e-5))]),
+    spec(
+        "group_norm",
+        &["x", "scale", "bias"],
+        &[a("groups", K::Int, D::Required), a("eps", K::Float, D::Float(1e-5))],
+    ),
     spec(
         "matmul",
         AB,
@@ -302,6 +342,17 @@ pub const SPECS: &[OpSpec] = &[
             a("groups", K::Int, D::Int(1)),
         ],
     ),
+    spec(
+        "conv_transpose2d",
+        &["x", "w", "b?"],
+        &[
+            a("stride", K::Ints, D::Ints(&[1, 1])),
+            a("pad", K::Ints, D::Ints(&[0, 0, 0, 0])),
+            a("output_padding", K::Ints, D::Ints(&[0, 0])),
+            a("dilation", K::Ints, D::Ints(&[1, 1])),
+            a("groups", K::Int, D::Int(1)),
+        ],
+    ),
     spec("max_pool2d", X, POOL_ATTRS),
     spec(
         "avg_pool2d",
@@ -314,6 +365,15 @@ pub const SPECS: &[OpSpec] = &[
         ],
     ),
     spec("global_avg_pool2d", X, &[]),
+    spec(
+        "resize",
+        X,
+        &[
+            a("size", K::Ints, D::Required),
+            a("mode", K::Choice(&["nearest", "bilinear"]), D::Ident("nearest")),
+            a("align_corners", K::Bool, D::Bool(false)),
+        ],
+    ),
     spec("reshape", X, &[a("shape", K::Ints, D::Required)]),
     spec("transpose", X, &[a("perm", K::Ints, D::Required)]),
     spec("concat", &["xs..."], &[a("axis", K::Int, D::Required)]),
@@ -346,6 +406,17 @@ pub const SPECS: &[OpSpec] = &[
             a("dtype", K::DType, D::Ident("f32")),
         ],
     ),
+    spec(
+        "iota",
+        &[],
+        &[
+            a("shape", K::Ints, D::Required),
+            a("axis", K::Int, D::Required),
+            a("dtype", K::DType, D::Ident("i32")),
+        ],
+    ),
+    spec("expand", X, &[a("shape", K::Ints, D::Required)]),
+    spec("gather", &["x", "indices"], &[a("axis", K::Int, D::Int(0))]),
 ];
 
 /// The spec of an operator form by name; `reduction` picks the reduction form of `max`/`min`.
@@ -387,6 +458,8 @@ impl Op {
                 UnaryOp::Abs => "abs",
                 UnaryOp::Neg => "neg",
                 UnaryOp::Clip { .. } => "clip",
+                UnaryOp::Sin => "sin",
+                UnaryOp::Cos => "cos",
             },
             Op::Binary(b) => match b {
                 BinaryOp::Add => "add",
@@ -417,6 +490,21 @@ impl Op {
             Op::Pad { .. } => "pad",
             Op::Cast { .. } => "cast",
             Op::Full { .. } => "full",
+            Op::Compare(c) => match c {
+                CompareOp::Less => "less",
+                CompareOp::LessEqual => "less_equal",
+                CompareOp::Greater => "greater",
+                CompareOp::GreaterEqual => "greater_equal",
+                CompareOp::Equal => "equal",
+            },
+            Op::Where => "where",
+            Op::Iota { .. } => "iota",
+            Op::Expand { .. } => "expand",
+            Op::Gather { .. } => "gather",
+            Op::CumSum { .. } => "cumsum",
+            Op::GroupNorm { .. } => "group_norm",
+            Op::ConvTranspose2d(_) => "conv_transpose2d",
+            Op::Resize { .. } => "resize",
         }
     }
 
@@ -437,7 +525,7 @@ impl Op {
                 UnaryOp::Clip { min, max } => vec![("min", V::Float(min)), ("max", V::Float(max))],
                 _ => vec![],
             },
-            Op::Binary(_) | Op::Linear | Op::GlobalAvgPool2d => vec![],
+            Op::Binary(_) | Op::Linear | Op::GlobalAvgPool2d | Op::Compare(_) | Op::Where => vec![],
             Op::Reduce { axes, keepdims, .. } => {
                 vec![("axes", V::Ints(axes.clone())), ("keepdims", V::Bool(*keepdims))]
             }
@@ -490,6 +578,42 @@ impl Op {
                 ("shape", ints(&ty.shape)),
                 ("value", V::Float(*value)),
                 ("dtype", V::Ident(ty.dtype.name().into())),
+            ],
+            Op::Iota { ty, axis } => vec![
+                ("shape", ints(&ty.shape)),
+                ("axis", V::Int(*axis)),
+                ("dtype", V::Ident(ty.dtype.name().into())),
+            ],
+            Op::Expand { shape } => vec![("shape", ints(shape))],
+            Op::Gather { axis } => vec![("axis", V::Int(*axis))],
+            Op::CumSum { axis, exclusive, reverse } => vec![
+                ("axis", V::Int(*axis)),
+                ("exclusive", V::Bool(*exclusive)),
+                ("reverse", V::Bool(*reverse)),
+            ],
+            Op::GroupNorm { groups, eps } => {
+                vec![("groups", V::Int(*groups as i64)), ("eps", V::Float(*eps))]
+            }
+            Op::ConvTranspose2d(c) => vec![
+                ("stride", ints(&c.stride)),
+                ("pad", ints(&c.pad)),
+                ("output_padding", ints(&c.output_padding)),
+                ("dilation", ints(&c.dilation)),
+                ("groups", V::Int(c.groups as i64)),
+            ],
+            Op::Resize { size, mode, align_corners } => vec![
+                ("size", ints(size)),
+                (
+                    "mode",
+                    V::Ident(
+                        match mode {
+                            ResizeMode::Nearest => "nearest",
+                            ResizeMode::Bilinear => "bilinear",
+                        }
+                        .into(),
+                    ),
+                ),
+                ("align_corners", V::Bool(*align_corners)),
             ],
         }
     }
@@ -709,6 +833,16 @@ impl<'a> Resolved<'a> {
         Ok(x as usize)
     }
 
+    /// The `groups` attribute: at least 1.
+    fn groups(&self) -> Result<usize, Diagnostic> {
+        let groups = self.int("groups");
+        if groups < 1 || groups > MAX_NUMEL as i64 {
+            let span = self.get("groups").map_or(self.span, |g| g.1);
+            return Err(self.err("groups", span, format!("must be >= 1, found {groups}")));
+        }
+        Ok(groups as usize)
+    }
+
     fn dtype(&self, name: &str) -> DType {
         DType::from_name(&self.ident(name)).unwrap_or(DType::F32)
     }
@@ -750,7 +884,7 @@ fn check_kind(spec: &OpSpec, s: &AttrSpec, at: &Attr) -> Result<(), Diagnostic> 
     if let (AttrKind::Ints, AttrValue::Int(i)) = (&s.kind, &at.value) {
         let n = match s.default {
             AttrDefault::Ints(v) => v.len(),
-            _ if s.name == "kernel" => 2,
+            _ if matches!(s.name, "kernel" | "size") => 2,
             _ => 1,
         };
         let list = vec![i.to_string(); n].join(",");
@@ -783,6 +917,8 @@ fn build(spec: &'static OpSpec, r: &Resolved) -> Result<Op, Diagnostic> {
         "log" => Op::Unary(UnaryOp::Log),
         "sqrt" => Op::Unary(UnaryOp::Sqrt),
         "rsqrt" => Op::Unary(UnaryOp::Rsqrt),
+        "sin" => Op::Unary(UnaryOp::Sin),
+        "cos" => Op::Unary(UnaryOp::Cos),
         "abs" => Op::Unary(UnaryOp::Abs),
         "neg" => Op::Unary(UnaryOp::Neg),
         "clip" => {
@@ -804,6 +940,12 @@ fn build(spec: &'static OpSpec, r: &Resolved) -> Result<Op, Diagnostic> {
         "max" if !spec.is_reduction => Op::Binary(BinaryOp::Max),
         "min" if !spec.is_reduction => Op::Binary(BinaryOp::Min),
         "pow" => Op::Binary(BinaryOp::Pow),
+        "less" => Op::Compare(CompareOp::Less),
+        "less_equal" => Op::Compare(CompareOp::LessEqual),
+        "greater" => Op::Compare(CompareOp::Greater),
+        "greater_equal" => Op::Compare(CompareOp::GreaterEqual),
+        "equal" => Op::Compare(CompareOp::Equal),
+        "where" => Op::Where,
         "sum" | "mean" | "max" | "min" => {
             let kind = match spec.name {
                 "sum" => ReduceKind::Sum,
@@ -820,7 +962,10 @@ fn build(spec: &'static OpSpec, r: &Resolved) -> Result<Op, Diagnostic> {
         "argmax" => Op::ArgMax { axis: r.int("axis"), keepdims: r.bool("keepdims") },
         "softmax" => Op::Softmax { axis: r.int("axis"), log: false },
         "log_softmax" => Op::Softmax { axis: r.int("axis"), log: true },
-        "layer_norm" | "rms_norm" | "batch_norm" => {
+        "cumsum" => {
+            Op::CumSum { axis: r.int("axis"), exclusive: r.bool("exclusive"), reverse: r.bool("reverse") }
+        }
+        "layer_norm" | "rms_norm" | "batch_norm" | "group_norm" => {
             let (eps, span) = r.finite("eps")?;
             if eps < 0.0 {
                 return Err(r.err("eps", span, format!("must be >= 0, found {}", fmt_float(eps))));
@@ -828,22 +973,46 @@ fn build(spec: &'static OpSpec, r: &Resolved) -> Result<Op, Diagnostic> {
             match spec.name {
                 "layer_norm" => Op::LayerNorm { eps },
                 "rms_norm" => Op::RmsNorm { eps },
-                _ => Op::BatchNorm { eps },
+                "batch_norm" => Op::BatchNorm { eps },
+                _ => Op::GroupNorm { groups: r.groups()?, eps },
             }
         }
         "matmul" => Op::MatMul { transpose_a: r.bool("transpose_a"), transpose_b: r.bool("transpose_b") },
         "linear" => Op::Linear,
-        "conv2d" => {
-            let groups = r.int("groups");
-            if groups < 1 || groups > MAX_NUMEL as i64 {
-                let span = r.get("groups").map_or(r.span, |g| g.1);
-                return Err(r.err("groups", span, format!("must be >= 1, found {groups}")));
+        "conv2d" => Op::Conv2d(Conv2dAttrs {
+            stride: r.sizes("stride", 1)?.unwrap_or([1, 1]),
+            pad: r.sizes("pad", 0)?.unwrap_or([0; 4]),
+            dilation: r.sizes("dilation", 1)?.unwrap_or([1, 1]),
+            groups: r.groups()?,
+        }),
+        "conv_transpose2d" => {
+            let stride = r.sizes("stride", 1)?.unwrap_or([1, 1]);
+            let dilation = r.sizes("dilation", 1)?.unwrap_or([1, 1]);
+            let output_padding = r.sizes("output_padding", 0)?.unwrap_or([0, 0]);
+            for (i, axis) in ["height", "width"].into_iter().enumerate() {
+                if output_padding[i] >= stride[i].max(dilation[i]) {
+                    let span = r.get("output_padding").map_or(r.span, |g| g.1);
+                    return Err(r
+                        .err(
+                            "output_padding",
+                            span,
+                            format!(
+                                "{} (the {axis}) must be smaller than the stride {} or the dilation {}",
+                                output_padding[i], stride[i], dilation[i]
+                            ),
+                        )
+                        .with_expected(format!(
+                            "output_padding < max(stride, dilation) = {}",
+                            stride[i].max(dilation[i])
+                        )));
+                }
             }
-            Op::Conv2d(Conv2dAttrs {
-                stride: r.sizes("stride", 1)?.unwrap_or([1, 1]),
+            Op::ConvTranspose2d(ConvTranspose2dAttrs {
+                stride,
                 pad: r.sizes("pad", 0)?.unwrap_or([0; 4]),
-                dilation: r.sizes("dilation", 1)?.unwrap_or([1, 1]),
-                groups: groups as usize,
+                output_padding,
+                dilation,
+                groups: r.groups()?,
             })
         }
         "max_pool2d" | "avg_pool2d" => {
@@ -860,6 +1029,18 @@ fn build(spec: &'static OpSpec, r: &Resolved) -> Result<Op, Diagnostic> {
             }
         }
         "global_avg_pool2d" => Op::GlobalAvgPool2d,
+        "resize" => {
+            let size = r.sizes("size", 1)?.unwrap_or([1, 1]);
+            let mode = if r.ident("mode") == "bilinear" { ResizeMode::Bilinear } else { ResizeMode::Nearest };
+            let align_corners = r.bool("align_corners");
+            if align_corners && mode == ResizeMode::Nearest {
+                let span = r.get("align_corners").map_or(r.span, |g| g.1);
+                return Err(r
+                    .err("align_corners", span, "applies only to `mode=bilinear`")
+                    .with_hint("remove `align_corners=true` or use `mode=bilinear`"));
+            }
+            Op::Resize { size, mode, align_corners }
+        }
         "reshape" => {
             let (shape, span) = r.ints("shape").unwrap_or_default();
             for &d in &shape {
@@ -946,6 +1127,17 @@ fn build(spec: &'static OpSpec, r: &Resolved) -> Result<Op, Diagnostic> {
             let shape = shape.iter().map(|&d| r.size("shape", d, 0, span)).collect::<Result<Vec<_>, _>>()?;
             Op::Full { ty: TensorType::new(r.dtype("dtype"), shape), value: r.float("value")?.0 }
         }
+        "iota" => {
+            let (shape, span) = r.ints("shape").unwrap_or_default();
+            let shape = shape.iter().map(|&d| r.size("shape", d, 0, span)).collect::<Result<Vec<_>, _>>()?;
+            Op::Iota { ty: TensorType::new(r.dtype("dtype"), shape), axis: r.int("axis") }
+        }
+        "expand" => {
+            let (shape, span) = r.ints("shape").unwrap_or_default();
+            let shape = shape.iter().map(|&d| r.size("shape", d, 0, span)).collect::<Result<Vec<_>, _>>()?;
+            Op::Expand { shape }
+        }
+        "gather" => Op::Gather { axis: r.int("axis") },
         other => unreachable!("operator `{other}` has a spec but no builder"),
     };
     Ok(op)
@@ -1378,11 +1570,181 @@ pub fn infer(op: &Op, inputs: &[&TensorType], span: Span) -> Result<TensorType, 
             }
             ty.clone()
         }
+        Op::Compare(_) => {
+            want(0, FI)?;
+            if inputs[1].dtype != inputs[0].dtype {
+                return Err(err(format!(
+                    "inputs have different dtypes ({} and {}); insert a `cast`",
+                    inputs[0].dtype, inputs[1].dtype
+                )));
+            }
+            let shape = broadcast(&inputs[0].shape, &inputs[1].shape).map_err(|m| {
+                err(format!("shapes {} and {} {m}", shape_str(&inputs[0].shape), shape_str(&inputs[1].shape)))
+            })?;
+            TensorType::new(DType::I32, shape)
+        }
+        Op::Where => {
+            want(0, &[DType::I32])
+                .map_err(|d| d.with_note("comparisons give i32 1 or 0; `cast` an f32 condition first"))?;
+            let (c, a, b) = (inputs[0], inputs[1], inputs[2]);
+            if a.dtype != b.dtype {
+                return Err(err(format!(
+                    "`a` and `b` have different dtypes ({} and {}); insert a `cast`",
+                    a.dtype, b.dtype
+                )));
+            }
+            let shape = broadcast(&c.shape, &a.shape).and_then(|s| broadcast(&s, &b.shape)).map_err(|m| {
+                err(format!(
+                    "shapes {}, {} and {} {m}",
+                    shape_str(&c.shape),
+                    shape_str(&a.shape),
+                    shape_str(&b.shape)
+                ))
+            })?;
+            TensorType::new(a.dtype, shape)
+        }
+        Op::Iota { ty, axis: ax } => {
+            axis(*ax, ty.rank(), "axis")?;
+            ty.clone()
+        }
+        Op::Expand { shape } => {
+            let x = inputs[0];
+            let fits = shape.len() >= x.rank() && broadcast(&x.shape, shape).is_ok_and(|b| b == *shape);
+            if !fits {
+                return Err(err(format!(
+                    "x of shape {} cannot be expanded to {}",
+                    shape_str(&x.shape),
+                    shape_str(shape)
+                ))
+                .with_expected(
+                    "a shape of rank >= rank(x) whose trailing dims equal x's, or where x's are 1",
+                ));
+            }
+            TensorType::new(x.dtype, shape.clone())
+        }
+        Op::Gather { axis: ax } => {
+            want(1, &[DType::I32])?;
+            let (x, idx) = (inputs[0], inputs[1]);
+            let a = axis(*ax, x.rank(), "axis")?;
+            let shape = [&x.shape[..a], &idx.shape[..], &x.shape[a + 1..]].concat();
+            TensorType::new(x.dtype, shape)
+        }
+        Op::CumSum { axis: ax, .. } => {
+            want(0, FI)?;
+            axis(*ax, inputs[0].rank(), "axis")?;
+            inputs[0].clone()
+        }
+        Op::GroupNorm { groups, .. } => {
+            for i in 0..inputs.len() {
+                want(i, F)?;
+            }
+            let x = inputs[0];
+            if x.rank() < 2 {
+                return Err(err(format!(
+                    "x has rank {}, expected at least 2 ([N,C,...], channels on axis 1)",
+                    x.rank()
+                )));
+            }
+            let c = x.shape[1];
+            if !c.is_multiple_of(*groups) {
+                return Err(err(format!("{c} channels cannot be split into groups={groups}"))
+                    .with_expected("a number of groups that divides the channels (x.shape[1])"));
+            }
+            for (i, p) in inputs.iter().enumerate().skip(1) {
+                if p.shape != [c] {
+                    return Err(err(format!(
+                        "`{}` has shape {} but x has {c} channels, expected [{c}]",
+                        spec.input_name(i),
+                        shape_str(&p.shape)
+                    )));
+                }
+            }
+            x.clone()
+        }
+        Op::ConvTranspose2d(c) => {
+            for i in 0..inputs.len() {
+                want(i, F)?;
+            }
+            let (x, w) = (inputs[0], inputs[1]);
+            for (n, t) in [("x", x), ("w", w)] {
+                if t.rank() != 4 {
+                    return Err(err(format!(
+                        "`{n}` has rank {}, expected 4 ({})",
+                        t.rank(),
+                        if n == "x" { "[N,C,H,W]" } else { "[C,OC/groups,KH,KW]" }
+                    )));
+                }
+            }
+            let ch = x.shape[1];
+            if w.shape[0] != ch {
+                return Err(err(format!(
+                    "input has {ch} channels but the weight has {} (w.shape[0])",
+                    w.shape[0]
+                )));
+            }
+            if ch % c.groups != 0 {
+                return Err(err(format!("input channels {ch} are not divisible by groups={}", c.groups)));
+            }
+            let oc = w.shape[1]
+                .checked_mul(c.groups)
+                .ok_or_else(|| err("the output has too many channels".to_string()))?;
+            if let Some(b) = inputs.get(2) {
+                if b.shape != [oc] {
+                    return Err(err(format!(
+                        "b has shape {}, expected [{oc}] (w.shape[1] * groups)",
+                        shape_str(&b.shape)
+                    )));
+                }
+            }
+            let mut out = vec![x.shape[0], oc];
+            for (i, dim) in ["height", "width"].into_iter().enumerate() {
+                let (size, k) = (x.shape[2 + i] as i128, w.shape[2 + i] as i128);
+                if size == 0 || k == 0 {
+                    return Err(err(format!("the input {dim} {size} and kernel {dim} {k} must be >= 1")));
+                }
+                let full = (size - 1) * c.stride[i] as i128
+                    + c.dilation[i] as i128 * (k - 1)
+                    + c.output_padding[i] as i128
+                    + 1;
+                let pads = (c.pad[i] + c.pad[i + 2]) as i128;
+                if full <= pads {
+                    return Err(err(format!(
+                        "the output {dim} would be {} (the full {dim} {full} minus the pads {pads})",
+                        full - pads
+                    ))
+                    .with_expected(format!("pads that leave an output {dim} >= 1")));
+                }
+                out.push(usize::try_from(full - pads).unwrap_or(usize::MAX));
+            }
+            TensorType::new(DType::F32, out)
+        }
+        Op::Resize { size, .. } => {
+            want(0, F)?;
+            let x = inputs[0];
+            if x.rank() != 4 {
+                return Err(err(format!("x has rank {}, expected 4 ([N,C,H,W])", x.rank())));
+            }
+            for (i, dim) in ["height", "width"].into_iter().enumerate() {
+                let (from, to) = (x.shape[2 + i], size[i]);
+                if from == 0 {
+                    return Err(err(format!("cannot resize an input of {dim} 0")));
+                }
+                if from > RESIZE_MAX || to > RESIZE_MAX {
+                    return Err(err(format!("a {dim} of {} is too large to resize", from.max(to)))
+                        .with_expected(format!("input and output heights and widths <= {RESIZE_MAX}")));
+                }
+            }
+            TensorType::new(DType::F32, [x.shape[0], x.shape[1], size[0], size[1]])
+        }
     };
     check_numel(&out.shape)
         .map_err(|n| err(format!("the result {} would have {n}", shape_str(&out.shape))))?;
     Ok(out)
 }
+
+/// The largest height or width `resize` reads or writes: `2 * in * out + in` (its exact source
+/// arithmetic) then fits in an i32.
+pub const RESIZE_MAX: usize = 32767;
 
 /// The element count of a shape if it and every dimension are at most [`MAX_NUMEL`];
 /// otherwise a description of the count for the message.
@@ -1454,7 +1816,7 @@ mod tests {
     fn printed_attrs_follow_the_spec_order() {
         let sp = Span::NONE;
         for s in SPECS {
-            let n = s.arity().0.max(1);
+            let n = s.arity().0;
             let attrs: Vec<Attr> = s
                 .attrs
                 .iter()
@@ -1463,6 +1825,8 @@ mod tests {
                     name: a.name.into(),
                     value: match (s.name, a.name) {
                         ("cast", _) | ("full", "dtype") => AttrValue::Ident("i32".into()),
+                        ("resize", "size") => AttrValue::Ints(vec![4, 6]),
+                        (_, "groups") => AttrValue::Int(2),
                         ("full", "value") => AttrValue::Float(2.0),
                         ("pad", _) => AttrValue::Ints(vec![1, 1]),
                         (_, "axis") => AttrValue::Int(0),
@@ -1473,7 +1837,6 @@ mod tests {
                     value_span: sp,
                 })
                 .collect();
-            let n = if s.name == "full" { 0 } else { n };
             let op = Op::from_text(s.name, sp, n, &attrs).unwrap_or_else(|d| panic!("{}: {d}", s.name));
             assert_eq!(op.name(), s.name);
             assert_eq!(op.spec(), s, "{}", s.name);
@@ -1487,6 +1850,158 @@ mod tests {
                 .map(|(k, v)| Attr { name: k.into(), value: v, name_span: sp, value_span: sp })
                 .collect();
             assert_eq!(Op::from_text(s.name, sp, n, &back).unwrap(), op);
+        }
+    }
+
+    use crate::l0::testing::{expect_error, load_error};
+
+    /// A graph of inputs `x: f32[1,4,5,6]`, `w: f32[4,3,3,3]`, `i: i32[2,3]`, output `y`, and
+    /// the node `expr` on line 2.
+    fn node(expr: &str) -> String {
+        format!("graph g(x: f32[1,4,5,6], w: f32[4,3,3,3], i: i32[2,3]) -> (y: f32[1]) {{\n  %0 = {expr}\n  return %0\n}}\n")
+    }
+
+    #[test]
+    fn new_operator_and_attribute_typos_get_hints() {
+        let d = expect_error(&node("cumsun(x, axis=1)"), "unknown operator `cumsun`", 2, 8);
+        assert_eq!(d.hint.as_deref(), Some("did you mean `cumsum`?"));
+        let d = expect_error(&node("cumsum(x, axes=1)"), "`cumsum` has no attribute `axes`", 2, 18);
+        assert_eq!(d.hint.as_deref(), Some("did you mean `axis`?"));
+        assert_eq!(d.expected.as_deref(), Some("one of `axis`, `exclusive`, `reverse`"));
+        let d = expect_error(
+            &node("conv_transpose2d(x, w, output_pading=[1,1])"),
+            "`conv_transpose2d` has no attribute `output_pading`",
+            2,
+            31,
+        );
+        assert_eq!(d.hint.as_deref(), Some("did you mean `output_padding`?"));
+        let d = expect_error(
+            &node("resize(x, size=[2,2], mode=linear)"),
+            "resize: `mode` must be one of `nearest`, `bilinear`, found name `linear`",
+            2,
+            35,
+        );
+        assert_eq!(d.hint.as_deref(), Some("did you mean `bilinear`?"));
+        let d = expect_error(
+            &node("resize(x, size=4)"),
+            "resize: `size` must be a list of integers such as `[1,1]`, found integer `4`",
+            2,
+            23,
+        );
+        assert_eq!(d.hint.as_deref(), Some("write a list: `size=[4,4]`"));
+        expect_error(&node("iota(shape=[2])"), "`iota` requires the attribute `axis` (an integer)", 2, 8);
+        expect_error(
+            &node("group_norm(x, w, w)"),
+            "`group_norm` requires the attribute `groups` (an integer)",
+            2,
+            8,
+        );
+    }
+
+    #[test]
+    fn new_attribute_values_are_range_checked() {
+        expect_error(
+            &node("resize(x, size=[2,2], align_corners=true)"),
+            "resize: `align_corners` applies only to `mode=bilinear`",
+            2,
+            44,
+        );
+        expect_error(&node("resize(x, size=[2,0])"), "resize: `size` entries must be >= 1, found 0", 2, 23);
+        let d = expect_error(
+            &node("conv_transpose2d(x, w, stride=[2,2], output_padding=[1,2])"),
+            "conv_transpose2d: `output_padding` 2 (the width) must be smaller than the stride 2 or the dilation 1",
+            2,
+            60,
+        );
+        assert_eq!(d.expected.as_deref(), Some("output_padding < max(stride, dilation) = 2"));
+        expect_error(
+            &node("group_norm(x, w, w, groups=0)"),
+            "group_norm: `groups` must be >= 1, found 0",
+            2,
+            35,
+        );
+        expect_error(
+            &node("group_norm(x, w, w, groups=2, eps=-1)"),
+            "group_norm: `eps` must be >= 0, found -1.0",
+            2,
+            42,
+        );
+        expect_error(
+            &node("expand(x, shape=[-1,4])"),
+            "expand: `shape` entries must be >= 0, found -1",
+            2,
+            24,
+        );
+        expect_error(&node("where(i, x)"), "`where` takes 3 inputs (cond, a, b), found 2", 2, 8);
+        expect_error(&node("iota(x, shape=[2], axis=0)"), "`iota` takes no inputs, found 1", 2, 8);
+    }
+
+    #[test]
+    fn new_shape_and_dtype_rules() {
+        let cases = [
+            ("less(x, i)", "less: inputs have different dtypes (f32 and i32); insert a `cast`"),
+            ("equal(i, w)", "equal: inputs have different dtypes (i32 and f32); insert a `cast`"),
+            ("greater(x, w)", "greater: shapes [1,4,5,6] and [4,3,3,3] cannot be broadcast: dimension 3 from the end is 4 vs 3"),
+            ("where(x, x, x)", "where: input `cond` has dtype f32, expected i32"),
+            ("where(i, x, i)", "where: `a` and `b` have different dtypes (f32 and i32); insert a `cast`"),
+            ("where(i, x, w)", "where: shapes [2,3], [1,4,5,6] and [4,3,3,3] cannot be broadcast: dimension 2 from the end is 2 vs 5"),
+            ("iota(shape=[2,3], axis=2)", "iota: axis 2 is out of range for rank 2"),
+            ("expand(i, shape=[2,2])", "expand: x of shape [2,3] cannot be expanded to [2,2]"),
+            ("expand(i, shape=[3])", "expand: x of shape [2,3] cannot be expanded to [3]"),
+            ("gather(x, w, axis=0)", "gather: input `indices` has dtype f32, expected i32"),
+            ("gather(x, i, axis=4)", "gather: axis 4 is out of range for rank 4"),
+            ("cumsum(w, axis=-5)", "cumsum: axis -5 is out of range for rank 4"),
+            ("group_norm(x, w, w, groups=3)", "group_norm: 4 channels cannot be split into groups=3"),
+            ("group_norm(x, i, i, groups=2)", "group_norm: input `scale` has dtype i32, expected f32"),
+            ("group_norm(w, x, x, groups=3)", "group_norm: `scale` has shape [1,4,5,6] but x has 3 channels, expected [3]"),
+            ("conv_transpose2d(w, w)", "conv_transpose2d: input has 3 channels but the weight has 4 (w.shape[0])"),
+            ("conv_transpose2d(x, w, groups=3)", "conv_transpose2d: input channels 4 are not divisible by groups=3"),
+            ("conv_transpose2d(x, w, w)", "conv_transpose2d: b has shape [4,3,3,3], expected [3] (w.shape[1] * groups)"),
+            ("conv_transpose2d(x, w, pad=[4,0,4,0])", "conv_transpose2d: the output height would be -1 (the full height 7 minus the pads 8)"),
+            ("resize(i, size=[2,2])", "resize: input `x` has dtype i32, expected f32"),
+            ("resize(w, size=[40000,2])", "resize: a height of 40000 is too large to resize"),
+        ];
+        for (expr, msg) in cases {
+            expect_error(&node(expr), msg, 2, 8);
+        }
+        // The checker names the expected range of a bad axis.
+        let d = load_error(&node("gather(x, i, axis=4)"));
+        assert_eq!(d.expected.as_deref(), Some("an axis in -4..=3"));
+    }
+
+    #[test]
+    fn new_operators_infer_their_types() {
+        let sp = Span::NONE;
+        let t = |d: DType, s: &[usize]| TensorType::new(d, s.to_vec());
+        let f = |s: &[usize]| t(DType::F32, s);
+        let i = |s: &[usize]| t(DType::I32, s);
+        let ct = ConvTranspose2dAttrs {
+            stride: [2, 3],
+            pad: [1, 0, 0, 2],
+            output_padding: [1, 2],
+            dilation: [1, 2],
+            groups: 2,
+        };
+        let cases: Vec<(Op, Vec<TensorType>, TensorType)> = vec![
+            (Op::Compare(CompareOp::Less), vec![f(&[3, 1]), f(&[4])], i(&[3, 4])),
+            (Op::Where, vec![i(&[2, 1, 1]), f(&[3, 1]), f(&[4])], f(&[2, 3, 4])),
+            (Op::Iota { ty: f(&[2, 5]), axis: -1 }, vec![], f(&[2, 5])),
+            (Op::Expand { shape: vec![2, 0, 3] }, vec![i(&[1, 3])], i(&[2, 0, 3])),
+            (Op::Gather { axis: 1 }, vec![f(&[2, 5, 3]), i(&[4, 6])], f(&[2, 4, 6, 3])),
+            (Op::Gather { axis: 0 }, vec![f(&[5]), i(&[])], f(&[])),
+            (Op::CumSum { axis: 0, exclusive: true, reverse: false }, vec![i(&[7])], i(&[7])),
+            (Op::GroupNorm { groups: 2, eps: 1e-5 }, vec![f(&[2, 4]), f(&[4]), f(&[4])], f(&[2, 4])),
+            // Height (4-1)*2 - 1 + 1*(3-1) + 1 + 1 = 9; width (5-1)*3 - 2 + 2*(2-1) + 2 + 1 = 15.
+            (Op::ConvTranspose2d(ct), vec![f(&[1, 4, 4, 5]), f(&[4, 3, 3, 2]), f(&[6])], f(&[1, 6, 9, 15])),
+            (
+                Op::Resize { size: [7, 1], mode: ResizeMode::Bilinear, align_corners: true },
+                vec![f(&[2, 3, 4, 5])],
+                f(&[2, 3, 7, 1]),
+            ),
+        ];
+        for (op, ins, want) in cases {
+            let refs: Vec<&TensorType> = ins.iter().collect();
+            assert_eq!(infer(&op, &refs, sp).unwrap_or_else(|d| panic!("{op:?}: {d}")), want, "{op:?}");
         }
     }
 

@@ -283,10 +283,12 @@ pub enum Intrinsic {
     Max,
     Floor,
     Ceil,
+    Sin,
+    Cos,
 }
 
 impl Intrinsic {
-    pub const ALL: [Intrinsic; 12] = [
+    pub const ALL: [Intrinsic; 14] = [
         Intrinsic::Exp,
         Intrinsic::Log,
         Intrinsic::Sqrt,
@@ -299,6 +301,8 @@ impl Intrinsic {
         Intrinsic::Max,
         Intrinsic::Floor,
         Intrinsic::Ceil,
+        Intrinsic::Sin,
+        Intrinsic::Cos,
     ];
 
     pub fn name(self) -> &'static str {
@@ -315,6 +319,8 @@ impl Intrinsic {
             Intrinsic::Max => "max",
             Intrinsic::Floor => "floor",
             Intrinsic::Ceil => "ceil",
+            Intrinsic::Sin => "sin",
+            Intrinsic::Cos => "cos",
         }
     }
 

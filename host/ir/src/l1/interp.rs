@@ -1041,6 +1041,8 @@ fn float(e: &FE, f: &Frame) -> R<f32> {
                 Intrinsic::Abs => x.abs(),
                 Intrinsic::Floor => x.floor(),
                 Intrinsic::Ceil => x.ceil(),
+                Intrinsic::Sin => x.sin(),
+                Intrinsic::Cos => x.cos(),
                 Intrinsic::Pow | Intrinsic::Min | Intrinsic::Max => f32::NAN,
             }
         }
@@ -1091,5 +1093,48 @@ fn cmp<T: PartialOrd>(op: Cmp, x: T, y: T) -> bool {
         Cmp::Ge => x >= y,
         Cmp::Eq => x == y,
         Cmp::Ne => x != y,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::run;
+    use crate::diag::SourceFile;
+    use crate::l1::{parse::parse, print::print, verify::verify};
+    use crate::tensor::{BufData, Buffer};
+    use crate::types::{DType, TensorType};
+    use std::collections::HashMap;
+
+    #[test]
+    fn sin_and_cos_parse_print_verify_and_run() {
+        let text = "module trig {
+  input x: f32[3]
+  output y: f32[3]
+
+  kernel k(x: f32[3] in, y: f32[3] out) {
+    for i in 0..3 {
+      y[i] = sin(x[i]) * cos(x[i])
+    }
+  }
+
+  run k(x, y)
+}
+";
+        let m = parse(&SourceFile::new("t.ekl1", text)).unwrap();
+        assert_eq!(print(&m), text);
+        assert!(verify(&m, None).is_empty());
+        let x = [0.0f32, 0.5, -2.0];
+        let inputs = HashMap::from([(
+            "x".to_string(),
+            Buffer { ty: TensorType::new(DType::F32, [3]), data: BufData::F32(x.to_vec()) },
+        )]);
+        let out = run(&m, &inputs).unwrap();
+        let BufData::F32(y) = &out["y"].data else { panic!("f32 output") };
+        let want: Vec<f32> = x.iter().map(|v| v.sin() * v.cos()).collect();
+        assert_eq!(y, &want);
+        // Both take f32 only.
+        let bad = text.replace("sin(x[i])", "sin(i)");
+        let ds = verify(&parse(&SourceFile::new("t.ekl1", bad)).unwrap(), None);
+        assert!(ds[0].message.starts_with("`sin` takes f32, found i32: convert with f32(...)"), "{}", ds[0]);
     }
 }

@@ -7,18 +7,21 @@
 //! 2. per node, an operator-specific GPU kernel where there is one ([`reduce`]: sum, mean, max
 //!    and min over trailing axes, and softmax / log_softmax over the last axis, through a
 //!    shared-memory tree reduction, one block per output row; [`matmul`]: matmul and linear
-//!    with 16x16 tiles staged in shared memory);
+//!    with 16x16 tiles staged in shared memory; [`norm`]: group_norm, one thread per group of
+//!    an image, whose channel index the binding of step 3 could not prove disjoint);
 //! 3. every other kernel through [`bind`]: the naive loop nest's outer loops (those whose
 //!    iterations touch disjoint elements of every written buffer, which `bind` checks) become a
 //!    1-D grid, one thread per iteration; a kernel of several such nests becomes one kernel per
 //!    nest, run in order;
 //! 4. verify the module against the target (a lowering bug is an error here, not wrong numbers).
 //!
-//! Conv2d (direct), pooling, norms, argmax, movement, casts and elementwise operators all take
+//! Conv2d (direct), conv_transpose2d, pooling, the other norms, argmax, cumsum (one thread per
+//! scanned row), movement, gather, resize, casts, comparisons and elementwise operators all take
 //! step 3: one thread per output element (per output row for norms and softmax over other axes).
 
 mod bind;
 mod matmul;
+mod norm;
 mod reduce;
 
 use crate::build::{Buf, Names};
@@ -80,7 +83,7 @@ pub fn lower_gpu(g: &Graph, target: &TargetProfile) -> Result<Module, Diagnostic
                 .map(|a| Buf::new(storage.loc(&a.name), g.type_of(&a.name).expect("checked").clone()))
                 .collect();
             let out = Buf::new(storage.loc(&node.name), node.ty.clone().expect("checked"));
-            special(&gpu, node, &ins, &out, names_of(k))
+            special(&gpu, target, node, &ins, &out, names_of(k))
         });
         let bodies = match special {
             Some(body) => vec![body],
@@ -106,7 +109,14 @@ pub fn lower_gpu(g: &Graph, target: &TargetProfile) -> Result<Module, Diagnostic
 }
 
 /// An operator-specific GPU kernel body for `node`, where one exists for its attributes.
-fn special(gpu: &Gpu, node: &Node, ins: &[Buf], out: &Buf, names: Names) -> Option<Vec<Stmt>> {
+fn special(
+    gpu: &Gpu,
+    target: &TargetProfile,
+    node: &Node,
+    ins: &[Buf],
+    out: &Buf,
+    names: Names,
+) -> Option<Vec<Stmt>> {
     if out.ty.numel() == 0 || ins.iter().any(|b| b.ty.numel() == 0) {
         return None;
     }
@@ -130,6 +140,9 @@ fn special(gpu: &Gpu, node: &Node, ins: &[Buf], out: &Buf, names: Names) -> Opti
             matmul::matmul(gpu, names, *transpose_a, *transpose_b, &ins[0], &ins[1], out)
         }
         Op::Linear => matmul::linear(gpu, names, &ins[0], &ins[1], ins.get(2), out),
+        Op::GroupNorm { groups, eps } => {
+            Some(norm::group_norm(gpu, target, names, *groups, *eps, [&ins[0], &ins[1], &ins[2]], out))
+        }
         _ => None,
     }
 }

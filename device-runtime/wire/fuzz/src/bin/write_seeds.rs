@@ -11,6 +11,8 @@ fn main() {
         std::fs::write(dir.join(name), bytes).expect("write a seed");
     };
     write("payload_parse", "sample.ekp".into(), &ekb_wire_fuzz::sample_payload());
+    write("payload_parse", "sample-data.ekp".into(), &ekb_wire_fuzz::sample_data_payload());
+    write("payload_parse", "sample-v1.ekp".into(), ekb_wire_fuzz::VERSION_1_PAYLOAD);
     for (i, s) in ekb_wire_fuzz::sample_streams().iter().enumerate() {
         write("frame_decode", format!("stream-{i}"), s);
     }

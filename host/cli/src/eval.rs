@@ -1,0 +1,362 @@
+//! `ekb eval`: the evaluation protocol over candidates (generated ones in a folder, or the
+//! built-in default schedule) on a device, stored in a run directory as each candidate
+//! finishes; `--resume` continues an interrupted run. `ekb bench` is this command with the
+//! built-in defaults.
+//!
+//! The work is done by `ekb_eval::evaluate`; this file chooses the instances, the device and the
+//! settings, shows progress, and prints the summary of the finished run.
+
+use crate::tasks::{self as task_cli, Select};
+use ekb_deploy::transport::{self, Device, RemoteOptions};
+use ekb_eval::evaluate::candidate::Candidates;
+use ekb_eval::evaluate::{self, Config, Observer};
+use ekb_eval::metrics;
+use ekb_eval::report::{self, Format};
+use ekb_eval::results::{utc_now, CandidateResult, Run};
+use ekb_eval::tasks::Backend;
+use ekb_ir::TargetProfile;
+use ekb_llvm::Arch;
+use ekb_lower::Schedule;
+use ekb_wire::payload::TimingSettings;
+use ekb_wire::protocol::PairedSettings;
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Instant;
+
+/// Evaluate candidates: compile, check on 3 seeds, time against a baseline, store the results.
+#[derive(clap::Args)]
+#[command(after_help = "Examples:\n  \
+ekb eval --candidates cands/ --out runs/gpt4o           generated candidates vs the naive lowering\n  \
+ekb eval --candidates cands/ --out runs/gpt4o --resume  continue an interrupted run\n  \
+ekb eval conv --level 1 --baseline default --out runs/conv   the built-in default vs itself\n  \
+ekb eval --candidates cands/ --samples 5 --budget 2 --out runs/k5\n  \
+ekb report runs/gpt4o                                   the metric tables of a run")]
+pub struct Args {
+    #[command(flatten)]
+    pub select: Select,
+    #[command(flatten)]
+    pub eval: EvalArgs,
+    /// The folder `ekb generate` wrote; without it the built-in `default` schedule is the
+    /// candidate of every instance.
+    #[arg(long)]
+    pub candidates: Option<PathBuf>,
+    /// Candidates per instance to evaluate (sample-0 .. sample-K-1).
+    #[arg(long, default_value_t = 1)]
+    pub samples: u32,
+    /// The run directory [default: runs/eval-TIMESTAMP].
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+}
+
+/// Settings shared by `ekb eval` and `ekb bench`.
+#[derive(clap::Args)]
+pub struct EvalArgs {
+    /// What candidates are timed against: `naive` or `default` (the task's own graph lowered
+    /// with that schedule).
+    #[arg(long, default_value = "naive")]
+    pub baseline: String,
+    /// The target profile of the CPU backend.
+    #[arg(long, default_value = "host")]
+    pub target: String,
+    /// `local`, `qemu`, `ssh://[user@]host[:port]` or `adb[:serial]` [default: local for this
+    /// machine's architecture, qemu for another].
+    #[arg(long)]
+    pub device: Option<String>,
+    /// An ssh/scp option, as for `ssh -o` (repeatable).
+    #[arg(long = "ssh-option", value_name = "KEY=VALUE")]
+    pub ssh_options: Vec<String>,
+    /// Seconds of timing per candidate (pairs stop earlier once the median ratio is within
+    /// the target error).
+    #[arg(long, default_value_t = 2.0)]
+    pub budget: f64,
+    /// Seconds one execution of either side may take before it is killed as a timeout.
+    #[arg(long, default_value_t = 20.0)]
+    pub timeout: f64,
+    /// Stop a pair once the relative standard error of the median ratio is below this.
+    #[arg(long, default_value_t = 0.01)]
+    pub target_rse: f64,
+    /// A side whose timing spread (a robust coefficient of variation, from the 10th and 90th
+    /// percentiles) stays above this after every attempt is reported as unstable (its speedup
+    /// is kept but not counted).
+    #[arg(long, default_value_t = 0.1)]
+    pub max_cv: f64,
+    /// Flush caches between samples (cold timing) instead of warm.
+    #[arg(long)]
+    pub cold: bool,
+    /// Threads for parallel loops on the device [default: the runtime's].
+    #[arg(long)]
+    pub threads: Option<u32>,
+    /// The task folder (default: the nearest `tasks/` with a `level1/` folder, from here up).
+    #[arg(long)]
+    pub dir: Option<PathBuf>,
+    /// Continue the run in `--out`, skipping candidates already stored.
+    #[arg(long)]
+    pub resume: bool,
+    /// One line per candidate only, no progress bar.
+    #[arg(long)]
+    pub plain: bool,
+}
+
+impl EvalArgs {
+    fn baseline(&self) -> Result<Schedule, String> {
+        Schedule::ALL.into_iter().find(|s| s.name() == self.baseline).ok_or_else(|| {
+            format!("error: unknown baseline `{}`\n  = expected: naive or default", self.baseline)
+        })
+    }
+}
+
+/// The settings, devices and candidates of a run, ready to evaluate.
+pub struct Plan {
+    pub config: Config,
+    pub device: Device,
+    pub transport: Box<dyn ekb_deploy::Transport>,
+}
+
+pub fn plan(
+    e: &EvalArgs,
+    candidates: Candidates,
+    samples: u32,
+    command: Vec<String>,
+) -> Result<Plan, String> {
+    if !(e.budget > 0.0 && e.budget.is_finite()) {
+        return Err(format!("error: `--budget {}` must be a positive number of seconds", e.budget));
+    }
+    let target: TargetProfile = crate::source::target(&e.target)?;
+    let arch = Arch::of_triple(&target.cpu.triple).ok_or_else(|| {
+        format!(
+            "error: target `{}` has triple `{}`, which no runtime supports",
+            target.name, target.cpu.triple
+        )
+    })?;
+    let device = match &e.device {
+        Some(d) => Device::parse(d).map_err(|d| d.to_string())?,
+        None => Device::default_for(arch),
+    };
+    let runtime = crate::runtime::find_or_build(arch)?;
+    let options = RemoteOptions { ssh_options: e.ssh_options.clone(), remote_dir: None };
+    let transport = transport::connect(&device, &runtime, &options).map_err(|d| d.to_string())?;
+    let timing = TimingSettings {
+        budget_ms: (e.budget * 1000.0).round() as u64,
+        target_rse: e.target_rse,
+        cold_cache: e.cold,
+        ..TimingSettings::DEFAULT
+    };
+    if !(e.timeout > 0.0 && e.timeout.is_finite()) {
+        return Err(format!("error: `--timeout {}` must be a positive number of seconds", e.timeout));
+    }
+    if !(e.max_cv > 0.0 && e.max_cv.is_finite()) {
+        return Err(format!("error: `--max-cv {}` must be a positive number", e.max_cv));
+    }
+    let paired = PairedSettings { threads: e.threads, max_cv: e.max_cv, ..PairedSettings::DEFAULT };
+    let config = Config {
+        candidates,
+        baseline: e.baseline()?,
+        samples,
+        seeds: ekb_deploy::build::DEFAULT_SEEDS.to_vec(),
+        timing,
+        paired,
+        cpu_target: target,
+        exec_timeout: std::time::Duration::from_secs_f64(e.timeout),
+        command,
+    };
+    Ok(Plan { config, device, transport })
+}
+
+pub fn run(args: Args) -> Result<ExitCode, String> {
+    if args.samples == 0 {
+        return Err("error: `--samples` must be at least 1".into());
+    }
+    let candidates = match &args.candidates {
+        Some(d) => Candidates::Dir(d.clone()),
+        None => Candidates::Builtin(Schedule::Default),
+    };
+    let out = args.out.clone().unwrap_or_else(|| default_out("eval"));
+    let command: Vec<String> = std::env::args().collect();
+    let plan = plan(&args.eval, candidates, args.samples, command)?;
+    let (suite, broken) = task_cli::load(&args.eval.dir)?;
+    if broken {
+        return Err("error: fix the task files above first".into());
+    }
+    let mut filter = task_cli::filter(&args.select)?;
+    let backends = match filter.backend {
+        Some(b) => vec![b],
+        None => vec![Backend::Cpu],
+    };
+    filter.backend = Some(backends[0]);
+    let tasks = suite.select(&filter);
+    let planned = evaluate::instances(&tasks, &backends);
+    if planned.is_empty() {
+        return Err("error: no instance matches the selection".into());
+    }
+    let run = execute(&tasks, planned, plan, &out, args.eval.resume, args.eval.plain)?;
+    print_report(&run)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `runs/KIND-YYYYMMDD-HHMMSS`.
+pub fn default_out(kind: &str) -> PathBuf {
+    let stamp: String = utc_now().chars().filter(|c| c.is_ascii_digit()).collect();
+    PathBuf::from("runs").join(format!("{kind}-{}-{}", &stamp[..8], &stamp[8..]))
+}
+
+/// Runs the evaluation with progress on stderr.
+pub fn execute(
+    tasks: &[&ekb_eval::tasks::Task],
+    planned: Vec<ekb_eval::results::Instance>,
+    plan: Plan,
+    out: &std::path::Path,
+    resume: bool,
+    plain: bool,
+) -> Result<Run, String> {
+    let device_name = plan.device.to_string();
+    let mut progress = Progress::new(!plain && std::io::stderr().is_terminal());
+    eprintln!(
+        "evaluating {} instance(s) x {} sample(s) on {device_name} ({}), baseline {}, into {}",
+        planned.len(),
+        plan.config.samples,
+        plan.config.cpu_target.name,
+        plan.config.baseline.name(),
+        out.display()
+    );
+    let link = evaluate::DeviceLink { transport: plan.transport, name: device_name };
+    let run =
+        evaluate::evaluate(tasks, planned, &plan.config, link, out, resume, &mut progress).map_err(|d| {
+            let mut s = d.to_string();
+            if out.join(ekb_eval::results::RUN_FILE).exists() {
+                s.push_str(&format!(
+                    "\nthe results so far are kept in {}; continue with the same command and `--resume`",
+                    out.display()
+                ));
+            }
+            s
+        })?;
+    progress.finish();
+    for w in &run.warnings {
+        eprintln!("warning: {w}");
+    }
+    Ok(run)
+}
+
+/// Progress: a line per candidate, and on a terminal a bar with the count and an estimate of
+/// the time left.
+struct Progress {
+    bar: bool,
+    total: usize,
+    done: usize,
+    start_done: usize,
+    start: Instant,
+}
+
+impl Progress {
+    fn new(bar: bool) -> Progress {
+        Progress { bar, total: 0, done: 0, start_done: 0, start: Instant::now() }
+    }
+
+    fn clear(&self) {
+        if self.bar {
+            eprint!("\r\x1b[2K");
+        }
+    }
+
+    fn draw(&self) {
+        if !self.bar {
+            return;
+        }
+        let width = 30;
+        let filled = (self.done * width).checked_div(self.total).unwrap_or(width);
+        let fresh = self.done - self.start_done;
+        let eta = if fresh > 0 {
+            let per = self.start.elapsed().as_secs_f64() / fresh as f64;
+            format!("  ~{} left", human_secs(per * (self.total - self.done) as f64))
+        } else {
+            String::new()
+        };
+        eprint!("\r[{}{}] {}/{}{eta}", "#".repeat(filled), ".".repeat(width - filled), self.done, self.total);
+    }
+
+    fn finish(&self) {
+        self.clear();
+    }
+}
+
+fn human_secs(s: f64) -> String {
+    if s < 90.0 {
+        format!("{s:.0} s")
+    } else {
+        format!("{:.0} min", s / 60.0)
+    }
+}
+
+impl Observer for Progress {
+    fn started(&mut self, total: usize, done: usize) {
+        self.total = total;
+        self.done = done;
+        self.start_done = done;
+        self.start = Instant::now();
+        if done > 0 {
+            eprintln!("resuming: {done} of {total} candidate(s) already stored");
+        }
+        self.draw();
+    }
+
+    fn note(&mut self, line: &str) {
+        self.clear();
+        eprintln!("{line}");
+        self.draw();
+    }
+
+    fn finished(&mut self, r: &CandidateResult) {
+        self.done += 1;
+        self.clear();
+        eprintln!("[{:>w$}/{}] {}", self.done, self.total, result_line(r), w = self.total.to_string().len());
+        self.draw();
+    }
+}
+
+/// One candidate in one line.
+pub fn result_line(r: &CandidateResult) -> String {
+    let what = format!("{} {} #{}", r.instance.task, r.instance.backend, r.sample);
+    let first = |t: &str| t.lines().next().unwrap_or("").trim().to_string();
+    let verdict = match (&r.failure, r.correct, &r.timing, &r.baseline_failure) {
+        (Some(f), _, _, _) => format!("{} ({})", f.class.name(), first(&f.evidence)),
+        (None, true, Some(t), None) => {
+            format!("correct, {:.2}x [{:.2}, {:.2}]", t.speedup, t.ci_low, t.ci_high)
+        }
+        (None, true, _, Some(b)) => format!("correct, not timed: the baseline failed: {}", first(b)),
+        (None, false, _, Some(b)) => format!("compiled, not run: the baseline failed: {}", first(b)),
+        (None, _, _, None) => "correct, not timed".to_string(),
+    };
+    format!("{what}: {verdict}  (build {:.1} s, run {:.1} s)", r.seconds.build, r.seconds.run)
+}
+
+/// The report of a finished run on stdout (the terminal tables of `ekb report`), where the time
+/// went, and the same report as HTML in the run directory.
+pub fn print_report(run: &Run) -> Result<(), String> {
+    let comparison = metrics::compare(std::slice::from_ref(run), None).map_err(|d| d.to_string())?;
+    print!("{}", report::render(&comparison, Format::Text));
+    println!("{}", time_line(&run.results));
+    let html = run.dir.join("report.html");
+    std::fs::write(&html, report::render(&comparison, Format::Html))
+        .map_err(|e| format!("error: cannot write `{}`: {e}", html.display()))?;
+    println!("results in {}; the HTML report is {}", run.dir.display(), html.display());
+    Ok(())
+}
+
+/// Where the time of the stored candidates went, and the throughput with and without the
+/// timed samples (what the timing budget buys).
+pub fn time_line(results: &[CandidateResult]) -> String {
+    let sum = |f: fn(&CandidateResult) -> f64| results.iter().map(f).sum::<f64>();
+    let (build, compiler) = (sum(|r| r.seconds.build), sum(|r| r.seconds.compiler));
+    let (device, timed) = (sum(|r| r.seconds.run), sum(|r| r.seconds.timed));
+    let total = build + device;
+    let per_min = |secs: f64| if secs > 0.0 { results.len() as f64 * 60.0 / secs } else { 0.0 };
+    format!(
+        "time: build {build:.1} s (compiler {compiler:.1} s, reference and lowering {:.1} s), device {device:.1} s \
+         (timed samples {timed:.1} s, loading and checking {:.1} s); {:.0} candidates/min, {:.0}/min without the timed samples",
+        build - compiler,
+        device - timed,
+        per_min(total),
+        per_min(total - timed)
+    )
+}

@@ -1,0 +1,89 @@
+//! `ekb report`: metrics over stored evaluation runs (what `ekb eval --out DIR` wrote), as
+//! terminal tables, Markdown, one long CSV table, JSON, or a self-contained HTML page.
+//!
+//! The work is done by `ekb_eval::metrics` and `ekb_eval::report`; this file reads the runs,
+//! parses arguments and writes the report. A run that cannot be read is a rendered diagnostic
+//! and exit status 1; what a run has that is odd (a torn last line, results outside its plan)
+//! is in the report's warnings, and on stderr when the report goes to a file or is CSV.
+
+use ekb_eval::metrics;
+use ekb_eval::report::{self, Format};
+use ekb_eval::results::load_run;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+/// Metrics and reports over evaluation runs: Compile@k, Correct@k, Fast@p, speedups, failures.
+#[derive(clap::Args)]
+#[command(after_help = "Examples:\n  \
+ekb report runs/a                              tables on the terminal\n  \
+ekb report runs/a runs/b --format markdown     two runs side by side, as Markdown\n  \
+ekb report runs/a --format html --out a.html   one page, plots inline, nothing external\n  \
+ekb report runs/a --format csv --out a.csv     one long table: run, group, metric, k, p, value\n  \
+ekb report runs/a --k 1 --k 3 --json           metrics at k = 1 and 3, as JSON\n\
+Every share is over all planned instances; a speedup counts only for a correct candidate with\n\
+stable timing and a working baseline; Fast@p needs a speedup strictly above p.\n\
+docs/evaluation.md defines each metric.")]
+pub struct Args {
+    /// Run directories, side by side in the order given.
+    #[arg(required = true, value_name = "RUN")]
+    runs: Vec<PathBuf>,
+    /// text, markdown, csv, json or html.
+    #[arg(long, default_value = "text")]
+    format: String,
+    /// Same as `--format json`.
+    #[arg(long)]
+    json: bool,
+    /// Write the report to this file instead of standard output.
+    #[arg(long, value_name = "FILE")]
+    out: Option<PathBuf>,
+    /// Report at this k (repeatable; default: 1 and each run's sample count). Must not exceed
+    /// any run's samples.
+    #[arg(long, value_name = "K")]
+    k: Vec<u32>,
+}
+
+pub fn run(args: Args) -> Result<ExitCode, String> {
+    let format =
+        if args.json { Format::Json } else { Format::from_name(&args.format).map_err(|d| d.to_string())? };
+    let runs = args
+        .runs
+        .iter()
+        .map(|dir| load_run(dir))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|d| d.to_string())?;
+    let ks = (!args.k.is_empty()).then_some(args.k.as_slice());
+    let comparison = metrics::compare(&runs, ks).map_err(|d| d.to_string())?;
+    let text = report::render(&comparison, format);
+    let Some(out) = &args.out else {
+        print!("{text}");
+        if format == Format::Csv {
+            warn(&comparison);
+        }
+        return Ok(ExitCode::SUCCESS);
+    };
+    std::fs::write(out, &text).map_err(|e| format!("error: cannot write `{}`: {e}", out.display()))?;
+    warn(&comparison);
+    let flagged: usize = comparison.runs.iter().map(|r| r.flags.high_speedups.len()).sum();
+    eprintln!(
+        "wrote the {} report of {} run(s) ({}) to {}{}",
+        format.name(),
+        comparison.runs.len(),
+        comparison.baselines().iter().map(|b| format!("speedup vs {b}")).collect::<Vec<_>>().join(", "),
+        out.display(),
+        if flagged > 0 {
+            format!("; {flagged} speedup(s) over 10x flagged for review")
+        } else {
+            String::new()
+        }
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The runs' warnings on stderr, for reports that do not show them on the terminal.
+fn warn(c: &metrics::Comparison) {
+    for r in &c.runs {
+        for w in &r.warnings {
+            eprintln!("warning: {}: {w}", r.label);
+        }
+    }
+}

@@ -1,0 +1,111 @@
+//! `ekb eval` as users run it: an uninterrupted run, and a run killed (SIGKILL) after its first
+//! stored result and continued with `--resume`, end with the same candidates and the same
+//! outcomes, each stored exactly once.
+
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+fn ekb(dir: &Path) -> Command {
+    let rt = ekb_e2e::static_runtime("x86_64-unknown-linux-musl", Path::new(env!("CARGO_TARGET_TMPDIR")));
+    let mut c = Command::new(env!("CARGO_BIN_EXE_ekb"));
+    c.current_dir(dir).env("EKB_RT_X86_64", rt).env_remove("EKB_RT");
+    c
+}
+
+/// A task folder of four small tasks (two of them with a broken candidate-free twin: the
+/// evaluation does not read twins).
+fn task_folder(root: &Path) -> PathBuf {
+    let dir = root.join("tasks/level1");
+    std::fs::create_dir_all(&dir).unwrap();
+    for (name, op) in [("t_relu", "relu"), ("t_sigmoid", "sigmoid"), ("t_tanh", "tanh"), ("t_exp", "exp")] {
+        std::fs::write(
+            dir.join(format!("{name}.ekir")),
+            format!(
+                "# task: level=1 family=activation domains=[mobile]\n\
+                 # provenance: model=test layer={op} module=torch.nn.{op} source=tests\n\
+                 graph {name}(x: f32[128,128]) -> (y: f32[128,128]) {{\n  %0: f32[128,128] = {op}(x)\n  return %0\n}}\n"
+            ),
+        )
+        .unwrap();
+    }
+    root.join("tasks")
+}
+
+/// key -> (compiled, correct, failure class) of every stored result (a last line cut short by
+/// the kill is not a result); panics on a duplicate.
+fn outcomes(run: &Path) -> BTreeMap<String, (bool, bool, Value)> {
+    let text = std::fs::read_to_string(run.join("results.jsonl")).unwrap();
+    let mut out = BTreeMap::new();
+    for line in text.split_inclusive('\n').filter(|l| l.ends_with('\n')) {
+        let r: Value = serde_json::from_str(line).unwrap();
+        let key = format!("{} {} {}", r["instance"]["task"], r["instance"]["backend"], r["sample"]);
+        let v = (
+            r["compiled"].as_bool().unwrap(),
+            r["correct"].as_bool().unwrap(),
+            r["failure"]["class"].clone(),
+        );
+        assert!(out.insert(key.clone(), v).is_none(), "{key} stored twice");
+    }
+    out
+}
+
+#[test]
+fn a_killed_run_resumed_ends_like_an_uninterrupted_one() {
+    let tmp = tempfile::tempdir().unwrap();
+    let tasks = task_folder(tmp.path());
+    let args = |out: &str| -> Vec<String> {
+        // Timing stability is not what this test is about: on a busy machine it could differ
+        // between the two runs, so no side is ever judged unstable here.
+        let cv = "1e9";
+        ["eval", "--dir", tasks.to_str().unwrap(), "--budget", "0.3", "--max-cv", cv, "--plain", "--out", out]
+            .iter()
+            .map(|s| s.to_string())
+            .collect()
+    };
+
+    let full = ekb(tmp.path()).args(args("full")).output().unwrap();
+    assert!(full.status.success(), "{}", String::from_utf8_lossy(&full.stderr));
+    let expected = outcomes(&tmp.path().join("full"));
+    assert_eq!(expected.len(), 4);
+    assert!(expected.values().all(|(compiled, correct, _)| *compiled && *correct), "{expected:?}");
+    let stdout = String::from_utf8_lossy(&full.stdout);
+    assert!(stdout.contains("4 compiled, 4 correct"), "{stdout}");
+
+    // Kill the second run as soon as its first result is on disk.
+    let part = tmp.path().join("part");
+    let mut child =
+        ekb(tmp.path()).args(args("part")).stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
+    let start = Instant::now();
+    loop {
+        let lines = std::fs::read_to_string(part.join("results.jsonl")).map_or(0, |t| t.lines().count());
+        if lines >= 1 {
+            break;
+        }
+        assert!(start.elapsed() < Duration::from_secs(120), "no result after 2 minutes");
+        assert!(child.try_wait().unwrap().is_none(), "the run ended before it could be killed");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let stored = outcomes(&part).len();
+    assert!((1..4).contains(&stored), "{stored} stored before the kill");
+
+    // Without --resume the folder is refused; with it the run completes.
+    let again = ekb(tmp.path()).args(args("part")).output().unwrap();
+    assert!(!again.status.success());
+    assert!(
+        String::from_utf8_lossy(&again.stderr).contains("--resume"),
+        "{}",
+        String::from_utf8_lossy(&again.stderr)
+    );
+    let mut resume = args("part");
+    resume.push("--resume".into());
+    let resumed = ekb(tmp.path()).args(&resume).output().unwrap();
+    let stderr = String::from_utf8_lossy(&resumed.stderr);
+    assert!(resumed.status.success(), "{stderr}");
+    assert!(stderr.contains(&format!("resuming: {stored} of 4 candidate(s) already stored")), "{stderr}");
+    assert_eq!(outcomes(&part), expected);
+}

@@ -1,0 +1,192 @@
+//! From a candidate to a payload, with every failure on the way classified: the first step of
+//! the evaluation protocol ("compiles").
+//!
+//! - An L0 candidate must declare exactly the task's signature (inputs, parameters with their
+//!   initialisers, outputs); it is lowered with the default schedule. An L1 candidate is
+//!   verified against the target and bound to the task's graph by buffer names and types.
+//! - Either way the payload's expected outputs come from the TASK's graph, never from the
+//!   candidate, so a candidate cannot define its own reference.
+//!
+//! Classes: text that does not parse, check or verify, or that does not implement the task's
+//! interface, is `syntax_api`; an allocation over a limit of the target or an index the
+//! verifier proves out of bounds is `memory`; a failure to lower, emit or compile is `compile`.
+
+use super::candidate::Found;
+use crate::results::{FailureClass, FailureRecord};
+use crate::tasks::Task;
+use ekb_deploy::{BuildOptions, Built, Program, Sources};
+use ekb_ir::l0::{self, Graph};
+use ekb_ir::l1::{self, Module};
+use ekb_ir::{Diagnostic, SourceFile, TargetProfile};
+use ekb_lower::Schedule;
+
+/// A candidate built into a payload.
+#[derive(Debug)]
+pub struct Compiled {
+    pub built: Built,
+    /// `l0` or `l1`.
+    pub kind: &'static str,
+}
+
+fn failure(class: FailureClass, detail: &str, diags: &[Diagnostic]) -> FailureRecord {
+    let evidence = diags.iter().map(|d| d.to_string()).collect::<Vec<_>>().join("\n");
+    FailureRecord { class, detail: detail.into(), evidence }
+}
+
+/// Builds the baseline of a task: its own graph with `schedule`.
+pub fn build_baseline(
+    task: &Task,
+    schedule: Schedule,
+    target: &TargetProfile,
+    options: &BuildOptions,
+) -> Result<Built, Vec<Diagnostic>> {
+    let options = BuildOptions { schedule, ..options.clone() };
+    let sources = Sources { graph: Some(&task.source), module: None };
+    ekb_deploy::build(Program::Graph(&task.graph), sources, target, &options)
+}
+
+/// Builds one candidate of `task`, or says why it does not compile.
+pub fn build_candidate(
+    task: &Task,
+    found: &Found,
+    target: &TargetProfile,
+    options: &BuildOptions,
+) -> Result<Compiled, (Option<&'static str>, FailureRecord)> {
+    let text = match found {
+        Found::Text { text, .. } => text,
+        Found::Missing { reason, .. } => {
+            return Err((
+                None,
+                FailureRecord {
+                    class: FailureClass::NoCandidate,
+                    detail: "no candidate".into(),
+                    evidence: reason.clone(),
+                },
+            ))
+        }
+    };
+    let origin = match found {
+        Found::Text { origin, .. } | Found::Missing { origin, .. } => origin,
+    };
+    let src = SourceFile::new(origin.clone(), text.clone());
+    match ekb_ir::level(text) {
+        Some("l0") => {
+            let kind = Some("l0");
+            let graph = l0::check::load(&src)
+                .map_err(|ds| (kind, failure(FailureClass::SyntaxApi, "syntax/API: L0", &ds)))?;
+            let mismatches = signature_mismatches(&task.graph, &graph);
+            if !mismatches.is_empty() {
+                let d = mismatches.into_iter().fold(
+                    Diagnostic::error(format!(
+                        "the candidate does not declare the signature of task `{}`",
+                        task.name
+                    )),
+                    |d, m| d.with_note(m),
+                );
+                return Err((
+                    kind,
+                    failure(FailureClass::SyntaxApi, "syntax/API: signature", &[src.locate(d)]),
+                ));
+            }
+            let module = ekb_lower::lower(&graph, Schedule::Default, target)
+                .map_err(|d| (kind, failure(FailureClass::Compile, "compile: lowering", &[src.locate(d)])))?;
+            let sources = Sources { graph: Some(&task.source), module: Some(&src) };
+            build_module(task, &module, sources, target, options)
+                .map(|built| Compiled { built, kind: "l0" })
+                .map_err(|f| (kind, f))
+        }
+        Some("l1") => {
+            let kind = Some("l1");
+            let module = l1::parse::parse(&src)
+                .map_err(|d| (kind, failure(FailureClass::SyntaxApi, "syntax/API: L1", &[d])))?;
+            let sources = Sources { graph: Some(&task.source), module: Some(&src) };
+            build_module(task, &module, sources, target, options)
+                .map(|built| Compiled { built, kind: "l1" })
+                .map_err(|f| (kind, f))
+        }
+        _ => {
+            let d = src.locate(
+                Diagnostic::error("the candidate is neither an L0 graph nor an L1 module")
+                    .with_expected("`graph NAME(...)` or `module NAME {`"),
+            );
+            Err((None, failure(FailureClass::SyntaxApi, "syntax/API: not IR", &[d])))
+        }
+    }
+}
+
+/// Verifies `module` against the target, then builds it as an implementation of the task.
+fn build_module(
+    task: &Task,
+    module: &Module,
+    sources: Sources<'_>,
+    target: &TargetProfile,
+    options: &BuildOptions,
+) -> Result<Built, FailureRecord> {
+    let diags = l1::verify::verify(module, Some(target));
+    if l1::verify::has_errors(&diags) {
+        let errors: Vec<Diagnostic> = diags
+            .into_iter()
+            .filter(|d| d.severity == ekb_ir::diag::Severity::Error)
+            .map(|d| sources.module.map_or(d.clone(), |s| s.locate(d)))
+            .collect();
+        let (class, detail) = verifier_class(&errors);
+        return Err(failure(class, detail, &errors));
+    }
+    ekb_deploy::build(Program::Module { module, graph: &task.graph }, sources, target, options).map_err(
+        |ds| {
+            // The module verified, so what is left is its interface to the task's graph (buffer
+            // names and types) or the code generator and toolchain.
+            if ds.iter().any(|d| d.message.contains("graph")) {
+                failure(FailureClass::SyntaxApi, "syntax/API: interface", &ds)
+            } else {
+                failure(FailureClass::Compile, "compile: toolchain", &ds)
+            }
+        },
+    )
+}
+
+/// The class of a module the verifier rejected: legality and proven out-of-bounds findings are
+/// memory failures, anything else is a syntax/API failure.
+fn verifier_class(errors: &[Diagnostic]) -> (FailureClass, &'static str) {
+    if errors.iter().any(|d| d.message.contains("over the limit")) {
+        (FailureClass::Memory, "memory: illegal allocation")
+    } else if errors.iter().any(|d| d.message.contains(" ranges over [")) {
+        (FailureClass::Memory, "memory: out of bounds")
+    } else {
+        (FailureClass::SyntaxApi, "syntax/API: L1 verifier")
+    }
+}
+
+/// How `cand` differs from `task` in what a caller sees: the name, inputs, parameters (with
+/// their initialisers) and outputs, in order.
+pub fn signature_mismatches(task: &Graph, cand: &Graph) -> Vec<String> {
+    let mut out = Vec::new();
+    if cand.name != task.name {
+        out.push(format!("the graph is named `{}`, the task `{}`", cand.name, task.name));
+    }
+    let decls = |what: &str, a: &[l0::TensorDecl], b: &[l0::TensorDecl], out: &mut Vec<String>| {
+        let show = |d: &[l0::TensorDecl]| {
+            d.iter().map(|t| format!("{}: {}", t.name, t.ty)).collect::<Vec<_>>().join(", ")
+        };
+        if a.len() != b.len() || a.iter().zip(b).any(|(x, y)| x.name != y.name || x.ty != y.ty) {
+            out.push(format!("{what}: the task has ({}), the candidate ({})", show(a), show(b)));
+            return;
+        }
+        for (x, y) in a.iter().zip(b) {
+            if x.init != y.init || x.data != y.data {
+                out.push(format!("{what} `{}` is initialised differently from the task's", x.name));
+            }
+        }
+    };
+    decls("inputs", &task.inputs, &cand.inputs, &mut out);
+    decls("parameters", &task.params, &cand.params, &mut out);
+    let outs = |g: &Graph| g.outputs.iter().map(|o| format!("{}: {}", o.name, o.ty)).collect::<Vec<_>>();
+    if outs(task) != outs(cand) {
+        out.push(format!(
+            "outputs: the task has ({}), the candidate ({})",
+            outs(task).join(", "),
+            outs(cand).join(", ")
+        ));
+    }
+    out
+}

@@ -1,0 +1,419 @@
+//! The evaluation protocol (`docs/evaluation.md`) over a set of instances: for every instance
+//! the baseline is built once; every candidate is built (compiles?), loaded next to the
+//! baseline in one runtime session, checked on every seed (correct?) and timed against the
+//! baseline in alternating pairs (how fast?); the result goes to the run directory before the
+//! next candidate starts.
+//!
+//! What must stay true: results are appended as they finish and a resumed run skips exactly the
+//! (task, backend, sample) keys already stored, so an interrupted run loses at most the
+//! candidate in flight and never evaluates one twice; a resumed run must have been planned with
+//! the same candidates, baseline, samples, seeds and instances, or it is refused; nothing is
+//! built while something is being timed (on the local device the build would disturb the
+//! timing).
+
+pub mod candidate;
+pub mod compile;
+pub mod device;
+pub mod outcome;
+
+use crate::results::{
+    utc_now, BackendEnv, CandidateResult, FailureClass, FailureRecord, Instance, Phases, Run, RunDir,
+    RunInfo, TimingSettings, RESULTS_FORMAT,
+};
+use crate::tasks::{Backend, Task};
+use candidate::{Candidates, Found};
+use device::{Answer, DeviceSession};
+use ekb_deploy::{BuildOptions, Built};
+use ekb_ir::{Diagnostic, TargetProfile};
+use ekb_lower::Schedule;
+use ekb_wire::protocol::{PairedSettings, PayloadId};
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::time::Instant;
+
+/// How to evaluate.
+pub struct Config {
+    pub candidates: Candidates,
+    /// The schedule of the task's own graph that every candidate is timed against.
+    pub baseline: Schedule,
+    /// Candidates per instance.
+    pub samples: u32,
+    pub seeds: Vec<u64>,
+    /// The timing settings written into every payload.
+    pub timing: ekb_wire::payload::TimingSettings,
+    /// How pairs are sampled and judged.
+    pub paired: PairedSettings,
+    /// The target profile of the CPU backend.
+    pub cpu_target: TargetProfile,
+    /// The limit of one execution of either side on the device; longer is a timeout.
+    pub exec_timeout: std::time::Duration,
+    /// The command line, for the record.
+    pub command: Vec<String>,
+}
+
+impl Config {
+    fn build_options(&self) -> BuildOptions {
+        BuildOptions { schedule: Schedule::Default, seeds: self.seeds.clone(), timing: self.timing }
+    }
+
+    fn timing_record(&self) -> TimingSettings {
+        TimingSettings {
+            cold_cache: self.timing.cold_cache,
+            target_rse: self.timing.target_rse,
+            max_cv: self.paired.max_cv,
+            budget_s: self.timing.budget_ms as f64 / 1000.0,
+            timeout_s: self.exec_timeout.as_secs_f64(),
+            threads: self.paired.threads,
+        }
+    }
+}
+
+/// The device the candidates run on.
+pub struct DeviceLink {
+    pub transport: Box<dyn ekb_deploy::Transport>,
+    /// The device as the user named it (`local`, `qemu`, `ssh://...`).
+    pub name: String,
+}
+
+/// Hears about progress.
+pub trait Observer {
+    /// The run starts: `total` candidates planned, `done` of them already stored.
+    fn started(&mut self, total: usize, done: usize);
+    /// Something worth a line (installation, a restarted runtime).
+    fn note(&mut self, line: &str);
+    /// One more candidate is stored.
+    fn finished(&mut self, result: &CandidateResult);
+}
+
+/// The instances of `tasks` on `backends`, in task order.
+pub fn instances(tasks: &[&Task], backends: &[Backend]) -> Vec<Instance> {
+    let mut out = Vec::new();
+    for t in tasks {
+        for b in t.meta.backends().into_iter().filter(|b| backends.contains(b)) {
+            let domain = t.meta.domains.iter().find(|d| d.backend() == b).map_or("", |d| d.name());
+            out.push(Instance {
+                task: t.name.clone(),
+                backend: b.name().into(),
+                level: t.meta.level,
+                domain: domain.into(),
+                family: t.meta.family.clone(),
+            });
+        }
+    }
+    out
+}
+
+/// Evaluates every planned candidate not yet in `out` (created, or continued with `resume`).
+pub fn evaluate(
+    tasks: &[&Task],
+    planned: Vec<Instance>,
+    config: &Config,
+    device: DeviceLink,
+    out: &Path,
+    resume: bool,
+    observer: &mut dyn Observer,
+) -> Result<Run, Diagnostic> {
+    config.candidates.check()?;
+    if let Some(i) = planned.iter().find(|i| i.backend != Backend::Cpu.name()) {
+        return Err(Diagnostic::error(format!(
+            "instance {} on {} cannot be evaluated: this evaluator runs the cpu backend only",
+            i.task, i.backend
+        ))
+        .with_hint(
+            "select the CPU instances with `--backend cpu`; GPU candidates run with `ekb run` for now",
+        ));
+    }
+    let serve_args = vec!["--timeout-ms".to_string(), config.exec_timeout.as_millis().max(1).to_string()];
+    let mut session = DeviceSession::open(device.transport, serve_args)?;
+    for line in std::mem::take(&mut session.log) {
+        observer.note(&line);
+    }
+    let hello = session.hello().clone();
+    let env = BackendEnv {
+        target: config.cpu_target.name.clone(),
+        device: device.name,
+        runtime: hello.runtime.clone(),
+        runtime_version: hello.runtime_version.clone(),
+        arch: hello.device.arch.clone(),
+        cpu_model: hello.device.cpu_model.clone(),
+        cores: hello.device.cores,
+        memory_bytes: hello.device.memory_bytes,
+    };
+    let info = RunInfo {
+        format: RESULTS_FORMAT,
+        created: utc_now(),
+        ekb_version: env!("CARGO_PKG_VERSION").into(),
+        command: config.command.clone(),
+        candidates: config.candidates.describe(),
+        baseline: config.baseline.name().into(),
+        samples: config.samples,
+        seeds: config.seeds.clone(),
+        timing: config.timing_record(),
+        backends: BTreeMap::from([(Backend::Cpu.name().to_string(), env)]),
+        tools: tools(),
+        instances: planned,
+    };
+    let (mut dir, done) = if resume && out.join(crate::results::RUN_FILE).exists() {
+        let (dir, run) = RunDir::resume(out)?;
+        same_plan(&run.info, &info, out)?;
+        (dir, run.done())
+    } else {
+        (RunDir::create(out, &info)?, Default::default())
+    };
+    let total = info.instances.len() * config.samples as usize;
+    observer.started(total, done.len());
+    let by_name: BTreeMap<&str, &Task> = tasks.iter().map(|t| (t.name.as_str(), *t)).collect();
+    let options = config.build_options();
+
+    for inst in &info.instances {
+        let todo: Vec<u32> = (0..config.samples)
+            .filter(|s| !done.contains(&(inst.task.clone(), inst.backend.clone(), *s)))
+            .collect();
+        if todo.is_empty() {
+            continue;
+        }
+        let task = by_name.get(inst.task.as_str()).ok_or_else(|| {
+            Diagnostic::error(format!("the run plans task `{}`, which is not in the task folder", inst.task))
+        })?;
+        let t0 = Instant::now();
+        let baseline = compile::build_baseline(task, config.baseline, &config.cpu_target, &options)
+            .map_err(|ds| ds.iter().map(|d| d.to_string()).collect::<Vec<_>>().join("\n"));
+        let baseline_build = Phases {
+            build: t0.elapsed().as_secs_f64(),
+            compiler: baseline.as_ref().map_or(0.0, |b| b.compile.duration.as_secs_f64()),
+            ..Phases::default()
+        };
+        let mut loaded: Option<(u64, PayloadId)> = None;
+        for (n, sample) in todo.into_iter().enumerate() {
+            // The baseline's build is counted with the first sample this run evaluates.
+            let baseline_phases = if n == 0 { baseline_build } else { Phases::default() };
+            let result = one(
+                task,
+                inst,
+                sample,
+                config,
+                &options,
+                &baseline,
+                baseline_phases,
+                &mut session,
+                &mut loaded,
+            )?;
+            dir.append(&result)?;
+            observer.finished(&result);
+        }
+        if let Some((generation, id)) = loaded {
+            if generation == session.generation() {
+                session.unload(id);
+            }
+        }
+    }
+    session.close();
+    crate::results::load_run(dir.dir())
+}
+
+/// Evaluates one candidate. `Err` only for what must stop the run (the device is gone).
+#[allow(clippy::too_many_arguments)]
+fn one(
+    task: &Task,
+    inst: &Instance,
+    sample: u32,
+    config: &Config,
+    options: &BuildOptions,
+    baseline: &Result<Built, String>,
+    baseline_build: Phases,
+    session: &mut DeviceSession,
+    loaded: &mut Option<(u64, PayloadId)>,
+) -> Result<CandidateResult, Diagnostic> {
+    let t0 = Instant::now();
+    let (found, built) = match &config.candidates {
+        Candidates::Builtin(schedule) => {
+            let built = compile::build_baseline(task, *schedule, &config.cpu_target, options);
+            let text = built.as_ref().map_or(String::new(), |b| ekb_ir::l1::print::print(&b.module));
+            let found = Found::Text { text, origin: config.candidates.describe() };
+            let built = built.map(|b| compile::Compiled { built: b, kind: "l1" }).map_err(|ds| {
+                let class = FailureClass::Compile;
+                let evidence = ds.iter().map(|d| d.to_string()).collect::<Vec<_>>().join("\n");
+                (Some("l1"), FailureRecord { class, detail: "compile: builtin schedule".into(), evidence })
+            });
+            (found, built)
+        }
+        Candidates::Dir(dir) => {
+            let found = candidate::find_in_dir(dir, &inst.task, &inst.backend, sample);
+            let built = compile::build_candidate(task, &found, &config.cpu_target, options);
+            (found, built)
+        }
+    };
+    let build_s = t0.elapsed().as_secs_f64();
+    let compiler_s = built.as_ref().map_or(0.0, |c| c.built.compile.duration.as_secs_f64());
+    let first = baseline_build;
+    let mut result = CandidateResult {
+        instance: inst.clone(),
+        sample,
+        candidate: found.record("none"),
+        compiled: false,
+        correct: false,
+        failure: None,
+        timing: None,
+        baseline_failure: None,
+        memory: None,
+        seconds: Phases {
+            build: build_s + first.build,
+            compiler: compiler_s + first.compiler,
+            run: 0.0,
+            timed: 0.0,
+        },
+        finished: String::new(),
+    };
+    let compiled = match built {
+        Ok(c) => c,
+        Err((kind, failure)) => {
+            result.candidate.kind = kind.unwrap_or("none").into();
+            result.failure = Some(failure);
+            result.finished = utc_now();
+            return Ok(result);
+        }
+    };
+    result.candidate.kind = compiled.kind.into();
+    let t1 = Instant::now();
+    let baseline = match baseline {
+        Ok(b) => b,
+        Err(e) => {
+            // Without a baseline there is nothing to pair with: the candidate compiled, and that
+            // is all this instance can say.
+            result.compiled = true;
+            result.baseline_failure = Some(format!("the baseline does not build: {e}"));
+            result.finished = utc_now();
+            return Ok(result);
+        }
+    };
+    // The baseline is loaded once per instance and runtime generation.
+    let baseline_id = match *loaded {
+        Some((generation, id)) if generation == session.generation() => id,
+        _ => match session.load(baseline.payload.clone()) {
+            Answer::Ok(id) => {
+                *loaded = Some((session.generation(), id));
+                id
+            }
+            Answer::Refused { kind, message } => {
+                result.compiled = true;
+                result.baseline_failure =
+                    Some(format!("the runtime refused the baseline ({kind}): {message}"));
+                result.finished = utc_now();
+                return Ok(result);
+            }
+            Answer::Lost(lost) => {
+                result.compiled = true;
+                result.baseline_failure =
+                    Some(format!("the runtime stopped answering while loading it: {}", lost.0));
+                result.finished = utc_now();
+                return Ok(result);
+            }
+            Answer::Down(d) => return Err(d),
+        },
+    };
+    let candidate_id = match session.load(compiled.built.payload) {
+        Answer::Ok(id) => id,
+        Answer::Refused { kind, message } => {
+            result.failure = Some(FailureRecord {
+                class: FailureClass::Compile,
+                detail: "compile: the runtime's loader".into(),
+                evidence: format!("{kind}: {message}"),
+            });
+            result.seconds.run = t1.elapsed().as_secs_f64();
+            result.finished = utc_now();
+            return Ok(result);
+        }
+        Answer::Lost(lost) => {
+            result.failure = Some(lost_failure(&lost.0));
+            result.seconds.run = t1.elapsed().as_secs_f64();
+            result.finished = utc_now();
+            return Ok(result);
+        }
+        Answer::Down(d) => return Err(d),
+    };
+    result.compiled = true;
+    let settings = PairedSettings { order_seed: u64::from(sample), ..config.paired };
+    match session.paired(baseline_id, candidate_id, settings) {
+        Answer::Ok(report) => {
+            let o = outcome::from_paired(&report);
+            result.correct = o.correct;
+            result.failure = o.failure;
+            result.timing = o.timing;
+            result.baseline_failure = o.baseline_failure;
+            result.memory = Some(o.memory);
+            result.seconds.timed =
+                report.pairs.iter().map(|p| (p.baseline_ns + p.candidate_ns) as f64).fold(0.0, |a, b| a + b)
+                    / 1e9;
+            session.unload(candidate_id);
+        }
+        Answer::Refused { kind, message } => {
+            result.failure = Some(FailureRecord {
+                class: FailureClass::Runtime,
+                detail: "runtime error".into(),
+                evidence: format!("the runtime refused the paired run ({kind}): {message}"),
+            });
+            session.unload(candidate_id);
+        }
+        Answer::Lost(lost) => result.failure = Some(lost_failure(&lost.0)),
+        Answer::Down(d) => return Err(d),
+    }
+    result.seconds.run = t1.elapsed().as_secs_f64();
+    result.finished = utc_now();
+    Ok(result)
+}
+
+/// A candidate during which the runtime itself stopped answering.
+fn lost_failure(evidence: &str) -> FailureRecord {
+    FailureRecord {
+        class: FailureClass::Runtime,
+        detail: "runtime error: the runtime stopped answering".into(),
+        evidence: evidence.into(),
+    }
+}
+
+/// A resumed run must be the same plan.
+fn same_plan(stored: &RunInfo, now: &RunInfo, dir: &Path) -> Result<(), Diagnostic> {
+    let mut diffs = Vec::new();
+    let mut cmp = |what: &str, a: String, b: String| {
+        if a != b {
+            diffs.push(format!("{what}: stored {a}, now {b}"));
+        }
+    };
+    cmp("candidates", stored.candidates.clone(), now.candidates.clone());
+    cmp("baseline", stored.baseline.clone(), now.baseline.clone());
+    cmp("samples", stored.samples.to_string(), now.samples.to_string());
+    cmp("seeds", format!("{:?}", stored.seeds), format!("{:?}", now.seeds));
+    cmp(
+        "instances",
+        format!("{} planned", stored.instances.len()),
+        format!("{} planned", now.instances.len()),
+    );
+    if diffs.is_empty() && stored.instances != now.instances {
+        diffs.push("instances: the same number, but different tasks or backends".into());
+    }
+    if diffs.is_empty() {
+        return Ok(());
+    }
+    Err(diffs.into_iter().fold(
+        Diagnostic::error(format!(
+            "the run in `{}` was planned differently; it cannot be resumed",
+            dir.display()
+        ))
+        .with_hint("resume with the options it was started with, or start a new run with another `--out`"),
+        |d, n| d.with_note(n),
+    ))
+}
+
+/// The versions of the tools a run used.
+fn tools() -> BTreeMap<String, String> {
+    let mut t = BTreeMap::from([("ekb".to_string(), env!("CARGO_PKG_VERSION").to_string())]);
+    if let Ok(clang) = ekb_llvm::find_clang() {
+        if let Ok(out) = std::process::Command::new(&clang).arg("--version").output() {
+            let text = String::from_utf8_lossy(&out.stdout);
+            if let Some(first) = text.lines().next() {
+                t.insert("clang".into(), first.trim().into());
+            }
+        }
+    }
+    t
+}

@@ -1,0 +1,177 @@
+//! The evaluation protocol end to end: hand-made candidates, one per failure class, built with
+//! clang-19, run by the real static runtime as a child process on this machine, classified and
+//! stored; then a resumed run that has nothing left to do.
+
+mod common;
+
+use common::{config, evaluate_dir, result_of, tiny_task, Quiet};
+use ekb_eval::evaluate::candidate::Candidates;
+use ekb_eval::results::{load_run, FailureClass};
+use ekb_lower::Schedule;
+
+const L1_RELU: &str = "module relu_tiny {
+  input x: f32[64,64]
+  output y: f32[64,64]
+
+  kernel k(x: f32[64,64] in, y: f32[64,64] out) {
+    for i in 0..64 {
+      for j in 0..64 {
+        y[i, j] = BODY
+      }
+    }
+  }
+
+  run k(x, y)
+}
+";
+
+fn l1(body: &str) -> String {
+    L1_RELU.replace("BODY", body)
+}
+
+/// An L1 candidate whose kernel body is `stmts` (inside the kernel, outside any loop).
+fn l1_kernel(stmts: &str) -> String {
+    format!(
+        "module relu_tiny {{\n  input x: f32[64,64]\n  output y: f32[64,64]\n\n  \
+         kernel k(x: f32[64,64] in, y: f32[64,64] out) {{\n{stmts}\n  }}\n\n  run k(x, y)\n}}\n"
+    )
+}
+
+#[test]
+fn every_failure_class_is_classified_end_to_end_and_a_resume_does_nothing_twice() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (task, _keep) = tiny_task(tmp.path());
+    let cands = tmp.path().join("cands");
+    let samples: Vec<(&str, String)> = vec![
+        // 0: a correct L0 graph.
+        (
+            "ekir",
+            "graph relu_tiny(x: f32[64,64]) -> (y: f32[64,64]) {\n  %0 = relu(x)\n  return %0\n}\n".into(),
+        ),
+        // 1: a correct L1 module.
+        ("ekir", l1("max(x[i, j], 0.0)")),
+        // 2: wrong values.
+        ("ekir", l1("x[i, j]")),
+        // 3: an operator that does not exist.
+        (
+            "ekir",
+            "graph relu_tiny(x: f32[64,64]) -> (y: f32[64,64]) {\n  %0 = relux(x)\n  return %0\n}\n".into(),
+        ),
+        // 4: another signature than the task's.
+        (
+            "ekir",
+            "graph relu_tiny(inp: f32[64,64]) -> (y: f32[64,64]) {\n  %0 = relu(inp)\n  return %0\n}\n".into(),
+        ),
+        // 5: nothing (see below: a meta.json with a provider error).
+        ("none", String::new()),
+        // 6: a stack allocation over the target's limit.
+        (
+            "ekir",
+            l1_kernel("    alloc t: f32[100000000] local\n    for i in 0..64 {\n      t[i] = x[i, 0]\n      y[i, 0] = t[i]\n    }"),
+        ),
+        // 7: a store far outside `y` at an index the verifier cannot know.
+        ("ekir", l1_kernel("    for i in 0..64 {\n      y[i32(x[i, 0] * 100000000.0), 0] = 1.0\n    }")),
+        // 8: an integer division by a zero computed at run time.
+        (
+            "ekir",
+            l1_kernel("    for i in 0..64 {\n      let d = i32(x[i, 0] * 0.0)\n      y[i, 0] = f32(64 / d)\n    }"),
+        ),
+        // 9: a loop nest that runs for hours.
+        (
+            "ekir",
+            l1_kernel(
+                "    alloc acc: f32[1] local\n    acc[0] = 0.0\n    for a in 0..2000000000 {\n      \
+                 for b in 0..2000000000 {\n        acc[0] = acc[0] * 1.0000001 + x[b % 64, a % 64]\n      }\n    }\n    \
+                 y[0, 0] = acc[0]",
+            ),
+        ),
+        // 10: native source, which this evaluator does not compile.
+        ("c", "void kernel(void) {}\n".into()),
+    ];
+    for (i, (ext, text)) in samples.iter().enumerate() {
+        let dir = cands.join(format!("relu_tiny/cpu/sample-{i}"));
+        std::fs::create_dir_all(&dir).unwrap();
+        if *ext == "none" {
+            std::fs::write(dir.join("meta.json"), r#"{"error": "HTTP 503 after 4 attempts"}"#).unwrap();
+        } else {
+            std::fs::write(dir.join(format!("candidate.{ext}")), text).unwrap();
+        }
+    }
+    let out = tmp.path().join("run");
+    let mut cfg = config(Candidates::Dir(cands.clone()), samples.len() as u32);
+    cfg.timing.budget_ms = 300;
+    let mut quiet = Quiet::default();
+    let run = evaluate_dir(&task, &cfg, &out, false, &mut quiet);
+    assert_eq!(quiet.finished, samples.len());
+    assert_eq!(run.results.len(), samples.len(), "{:?}", run.warnings);
+
+    let r = |s| result_of(&run, s);
+    for s in [0, 1] {
+        let x = r(s);
+        assert!(x.compiled && x.correct && x.failure.is_none(), "sample {s}: {x:?}");
+        let t = x.timing.as_ref().expect("a correct candidate is timed");
+        assert!(t.speedup > 0.0 && !t.pairs.is_empty() && t.ci_low <= t.speedup && t.speedup <= t.ci_high);
+        assert_eq!(x.candidate.kind, if s == 0 { "l0" } else { "l1" });
+        assert_eq!(x.candidate.text.as_deref(), Some(samples[s as usize].1.as_str()));
+    }
+    let class = |s: u32| {
+        let x = r(s);
+        x.failure.as_ref().unwrap_or_else(|| panic!("sample {s} should fail: {x:?}")).class
+    };
+    assert_eq!(class(2), FailureClass::Correctness);
+    assert!(r(2).compiled && !r(2).correct);
+    assert!(r(2).failure.as_ref().unwrap().evidence.contains("output `y`"), "{:?}", r(2).failure);
+    assert_eq!(class(3), FailureClass::SyntaxApi);
+    assert!(r(3).failure.as_ref().unwrap().evidence.contains("relux"), "{:?}", r(3).failure);
+    assert_eq!(class(4), FailureClass::SyntaxApi);
+    assert!(r(4).failure.as_ref().unwrap().evidence.contains("signature"), "{:?}", r(4).failure);
+    assert_eq!(class(5), FailureClass::NoCandidate);
+    assert!(r(5).failure.as_ref().unwrap().evidence.contains("HTTP 503"));
+    assert_eq!(class(6), FailureClass::Memory);
+    assert_eq!(r(6).failure.as_ref().unwrap().detail, "memory: illegal allocation");
+    assert!(!r(6).compiled);
+    assert_eq!(class(7), FailureClass::Memory);
+    assert!(r(7).compiled);
+    assert_eq!(class(8), FailureClass::Runtime, "{:?}", r(8).failure);
+    assert_eq!(class(9), FailureClass::Timeout, "{:?}", r(9).failure);
+    assert_eq!(class(10), FailureClass::NoCandidate);
+    assert!(r(10).failure.as_ref().unwrap().evidence.contains("native source"));
+    for s in 3..samples.len() as u32 {
+        assert!(r(s).timing.is_none(), "sample {s} failed and has no timing");
+    }
+
+    // Resuming a finished run evaluates nothing and changes nothing.
+    let before = std::fs::read(out.join("results.jsonl")).unwrap();
+    let mut again = Quiet::default();
+    let resumed = evaluate_dir(&task, &cfg, &out, true, &mut again);
+    assert_eq!((again.finished, again.already_done), (0, samples.len()));
+    assert_eq!(resumed.results, run.results);
+    assert_eq!(std::fs::read(out.join("results.jsonl")).unwrap(), before);
+
+    // A resume with another plan is refused, and so is a second run into the same folder.
+    let other = config(Candidates::Builtin(Schedule::Default), samples.len() as u32);
+    let e = common::try_evaluate(&task, &other, &out, true).unwrap_err();
+    assert!(e.contains("planned differently") && e.contains("candidates: stored"), "{e}");
+    let e = common::try_evaluate(&task, &cfg, &out, false).unwrap_err();
+    assert!(e.contains("already holds a run"), "{e}");
+    assert_eq!(load_run(&out).unwrap().results, run.results);
+}
+
+#[test]
+fn a_timing_that_cannot_be_stable_is_correct_but_flagged_unstable() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (task, _keep) = tiny_task(tmp.path());
+    let mut cfg = config(Candidates::Builtin(Schedule::Default), 1);
+    cfg.timing.budget_ms = 200;
+    // No real timing has a coefficient of variation of zero.
+    cfg.paired.max_cv = 0.0;
+    cfg.paired.attempts = 1;
+    let run = evaluate_dir(&task, &cfg, &tmp.path().join("run"), false, &mut Quiet::default());
+    let r = result_of(&run, 0);
+    assert!(r.compiled && r.correct, "{r:?}");
+    assert_eq!(r.failure.as_ref().map(|f| f.class), Some(FailureClass::UnstableTiming), "{r:?}");
+    assert!(r.timing.as_ref().is_some_and(|t| !t.stable));
+    assert_eq!(r.counted_speedup(), None);
+    assert_eq!(r.candidate.origin, "builtin:default");
+    assert!(r.candidate.text.as_deref().is_some_and(|t| t.starts_with("module relu_tiny")));
+}
