@@ -5,14 +5,28 @@
 # targets and components the workspace builds for, and (optional, Python) onnx and onnxruntime
 # for the ONNX tests and external-engine baselines.
 #
+# With --baselines it also installs the other engines of `ekb baseline` (Python, from PyPI):
+# Apache TVM with what MetaSchedule tuning needs, and MNN. CI passes it (their tests run there).
+#
 # Idempotent: it checks first and installs only what is missing, printing one line per thing it
 # installs; when everything is already there it prints nothing and exits 0. It uses sudo only when
 # not run as root.
 set -euo pipefail
 
+baselines=0
+for arg in "$@"; do
+    case "$arg" in
+        --baselines) baselines=1 ;;
+        *)
+            echo "setup.sh: unknown option \`$arg\` (known: --baselines)" >&2
+            exit 2
+            ;;
+    esac
+done
+
 # Debian packages: the compilers and linkers, the aarch64 sysroot, qemu-user, OpenCL (PoCL, the
-# ICD loader and headers, clinfo), and the OpenSSH server the ssh transport's tests start on
-# loopback.
+# ICD loader and headers, clinfo), the OpenSSH server the ssh transport's tests start on
+# loopback, and Chromium, whose headless mode renders the HTML report in its test.
 DEB_PACKAGES=(
     clang-19
     lld-19
@@ -24,6 +38,7 @@ DEB_PACKAGES=(
     ocl-icd-opencl-dev
     clinfo
     openssh-server
+    chromium
 )
 RUST_TARGETS=(aarch64-unknown-linux-gnu x86_64-unknown-linux-musl aarch64-unknown-linux-musl)
 RUST_COMPONENTS=(rustfmt clippy)
@@ -91,6 +106,39 @@ python3 -c 'import onnxruntime' >/dev/null 2>&1 || py_missing+=(onnxruntime)
 if ((${#py_missing[@]} > 0)); then
     echo "installing ${py_missing[*]} (python3 -m pip; optional: ONNX tests and baselines)"
     quiet python3 -m pip install --quiet "${py_missing[@]}"
+fi
+
+# --- Optional Python: TVM and MNN baselines (--baselines) ------------------------------------
+# `ekb baseline --engine tvm|mnn` and host/onnx/tests/baseline_engines.rs. The pins are the ones
+# `ekb` names in its error for a missing package (host/onnx/src/python.rs; a test keeps the two
+# equal). apache-tvm 0.27 needs apache-tvm-ffi 0.1.14.post0: with the 0.1.15 pip would pick,
+# MetaSchedule crashes when it serialises IR. MetaSchedule also needs xgboost (its cost model;
+# xgboost-cpu is the same module without the CUDA libraries), cloudpickle, psutil and tornado.
+# Each requirement is installed only when its version or module is not there already.
+if ((baselines)); then
+    mapfile -t baseline_missing < <(python3 - <<'PY'
+import importlib, importlib.metadata as md
+
+def version(dist):
+    try:
+        return md.version(dist)
+    except md.PackageNotFoundError:
+        return None
+
+for dist, want in [("apache-tvm", "0.27.0.post1"), ("apache-tvm-ffi", "0.1.14.post0"), ("MNN", "3.6.1")]:
+    if version(dist) != want:
+        print(f"{dist}=={want}")
+for module, dist in [("xgboost", "xgboost-cpu"), ("cloudpickle", "cloudpickle"), ("psutil", "psutil"), ("tornado", "tornado")]:
+    try:
+        importlib.import_module(module)
+    except ImportError:
+        print(dist)
+PY
+    )
+    if ((${#baseline_missing[@]} > 0)); then
+        echo "installing ${baseline_missing[*]} (python3 -m pip; optional: TVM and MNN baselines)"
+        quiet python3 -m pip install --quiet "${baseline_missing[@]}"
+    fi
 fi
 
 # --- Rust targets and components -------------------------------------------------------------

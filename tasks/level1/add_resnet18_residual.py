@@ -10,9 +10,10 @@ import torch.nn as nn
 
 
 class Model(nn.Module):
-    def forward(self, out, identity):
-        out += identity
-        return out
+    def forward(self, residual, identity):
+        # The block's `out += identity`, on its residual branch's output.
+        residual += identity
+        return residual
 
 
 def get_inputs():

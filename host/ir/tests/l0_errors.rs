@@ -522,3 +522,23 @@ fn bad_characters_and_numbers() {
         21,
     );
 }
+
+// ---- names the loop program cannot carry ----
+
+#[test]
+fn an_interface_name_that_is_an_l1_keyword_is_refused_with_a_rename_hint() {
+    let d = expect_error(
+        "graph g(out: f32[2]) -> (y: f32[2]) {\n  %0 = relu(out)\n  return %0\n}\n",
+        "`out` is a keyword of the loop language (L1)",
+        1,
+        9,
+    );
+    assert_eq!(d.hint.as_deref(), Some("rename it, e.g. `out_`"));
+    let d = expect_error(
+        "graph g(x: f32[2]) -> (kernel: f32[2]) {\n  %0 = relu(x)\n  return %0\n}\n",
+        "`kernel` is a keyword of the loop language (L1)",
+        1,
+        24,
+    );
+    assert!(d.notes.iter().any(|n| n.contains("buffers of the lowered loop program")), "{d}");
+}

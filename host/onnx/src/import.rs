@@ -2060,11 +2060,15 @@ fn is_ident(s: &str) -> bool {
     s.bytes().next().is_some_and(|b| b.is_ascii_alphabetic() || b == b'_') && s.bytes().all(is_ident_byte)
 }
 
-/// An L0 identifier for an ONNX name: other characters become `_`; a leading digit gets `_`.
+/// An L0 identifier for an ONNX name: other characters become `_`; a leading digit gets `_`; a
+/// keyword of the loop language (which graph names become) gets a trailing `_`.
 pub fn ident(s: &str) -> String {
     let mut out: String = s.bytes().map(|b| if is_ident_byte(b) { b as char } else { '_' }).collect();
     if !out.bytes().next().is_some_and(|b| b.is_ascii_alphabetic() || b == b'_') {
         out.insert(0, '_');
+    }
+    if ekb_ir::l1::parse::KEYWORDS.contains(&out.as_str()) {
+        out.push('_');
     }
     out
 }

@@ -776,3 +776,14 @@ fn unsupported_forms_of_resize_conv_transpose_bool_and_group_norm_are_listed() {
         "{d}"
     );
 }
+
+#[test]
+fn onnx_names_become_identifiers_the_loop_program_can_carry() {
+    use ekb_onnx::import::ident;
+    assert_eq!(ident("input.1"), "input_1");
+    assert_eq!(ident("1x"), "_1x");
+    // Graph names become buffer names of the lowered program, where these are keywords.
+    assert_eq!(ident("out"), "out_");
+    assert_eq!(ident("output"), "output_");
+    assert_eq!(ident("outs"), "outs");
+}

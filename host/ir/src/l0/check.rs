@@ -62,6 +62,18 @@ pub fn check(g: &mut Graph) -> Result<(), Vec<Diagnostic>> {
         }
     };
     let mut decl_errs = Vec::new();
+    // Inputs, parameters and outputs keep their names as the buffers of the loop program.
+    let interface = g.inputs.iter().chain(&g.params).map(|d| (&d.name, d.span));
+    for (name, span) in interface.chain(g.outputs.iter().map(|o| (&o.name, o.span))) {
+        if crate::l1::parse::KEYWORDS.contains(&name.as_str()) {
+            decl_errs.push(
+                Diagnostic::error(format!("`{name}` is a keyword of the loop language (L1)"))
+                    .at(span)
+                    .with_note("inputs, parameters and outputs keep their names as the buffers of the lowered loop program")
+                    .with_hint(format!("rename it, e.g. `{name}_`")),
+            );
+        }
+    }
     for (d, is_param) in g.inputs.iter().map(|d| (d, false)).chain(g.params.iter().map(|d| (d, true))) {
         let ok = check_decl(d, is_param, &mut decl_errs);
         define(&mut defs, &d.name, if ok { Def::Typed(d.ty.clone()) } else { Def::Failed }, d.span);
