@@ -1,8 +1,9 @@
 //! How a tensor is initialised from a seed: the closed set of initialisers a graph may declare
 //! for its inputs and parameters.
 //!
-//! Parameters are numbers, not code: the generator in `seeded` interprets them identically on
-//! every machine, so weights never travel with a payload.
+//! Initialisers are numbers, not code: the generator in `seeded` interprets them identically on
+//! every machine, so seeded weights never travel with a payload (real weights imported from a
+//! model travel as parameter data instead: `payload::Source::Data`).
 
 use serde::{Deserialize, Serialize};
 
