@@ -9,7 +9,7 @@
 use crate::tasks::{self as task_cli, Select};
 use ekb_deploy::transport::{self, Device, RemoteOptions};
 use ekb_eval::evaluate::candidate::Candidates;
-use ekb_eval::evaluate::{self, Config, Observer};
+use ekb_eval::evaluate::{self, Baseline, Config, Observer};
 use ekb_eval::metrics;
 use ekb_eval::report::{self, Format};
 use ekb_eval::results::{utc_now, CandidateResult, Run};
@@ -53,7 +53,8 @@ pub struct Args {
 #[derive(clap::Args)]
 pub struct EvalArgs {
     /// What candidates are timed against: `naive` or `default` (the task's own graph lowered
-    /// with that schedule).
+    /// with that schedule), or `candidates:DIR` (sample 0 of another candidate folder, e.g.
+    /// another model's).
     #[arg(long, default_value = "naive")]
     pub baseline: String,
     /// The target profile of the CPU backend.
@@ -99,10 +100,18 @@ pub struct EvalArgs {
 }
 
 impl EvalArgs {
-    fn baseline(&self) -> Result<Schedule, String> {
-        Schedule::ALL.into_iter().find(|s| s.name() == self.baseline).ok_or_else(|| {
-            format!("error: unknown baseline `{}`\n  = expected: naive or default", self.baseline)
-        })
+    fn baseline(&self) -> Result<Baseline, String> {
+        if let Some(dir) = self.baseline.strip_prefix("candidates:") {
+            return Ok(Baseline::Candidates(PathBuf::from(dir)));
+        }
+        Schedule::ALL.into_iter().find(|s| s.name() == self.baseline).map(Baseline::Schedule).ok_or_else(
+            || {
+                format!(
+                    "error: unknown baseline `{}`\n  = expected: naive, default or candidates:DIR",
+                    self.baseline
+                )
+            },
+        )
     }
 }
 
@@ -216,7 +225,7 @@ pub fn execute(
         planned.len(),
         plan.config.samples,
         plan.config.cpu_target.name,
-        plan.config.baseline.name(),
+        plan.config.baseline.describe(),
         out.display()
     );
     let link = evaluate::DeviceLink { transport: plan.transport, name: device_name };

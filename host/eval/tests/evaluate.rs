@@ -175,3 +175,34 @@ fn a_timing_that_cannot_be_stable_is_correct_but_flagged_unstable() {
     assert_eq!(r.candidate.origin, "builtin:default");
     assert!(r.candidate.text.as_deref().is_some_and(|t| t.starts_with("module relu_tiny")));
 }
+
+#[test]
+fn another_folders_candidates_can_be_the_baseline() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (task, _keep) = tiny_task(tmp.path());
+    let write = |dir: &std::path::Path, text: &str| {
+        let d = dir.join("relu_tiny/cpu/sample-0");
+        std::fs::create_dir_all(&d).unwrap();
+        std::fs::write(d.join("candidate.ekir"), text).unwrap();
+    };
+    let (theirs, ours, broken) =
+        (tmp.path().join("theirs"), tmp.path().join("ours"), tmp.path().join("broken"));
+    write(&theirs, &l1("max(x[i, j], 0.0)"));
+    write(&ours, "graph relu_tiny(x: f32[64,64]) -> (y: f32[64,64]) {\n  %0 = relu(x)\n  return %0\n}\n");
+    write(&broken, &l1("max(x[i, j], 0.0) +"));
+    let mut cfg = config(Candidates::Dir(ours.clone()), 1);
+    cfg.baseline = ekb_eval::evaluate::Baseline::Candidates(theirs.clone());
+    let run = evaluate_dir(&task, &cfg, &tmp.path().join("run"), false, &mut Quiet::default());
+    assert_eq!(run.info.baseline, format!("candidates:{}", theirs.display()));
+    let r = result_of(&run, 0);
+    assert!(r.correct && r.baseline_failure.is_none() && r.timing.is_some(), "{r:?}");
+    // A baseline candidate that does not compile leaves ours checked (alone) but without a
+    // speedup.
+    cfg.baseline = ekb_eval::evaluate::Baseline::Candidates(broken);
+    let run = evaluate_dir(&task, &cfg, &tmp.path().join("run2"), false, &mut Quiet::default());
+    let r = result_of(&run, 0);
+    assert!(r.compiled && r.correct && r.failure.is_none(), "{r:?}");
+    assert!(r.timing.is_none() && r.counted_speedup().is_none(), "{r:?}");
+    let why = r.baseline_failure.as_deref().unwrap_or_default();
+    assert!(why.contains("the baseline candidate failed (syntax/API: L1)"), "{why}");
+}

@@ -11,7 +11,7 @@ use ekb_deploy::command::{Exec, StderrTail, System};
 use ekb_deploy::session::{Hello, Session, SessionError};
 use ekb_deploy::Transport;
 use ekb_ir::Diagnostic;
-use ekb_wire::protocol::{ErrorKind, PairedReport, PairedSettings, PayloadId};
+use ekb_wire::protocol::{ErrorKind, PairedReport, PairedSettings, PayloadId, RunReport, TimingOverrides};
 use std::process::{Child, ChildStdin, ChildStdout};
 
 /// The runtime stopped answering; the evidence is in the message.
@@ -129,6 +129,11 @@ impl DeviceSession {
 
     pub fn load(&mut self, payload: Vec<u8>) -> Answer<PayloadId> {
         self.with(|s| s.load(payload).map(|l| l.id))
+    }
+
+    /// Runs one payload alone (every seed, then its own timing).
+    pub fn run(&mut self, payload: PayloadId, threads: Option<u32>) -> Answer<RunReport> {
+        self.with(|s| s.run(payload, None, TimingOverrides::default(), threads))
     }
 
     pub fn paired(

@@ -17,8 +17,8 @@ pub mod device;
 pub mod outcome;
 
 use crate::results::{
-    utc_now, BackendEnv, CandidateResult, FailureClass, FailureRecord, Instance, Phases, Run, RunDir,
-    RunInfo, TimingSettings, RESULTS_FORMAT,
+    utc_now, BackendEnv, CandidateResult, FailureClass, FailureRecord, Instance, MemoryRecord, Phases, Run,
+    RunDir, RunInfo, TimingSettings, RESULTS_FORMAT,
 };
 use crate::tasks::{Backend, Task};
 use candidate::{Candidates, Found};
@@ -34,8 +34,8 @@ use std::time::Instant;
 /// How to evaluate.
 pub struct Config {
     pub candidates: Candidates,
-    /// The schedule of the task's own graph that every candidate is timed against.
-    pub baseline: Schedule,
+    /// What every candidate is timed against.
+    pub baseline: Baseline,
     /// Candidates per instance.
     pub samples: u32,
     pub seeds: Vec<u64>,
@@ -64,6 +64,49 @@ impl Config {
             budget_s: self.timing.budget_ms as f64 / 1000.0,
             timeout_s: self.exec_timeout.as_secs_f64(),
             threads: self.paired.threads,
+        }
+    }
+}
+
+/// What every candidate is timed against.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Baseline {
+    /// The task's own graph lowered with this schedule.
+    Schedule(Schedule),
+    /// Another folder's candidates (sample 0 of each instance), e.g. another model's: a
+    /// speedup above 1 means faster than them.
+    Candidates(std::path::PathBuf),
+}
+
+impl Baseline {
+    /// `naive`, `default`, or `candidates:DIR`.
+    pub fn describe(&self) -> String {
+        match self {
+            Baseline::Schedule(s) => s.name().into(),
+            Baseline::Candidates(d) => format!("candidates:{}", d.display()),
+        }
+    }
+
+    /// Builds the baseline of `task` on `backend`; the error is what to record as the
+    /// baseline's failure.
+    fn build(
+        &self,
+        task: &Task,
+        backend: &str,
+        config: &Config,
+        options: &BuildOptions,
+    ) -> Result<Built, String> {
+        let render = |ds: Vec<Diagnostic>| ds.iter().map(|d| d.to_string()).collect::<Vec<_>>().join("\n");
+        match self {
+            Baseline::Schedule(s) => {
+                compile::build_baseline(task, *s, &config.cpu_target, options).map_err(render)
+            }
+            Baseline::Candidates(dir) => {
+                let found = candidate::find_in_dir(dir, &task.name, backend, 0);
+                compile::build_candidate(task, &found, &config.cpu_target, options)
+                    .map(|c| c.built)
+                    .map_err(|(_, f)| format!("the baseline candidate failed ({}): {}", f.detail, f.evidence))
+            }
         }
     }
 }
@@ -114,6 +157,9 @@ pub fn evaluate(
     observer: &mut dyn Observer,
 ) -> Result<Run, Diagnostic> {
     config.candidates.check()?;
+    if let Baseline::Candidates(dir) = &config.baseline {
+        Candidates::Dir(dir.clone()).check()?;
+    }
     if let Some(i) = planned.iter().find(|i| i.backend != Backend::Cpu.name()) {
         return Err(Diagnostic::error(format!(
             "instance {} on {} cannot be evaluated: this evaluator runs the cpu backend only",
@@ -145,7 +191,7 @@ pub fn evaluate(
         ekb_version: env!("CARGO_PKG_VERSION").into(),
         command: config.command.clone(),
         candidates: config.candidates.describe(),
-        baseline: config.baseline.name().into(),
+        baseline: config.baseline.describe(),
         samples: config.samples,
         seeds: config.seeds.clone(),
         timing: config.timing_record(),
@@ -176,8 +222,7 @@ pub fn evaluate(
             Diagnostic::error(format!("the run plans task `{}`, which is not in the task folder", inst.task))
         })?;
         let t0 = Instant::now();
-        let baseline = compile::build_baseline(task, config.baseline, &config.cpu_target, &options)
-            .map_err(|ds| ds.iter().map(|d| d.to_string()).collect::<Vec<_>>().join("\n"));
+        let baseline = config.baseline.build(task, &inst.backend, config, &options);
         let baseline_build = Phases {
             build: t0.elapsed().as_secs_f64(),
             compiler: baseline.as_ref().map_or(0.0, |b| b.compile.duration.as_secs_f64()),
@@ -275,40 +320,24 @@ fn one(
     };
     result.candidate.kind = compiled.kind.into();
     let t1 = Instant::now();
-    let baseline = match baseline {
-        Ok(b) => b,
-        Err(e) => {
-            // Without a baseline there is nothing to pair with: the candidate compiled, and that
-            // is all this instance can say.
-            result.compiled = true;
-            result.baseline_failure = Some(format!("the baseline does not build: {e}"));
-            result.finished = utc_now();
-            return Ok(result);
-        }
-    };
-    // The baseline is loaded once per instance and runtime generation.
-    let baseline_id = match *loaded {
-        Some((generation, id)) if generation == session.generation() => id,
-        _ => match session.load(baseline.payload.clone()) {
-            Answer::Ok(id) => {
-                *loaded = Some((session.generation(), id));
-                id
-            }
-            Answer::Refused { kind, message } => {
-                result.compiled = true;
-                result.baseline_failure =
-                    Some(format!("the runtime refused the baseline ({kind}): {message}"));
-                result.finished = utc_now();
-                return Ok(result);
-            }
-            Answer::Lost(lost) => {
-                result.compiled = true;
-                result.baseline_failure =
-                    Some(format!("the runtime stopped answering while loading it: {}", lost.0));
-                result.finished = utc_now();
-                return Ok(result);
-            }
-            Answer::Down(d) => return Err(d),
+    // The baseline, loaded once per instance and runtime generation; `Err` says why there is none.
+    let baseline_id: Result<PayloadId, String> = match baseline {
+        Err(e) => Err(format!("the baseline does not build: {e}")),
+        Ok(b) => match *loaded {
+            Some((generation, id)) if generation == session.generation() => Ok(id),
+            _ => match session.load(b.payload.clone()) {
+                Answer::Ok(id) => {
+                    *loaded = Some((session.generation(), id));
+                    Ok(id)
+                }
+                Answer::Refused { kind, message } => {
+                    Err(format!("the runtime refused the baseline ({kind}): {message}"))
+                }
+                Answer::Lost(lost) => {
+                    Err(format!("the runtime stopped answering while loading it: {}", lost.0))
+                }
+                Answer::Down(d) => return Err(d),
+            },
         },
     };
     let candidate_id = match session.load(compiled.built.payload) {
@@ -332,30 +361,58 @@ fn one(
         Answer::Down(d) => return Err(d),
     };
     result.compiled = true;
-    let settings = PairedSettings { order_seed: u64::from(sample), ..config.paired };
-    match session.paired(baseline_id, candidate_id, settings) {
-        Answer::Ok(report) => {
-            let o = outcome::from_paired(&report);
-            result.correct = o.correct;
-            result.failure = o.failure;
-            result.timing = o.timing;
-            result.baseline_failure = o.baseline_failure;
-            result.memory = Some(o.memory);
-            result.seconds.timed =
-                report.pairs.iter().map(|p| (p.baseline_ns + p.candidate_ns) as f64).fold(0.0, |a, b| a + b)
-                    / 1e9;
-            session.unload(candidate_id);
+    let refused = |kind, message: String| FailureRecord {
+        class: FailureClass::Runtime,
+        detail: "runtime error".into(),
+        evidence: format!("the runtime refused the run ({kind}): {message}"),
+    };
+    match baseline_id {
+        Ok(baseline_id) => {
+            let settings = PairedSettings { order_seed: u64::from(sample), ..config.paired };
+            match session.paired(baseline_id, candidate_id, settings) {
+                Answer::Ok(report) => {
+                    let o = outcome::from_paired(&report);
+                    result.correct = o.correct;
+                    result.failure = o.failure;
+                    result.timing = o.timing;
+                    result.baseline_failure = o.baseline_failure;
+                    result.memory = Some(o.memory);
+                    result.seconds.timed = report
+                        .pairs
+                        .iter()
+                        .map(|p| (p.baseline_ns + p.candidate_ns) as f64)
+                        .fold(0.0, |a, b| a + b)
+                        / 1e9;
+                    session.unload(candidate_id);
+                }
+                Answer::Refused { kind, message } => {
+                    result.failure = Some(refused(kind, message));
+                    session.unload(candidate_id);
+                }
+                Answer::Lost(lost) => result.failure = Some(lost_failure(&lost.0)),
+                Answer::Down(d) => return Err(d),
+            }
         }
-        Answer::Refused { kind, message } => {
-            result.failure = Some(FailureRecord {
-                class: FailureClass::Runtime,
-                detail: "runtime error".into(),
-                evidence: format!("the runtime refused the paired run ({kind}): {message}"),
-            });
-            session.unload(candidate_id);
+        // Nothing to pair with: the candidate still runs alone, so its correctness is known.
+        Err(why) => {
+            result.baseline_failure = Some(why);
+            match session.run(candidate_id, config.paired.threads) {
+                Answer::Ok(report) => {
+                    (result.correct, result.failure) = outcome::verdict(&report);
+                    result.memory = Some(MemoryRecord {
+                        candidate_peak_bytes: report.memory.peak_bytes,
+                        baseline_peak_bytes: None,
+                    });
+                    session.unload(candidate_id);
+                }
+                Answer::Refused { kind, message } => {
+                    result.failure = Some(refused(kind, message));
+                    session.unload(candidate_id);
+                }
+                Answer::Lost(lost) => result.failure = Some(lost_failure(&lost.0)),
+                Answer::Down(d) => return Err(d),
+            }
         }
-        Answer::Lost(lost) => result.failure = Some(lost_failure(&lost.0)),
-        Answer::Down(d) => return Err(d),
     }
     result.seconds.run = t1.elapsed().as_secs_f64();
     result.finished = utc_now();

@@ -73,15 +73,19 @@ fn stop_name(s: StopReason) -> &'static str {
     }
 }
 
-/// Reads a paired report. An unstable pair is correct but carries `unstable_timing`.
-pub fn from_paired(r: &PairedReport) -> Outcome {
-    let baseline_failure = failure_of(&r.baseline).map(|f| format!("{}: {}", f.detail, f.evidence));
-    let mut failure = failure_of(&r.candidate);
-    // Every seed matched, and nothing but the timing went wrong.
-    let c = &r.candidate;
+/// Whether a run was correct (every seed matched, and nothing but the timing went wrong), and
+/// its failure.
+pub fn verdict(c: &RunReport) -> (bool, Option<FailureRecord>) {
     let correct = !c.seeds.is_empty()
         && c.seeds.iter().all(|s| s.ok())
         && c.failure.as_ref().is_none_or(|f| f.kind == FailureKind::UnstableTiming);
+    (correct, failure_of(c))
+}
+
+/// Reads a paired report. An unstable pair is correct but carries `unstable_timing`.
+pub fn from_paired(r: &PairedReport) -> Outcome {
+    let baseline_failure = failure_of(&r.baseline).map(|f| format!("{}: {}", f.detail, f.evidence));
+    let (correct, mut failure) = verdict(&r.candidate);
     let side = |rep: &RunReport| {
         rep.timing.as_ref().map(|t| SideTiming {
             median_ns: t.stats.median_ns,

@@ -35,6 +35,7 @@ pub fn baseline_meaning(name: &str) -> Option<&'static str> {
     match name {
         "naive" => Some("the naive lowering: one serial loop nest per operator"),
         "default" => Some("the default schedule: threads, vectorization and tiling"),
+        n if n.starts_with("candidates:") => Some("sample 0 of another candidate folder"),
         _ => None,
     }
 }

@@ -6,7 +6,7 @@
 use ekb_deploy::transport::{self, Device, RemoteOptions};
 use ekb_deploy::Runtime;
 use ekb_eval::evaluate::candidate::Candidates;
-use ekb_eval::evaluate::{self, Config, DeviceLink, Observer};
+use ekb_eval::evaluate::{self, Baseline, Config, DeviceLink, Observer};
 use ekb_eval::results::{CandidateResult, Run};
 use ekb_eval::tasks::{load_task, Backend, Task};
 use ekb_ir::TargetProfile;
@@ -51,7 +51,7 @@ pub fn runtime() -> Runtime {
 pub fn config(candidates: Candidates, samples: u32) -> Config {
     Config {
         candidates,
-        baseline: Schedule::Naive,
+        baseline: Baseline::Schedule(Schedule::Naive),
         samples,
         seeds: vec![0, 1, 2],
         timing: TimingSettings { budget_ms: 200, ..TimingSettings::DEFAULT },
