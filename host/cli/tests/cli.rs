@@ -200,7 +200,7 @@ fn targets_lists_every_profile() {
 
 #[test]
 fn bench_checks_and_times_a_workload() {
-    let o = ekb(&["bench", "--quick", "--only", "layer_norm", "--no-lowering-table", "--json"]);
+    let o = ekb(&["bench", "--workloads", "--quick", "--only", "layer_norm", "--no-lowering-table", "--json"]);
     assert!(o.status.success(), "{}", stderr(&o));
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     let w = &v["workloads"][0];
@@ -209,7 +209,7 @@ fn bench_checks_and_times_a_workload() {
     assert_eq!(w["default"]["correct"], true);
     assert!(w["samples"].as_u64().unwrap() >= 5);
     assert!(w["speedup"].as_f64().unwrap() > 0.0);
-    let o = ekb(&["bench", "--only", "nothing-matches"]);
+    let o = ekb(&["bench", "--workloads", "--only", "nothing-matches"]);
     assert_eq!(o.status.code(), Some(1));
     assert!(stderr(&o).contains("matmul_512"), "{}", stderr(&o));
 }

@@ -312,11 +312,11 @@ impl Names {
         self.used.insert(name.to_string());
     }
 
-    /// `base` if unused, else `base1`, `base2`, ...
+    /// `base` if unused, else `base1`, `base2`, ..., skipping L1 keywords (`i32`, `f32`).
     pub fn fresh(&mut self, base: &str) -> String {
         let mut name = base.to_string();
         let mut i = 1;
-        while self.used.contains(&name) {
+        while self.used.contains(&name) || ekb_ir::l1::parse::KEYWORDS.contains(&name.as_str()) {
             name = format!("{base}{i}");
             i += 1;
         }
@@ -378,6 +378,17 @@ mod tests {
         assert_eq!(n.fresh("i"), "i");
         assert_eq!(n.fresh("i"), "i1");
         assert_eq!(n.fresh("i"), "i2");
+        // `i32` and `f32` are keywords of L1: the 32nd `i` is `i33`.
+        for _ in 3..32 {
+            n.fresh("i");
+        }
+        assert_eq!(n.fresh("i"), "i33");
+        assert_eq!(n.fresh("f"), "f");
+        n.reserve("f31");
+        for k in 1..31 {
+            assert_eq!(n.fresh("f"), format!("f{k}"));
+        }
+        assert_eq!(n.fresh("f"), "f33");
     }
 
     #[test]

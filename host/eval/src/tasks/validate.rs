@@ -11,7 +11,10 @@
 //! - different across seeds: between any two seeds at least `min_seed_difference` of the
 //!   elements differ by more than the tolerance, so hard-coding one seed's outputs fails;
 //! - big enough to time: the task's roofline time on a nominal edge CPU is at least
-//!   `min_edge_seconds`.
+//!   `min_edge_seconds`;
+//! - lowerable: the `naive` CPU lowering verifies, compiles with clang-19 for this machine and,
+//!   run in this process on seed 0, matches the reference within the task's tolerance (one seed:
+//!   the lowering does not depend on the data, and the naive code of a whole model is slow).
 //!
 //! What it keeps true: every rule is a pure function of the outputs and the graph, reported as
 //! a sentence naming the output, the seed and the measured share; nothing here panics on a
@@ -246,9 +249,58 @@ pub fn validate_task(task: &Task, rules: &Rules) -> TaskReport {
         report.outputs = stats;
         report.seed_differences = diffs;
         report.problems.extend(problems);
+        report.problems.extend(check_naive(task, SEEDS[0], &runs[0].1));
     }
     report.ok = report.problems.is_empty();
     report
+}
+
+/// The naive CPU lowering of `task`, compiled for this machine and run in this process on
+/// `seed`, against that seed's reference outputs; one sentence per problem.
+pub fn check_naive(task: &Task, seed: u64, reference: &[Tensor]) -> Vec<String> {
+    let naive = |what: &str, d: ekb_ir::Diagnostic| vec![format!("naive lowering: {what}:\n{d}")];
+    let target = match ekb_ir::TargetProfile::load("host") {
+        Ok(t) => t,
+        Err(e) => return vec![format!("naive lowering: no `host` target profile: {e}")],
+    };
+    let module = match ekb_lower::lower(&task.graph, ekb_lower::Schedule::Naive, &target) {
+        Ok(m) => m,
+        Err(d) => return naive("lowering failed", d),
+    };
+    let errors: Vec<String> = ekb_ir::l1::verify::verify(&module, Some(&target))
+        .into_iter()
+        .filter(ekb_ir::Diagnostic::is_error)
+        .map(|d| d.to_string())
+        .collect();
+    if !errors.is_empty() {
+        return vec![format!("naive lowering: the loop program does not verify:\n{}", errors.join("\n"))];
+    }
+    let host = match ekb_llvm::HostModule::build(&module, &target, 1) {
+        Ok(h) => h,
+        Err(d) => return naive("compiling failed", d),
+    };
+    let inputs = match l0::inputs::generate(&task.graph, seed) {
+        Ok(i) => i.into_iter().collect(),
+        Err(d) => return naive("no inputs", d),
+    };
+    let outputs = match host.run(&module, &inputs) {
+        Ok(o) => o,
+        Err(d) => return naive("running failed", d),
+    };
+    let mut problems = Vec::new();
+    for (o, r) in task.graph.outputs.iter().zip(reference) {
+        let Some(got) = outputs.get(&o.name) else {
+            problems.push(format!("naive lowering: output `{}` was not produced", o.name));
+            continue;
+        };
+        if let Err(m) = ekb_ir::tensor::compare(r, &got.to_tensor(), task.tolerance(o.ty.dtype)) {
+            problems.push(format!(
+                "naive lowering: output `{}` differs from the reference on seed {seed}: {m}",
+                o.name
+            ));
+        }
+    }
+    problems
 }
 
 /// Which twin checks `validate_suite` runs.
@@ -363,6 +415,29 @@ mod tests {
     use super::*;
 
     const TOL: Tolerance = Tolerance { atol: 1e-4, rtol: 1e-4 };
+
+    #[test]
+    fn the_naive_lowering_is_run_and_compared_with_the_reference() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("softmax_t.ekir");
+        std::fs::write(
+            &path,
+            "# task: level=1 family=softmax domains=[mobile]\n# provenance: model=m layer=l module=m source=s\n\
+             graph softmax_t(x: f32[8,33]) -> (y: f32[8,33]) {\n  %0: f32[8,33] = softmax(x, axis=-1)\n  return %0\n}\n",
+        )
+        .unwrap();
+        let task = super::super::load_task(&path).unwrap();
+        let good = reference(&task, 0).unwrap();
+        assert_eq!(check_naive(&task, 0, &good), Vec::<String>::new());
+        // Another seed's outputs stand in for a lowering that computes something else.
+        let other = reference(&task, 1).unwrap();
+        let problems = check_naive(&task, 0, &other);
+        assert_eq!(problems.len(), 1, "{problems:?}");
+        assert!(
+            problems[0].starts_with("naive lowering: output `y` differs from the reference on seed 0"),
+            "{problems:?}"
+        );
+    }
 
     #[test]
     fn the_best_constant_is_found_exactly() {

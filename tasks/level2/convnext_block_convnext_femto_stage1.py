@@ -1,0 +1,43 @@
+"""PyTorch twin of the task `convnext_block_convnext_femto_stage1`.
+
+ConvNeXt-Femto, stages.1.blocks.0: timm ConvNeXtBlock(96, conv_mlp=True): conv_dw 7x7 +
+LayerNorm2d + Mlp(Conv2d 1x1, GELU, Conv2d 1x1) + gamma (timm convnext_femto).
+A ConvNeXt-Femto block of the second stage (96 channels at 28x28, 224x224 image): 7x7 depthwise
+convolution, channel LayerNorm, 1x1 MLP 96 -> 384 -> 96 with GELU, layer scale (drawn from [0.1,
+1]), residual add.
+"""
+
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.gamma = nn.Parameter(1e-6 * torch.ones(96))
+        self.conv_dw = nn.Conv2d(96, 96, 7, padding=3, groups=96)
+        self.norm = nn.LayerNorm(96, eps=1e-06)
+        self.mlp_fc1 = nn.Conv2d(96, 384, 1)
+        self.mlp_act = nn.GELU()
+        self.mlp_fc2 = nn.Conv2d(384, 96, 1)
+
+    def forward(self, x):
+        shortcut = x
+        x = self.conv_dw(x)
+        # LayerNorm2d: normalise over channels in channels-last order
+        x = x.permute(0, 2, 3, 1)
+        x = self.norm(x)
+        x = x.permute(0, 3, 1, 2)
+        x = self.mlp_fc2(self.mlp_act(self.mlp_fc1(x)))
+        x = x.mul(self.gamma.reshape(1, -1, 1, 1))
+        return x + shortcut
+
+
+def get_inputs():
+    return [
+        torch.empty(1, 96, 28, 28).uniform_(-1, 1),
+    ]
+
+
+def get_init_inputs():
+    return []
