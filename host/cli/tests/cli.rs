@@ -200,7 +200,8 @@ fn targets_lists_every_profile() {
 
 #[test]
 fn bench_checks_and_times_a_workload() {
-    let o = ekb(&["bench", "--workloads", "--quick", "--only", "layer_norm", "--no-lowering-table", "--json"]);
+    let o =
+        ekb(&["bench", "--workloads", "--quick", "--only", "layer_norm", "--no-lowering-table", "--json"]);
     assert!(o.status.success(), "{}", stderr(&o));
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     let w = &v["workloads"][0];
