@@ -71,8 +71,14 @@ fn a_killed_run_resumed_ends_like_an_uninterrupted_one() {
     let expected = outcomes(&tmp.path().join("full"));
     assert_eq!(expected.len(), 4);
     assert!(expected.values().all(|(compiled, correct, _)| *compiled && *correct), "{expected:?}");
+    // The report's pooled row: all 4 instances, Compile@1 and Correct@1 100%.
     let stdout = String::from_utf8_lossy(&full.stdout);
-    assert!(stdout.contains("4 compiled, 4 correct"), "{stdout}");
+    let pooled = stdout.lines().any(|l| {
+        let w: Vec<&str> = l.split_whitespace().collect();
+        w.len() > 4 && w[..5] == ["all", "4", "1", "100.0%", "100.0%"]
+    });
+    assert!(pooled, "{stdout}");
+    assert!(tmp.path().join("full/report.html").is_file());
 
     // Kill the second run as soon as its first result is on disk.
     let part = tmp.path().join("part");
