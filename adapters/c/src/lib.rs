@@ -3,20 +3,18 @@
 //! [`emit`] verifies a module against a GPU target and writes the source of its kernels in the
 //! target's dialect (or the one asked for); [`kernels`] describes each kernel as a runtime
 //! launches it (the ABI of `docs/gpu.md`). The dialects differ only through the table in
-//! [`dialect`]; the walk in `emit` is shared. With the `opencl` feature (on by default),
-//! [`opencl`] runs a module through the system's OpenCL driver; with `cuda`, `cuda` does the same
-//! through NVRTC and the CUDA driver.
+//! [`dialect`]; the walk in `emit` is shared. With the `opencl` feature (on by default) or
+//! `cuda`, `run` runs a module on this machine's GPU, through the system's OpenCL driver or
+//! NVRTC and the CUDA driver, with the board runtime's own execution code (`ekb-gpu`).
 //!
 //! What this crate must keep true: it emits only modules that verify against the target (so
 //! every launch is legal there), and a module it cannot express is a [`Diagnostic`], never a
 //! panic.
 
-#[cfg(feature = "cuda")]
-pub mod cuda;
 pub mod dialect;
 mod emit;
-#[cfg(feature = "opencl")]
-pub mod opencl;
+#[cfg(any(feature = "opencl", feature = "cuda"))]
+pub mod run;
 
 pub use dialect::Dialect;
 pub use emit::DYNAMIC_SHARED_ALIGN;

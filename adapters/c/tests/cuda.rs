@@ -8,7 +8,7 @@
 #![cfg(feature = "cuda")]
 
 use ekb_e2e::{check_outputs, corpus_files, load_graph, reference, SEEDS};
-use ekb_gpu_c::cuda::Gpu;
+use ekb_gpu_c::run::{Api, Gpu, KernelResources};
 use ekb_ir::l1::parse::parse;
 use ekb_ir::tensor::{BufData, Buffer};
 use ekb_ir::types::{DType, TensorType};
@@ -19,7 +19,7 @@ use std::collections::HashMap;
 /// The device, or `None` (with the reason printed) where there is no CUDA: these tests then
 /// check only that the absence is a diagnostic.
 fn gpu() -> Option<Gpu> {
-    match Gpu::open() {
+    match Gpu::open(Api::Cuda) {
         Ok(g) => Some(g),
         Err(d) => {
             assert!(d.message.starts_with("CUDA: "), "{d}");
@@ -33,7 +33,7 @@ fn gpu() -> Option<Gpu> {
 fn every_corpus_graph_runs_on_the_cuda_device_and_matches() {
     let Some(gpu) = gpu() else { return };
     let t = TargetProfile::load("h200").unwrap();
-    println!("device: {} ({}), {} bytes", gpu.info.name, gpu.info.arch, gpu.info.total_mem_bytes);
+    println!("device: {} ({}), {} bytes", gpu.info.name, gpu.info.arch, gpu.info.global_mem_bytes);
     let mut graphs = 0;
     for path in corpus_files() {
         let g = load_graph(&path);
@@ -44,10 +44,13 @@ fn every_corpus_graph_runs_on_the_cuda_device_and_matches() {
             let problems = check_outputs(&g, &want, &report.outputs);
             assert!(problems.is_empty(), "{} seed {seed}: {problems:?}", g.name);
             if seed == 0 {
-                let ms: f32 = report.steps.iter().map(|s| s.time_ms).sum();
-                let regs = report.steps.iter().map(|s| s.registers).max().unwrap_or(0);
-                let shared = report.steps.iter().map(|s| s.shared_bytes).max().unwrap_or(0);
-                let local = report.steps.iter().map(|s| s.local_bytes).max().unwrap_or(0);
+                let ms = report.steps.iter().map(|s| s.time_ns).sum::<u64>() as f64 / 1e6;
+                let figure = |which: usize| {
+                    report.steps.iter().map(|s| s.resources.attributes()[which].1).max().unwrap_or(0)
+                };
+                // CU_FUNC_ATTRIBUTE_NUM_REGS, _LOCAL_SIZE_BYTES, _SHARED_SIZE_BYTES.
+                let (regs, local, shared) = (figure(0), figure(1), figure(2));
+                assert!(report.steps.iter().all(|s| matches!(s.resources, KernelResources::Cuda { .. })));
                 println!(
                     "ok {:<20} kernels {:>2}  time {:>8.4} ms  max regs {:>3}  max static shared {:>5} B  max local {:>3} B",
                     g.name,
@@ -80,7 +83,10 @@ fn dynamic_shared_memory_above_48_kib_runs_with_the_opt_in() {
     // y is x reversed.
     assert!(y.iter().enumerate().all(|(i, v)| *v == x[16383 - i]));
     assert_eq!(report.steps[0].dynamic_shared_bytes, 65536);
-    println!("big_shared: 65536 bytes of dynamic shared memory, {:.4} ms", report.steps[0].time_ms);
+    println!(
+        "big_shared: 65536 bytes of dynamic shared memory, {:.4} ms",
+        report.steps[0].time_ns as f64 / 1e6
+    );
 }
 
 #[test]

@@ -4,7 +4,7 @@
 //! reported as what they are before or instead of running.
 
 use ekb_e2e::{check_outputs, corpus_files, load_graph, reference, SEEDS};
-use ekb_gpu_c::opencl::Gpu;
+use ekb_gpu_c::run::{Api, Gpu, KernelResources};
 use ekb_gpu_c::{emit, Dialect};
 use ekb_ir::l1::{interp, parse::parse, Module};
 use ekb_ir::tensor::{BufData, Buffer};
@@ -25,7 +25,7 @@ fn f32s(data: Vec<f32>, shape: &[usize]) -> Buffer {
 
 #[test]
 fn every_corpus_graph_runs_on_the_opencl_device_and_matches() {
-    let gpu = Gpu::open().unwrap_or_else(|d| panic!("{d}"));
+    let gpu = Gpu::open(Api::OpenCl).unwrap_or_else(|d| panic!("{d}"));
     let t = TargetProfile::load("pocl").unwrap();
     let mut kernels_run = 0;
     for path in corpus_files() {
@@ -41,9 +41,9 @@ fn every_corpus_graph_runs_on_the_opencl_device_and_matches() {
             assert!(check_outputs(&g, &want, &interp).is_empty());
             assert_eq!(report.steps.len(), m.plan.len());
             for s in &report.steps {
-                let threads: usize = s.local.iter().product();
-                assert!(s.work_group_size as usize >= threads, "{}: {s:?}", g.name);
-                assert!(s.global.iter().zip(s.local).all(|(g, l)| g % l == 0));
+                let threads: u64 = s.block.iter().map(|&b| u64::from(b)).product();
+                assert!(s.resources.max_threads().0 >= threads, "{}: {s:?}", g.name);
+                assert!(matches!(s.resources, KernelResources::OpenCl { .. }));
             }
             kernels_run += report.steps.len();
         }
@@ -53,7 +53,7 @@ fn every_corpus_graph_runs_on_the_opencl_device_and_matches() {
 
 #[test]
 fn golden_kernels_build_run_and_report_their_resources() {
-    let gpu = Gpu::open().unwrap();
+    let gpu = Gpu::open(Api::OpenCl).unwrap();
     let m = golden("rowsum");
     let x: Vec<f32> = (0..800).map(|i| ((i * 7) % 13) as f32 - 6.0).collect();
     let report = gpu.run(&m, &HashMap::from([("x".to_string(), f32s(x.clone(), &[8, 100]))])).unwrap();
@@ -63,10 +63,11 @@ fn golden_kernels_build_run_and_report_their_resources() {
         assert!((got - want).abs() <= 1e-4 * want.abs().max(1.0), "row {row}: {got} vs {want}");
     }
     let step = &report.steps[0];
-    assert_eq!((step.global, step.local), ([512, 1, 1], [64, 1, 1]));
+    assert_eq!((step.grid, step.block), ([8, 1, 1], [64, 1, 1]));
     assert!(step.time_ns > 0, "profiling time {step:?}");
     // The 64-float shared tree: the driver reports at least its 256 bytes of local memory.
-    assert!(step.local_mem_bytes >= 256, "{step:?}");
+    let KernelResources::OpenCl { local_mem_bytes, .. } = step.resources else { panic!("{step:?}") };
+    assert!(local_mem_bytes >= 256, "{step:?}");
     // The tiled matmul in shared memory, against a plain product.
     let m = golden("matmul_tiled");
     let a: Vec<f32> = (0..480).map(|i| (i % 5) as f32 - 2.0).collect();
@@ -83,16 +84,17 @@ fn golden_kernels_build_run_and_report_their_resources() {
             assert_eq!(y[r * 18 + c], want, "y[{r}, {c}]");
         }
     }
-    assert_eq!(report.steps[0].local, [8, 8, 1]);
-    assert!(report.steps[0].local_mem_bytes >= 544);
+    assert_eq!(report.steps[0].block, [8, 8, 1]);
+    let KernelResources::OpenCl { local_mem_bytes, .. } = report.steps[0].resources else { panic!() };
+    assert!(local_mem_bytes >= 544);
 }
 
 #[test]
 fn illegal_launches_are_found_before_anything_runs() {
-    let gpu = Gpu::open().unwrap();
+    let gpu = Gpu::open(Api::OpenCl).unwrap();
     let info = &gpu.info;
     // One more thread per block than the device allows.
-    let too_many = info.max_work_group_size + 1;
+    let too_many = info.max_threads_per_block + 1;
     let text = format!(
         "module wide {{\n  input x: f32[1]\n  output y: f32[1]\n\n  kernel k(x: f32[1] in, y: f32[1] out) {{\n    launch grid(bx in 0..1) block(tx in 0..{too_many}) {{\n      if tx == 0 {{\n        y[0] = x[0]\n      }}\n    }}\n  }}\n\n  run k(x, y)\n}}\n"
     );
@@ -102,13 +104,13 @@ fn illegal_launches_are_found_before_anything_runs() {
     assert!(
         d.message.contains(&format!(
             "has {too_many} threads per block (block(tx in 0..{too_many})), over the limit of {} from OpenCL device `{}` (CL_DEVICE_MAX_WORK_GROUP_SIZE)",
-            info.max_work_group_size, info.name
+            info.max_threads_per_block, info.name
         )),
         "{d}"
     );
     assert!(d.notes.iter().any(|n| n == "found before launch: nothing was enqueued"), "{d}");
     // More local memory than the device has.
-    let floats = info.local_mem_bytes / 4 + 1;
+    let floats = info.shared_bytes_per_block / 4 + 1;
     let text = format!(
         "module big {{\n  input x: f32[1]\n  output y: f32[1]\n\n  kernel k(x: f32[1] in, y: f32[1] out) {{\n    launch grid(bx in 0..1) block(tx in 0..1) {{\n      alloc s: f32[{floats}] shared\n      s[0] = x[0]\n      y[0] = s[0]\n    }}\n  }}\n\n  run k(x, y)\n}}\n"
     );
@@ -134,8 +136,22 @@ fn illegal_launches_are_found_before_anything_runs() {
 }
 
 #[test]
+fn a_write_past_a_buffer_is_caught_by_its_guard() {
+    let gpu = Gpu::open(Api::OpenCl).unwrap();
+    let m = golden("relu");
+    let t = TargetProfile::load("pocl").unwrap();
+    let source = emit(&m, Dialect::OpenCl, &t).unwrap().replace("y[i] = fmax", "y[i + 1] = fmax");
+    let inputs = HashMap::from([("x".to_string(), f32s(vec![0.5; 1000], &[1000]))]);
+    let d = gpu.run_source(&m, &source, &inputs).unwrap_err();
+    assert_eq!(
+        d.message,
+        "a kernel of module relu wrote 4 byte(s) outside buffer `y` (f32[1000]), the first 0 bytes past the end"
+    );
+}
+
+#[test]
 fn a_broken_source_is_a_build_error_with_the_log() {
-    let gpu = Gpu::open().unwrap();
+    let gpu = Gpu::open(Api::OpenCl).unwrap();
     let m = golden("relu");
     let t = TargetProfile::load("pocl").unwrap();
     let broken =

@@ -167,8 +167,9 @@ impl Region {
         unsafe { std::slice::from_raw_parts(self.ptr(), self.len) }
     }
 
-    /// Writes `f(data)`; the data pages must be writable.
-    fn with_bytes_mut<T>(&self, f: impl FnOnce(&mut [u8]) -> T) -> T {
+    /// Writes `f(data)`; the data pages must be writable, and no kernel may run on them (a GPU
+    /// program's results are copied in this way: its kernels work on device memory).
+    pub fn with_bytes_mut<T>(&self, f: impl FnOnce(&mut [u8]) -> T) -> T {
         // SAFETY: as in `bytes`, and no other slice of the data is live inside this call.
         f(unsafe { std::slice::from_raw_parts_mut(self.ptr(), self.len) })
     }
@@ -541,6 +542,7 @@ mod tests {
             expected: vec![],
             timing: TimingSettings::DEFAULT,
             memory: MemoryPlan { peak_bytes: 0, stack_limit_bytes: 0, memory_limit_bytes: 1 << 20 },
+            gpu: None,
         }
     }
 

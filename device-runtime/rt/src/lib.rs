@@ -1,6 +1,7 @@
 //! `ekb-rt`: the device runtime. It loads benchmark payloads (`ekb_wire::payload`), links their
-//! CPU kernels with its own ELF loader, runs them on a thread pool over seeded inputs, and
-//! checks the outputs against the expected values the host computed.
+//! CPU kernels with its own ELF loader (or, built with the features `opencl` and `cuda`, builds
+//! their GPU programs on the device through `ekb-gpu`), runs them on a thread pool or the GPU
+//! over seeded inputs, and checks the outputs against the expected values the host computed.
 //!
 //! The library is the runtime's building blocks; `main.rs` is the `ekb-rt` command on top:
 //! - [`loader`]: kernel objects → callable entry points (W^X, import table, relocations);
@@ -18,12 +19,15 @@
 //! - [`stats`]: sample statistics, the median's relative standard error, bootstrap intervals;
 //! - [`run`]: a payload run or a paired run, as the protocol's reports;
 //! - [`serve`]: the protocol loop of `ekb-rt serve`;
-//! - [`sys`]: page-level memory mappings.
+//! - [`sys`]: page-level memory mappings;
+//! - [`gpu`]: GPU payloads (features `opencl` and `cuda`): plans for the shared GPU executors
+//!   of `ekb-gpu`, builds at load time and device descriptions, each in a child process.
 
 pub mod buffers;
 pub mod check;
 pub mod counters;
 pub mod device;
+pub mod gpu;
 pub mod isolate;
 pub mod loader;
 pub mod memory;
@@ -36,3 +40,20 @@ pub mod stats;
 pub mod store;
 pub mod sys;
 pub mod worker;
+
+#[cfg(all(feature = "gpu", target_env = "musl"))]
+compile_error!(
+    "GPU builds of ekb-rt load their drivers with dlopen, which a static musl binary cannot: build for \
+     x86_64-unknown-linux-gnu or aarch64-unknown-linux-gnu"
+);
+
+/// The GPU backends this build runs (empty in the default, CPU-only build).
+pub fn gpu_backends() -> &'static [ekb_wire::payload::Backend] {
+    use ekb_wire::payload::Backend;
+    match (cfg!(feature = "opencl"), cfg!(feature = "cuda")) {
+        (true, true) => &[Backend::OpenCl, Backend::Cuda],
+        (true, false) => &[Backend::OpenCl],
+        (false, true) => &[Backend::Cuda],
+        (false, false) => &[],
+    }
+}

@@ -75,25 +75,32 @@ fn info(args: &[String]) -> Result<ExitCode, String> {
         [a, ..] => return Err(format!("`info` takes only --json, not `{a}`")),
     };
     let device = Device::probe();
-    let info = device.to_info(counters::support(&device), isolate::availability(&device));
+    let mut info = device.to_info(counters::support(&device), isolate::availability(&device));
+    let (gpus, gpu_notes) = ekb_rt::gpu::list();
+    info.gpus = gpus;
     if json {
         #[derive(serde::Serialize)]
         struct Json<'a> {
             #[serde(flatten)]
             info: &'a DeviceInfo,
             emulation: Option<&'a str>,
+            /// Why a GPU interface of this build found no device.
+            gpu_notes: &'a [String],
         }
-        let text =
-            serde_json::to_string_pretty(&Json { info: &info, emulation: device.emulation.as_deref() })
-                .map_err(|e| format!("cannot write JSON: {e}"))?;
+        let text = serde_json::to_string_pretty(&Json {
+            info: &info,
+            emulation: device.emulation.as_deref(),
+            gpu_notes: &gpu_notes,
+        })
+        .map_err(|e| format!("cannot write JSON: {e}"))?;
         println!("{text}");
     } else {
-        print!("{}", info_text(&device, &info));
+        print!("{}", info_text(&device, &info, &gpu_notes));
     }
     Ok(ExitCode::SUCCESS)
 }
 
-fn info_text(device: &Device, info: &DeviceInfo) -> String {
+fn info_text(device: &Device, info: &DeviceInfo, gpu_notes: &[String]) -> String {
     let mut s = String::new();
     let mut line = |k: &str, v: String| s.push_str(&format!("{k:<11} {v}\n"));
     line("arch", info.arch.clone());
@@ -118,6 +125,7 @@ fn info_text(device: &Device, info: &DeviceInfo) -> String {
         let kind = match c.kind {
             ekb_wire::protocol::CounterKind::Hardware => "hardware",
             ekb_wire::protocol::CounterKind::Software => "software",
+            ekb_wire::protocol::CounterKind::Gpu => "gpu driver",
         };
         let state = match &c.availability {
             Availability::Available => "available".to_string(),
@@ -132,6 +140,9 @@ fn info_text(device: &Device, info: &DeviceInfo) -> String {
             Availability::Unavailable { reason } => reason.clone(),
         },
     );
+    for (i, l) in ekb_rt::gpu::describe(&info.gpus, gpu_notes).into_iter().enumerate() {
+        line(if i == 0 { "gpus" } else { "" }, l);
+    }
     s
 }
 

@@ -27,8 +27,10 @@ use std::marker::PhantomData;
 /// Why a payload's code cannot be made ready to run.
 #[derive(Debug, Clone, PartialEq)]
 pub enum ProgramError {
-    /// This runtime runs `cpu-llvm` kernels only.
+    /// This build of the runtime does not run the payload's backend.
     Backend(Backend),
+    /// A GPU program's source is not text.
+    Source(String),
     /// A code blob failed to load.
     Load { blob: u32, error: LoadError },
     /// A kernel's entry symbol is not exported by its object.
@@ -39,8 +41,17 @@ impl fmt::Display for ProgramError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             ProgramError::Backend(b) => {
-                write!(f, "this runtime runs cpu-llvm kernels; the payload's backend is {b}")
+                let mut runs = vec!["cpu-llvm"];
+                runs.extend(crate::gpu_backends().iter().map(|b| b.name()));
+                write!(
+                    f,
+                    "this runtime runs {} kernels; the payload's backend is {b} (a GPU runtime is built with \
+                     `cargo build --release -p ekb-rt --features opencl,cuda --target {}-unknown-linux-gnu`)",
+                    runs.join(" and "),
+                    std::env::consts::ARCH
+                )
             }
+            ProgramError::Source(e) => f.write_str(e),
             ProgramError::Load { blob, error } => write!(f, "blob {blob}: {error}"),
             ProgramError::MissingEntry { kernel, symbol, blob, available } => write!(
                 f,
@@ -57,16 +68,27 @@ impl std::error::Error for ProgramError {}
 #[derive(Debug)]
 pub struct Program {
     manifest: Manifest,
-    /// Loaded code blobs: (blob index, object), in first-use order.
+    /// Loaded code blobs: (blob index, object), in first-use order (CPU programs).
     objects: Vec<(u32, LoadedObject)>,
-    /// The entry point of each kernel of the manifest.
+    /// The entry point of each kernel of the manifest (CPU programs).
     entries: Vec<KernelFn>,
+    /// A GPU program: its sources, kernels, buffers and steps, built in the process that runs
+    /// it (the driver is never initialised where the program is loaded).
+    #[cfg(feature = "gpu")]
+    gpu: Option<ekb_gpu::Plan>,
 }
 
 impl Program {
-    /// Loads every code blob the kernels use and resolves every kernel's entry symbol.
+    /// Loads every code blob the kernels use and resolves every kernel's entry symbol; a GPU
+    /// payload's sources are copied for the process that builds them.
     pub fn load(view: &PayloadView<'_>) -> Result<Program, ProgramError> {
         let manifest = view.manifest().clone();
+        #[cfg(feature = "gpu")]
+        if crate::gpu_backends().contains(&manifest.backend) {
+            let plan = crate::gpu::plan(&manifest, |b| view.blob(b).map(|x| (x.kind, x.data)))
+                .map_err(ProgramError::Source)?;
+            return Ok(Program { manifest, objects: Vec::new(), entries: Vec::new(), gpu: Some(plan) });
+        }
         if manifest.backend != Backend::CpuLlvm {
             return Err(ProgramError::Backend(manifest.backend));
         }
@@ -93,7 +115,25 @@ impl Program {
             })?;
             entries.push(f);
         }
-        Ok(Program { manifest, objects, entries })
+        Ok(Program {
+            manifest,
+            objects,
+            entries,
+            #[cfg(feature = "gpu")]
+            gpu: None,
+        })
+    }
+
+    /// The plan of a GPU program (`None` for CPU programs).
+    #[cfg(feature = "gpu")]
+    pub fn gpu_plan(&self) -> Option<&ekb_gpu::Plan> {
+        self.gpu.as_ref()
+    }
+
+    /// Whether the kernels run on a GPU (never in a CPU-only build, which loads no GPU program;
+    /// saying so lets the compiler drop the GPU paths from the static binary).
+    pub fn is_gpu(&self) -> bool {
+        cfg!(feature = "gpu") && self.manifest.backend != Backend::CpuLlvm
     }
 
     pub fn manifest(&self) -> &Manifest {
@@ -137,8 +177,12 @@ impl Program {
     }
 
     /// The plan with each step's kernel entry and argument array, for buffers `bufs` (which
-    /// must come from [`Program::allocate`] of this program).
+    /// must come from [`Program::allocate`] of this program). A GPU program has no entries: its
+    /// plan is empty here (the GPU executor runs it).
     pub fn bind<'b>(&self, bufs: &'b Buffers) -> Bound<'b> {
+        if self.is_gpu() {
+            return Bound { steps: Vec::new(), _bufs: PhantomData };
+        }
         assert_eq!(bufs.len(), self.manifest.buffers.len(), "buffers of another program");
         let steps = self
             .manifest

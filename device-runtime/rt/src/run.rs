@@ -35,8 +35,10 @@ use crate::program::Program;
 use crate::stats::{self, Rng};
 use crate::store::LoadedPayload;
 use crate::worker::{self, Cmd, Reply, Setup};
+#[cfg(feature = "gpu")]
+use crate::worker::{GpuFault, Violation};
 use crate::{counters, memory, seccomp};
-use ekb_wire::payload::{Role, TimingSettings};
+use ekb_wire::payload::{Backend, Role, TimingSettings};
 use ekb_wire::protocol::{
     Counter, ErrorKind, Failure, FailureKind, LogLevel, LogLine, MemoryFault, PairSample, PairedReport,
     PairedSettings, RatioStats, RunReport, SeedCheck, StopReason, Timing, TimingOverrides, Verdict,
@@ -104,10 +106,26 @@ fn log(level: LogLevel, message: impl Into<String>) -> LogLine {
 /// Things worth telling the host when a payload loads.
 pub fn load_warnings(payload: &LoadedPayload, device: &Device) -> Vec<String> {
     let mut w = Vec::new();
-    let (report, _) = memory::check(payload.manifest());
+    let (report, failure) = memory::check(payload.manifest(), payload.live_limits().as_ref());
     for a in &report.allocations {
         if let Verdict::Illegal { reason } | Verdict::OverCapacity { reason } = &a.verdict {
             w.push(format!("allocation `{}` will not run: {reason}", a.name));
+        }
+    }
+    // An illegal launch is a failure of no allocation.
+    if let Some(f) = failure.filter(|_| w.is_empty()) {
+        w.push(format!("the program will not run: {}", f.evidence));
+    }
+    #[cfg(feature = "gpu")]
+    if let Some(built) = payload.gpu() {
+        let logs: Vec<&str> = built.build_logs.iter().map(|l| l.trim()).filter(|l| !l.is_empty()).collect();
+        if !logs.is_empty() {
+            w.push(format!(
+                "built on {} `{}`; build log:\n{}",
+                built.device.api,
+                built.device.name,
+                logs.join("\n")
+            ));
         }
     }
     if let Some(e) = &device.emulation {
@@ -146,7 +164,7 @@ impl<'a> Side<'a> {
                 list.iter().map(|&s| s as usize).collect()
             }
         };
-        let (memory, failure) = memory::check(m);
+        let (memory, failure) = memory::check(m, payload.live_limits().as_ref());
         let mut report = RunReport {
             payload: payload.id(),
             task: m.task.clone(),
@@ -236,6 +254,16 @@ impl<'a> Side<'a> {
         self.payload.program()
     }
 
+    /// The clock the side's samples come from: `CLOCK_MONOTONIC` around a CPU program's
+    /// execution, the driver's clock for a GPU program's kernels.
+    fn clock(&self) -> &'static str {
+        match self.payload.manifest().backend {
+            Backend::CpuLlvm => "CLOCK_MONOTONIC",
+            Backend::OpenCl => "opencl-profiling",
+            Backend::Cuda => "cuda-events",
+        }
+    }
+
     fn fail(&mut self, f: Failure) {
         self.report.failure.get_or_insert(f);
     }
@@ -310,11 +338,13 @@ fn start(
     })?;
     let reply = child.receive(START_TIMEOUT).map_err(|d| to_stop(d, &[], START_TIMEOUT))?;
     match postcard::from_bytes::<Reply>(&reply) {
-        Ok(Reply::Ready { seccomp, counters, limits, threads, flush_bytes }) => {
-            for s in sides.iter_mut() {
-                s.report.threads = threads;
+        Ok(Reply::Ready { seccomp, counters, limits, threads, flush_bytes, notes }) => {
+            for (s, notes) in sides.iter_mut().zip(notes) {
+                // A GPU program's kernels run on the device, not on the runtime's threads.
+                s.report.threads = if s.program().is_gpu() { 0 } else { threads };
                 let l = &mut s.report.log;
                 l.push(log(LogLevel::Info, format!("kernel process {}: {threads} thread(s)", child.pid())));
+                l.extend(notes.into_iter().map(|n| log(LogLevel::Info, n)));
                 match &seccomp {
                     None => l.push(log(
                         LogLevel::Info,
@@ -374,7 +404,64 @@ impl Proc {
     ) -> Result<Reply, Stop> {
         let body = postcard::to_allocvec(cmd).map_err(|e| Stop::Failed(garbled(e.to_string())))?;
         let reply = self.child.request(&body, timeout).map_err(|d| to_stop(d, programs, timeout))?;
-        postcard::from_bytes::<Reply>(&reply).map_err(|e| Stop::Failed(garbled(e.to_string())))
+        match postcard::from_bytes::<Reply>(&reply) {
+            #[cfg(feature = "gpu")]
+            Ok(Reply::GpuFailed { fault, message }) => Err(Stop::Failed(gpu_failure(fault, message))),
+            Ok(r) => Ok(r),
+            Err(e) => Err(Stop::Failed(garbled(e.to_string()))),
+        }
+    }
+}
+
+/// The failure a GPU driver's error while running stands for.
+#[cfg(feature = "gpu")]
+fn gpu_failure(fault: GpuFault, message: String) -> Failure {
+    let (kind, what) = match fault {
+        GpuFault::IllegalLaunch => {
+            (FailureKind::Memory(MemoryFault::IllegalAllocation), "the driver refused the launch")
+        }
+        GpuFault::OutOfMemory => (FailureKind::Memory(MemoryFault::Capacity), "the device ran out of memory"),
+        GpuFault::MemoryFault => (
+            FailureKind::Memory(MemoryFault::OutOfBounds),
+            "a kernel accessed memory outside its buffers (the driver reports an illegal address)",
+        ),
+        GpuFault::Driver => (FailureKind::RuntimeError, "the GPU driver failed"),
+    };
+    Failure { kind, evidence: format!("{what}: {message}") }
+}
+
+/// The failure a GPU program's first violation stands for.
+#[cfg(feature = "gpu")]
+fn violation_failure(bufs: &Buffers, v: &Violation) -> Failure {
+    match *v {
+        Violation::Guard { buffer, offset, bytes } => {
+            let i = buffer as usize;
+            let name = bufs.name(i).to_string();
+            let len = bufs.region(i).len() as i64;
+            let place = if offset < 0 {
+                format!("{} bytes before the start", -offset)
+            } else {
+                format!("{} bytes past the end", offset - len)
+            };
+            Failure {
+                kind: FailureKind::Memory(MemoryFault::GuardCorruption { buffer: name.clone() }),
+                evidence: format!(
+                    "{bytes} byte(s) of the device guard around buffer `{name}` ({len} bytes) were overwritten, the \
+                     first {place}: a kernel wrote out of bounds"
+                ),
+            }
+        }
+        Violation::InputWrite { buffer, offset } => {
+            let i = buffer as usize;
+            let name = bufs.name(i).to_string();
+            Failure {
+                kind: FailureKind::Memory(MemoryFault::InputWrite { buffer: name.clone() }),
+                evidence: format!(
+                    "the device's copy of read-only {} `{name}` changed during the run, first at byte {offset}",
+                    bufs.role(i)
+                ),
+            }
+        }
     }
 }
 
@@ -576,11 +663,13 @@ fn run_seed(proc: &mut Proc, sides: &[Side<'_>], p: usize, seed: usize) -> Resul
     bufs.fill_guards();
     let sums = bufs.input_checksums();
     let programs = programs(sides);
-    match proc.request(&Cmd::Run { program: p as u8 }, proc.exec_limit, &programs)? {
-        Reply::Ran { .. } => {}
+    let device = match proc.request(&Cmd::Run { program: p as u8 }, proc.exec_limit, &programs)? {
+        Reply::Ran { .. } => None,
+        #[cfg(feature = "gpu")]
+        Reply::GpuRan { violations, .. } => violations.first().map(|v| violation_failure(bufs, v)),
         other => return Err(Stop::Failed(garbled(format!("{other:?}")))),
-    }
-    let violation = after_run(bufs, &sums);
+    };
+    let violation = after_run(bufs, &sums).or(device);
     Ok((side.program().check(seed, bufs, |s, b| side.payload.expected(s, b)), sums, violation))
 }
 
@@ -637,8 +726,41 @@ fn check_sides(proc: &mut Proc, sides: &mut [Side<'_>]) -> Result<(), Stop> {
     Ok(())
 }
 
-/// After timing: the outputs of the last seed again, guards, inputs.
-fn recheck(sides: &mut [Side<'_>]) {
+/// A GPU program's outputs of its last execution copied back from the device, with its device
+/// guards and inputs checked (each side that is still correct).
+#[cfg(feature = "gpu")]
+fn read_back(proc: &mut Proc, sides: &mut [Side<'_>]) -> Result<(), Stop> {
+    for p in 0..sides.len() {
+        if !sides[p].program().is_gpu() || !sides[p].ok() {
+            continue;
+        }
+        let programs = programs(sides);
+        let device = match proc.request(&Cmd::Readback { program: p as u8 }, proc.exec_limit, &programs) {
+            Ok(Reply::ReadBack { violations }) => {
+                let bufs = sides[p].bufs.as_ref().expect("allocated buffers");
+                violations.first().map(|v| violation_failure(bufs, v))
+            }
+            Ok(other) => Some(garbled(format!("{other:?}"))),
+            Err(Stop::Failed(f)) => Some(f),
+            Err(Stop::HostGone) => return Err(Stop::HostGone),
+        };
+        if let Some(f) = device {
+            sides[p].fail(f);
+        }
+    }
+    Ok(())
+}
+
+/// Nothing to copy back: a CPU program's outputs are the shared buffers.
+#[cfg(not(feature = "gpu"))]
+fn read_back(_: &mut Proc, _: &mut [Side<'_>]) -> Result<(), Stop> {
+    Ok(())
+}
+
+/// After timing: the outputs of the last seed again, guards, inputs (a GPU program's outputs
+/// copied back from the device first, with its device guards and inputs checked).
+fn recheck(proc: &mut Proc, sides: &mut [Side<'_>]) -> Result<(), Stop> {
+    read_back(proc, sides)?;
     for side in sides.iter_mut() {
         let Some(&seed) = side.seeds.last() else { continue };
         let bufs = side.bufs.as_ref().expect("allocated buffers");
@@ -652,11 +774,30 @@ fn recheck(sides: &mut [Side<'_>]) {
             side.fail(f);
         }
     }
+    Ok(())
 }
 
-/// Counted executions of program `p`.
+/// Counted executions of program `p`: the perf counters of a CPU program; a GPU program's
+/// per-kernel device times and driver figures (the CPU's counters do not see its kernels).
 fn count(proc: &mut Proc, sides: &[Side<'_>], p: usize, median_ns: f64) -> Result<Vec<Counter>, Stop> {
     let runs = if median_ns > 0.0 { (COUNT_NS / median_ns).ceil().clamp(1.0, 100.0) as u32 } else { 1 };
+    #[cfg(feature = "gpu")]
+    if let Some(built) = sides[p].payload.gpu() {
+        let timeout = proc.exec_limit.saturating_mul(runs);
+        let step_ns = match proc.request(&Cmd::Count { program: p as u8, runs }, timeout, &programs(sides))? {
+            Reply::GpuCounted { step_ns } => step_ns,
+            other => return Err(Stop::Failed(garbled(format!("{other:?}")))),
+        };
+        let m = sides[p].payload.manifest();
+        let reason =
+            format!("the kernels ran on the GPU ({}): the CPU's counters do not see them", m.backend);
+        let mut out: Vec<Counter> = counters::readings(&[], &vec![Some(reason); counters::NAMES.len()], 0);
+        let kernels: Vec<String> = m.kernels.iter().map(|k| k.name.clone()).collect();
+        let steps: Vec<String> = m.plan.iter().map(|s| kernels[s.kernel as usize].clone()).collect();
+        out.extend(crate::gpu::time_counters(&steps, &step_ns, u64::from(runs), built.device.api.clock()));
+        out.extend(crate::gpu::resource_counters(&kernels, built));
+        return Ok(out);
+    }
     let raw = if proc.any_counter {
         let timeout = proc.exec_limit.saturating_mul(runs);
         match proc.request(&Cmd::Count { program: p as u8, runs }, timeout, &programs(sides))? {
@@ -729,16 +870,16 @@ fn sample_one(proc: &mut Proc, sides: &[Side<'_>]) -> Result<Timing, Stop> {
             other => return Err(Stop::Failed(garbled(format!("{other:?}")))),
         }
     };
-    Ok(timing(samples, &settings, stop))
+    Ok(timing(samples, &settings, stop, sides[0].clock()))
 }
 
-fn timing(samples: Vec<u64>, settings: &TimingSettings, stop: StopReason) -> Timing {
+fn timing(samples: Vec<u64>, settings: &TimingSettings, stop: StopReason, clock: &str) -> Timing {
     Timing {
         stats: stats::summarize(&samples),
         samples_ns: samples,
         warmup: settings.warmup,
         cold_cache: settings.cold_cache,
-        clock: "CLOCK_MONOTONIC".into(),
+        clock: clock.into(),
         stop,
     }
 }
@@ -797,7 +938,9 @@ pub fn run_payload(
                     Err(Stop::Failed(f)) => sides[0].fail(f),
                     Err(Stop::HostGone) => return Err(host_gone()),
                 }
-                recheck(&mut sides);
+                if recheck(&mut proc, &mut sides).is_err() {
+                    return Err(host_gone());
+                }
             }
             Err(Stop::Failed(f)) => sides[0].fail(f),
             Err(Stop::HostGone) => return Err(host_gone()),
@@ -839,7 +982,11 @@ pub fn run_paired(
                 check_sides(&mut proc, &mut sides).map_err(|_| host_gone())?;
                 if sides.iter().all(Side::ok) {
                     match pair(&mut proc, &mut sides, settings, &mut paired) {
-                        Ok(()) => recheck(&mut sides),
+                        Ok(()) => {
+                            if recheck(&mut proc, &mut sides).is_err() {
+                                return Err(host_gone());
+                            }
+                        }
                         Err(Stop::Failed(f)) => sides[1].fail(f),
                         Err(Stop::HostGone) => return Err(host_gone()),
                     }
@@ -919,7 +1066,7 @@ fn pair(
         };
         let base: Vec<u64> = pairs.iter().map(|p| p.baseline_ns).collect();
         let cand: Vec<u64> = pairs.iter().map(|p| p.candidate_ns).collect();
-        let (bt, ct) = (timing(base, &t, stop), timing(cand, &t, stop));
+        let (bt, ct) = (timing(base, &t, stop, sides[0].clock()), timing(cand, &t, stop, sides[1].clock()));
         let (bs, cs) = (bt.stats.spread(), ct.stats.spread());
         let stable = bs <= settings.max_cv && cs <= settings.max_cv;
         if !stable {

@@ -105,7 +105,10 @@ impl Session {
             Request::DeviceInfo => {
                 let device = &self.device;
                 let info = self.info.get_or_insert_with(|| {
-                    device.to_info(counters::support(device), isolate::availability(device))
+                    let mut info = device.to_info(counters::support(device), isolate::availability(device));
+                    // Described in a child process: the driver is never loaded here.
+                    info.gpus = crate::gpu::list().0;
+                    info
                 });
                 (Response::DeviceInfo(info.clone()), false)
             }

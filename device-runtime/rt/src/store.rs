@@ -7,11 +7,16 @@
 //! whole: the expected outputs are blobs of that file and must never be reachable by kernel
 //! code (`docs/runtime.md`, isolation).
 //!
+//! A GPU payload's programs are built on the device when it is loaded (in a child process,
+//! `crate::gpu::probe`): one that does not build is refused with the build log, like a CPU object
+//! that does not link.
+//!
 //! What it must keep true: a `LoadedPayload` exists only for a payload that passed
-//! `Payload::parse` and whose code linked, so the manifest's indices are valid and every blob
+//! `Payload::parse` and whose code linked (or built), so the manifest's indices are valid and every blob
 //! region lies inside the mapping; the mapping is never written after it is filled.
 
 use crate::buffers::{BufferError, Buffers, RegionLayout};
+use crate::memory::LiveGpu;
 use crate::program::{Program, ProgramError};
 use crate::sys::{Mapping, Protection};
 use ekb_wire::payload::{BlobEntry, Manifest, Payload, PayloadError};
@@ -41,7 +46,9 @@ impl From<ProgramError> for LoadFailure {
     fn from(e: ProgramError) -> LoadFailure {
         let kind = match e {
             ProgramError::Backend(_) => ErrorKind::Unsupported,
-            ProgramError::Load { .. } | ProgramError::MissingEntry { .. } => ErrorKind::LoadFailed,
+            ProgramError::Load { .. } | ProgramError::MissingEntry { .. } | ProgramError::Source(_) => {
+                ErrorKind::LoadFailed
+            }
         };
         LoadFailure { kind, message: e.to_string() }
     }
@@ -56,6 +63,20 @@ pub struct LoadedPayload {
     len: usize,
     blobs: Vec<BlobEntry>,
     program: Program,
+    /// A GPU program as built when it was loaded: the device, the build logs and the kernels'
+    /// resources.
+    #[cfg(feature = "gpu")]
+    gpu: Option<ekb_gpu::Built>,
+}
+
+/// A GPU program that did not build, or no device to build it on, as the protocol's error.
+#[cfg(feature = "gpu")]
+fn gpu_failure(e: ekb_gpu::GpuError) -> LoadFailure {
+    let kind = match e.kind {
+        ekb_gpu::ErrorKind::Unavailable => ErrorKind::Unsupported,
+        _ => ErrorKind::LoadFailed,
+    };
+    LoadFailure { kind, message: e.to_string() }
 }
 
 impl LoadedPayload {
@@ -99,7 +120,36 @@ impl LoadedPayload {
         let view = Payload::parse(bytes)?;
         let program = Program::load(&view)?;
         let blobs = view.blob_entries().to_vec();
-        Ok(LoadedPayload { id, map, len, blobs, program })
+        #[cfg(feature = "gpu")]
+        let gpu = program.gpu_plan().map(crate::gpu::probe).transpose().map_err(gpu_failure)?;
+        Ok(LoadedPayload {
+            id,
+            map,
+            len,
+            blobs,
+            program,
+            #[cfg(feature = "gpu")]
+            gpu,
+        })
+    }
+
+    /// A GPU program as built when it was loaded (`None` for CPU programs).
+    #[cfg(feature = "gpu")]
+    pub fn gpu(&self) -> Option<&ekb_gpu::Built> {
+        self.gpu.as_ref()
+    }
+
+    /// The GPU's limits for the memory check, as its driver reported them when the payload was
+    /// loaded (`None` for CPU programs).
+    #[cfg(feature = "gpu")]
+    pub fn live_limits(&self) -> Option<LiveGpu> {
+        self.gpu.as_ref().map(crate::gpu::live_limits)
+    }
+
+    /// The GPU's limits for the memory check: none in a CPU-only build.
+    #[cfg(not(feature = "gpu"))]
+    pub fn live_limits(&self) -> Option<LiveGpu> {
+        None
     }
 
     pub fn id(&self) -> PayloadId {

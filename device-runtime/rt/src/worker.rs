@@ -15,12 +15,29 @@
 //!   the timed span besides the plan); answer [`Reply::Samples`];
 //! - [`Cmd::Count`]: run the plan `runs` times with the counters enabled around each
 //!   execution only; answer [`Reply::Counted`];
+//! - `Cmd::Readback` (GPU builds): nothing for a CPU program (its outputs are the shared
+//!   buffers);
 //! - [`Cmd::Exit`] (or the parent gone): `_exit(0)`.
+//!
+//! **GPU programs** (features `opencl` and `cuda`) are built and allocated on the device here,
+//! in setup, after the fork (the driver is initialised in this process, never in the
+//! runtime's): the build logs and the device go into [`Reply::Ready`]'s notes. Their buffers
+//! live on the device, with guards of their own (`ekb-gpu`); the shared buffers are the host's
+//! copies. `Run` copies the inputs and parameters to the device, fills the device's outputs and
+//! temporaries with the poison, runs the plan waiting after each kernel (so a driver error names
+//! it), copies the outputs back into the shared buffers and reports the device guards a kernel
+//! overwrote and the inputs it changed (`Violation`, in `Reply::GpuRan`); `Sample` fills the
+//! poison and times each execution by the driver's clock (first kernel's start to last kernel's
+//! end); `Count` sums each kernel's device time over the runs (`Reply::GpuCounted`); `Readback`
+//! copies the outputs of the last execution back and checks guards and inputs again. A driver
+//! error answers `Reply::GpuFailed`. (These messages exist in GPU builds only.) The system-call filter is not installed when a GPU program runs here:
+//! drivers open device files, map memory, start threads and (PoCL) compile kernels while
+//! kernels are enqueued; `Ready` says so, and every report's log with it.
 //!
 //! What it must keep true: no kernel runs before the filter is in place (where it can be);
 //! nothing of the payload file is mapped here (the parent hid it before the body starts); the
-//! process only writes to its reply pipe and reads its command pipe and counters; it never
-//! returns into the runtime's serving code.
+//! process only writes to its reply pipe and reads its command pipe and counters (GPU programs:
+//! and whatever its driver needs); it never returns into the runtime's serving code.
 
 use crate::buffers::Buffers;
 use crate::counters::{CounterSet, Raw, NAMES};
@@ -38,10 +55,48 @@ pub const RUNTIME_STACK: usize = 256 << 10;
 /// A command from the parent.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Cmd {
-    Run { program: u8 },
-    Sample { order: Vec<u8>, cold: bool },
-    Count { program: u8, runs: u32 },
+    Run {
+        program: u8,
+    },
+    Sample {
+        order: Vec<u8>,
+        cold: bool,
+    },
+    Count {
+        program: u8,
+        runs: u32,
+    },
+    /// A GPU program's outputs back to the shared buffers, and its checks.
+    #[cfg(feature = "gpu")]
+    Readback {
+        program: u8,
+    },
     Exit,
+}
+
+/// What a GPU program did to memory it may not write, found after it ran.
+#[cfg(feature = "gpu")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Violation {
+    /// Guard words around buffer `buffer` on the device changed: the first at `offset` bytes
+    /// from the start of its data (negative: before it), `bytes` in all.
+    Guard { buffer: u32, offset: i64, bytes: u64 },
+    /// The device's copy of read-only buffer `buffer` changed, first at byte `offset`.
+    InputWrite { buffer: u32, offset: u64 },
+}
+
+/// How a GPU driver failed while running a program.
+#[cfg(feature = "gpu")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum GpuFault {
+    /// The driver refused a launch (threads, shared memory, registers).
+    IllegalLaunch,
+    /// An allocation failed for lack of memory.
+    OutOfMemory,
+    /// A kernel accessed memory it may not (CUDA's illegal or misaligned address).
+    MemoryFault,
+    /// Anything else the driver reported.
+    Driver,
 }
 
 /// An answer from the kernel process.
@@ -56,6 +111,8 @@ pub enum Reply {
         limits: Result<String, String>,
         threads: u32,
         flush_bytes: u64,
+        /// Per program: lines for its report's log (a GPU program's device and build logs).
+        notes: Vec<Vec<String>>,
     },
     Ran {
         ns: u64,
@@ -66,10 +123,38 @@ pub enum Reply {
     Counted {
         raw: Vec<Raw>,
     },
+    /// A GPU program's `Run`: its time, and what it did to memory it may not write.
+    #[cfg(feature = "gpu")]
+    GpuRan {
+        ns: u64,
+        violations: Vec<Violation>,
+    },
+    /// A GPU program's `Count`: each step's device time summed over the runs, nanoseconds.
+    #[cfg(feature = "gpu")]
+    GpuCounted {
+        step_ns: Vec<u64>,
+    },
+    #[cfg(feature = "gpu")]
+    ReadBack {
+        violations: Vec<Violation>,
+    },
+    /// A GPU driver failed while running a program.
+    #[cfg(feature = "gpu")]
+    GpuFailed {
+        fault: GpuFault,
+        message: String,
+    },
     /// Setup failed.
     Failed {
         message: String,
     },
+}
+
+/// How one program runs here: a CPU program's bound plan, or a GPU program's executor.
+enum Exec<'b> {
+    Cpu(crate::program::Bound<'b>),
+    #[cfg(feature = "gpu")]
+    Gpu(Box<dyn ekb_gpu::Executor>),
 }
 
 /// What the kernel process needs to know.
@@ -150,7 +235,21 @@ fn drive(io: &ChildIo, setup: &Setup<'_>, pool: &Pool, counters: &mut CounterSet
         return EXIT_INTERNAL;
     }
     let _active = pool.activate();
-    let bound: Vec<_> = setup.programs.iter().map(|(p, b)| p.bind(b)).collect();
+    let mut notes = Vec::new();
+    let mut execs = Vec::new();
+    for (p, b) in &setup.programs {
+        match open(p, b) {
+            Ok((exec, lines)) => {
+                execs.push(exec);
+                notes.push(lines);
+            }
+            Err(message) => {
+                send(io, &Reply::Failed { message });
+                return EXIT_INTERNAL;
+            }
+        }
+    }
+    let gpu = setup.programs.iter().find(|(p, _)| p.is_gpu()).map(|(p, _)| p.manifest().backend);
     for (_, b) in &setup.programs {
         if let Err(e) = b.protect_generated(true) {
             send(io, &Reply::Failed { message: format!("cannot make the inputs read-only: {e}") });
@@ -168,9 +267,13 @@ fn drive(io: &ChildIo, setup: &Setup<'_>, pool: &Pool, counters: &mut CounterSet
         },
     };
     let limits = isolate::set_limits(&setup.limits);
-    let seccomp = match &setup.emulation {
-        Some(_) => Some("isolation unavailable: seccomp not supported under qemu-user".to_string()),
-        None => {
+    let seccomp = match (&setup.emulation, gpu) {
+        (Some(_), _) => Some("isolation unavailable: seccomp not supported under qemu-user".to_string()),
+        (None, Some(backend)) => Some(format!(
+            "isolation unavailable: the {backend} driver cannot run under the system-call filter (it opens device \
+             files, maps memory, starts threads and compiles kernel code while kernels are enqueued)"
+        )),
+        (None, None) => {
             let mut read_fds = counters.fds();
             read_fds.push(io.commands.as_raw_fd());
             let spec = seccomp::FilterSpec { write_fds: vec![io.replies.as_raw_fd()], read_fds };
@@ -188,6 +291,7 @@ fn drive(io: &ChildIo, setup: &Setup<'_>, pool: &Pool, counters: &mut CounterSet
         limits,
         threads: pool.threads() as u32,
         flush_bytes: flush.as_ref().map_or(0, |m| m.len() as u64),
+        notes,
     };
     if !send(io, &ready) {
         return EXIT_INTERNAL;
@@ -207,48 +311,225 @@ fn drive(io: &ChildIo, setup: &Setup<'_>, pool: &Pool, counters: &mut CounterSet
             Cmd::Exit => return 0,
             Cmd::Run { program } => {
                 let p = program as usize;
-                setup.programs[p].1.poison(setup.programs[p].0.manifest());
-                let t0 = sys::monotonic_ns();
-                // SAFETY: this is the kernel process (module notes); no slice of the buffers is
-                // live; this thread has the kernel stack.
-                unsafe { bound[p].execute() };
-                Reply::Ran { ns: sys::monotonic_ns() - t0 }
+                let (prog, bufs) = setup.programs[p];
+                match &mut execs[p] {
+                    Exec::Cpu(bound) => {
+                        bufs.poison(prog.manifest());
+                        let t0 = sys::monotonic_ns();
+                        // SAFETY: this is the kernel process (module notes); no slice of the
+                        // buffers is live; this thread has the kernel stack.
+                        unsafe { bound.execute() };
+                        Reply::Ran { ns: sys::monotonic_ns() - t0 }
+                    }
+                    #[cfg(feature = "gpu")]
+                    Exec::Gpu(exec) => gpu::run(exec.as_mut(), prog, bufs),
+                }
             }
             Cmd::Sample { order, cold } => {
-                let mut ns = Vec::with_capacity(order.len());
-                for &program in &order {
-                    let p = program as usize;
-                    setup.programs[p].1.poison(setup.programs[p].0.manifest());
-                    if let (true, Some(f)) = (cold, &flush) {
-                        flush_round = flush_round.wrapping_add(1);
-                        // SAFETY: the flush buffer is this process's own read-write mapping.
-                        unsafe { std::ptr::write_bytes(f.as_ptr(), flush_round, f.len()) };
-                        std::hint::black_box(f.as_ptr());
-                    }
-                    let t0 = sys::monotonic_ns();
-                    // SAFETY: as above.
-                    unsafe { bound[p].execute() };
-                    ns.push(sys::monotonic_ns() - t0);
-                }
-                Reply::Samples { ns }
+                let timed: Result<Vec<u64>, Reply> = order
+                    .iter()
+                    .map(|&program| {
+                        let p = program as usize;
+                        let (prog, bufs) = setup.programs[p];
+                        if let (true, Some(f)) = (cold, &flush) {
+                            flush_round = flush_round.wrapping_add(1);
+                            // SAFETY: the flush buffer is this process's own read-write mapping.
+                            unsafe { std::ptr::write_bytes(f.as_ptr(), flush_round, f.len()) };
+                            std::hint::black_box(f.as_ptr());
+                        }
+                        match &mut execs[p] {
+                            Exec::Cpu(bound) => {
+                                bufs.poison(prog.manifest());
+                                let t0 = sys::monotonic_ns();
+                                // SAFETY: as above.
+                                unsafe { bound.execute() };
+                                Ok(sys::monotonic_ns() - t0)
+                            }
+                            #[cfg(feature = "gpu")]
+                            Exec::Gpu(exec) => gpu::sample(exec.as_mut(), prog),
+                        }
+                    })
+                    .collect();
+                timed.map_or_else(|failed| failed, |ns| Reply::Samples { ns })
             }
             Cmd::Count { program, runs } => {
                 let p = program as usize;
-                counters.reset();
-                for _ in 0..runs {
-                    setup.programs[p].1.poison(setup.programs[p].0.manifest());
-                    counters.enable();
-                    // SAFETY: as above.
-                    unsafe { bound[p].execute() };
-                    counters.disable();
+                let (prog, bufs) = setup.programs[p];
+                match &mut execs[p] {
+                    Exec::Cpu(bound) => {
+                        counters.reset();
+                        for _ in 0..runs {
+                            bufs.poison(prog.manifest());
+                            counters.enable();
+                            // SAFETY: as above.
+                            unsafe { bound.execute() };
+                            counters.disable();
+                        }
+                        counters.read(&mut raw);
+                        Reply::Counted { raw: raw.to_vec() }
+                    }
+                    #[cfg(feature = "gpu")]
+                    Exec::Gpu(exec) => gpu::count(exec.as_mut(), prog, runs),
                 }
-                counters.read(&mut raw);
-                Reply::Counted { raw: raw.to_vec() }
+            }
+            #[cfg(feature = "gpu")]
+            Cmd::Readback { program } => {
+                let p = program as usize;
+                match &mut execs[p] {
+                    Exec::Cpu(_) => Reply::ReadBack { violations: Vec::new() },
+                    Exec::Gpu(exec) => {
+                        let (prog, bufs) = setup.programs[p];
+                        match gpu::readback(exec.as_mut(), prog, bufs) {
+                            Ok(violations) => Reply::ReadBack { violations },
+                            Err(e) => gpu::failed(e),
+                        }
+                    }
+                }
             }
         };
         if !send(io, &reply) {
             return EXIT_INTERNAL;
         }
+    }
+}
+
+/// How program `p` runs in this process, and lines for its report's log: a CPU program's plan
+/// bound to its buffers, or a GPU program built and allocated on the device.
+fn open<'b>(p: &Program, bufs: &'b Buffers) -> Result<(Exec<'b>, Vec<String>), String> {
+    #[cfg(feature = "gpu")]
+    if let Some(plan) = p.gpu_plan() {
+        return gpu::open(plan);
+    }
+    Ok((Exec::Cpu(p.bind(bufs)), Vec::new()))
+}
+
+/// The GPU side of the kernel process: copies between the shared buffers and the device,
+/// poison, timed executions, and the checks after a run.
+#[cfg(feature = "gpu")]
+mod gpu {
+    use super::{Exec, GpuFault, Reply, Violation};
+    use crate::buffers::{Buffers, POISON_F32_BITS, POISON_I32};
+    use crate::program::Program;
+    use ekb_gpu::{ErrorKind, Executor, GpuError, Plan};
+    use ekb_wire::payload::DType;
+
+    /// Builds and allocates `plan` on the device.
+    pub(super) fn open<'b>(plan: &Plan) -> Result<(Exec<'b>, Vec<String>), String> {
+        let exec = ekb_gpu::open(plan).map_err(|e| e.to_string())?;
+        let built = exec.built();
+        let d = &built.device;
+        let mut notes = vec![format!(
+            "GPU: {} device `{}` ({}, {}), {} compute units; kernel times from {}",
+            d.api,
+            d.name,
+            d.arch,
+            d.version,
+            d.compute_units,
+            d.api.clock()
+        )];
+        for (i, log) in built.build_logs.iter().enumerate() {
+            let log = log.trim();
+            let what = match d.api {
+                ekb_gpu::Api::OpenCl => format!("program {i} built on the device"),
+                ekb_gpu::Api::Cuda => format!("program {i} compiled for {} and loaded", d.arch),
+            };
+            notes.push(if log.is_empty() { what } else { format!("{what}; build log:\n{log}") });
+        }
+        Ok((Exec::Gpu(exec), notes))
+    }
+
+    /// The reply for a driver error.
+    pub(super) fn failed(e: GpuError) -> Reply {
+        let fault = match e.kind {
+            ErrorKind::IllegalLaunch => GpuFault::IllegalLaunch,
+            ErrorKind::OutOfMemory => GpuFault::OutOfMemory,
+            ErrorKind::MemoryFault => GpuFault::MemoryFault,
+            ErrorKind::Unavailable | ErrorKind::Build | ErrorKind::Driver => GpuFault::Driver,
+        };
+        Reply::GpuFailed { fault, message: e.to_string() }
+    }
+
+    /// Fills the device's outputs and temporaries with the poison.
+    fn poison(exec: &mut dyn Executor, prog: &Program) -> Result<(), GpuError> {
+        for (i, b) in prog.manifest().buffers.iter().enumerate() {
+            if !b.role.is_generated() {
+                let word = match b.dtype {
+                    DType::F32 => POISON_F32_BITS,
+                    DType::I32 => POISON_I32 as u32,
+                };
+                exec.fill(i, word)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// A correctness run: inputs and parameters to the device, poison, the plan (waiting after
+    /// each kernel), outputs back, guards and inputs checked.
+    pub(super) fn run(exec: &mut dyn Executor, prog: &Program, bufs: &Buffers) -> Reply {
+        let ran = (|| -> Result<(u64, Vec<Violation>), GpuError> {
+            for (i, b) in prog.manifest().buffers.iter().enumerate() {
+                if b.role.is_generated() {
+                    exec.write(i, bufs.region(i).bytes())?;
+                }
+            }
+            poison(exec, prog)?;
+            let t = exec.execute(true)?;
+            Ok((t.span_ns, readback(exec, prog, bufs)?))
+        })();
+        match ran {
+            Ok((ns, violations)) => Reply::GpuRan { ns, violations },
+            Err(e) => failed(e),
+        }
+    }
+
+    /// One timed execution: poison, then the plan; the driver's time of it.
+    pub(super) fn sample(exec: &mut dyn Executor, prog: &Program) -> Result<u64, Reply> {
+        poison(exec, prog).and_then(|()| exec.execute(false)).map(|t| t.span_ns).map_err(failed)
+    }
+
+    /// `runs` executions; each step's time summed.
+    pub(super) fn count(exec: &mut dyn Executor, prog: &Program, runs: u32) -> Reply {
+        let mut step_ns = Vec::new();
+        for _ in 0..runs {
+            match poison(exec, prog).and_then(|()| exec.execute(false)) {
+                Ok(t) => {
+                    step_ns.resize(t.step_ns.len(), 0u64);
+                    for (sum, ns) in step_ns.iter_mut().zip(t.step_ns) {
+                        *sum = sum.saturating_add(ns);
+                    }
+                }
+                Err(e) => return failed(e),
+            }
+        }
+        Reply::GpuCounted { step_ns }
+    }
+
+    /// The outputs of the last execution copied into the shared buffers; the device guards a
+    /// kernel overwrote and the inputs it changed.
+    pub(super) fn readback(
+        exec: &mut dyn Executor,
+        prog: &Program,
+        bufs: &Buffers,
+    ) -> Result<Vec<Violation>, GpuError> {
+        let mut violations = Vec::new();
+        for (i, b) in prog.manifest().buffers.iter().enumerate() {
+            let region = bufs.region(i);
+            if b.role.is_generated() {
+                let mut now = vec![0u8; region.len()];
+                exec.read(i, &mut now)?;
+                if let Some(at) = now.iter().zip(region.bytes()).position(|(a, b)| a != b) {
+                    violations.push(Violation::InputWrite { buffer: i as u32, offset: at as u64 });
+                }
+            } else if b.role == ekb_wire::payload::Role::Output {
+                let mut out = vec![0u8; region.len()];
+                exec.read(i, &mut out)?;
+                region.with_bytes_mut(|d| d.copy_from_slice(&out));
+            }
+        }
+        for h in exec.check_guards()? {
+            violations.push(Violation::Guard { buffer: h.buffer as u32, offset: h.offset, bytes: h.bytes });
+        }
+        Ok(violations)
     }
 }
 

@@ -162,6 +162,7 @@ entry:
         expected,
         timing: TimingSettings::DEFAULT,
         memory: MemoryPlan { peak_bytes: 48, stack_limit_bytes: 4096, memory_limit_bytes: 1 << 20 },
+        gpu: None,
     };
     pb.finish(&manifest).unwrap()
 }

@@ -11,8 +11,8 @@
 //!
 //! Compatibility is append-only: a new format version may add blob kinds and change the
 //! manifest's types, and this crate keeps reading every version in [`SUPPORTED_VERSIONS`] (a
-//! version 1 manifest is decoded by its own types and converted); a blob kind newer than the
-//! file's version is unknown in that file.
+//! version 1 or 2 manifest is decoded by its own types and converted); a blob kind newer than
+//! the file's version is unknown in that file.
 //!
 //! What this module must keep true:
 //! - [`Payload::parse`] reads nothing it has not bounds-checked: every offset and length is
@@ -26,8 +26,8 @@
 mod manifest;
 
 pub use manifest::{
-    Access, AllocDecl, Backend, BufferDecl, DType, ExpectedOutput, KernelDecl, Launch, LaunchStep, Manifest,
-    MemScope, MemoryPlan, ParamDecl, Role, Source, TimingSettings, Tolerance,
+    Access, AllocDecl, Backend, BufferDecl, DType, ExpectedOutput, GpuLimits, KernelDecl, Launch, LaunchStep,
+    Manifest, MemScope, MemoryPlan, ParamDecl, Role, Source, TimingSettings, Tolerance,
 };
 
 use crate::crc32;
@@ -41,10 +41,11 @@ use core::fmt;
 /// The first four bytes of every payload.
 pub const MAGIC: [u8; 4] = *b"EKBP";
 /// The format version this crate writes. Version 2 added parameter data (the `param-data`
-/// blob kind and [`Source`]).
-pub const FORMAT_VERSION: u16 = 2;
+/// blob kind and [`Source`]); version 3 added GPU launches' shared-memory opt-in
+/// (`Launch::Grid::shared_optin`) and the target's GPU limits ([`Manifest::gpu`]).
+pub const FORMAT_VERSION: u16 = 3;
 /// The format versions this crate reads.
-pub const SUPPORTED_VERSIONS: &[u16] = &[1, 2];
+pub const SUPPORTED_VERSIONS: &[u16] = &[1, 2, 3];
 /// Length of the fixed header.
 pub const HEADER_LEN: usize = 56;
 /// Length of one blob table entry: offset u64, length u64, kind u32.

@@ -70,10 +70,10 @@ fn bad_magic() {
 #[test]
 fn wrong_version() {
     let mut b = sample_payload();
-    b[VERSION..VERSION + 2].copy_from_slice(&3u16.to_le_bytes());
+    b[VERSION..VERSION + 2].copy_from_slice(&4u16.to_le_bytes());
     reseal(&mut b);
-    assert_eq!(err(&b), PayloadError::UnsupportedVersion { found: 3, supported: &[1, 2] });
-    assert_eq!(err(&b).to_string(), "payload format version 3 is not supported (this build reads [1, 2])");
+    assert_eq!(err(&b), PayloadError::UnsupportedVersion { found: 4, supported: &[1, 2, 3] });
+    assert_eq!(err(&b).to_string(), "payload format version 4 is not supported (this build reads [1, 2, 3])");
 }
 
 #[test]
@@ -470,10 +470,11 @@ fn buffers_and_settings_are_checked() {
         PayloadError::Missing { field: "seeds".into(), what: "at least one seed".into() }
     );
     assert_eq!(
-        manifest_err(|m| m.kernels[0].launch = Launch::Grid { grid: [1; 3], block: [1; 3], shared_bytes: 0 }),
+        manifest_err(|m| m.kernels[0].launch =
+            Launch::Grid { grid: [1; 3], block: [1; 3], shared_bytes: 0, shared_optin: false }),
         PayloadError::BadValue {
             field: "kernels[0].launch".into(),
-            value: "Grid { grid: [1, 1, 1], block: [1, 1, 1], shared_bytes: 0 }".into(),
+            value: "Grid { grid: [1, 1, 1], block: [1, 1, 1], shared_bytes: 0, shared_optin: false }".into(),
             rule: "cpu-llvm kernels use the Cpu launch"
         }
     );
@@ -627,5 +628,46 @@ fn a_version_1_file_knows_no_parameter_data() {
     assert_eq!(
         err(&assemble_version(1, &v2, &sample_blobs())),
         PayloadError::Manifest { error: postcard::Error::DeserializeBadUtf8 }
+    );
+}
+
+#[test]
+fn gpu_limits_and_the_shared_memory_opt_in_are_checked() {
+    let gpu = |m: &Manifest| {
+        Payload::parse(&assemble(&postcard::to_allocvec(m).unwrap(), &gpu_blobs())).map(|_| ())
+    };
+    // The opt-in is CUDA's.
+    let mut m = gpu_manifest();
+    m.kernels[1].launch =
+        Launch::Grid { grid: [1; 3], block: [8, 1, 1], shared_bytes: 65536, shared_optin: true };
+    assert_eq!(
+        gpu(&m).unwrap_err(),
+        PayloadError::BadValue {
+            field: "kernels[1].launch.shared_optin".into(),
+            value: "true".into(),
+            rule: "false outside CUDA (only CUDA opts in to shared memory above the static limit)",
+        }
+    );
+    // GPU limits belong to GPU payloads, and allow at least one thread.
+    let mut m = gpu_manifest();
+    m.gpu.as_mut().unwrap().max_threads_per_block = 0;
+    assert_eq!(
+        gpu(&m).unwrap_err(),
+        PayloadError::BadValue {
+            field: "gpu.max_threads_per_block".into(),
+            value: "0".into(),
+            rule: "at least 1"
+        }
+    );
+    let mut m = sample_manifest();
+    m.gpu = gpu_manifest().gpu;
+    let e = manifest_err(|x| *x = m.clone());
+    assert_eq!(
+        e,
+        PayloadError::BadValue {
+            field: "gpu".into(),
+            value: "a GPU limits section".into(),
+            rule: "absent for cpu-llvm payloads (only GPU backends carry GPU limits)",
+        }
     );
 }

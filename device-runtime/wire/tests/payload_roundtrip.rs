@@ -61,7 +61,7 @@ fn golden_header_bytes() {
 
     let mut want = Vec::new();
     want.extend_from_slice(b"EKBP"); // magic
-    want.extend_from_slice(&[2, 0]); // format version 2
+    want.extend_from_slice(&[3, 0]); // format version 3
     want.extend_from_slice(&[0, 0]); // flags
     for v in [total, 56, m, table, 80] {
         want.extend_from_slice(&v.to_le_bytes());
@@ -117,7 +117,7 @@ fn a_gpu_payload_takes_source_blobs_and_grid_launches() {
     let mut m = sample_manifest();
     m.backend = Backend::OpenCl;
     for k in &mut m.kernels {
-        k.launch = Launch::Grid { grid: [2, 1, 1], block: [4, 1, 1], shared_bytes: 0 };
+        k.launch = Launch::Grid { grid: [2, 1, 1], block: [4, 1, 1], shared_bytes: 0, shared_optin: false };
     }
     let mut b = PayloadBuilder::new();
     b.add_blob(BlobKind::OpenClSource, &b"__kernel void matmul() {}"[..]);
@@ -184,7 +184,7 @@ fn elements_convert_to_and_from_little_endian() {
 fn a_payload_with_parameter_data_round_trips() {
     let bytes = data_payload();
     let view = Payload::parse(&bytes).unwrap();
-    assert_eq!(view.header().version, 2);
+    assert_eq!(view.header().version, 3);
     assert_eq!(view.manifest(), &data_manifest());
     let w = &view.manifest().buffers[1];
     assert_eq!(w.data_blob(), Some(4));
@@ -238,7 +238,7 @@ fn version_1_payloads_still_parse() {
         let blob = view.blob(i as u32).unwrap();
         assert_eq!((blob.kind.code(), blob.data), (*code, &data[..]));
     }
-    // Rebuilt, it becomes a version 2 payload of the same content.
+    // Rebuilt, it becomes a payload of the current version with the same content.
     let mut b = PayloadBuilder::new();
     for i in 0..view.blob_count() as u32 {
         let blob = view.blob(i).unwrap();
@@ -246,4 +246,38 @@ fn version_1_payloads_still_parse() {
     }
     let again = b.finish(view.manifest()).unwrap();
     assert_eq!(again, sample_payload());
+}
+
+#[test]
+fn a_gpu_payload_carries_launches_shared_allocations_and_the_profile_limits() {
+    let bytes = build(&gpu_manifest(), &gpu_blobs());
+    let view = Payload::parse(&bytes).unwrap();
+    assert_eq!(view.manifest(), &gpu_manifest());
+    assert_eq!(view.kernel_code(0).unwrap().data, GPU_SOURCES[0].as_bytes());
+    assert_eq!(view.kernel_code(1).unwrap().kind, BlobKind::OpenClSource);
+    // A CUDA kernel may opt in to shared memory above the static limit.
+    let mut m = gpu_manifest();
+    m.backend = Backend::Cuda;
+    m.kernels[0].launch =
+        Launch::Grid { grid: [1; 3], block: [256, 1, 1], shared_bytes: 65536, shared_optin: true };
+    m.gpu = Some(GpuLimits { shared_bytes_optin: Some(232448), ..m.gpu.unwrap() });
+    let mut blobs = gpu_blobs();
+    blobs[0].0 = BlobKind::CudaSource.code();
+    blobs[1].0 = BlobKind::Ptx.code();
+    let view_bytes = build(&m, &blobs);
+    assert_eq!(Payload::parse(&view_bytes).unwrap().manifest(), &m);
+}
+
+#[test]
+fn version_2_gpu_payloads_still_parse() {
+    let bytes = version_2_gpu_payload();
+    assert_eq!(&bytes[4..6], &[2, 0], "the file is format version 2");
+    let view = Payload::parse(&bytes).unwrap();
+    assert_eq!(view.header().version, 2);
+    // Its launches read as not opting in, and it carries no GPU limits: otherwise today's sample.
+    assert_eq!(view.manifest(), &Manifest { gpu: None, ..gpu_manifest() });
+    for (i, (code, data)) in gpu_blobs().iter().enumerate() {
+        let blob = view.blob(i as u32).unwrap();
+        assert_eq!((blob.kind.code(), blob.data), (*code, &data[..]));
+    }
 }

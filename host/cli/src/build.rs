@@ -1,6 +1,7 @@
 //! `ekb build`: an IR file becomes a payload for a target board: lowered (L0), verified against
-//! the profile, compiled with clang-19, the values of data parameters (`file(...)`, read beside
-//! the graph's file and checked) carried along, expected outputs from the reference interpreter.
+//! the profile, compiled with clang-19 for its CPU or written as OpenCL C / CUDA C for its GPU
+//! (`--backend`), the values of data parameters (`file(...)`, read beside the graph's file and
+//! checked) carried along, expected outputs from the reference interpreter.
 //!
 //! The options shared with `ekb run` and `ekb pack` ([`BuildArgs`]) and the step that builds one
 //! file ([`build_file`]) live here too, so the three commands build identically.
@@ -18,6 +19,8 @@ use std::process::ExitCode;
 #[derive(clap::Args)]
 #[command(after_help = "Examples:\n  \
 ekb build conv.ekir --target rk3588 -o conv.ekp\n  \
+ekb build conv.ekir --target pocl                 OpenCL C for the GPU (PoCL here)\n  \
+ekb build conv.ekir --target rk3588 --backend gpu  the Mali GPU instead of the CPU\n  \
 ekb build conv.ekir --target aarch64-qemu --schedule naive --seeds 0,1,2,3\n  \
 ekb build conv.l1.ekir --graph conv.ekir --target host -o candidate.ekp")]
 pub struct Args {
@@ -43,6 +46,11 @@ pub struct BuildArgs {
     /// How to lower an L0 graph to loops (ignored for L1 input).
     #[arg(long, default_value = "default")]
     schedule: String,
+    /// `cpu`, `gpu` (the target's OpenCL or CUDA GPU) or `auto`: an L1 module by its kernels,
+    /// an L0 graph for the GPU of a workstation or server profile (`pocl`, `h200`) and for the
+    /// CPU of a board profile.
+    #[arg(long, default_value = "auto")]
+    backend: String,
     /// For an L1 module: the L0 graph whose task it implements (inputs, reference outputs).
     #[arg(long)]
     graph: Option<PathBuf>,
@@ -129,7 +137,9 @@ pub fn build_file(path: &Path, args: &BuildArgs, target: &TargetProfile) -> Resu
             (Input::Module { module: m, graph: g }, Sources { graph: Some(gsrc), module: Some(&src) })
         }
     };
-    let built = ekb_deploy::build(input, sources, target, &options).map_err(|d| source::render(&d))?;
+    let choice = ekb_deploy::BackendChoice::from_name(&args.backend).map_err(|d| source::render(&[d]))?;
+    let built =
+        ekb_deploy::build_for(input, sources, target, &options, choice).map_err(|d| source::render(&d))?;
     if !built.warnings.is_empty() {
         eprint!("{}", source::render(&built.warnings));
     }

@@ -4,14 +4,16 @@
 //! Devices: `local` (the runtime as a child process), `qemu` (the aarch64 runtime under
 //! qemu-user; the default for aarch64 targets on an x86_64 machine), `ssh://[user@]host[:port]`,
 //! `adb[:serial]`, and `dir:PATH`, which writes a bundle for an air-gapped board instead of
-//! running. Exit status 0 when every seed was correct, 1 otherwise or on an error.
+//! running. A GPU payload (OpenCL or CUDA) runs on the GPU build of the runtime
+//! (`ekb_deploy::find_gpu_runtime`). Exit status 0 when every seed was correct, 1 otherwise or on
+//! an error.
 
 use crate::build::{build_file, is_payload, payload_name, BuildArgs};
 use ekb_deploy::command::System;
 use ekb_deploy::report;
 use ekb_deploy::transport::{self, Device, Mode, RemoteOptions, RunSettings};
 use ekb_llvm::Arch;
-use ekb_wire::payload::Payload;
+use ekb_wire::payload::{Backend, Payload};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -20,6 +22,7 @@ use std::process::ExitCode;
 #[command(after_help = "Examples:\n  \
 ekb run conv.ekir                                  build for this machine and run here\n  \
 ekb run conv.ekir --target aarch64-qemu            the aarch64 runtime under qemu-user\n  \
+ekb run conv.ekir --target pocl                    OpenCL through PoCL, on the GPU runtime\n  \
 ekb run conv.ekp --device ssh://root@rk3588.lan    copy the runtime if needed, run over ssh\n  \
 ekb run conv.ekp --device adb:R58M12ABC            the same over adb\n  \
 ekb run conv.ekir --target rk3588 --device dir:bundle/   a bundle for an air-gapped board\n  \
@@ -103,7 +106,11 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
         Some(d) => Device::parse(d).map_err(err)?,
         None => Device::default_for(arch),
     };
-    let runtime = ekb_deploy::find_runtime(arch).map_err(err)?;
+    // GPU payloads run on the GPU build of the runtime (glibc, with the drivers loaded at run
+    // time); CPU payloads on the static one.
+    let gpu = Payload::parse(&bytes).is_ok_and(|v| v.manifest().backend != Backend::CpuLlvm);
+    let runtime =
+        if gpu { ekb_deploy::find_gpu_runtime(arch) } else { ekb_deploy::find_runtime(arch) }.map_err(err)?;
     if let Device::Dir(dir) = &device {
         let payloads = vec![(payload_name(&args.file), bytes)];
         let written =

@@ -1,10 +1,15 @@
 //! Payload building: an L0 graph (lowered with a schedule) or an L1 module (with the graph it
-//! implements) becomes one self-contained payload file for a target profile.
+//! implements) becomes one self-contained payload file for a target profile, for its CPU
+//! (`cpu-llvm`: an ELF object) or its GPU (`opencl` or `cuda`: the kernels' source, built on the
+//! device).
 //!
-//! Two steps, usable apart: [`compile`] lowers (L0 input only), verifies the loop program
-//! against the target (errors stop the build, warnings are returned), ties its buffers to the
-//! graph, emits LLVM IR and compiles it with clang-19 for the profile's triple; [`assemble`]
-//! packs a loop program and its kernel object into a payload: the values of the graph's data
+//! Two steps, usable apart: [`compile`] lowers (L0 input only: [`ekb_lower::lower`] for the CPU,
+//! [`ekb_lower::lower_gpu`] for the GPU), verifies the loop program against the target (errors
+//! stop the build, warnings are returned), ties its buffers to the graph, and emits the code:
+//! LLVM IR compiled with clang-19 for the profile's triple, or OpenCL C / CUDA C from
+//! `ekb_gpu_c::emit`; [`assemble`] packs a loop program and its code into a payload (a module of
+//! GPU kernels gets GPU launches, its shared and local allocations, and the profile's GPU
+//! limits): the values of the graph's data
 //! parameters (read from the files their `file(...)` names, relative to the graph's `.ekir`
 //! file, when not loaded yet, and checked against their CRC-32), the expected outputs of every
 //! seed from the f64 reference interpreter on the inputs of `ekb_ir::l0::inputs::generate`, the
@@ -23,16 +28,19 @@
 //!   parameters, outputs to graph outputs, and every graph output is produced. A mismatch is a
 //!   diagnostic, never a payload that fails on the board.
 
+use ekb_gpu_c::Dialect;
 use ekb_ir::l0::{self, Graph, TensorDecl};
+use ekb_ir::l1::gpu::LaunchShape;
 use ekb_ir::l1::{self, memory, BufferRole, Module};
+use ekb_ir::target::GpuApi;
 use ekb_ir::tensor::{BufData, Tensor};
 use ekb_ir::{Diagnostic, SourceFile, TargetProfile};
 use ekb_llvm::CompileLog;
 use ekb_lower::Schedule;
 use ekb_wire::payload::{
     f32s_to_le, i32s_to_le, Access, AllocDecl, Backend, BlobKind, BufferDecl, DType, ExpectedOutput,
-    KernelDecl, Launch, LaunchStep, Manifest, MemScope, MemoryPlan, ParamDecl, PayloadBuilder, Role, Source,
-    TimingSettings, Tolerance,
+    GpuLimits, KernelDecl, Launch, LaunchStep, Manifest, MemScope, MemoryPlan, ParamDecl, PayloadBuilder,
+    Role, Source, TimingSettings, Tolerance,
 };
 use serde::Serialize;
 use std::borrow::Cow;
@@ -122,16 +130,73 @@ impl Default for BuildOptions {
     }
 }
 
+/// Which of a target's processors a program is built for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum BackendChoice {
+    /// An L1 module by its kernels (GPU launches or CPU loops); an L0 graph for the GPU of a
+    /// profile whose CPU is the machine's own (`cpu = "native"`: a workstation or server around
+    /// its GPU, as `pocl` and `h200`), else for the CPU (boards such as `rk3588` and
+    /// `jetson-orin`, whose GPU is asked for with [`BackendChoice::Gpu`]).
+    #[default]
+    Auto,
+    Cpu,
+    Gpu,
+}
+
+impl BackendChoice {
+    /// `auto`, `cpu` or `gpu`.
+    pub fn from_name(name: &str) -> Result<BackendChoice, Diagnostic> {
+        match name {
+            "auto" => Ok(BackendChoice::Auto),
+            "cpu" => Ok(BackendChoice::Cpu),
+            "gpu" => Ok(BackendChoice::Gpu),
+            other => Err(Diagnostic::error(format!("unknown backend `{other}`"))
+                .with_expected("`auto`, `cpu` or `gpu`")),
+        }
+    }
+}
+
+/// The backend `program` is built with for `target`: `cpu-llvm`, or the GPU's `opencl` or
+/// `cuda`; an error when the GPU is asked for and the target has none.
+pub fn backend_for(
+    program: Program<'_>,
+    target: &TargetProfile,
+    choice: BackendChoice,
+) -> Result<Backend, Diagnostic> {
+    let gpu = match choice {
+        BackendChoice::Cpu => false,
+        BackendChoice::Gpu => true,
+        BackendChoice::Auto => match program {
+            Program::Module { module, .. } => module.kernels.iter().any(|k| LaunchShape::of(k).is_some()),
+            Program::Graph(_) => target.gpu.is_some() && target.cpu.cpu == "native",
+        },
+    };
+    if !gpu {
+        return Ok(Backend::CpuLlvm);
+    }
+    match target.gpu.as_ref().map(|g| g.api) {
+        Some(GpuApi::Opencl) => Ok(Backend::OpenCl),
+        Some(GpuApi::Cuda) => Ok(Backend::Cuda),
+        None => Err(Diagnostic::error(format!("target `{}` has no GPU to build for", target.name))
+            .with_hint(
+                "choose a target with a GPU (`pocl`, `rk3588`, `jetson-orin`, `h200`), or build for the CPU",
+            )),
+    }
+}
+
 /// A program compiled for a target, not yet packed into a payload.
 #[derive(Debug, Clone)]
 pub struct Compiled {
     /// The loop program that was compiled.
     pub module: Module,
-    /// The kernel object (an ELF relocatable object for the profile's triple).
+    /// The kernels' code: an ELF relocatable object for the profile's triple (`cpu-llvm`), or
+    /// the OpenCL C or CUDA C source (GPU backends).
     pub object: Vec<u8>,
+    /// What the code is for.
+    pub backend: Backend,
     /// The verifier's warnings (located).
     pub warnings: Vec<Diagnostic>,
-    /// What clang did.
+    /// What clang did (for GPU code, the emitter: the device compiles).
     pub compile: CompileLog,
     /// The schedule an L0 graph was lowered with; `None` for an L1 module.
     pub schedule: Option<Schedule>,
@@ -155,7 +220,7 @@ pub struct Built {
     pub module: Module,
     /// The verifier's warnings (located).
     pub warnings: Vec<Diagnostic>,
-    /// What clang did.
+    /// What clang did (for GPU code, the emitter: the device compiles).
     pub compile: CompileLog,
     pub summary: BuildSummary,
 }
@@ -165,6 +230,8 @@ pub struct Built {
 pub struct BuildSummary {
     pub task: String,
     pub target: String,
+    /// `cpu-llvm`, `opencl` or `cuda`.
+    pub backend: String,
     /// The schedule an L0 graph was lowered with; `None` for an L1 module.
     pub schedule: Option<String>,
     pub kernels: usize,
@@ -197,9 +264,14 @@ impl fmt::Display for BuildSummary {
                 human_bytes(self.param_data_bytes)
             )
         };
+        let backend = if self.backend == Backend::CpuLlvm.name() {
+            String::new()
+        } else {
+            format!(" ({})", self.backend)
+        };
         write!(
             f,
-            "{} for {}{schedule}: {} kernel{}, {} plan step{}, {} (code {}{data}), {} seed{}, peak memory {} of {}",
+            "{} for {}{backend}{schedule}: {} kernel{}, {} plan step{}, {} (code {}{data}), {} seed{}, peak memory {} of {}",
             self.task,
             self.target,
             self.kernels,
@@ -249,9 +321,20 @@ pub fn build(
     target: &TargetProfile,
     options: &BuildOptions,
 ) -> Result<Built, Vec<Diagnostic>> {
+    build_for(program, sources, target, options, BackendChoice::Auto)
+}
+
+/// [`build`] for the processor `choice` picks ([`backend_for`]).
+pub fn build_for(
+    program: Program<'_>,
+    sources: Sources<'_>,
+    target: &TargetProfile,
+    options: &BuildOptions,
+    choice: BackendChoice,
+) -> Result<Built, Vec<Diagnostic>> {
     check_seeds(options)?;
-    let compiled = compile(program, sources, target, options)?;
-    let Compiled { module, object, warnings, compile, schedule } = compiled;
+    let compiled = compile_for(program, sources, target, options, choice)?;
+    let Compiled { module, object, warnings, compile, schedule, .. } = compiled;
     let mut assembled = assemble(program.graph(), &module, &object, target, options, sources)?;
     assembled.summary.schedule = schedule.map(|s| s.name().to_string());
     Ok(Built { payload: assembled.payload, module, warnings, compile, summary: assembled.summary })
@@ -267,16 +350,42 @@ fn check_seeds(options: &BuildOptions) -> Result<(), Vec<Diagnostic>> {
 
 /// Lowers (an L0 graph, with [`BuildOptions::schedule`]), verifies the loop program against
 /// `target`, checks that it implements the graph's task (its buffers tied to the graph by name
-/// and type), and compiles it with clang-19. Nothing is written anywhere but a temporary object
-/// file.
+/// and type), and compiles it with clang-19 (or emits its GPU source), for the backend
+/// [`BackendChoice::Auto`] picks. Nothing is written anywhere but a temporary object file.
 pub fn compile(
     program: Program<'_>,
     sources: Sources<'_>,
     target: &TargetProfile,
     options: &BuildOptions,
 ) -> Result<Compiled, Vec<Diagnostic>> {
+    compile_for(program, sources, target, options, BackendChoice::Auto)
+}
+
+/// [`compile`] for the processor `choice` picks ([`backend_for`]). A GPU build lowers an L0
+/// graph with the default GPU lowering (`ekb_lower::lower_gpu`, which has one schedule) and
+/// writes the module's kernels in the GPU's dialect.
+pub fn compile_for(
+    program: Program<'_>,
+    sources: Sources<'_>,
+    target: &TargetProfile,
+    options: &BuildOptions,
+    choice: BackendChoice,
+) -> Result<Compiled, Vec<Diagnostic>> {
     let graph = program.graph();
+    let backend = backend_for(program, target, choice).map_err(|d| vec![d])?;
+    let gpu = backend != Backend::CpuLlvm;
     let (module, schedule) = match program {
+        Program::Graph(g) if gpu => {
+            if options.schedule != Schedule::Default {
+                return Err(vec![Diagnostic::error(format!(
+                    "the GPU lowering has one schedule, the default; `{}` is a CPU schedule",
+                    options.schedule
+                ))
+                .with_hint("drop `--schedule`, or build for the CPU with `--backend cpu`")]);
+            }
+            let m = ekb_lower::lower_gpu(g, target).map_err(|d| vec![sources.graph(d)])?;
+            (m, Some(Schedule::Default))
+        }
         Program::Graph(g) => {
             let m = ekb_lower::lower(g, options.schedule, target).map_err(|d| vec![sources.graph(d)])?;
             (m, Some(options.schedule))
@@ -292,6 +401,17 @@ pub fn compile(
     bind_buffers(&module, graph)
         .map_err(|ds| ds.into_iter().map(|d| sources.module(d)).collect::<Vec<_>>())?;
 
+    if gpu {
+        let dialect = if backend == Backend::Cuda { Dialect::Cuda } else { Dialect::OpenCl };
+        let started = std::time::Instant::now();
+        let source = ekb_gpu_c::emit(&module, dialect, target).map_err(|d| vec![sources.module(d)])?;
+        let compile = CompileLog {
+            command: vec!["ekb_gpu_c::emit".into(), dialect.name().into(), target.name.clone()],
+            duration: started.elapsed(),
+            stderr: String::new(),
+        };
+        return Ok(Compiled { module, object: source.into_bytes(), backend, warnings, compile, schedule });
+    }
     let ir = ekb_llvm::emit(&module, target).map_err(|d| vec![sources.module(d)])?;
     let dir = tempfile::tempdir()
         .map_err(|e| vec![Diagnostic::error(format!("cannot create a temporary directory: {e}"))])?;
@@ -300,7 +420,7 @@ pub fn compile(
     let object = std::fs::read(&object_path).map_err(|e| {
         vec![Diagnostic::error(format!("cannot read the compiled object `{}`: {e}", object_path.display()))]
     })?;
-    Ok(Compiled { module, object, warnings, compile, schedule })
+    Ok(Compiled { module, object, backend, warnings, compile, schedule })
 }
 
 /// Packs loop program `module`, compiled into kernel object `object`, into a payload for the
@@ -308,7 +428,10 @@ pub fn compile(
 /// relative to the directory of `sources.graph`, unless already loaded; every checksum
 /// verified), the expected outputs of `options.seeds` from the reference interpreter, the
 /// manifest (`options.timing`; `options.schedule` is not used). `module` must implement the
-/// graph's task (see [`compile`]); a mismatch is a diagnostic.
+/// graph's task (see [`compile`]); a mismatch is a diagnostic. A module of GPU kernels is packed
+/// for the target's GPU: `object` is then its OpenCL C or CUDA C source (`ekb_gpu_c::emit`), its
+/// kernels are launched on their grids, and the manifest carries the profile's GPU limits and
+/// the GPU's memory as the budget.
 pub fn assemble(
     graph: &Graph,
     module: &Module,
@@ -323,10 +446,29 @@ pub fn assemble(
     let graph = with_param_data(graph, &sources)?;
     let graph = graph.as_ref();
 
+    let gpu =
+        match target.gpu.as_ref().filter(|_| module.kernels.iter().any(|k| LaunchShape::of(k).is_some())) {
+            Some(g) => Some(g),
+            None if module.kernels.iter().any(|k| LaunchShape::of(k).is_some()) => {
+                return Err(vec![sources.module(
+                    Diagnostic::error(format!(
+                        "module `{}` has GPU kernels, and target `{}` has no GPU",
+                        module.name, target.name
+                    ))
+                    .with_hint("choose a target with a GPU (`pocl`, `rk3588`, `jetson-orin`, `h200`)"),
+                )]);
+            }
+            None => None,
+        };
+    let (backend, kind) = match gpu.map(|g| g.api) {
+        None => (Backend::CpuLlvm, BlobKind::ElfObject),
+        Some(GpuApi::Opencl) => (Backend::OpenCl, BlobKind::OpenClSource),
+        Some(GpuApi::Cuda) => (Backend::Cuda, BlobKind::CudaSource),
+    };
     let mut pb = PayloadBuilder::new();
     let code_bytes = object.len() as u64;
-    let code = pb.add_blob(BlobKind::ElfObject, object);
-    let kernels: Vec<KernelDecl> = module.kernels.iter().map(|k| kernel_decl(k, code)).collect();
+    let code = pb.add_blob(kind, object);
+    let kernels: Vec<KernelDecl> = module.kernels.iter().map(|k| kernel_decl(k, code, backend)).collect();
 
     // Buffers: a data parameter's values become a blob of their own.
     let mut buffers = Vec::with_capacity(bound.len());
@@ -385,12 +527,14 @@ pub fn assemble(
 
     let peak = memory::peak_memory(module);
     let stack_peak = module.kernels.iter().map(|k| memory::kernel_stack(k).bytes).max().unwrap_or(0);
+    // A GPU program's buffers live in the GPU's memory (the same DRAM on unified boards).
+    let memory_limit = gpu.map_or(target.cpu.memory_bytes, |g| g.memory_bytes);
     let manifest = Manifest {
         generator_version: ekb_wire::seeded::GENERATOR_VERSION,
         producer: producer(),
         task: graph.name.clone(),
         target: target.name.clone(),
-        backend: Backend::CpuLlvm,
+        backend,
         kernels,
         buffers,
         plan,
@@ -401,8 +545,15 @@ pub fn assemble(
         memory: MemoryPlan {
             peak_bytes: peak.peak_bytes,
             stack_limit_bytes: target.cpu.stack_bytes,
-            memory_limit_bytes: target.cpu.memory_bytes,
+            memory_limit_bytes: memory_limit,
         },
+        gpu: gpu.map(|g| GpuLimits {
+            max_threads_per_block: g.max_threads_per_block,
+            shared_bytes_per_block: g.shared_bytes_per_block,
+            shared_bytes_optin: g.shared_bytes_per_block_optin,
+            private_bytes_per_thread: g.private_bytes_per_thread,
+            max_buffer_bytes: g.max_buffer_bytes,
+        }),
     };
     let payload = pb.finish(&manifest).map_err(|e| {
         vec![Diagnostic::error(format!("the payload for `{}` is inconsistent: {e}", graph.name))
@@ -411,6 +562,7 @@ pub fn assemble(
     let summary = BuildSummary {
         task: graph.name.clone(),
         target: target.name.clone(),
+        backend: backend.name().into(),
         schedule: None,
         kernels: module.kernels.len(),
         plan_steps: module.plan.len(),
@@ -420,7 +572,7 @@ pub fn assemble(
         data_params,
         seeds: options.seeds.clone(),
         peak_bytes: peak.peak_bytes,
-        memory_limit_bytes: target.cpu.memory_bytes,
+        memory_limit_bytes: memory_limit,
         stack_peak_bytes: stack_peak,
         stack_limit_bytes: target.cpu.stack_bytes,
     };
@@ -522,32 +674,65 @@ fn shape(s: &[usize]) -> Vec<u64> {
 
 /// A kernel's declaration: its entry symbol, parameters, and the local allocations live
 /// together at its stack peak (their sum is the peak the verifier limits, and every other
-/// allocation of the kernel is at most that sum, so legality is decided by these).
-fn kernel_decl(k: &l1::Kernel, blob: u32) -> KernelDecl {
-    KernelDecl {
-        name: k.name.clone(),
-        symbol: ekb_llvm::kernel_symbol(&k.name),
-        blob,
-        params: k
-            .params
-            .iter()
-            .map(|p| ParamDecl {
-                name: p.name.clone(),
-                dtype: dtype(p.ty.dtype),
-                shape: shape(&p.ty.shape),
-                access: match p.access {
-                    l1::Access::In => Access::In,
-                    l1::Access::Out => Access::Out,
-                    l1::Access::InOut => Access::InOut,
+/// allocation of the kernel is at most that sum, so legality is decided by these). A GPU
+/// kernel's symbol is its name (`docs/gpu.md`), its launch is its grid and block (a launch that
+/// opts in passes its shared memory, rounded up to the emitter's alignment, as dynamic shared
+/// memory), and it also declares its shared allocations (per block; its local ones are per
+/// thread).
+fn kernel_decl(k: &l1::Kernel, blob: u32, backend: Backend) -> KernelDecl {
+    let params = k
+        .params
+        .iter()
+        .map(|p| ParamDecl {
+            name: p.name.clone(),
+            dtype: dtype(p.ty.dtype),
+            shape: shape(&p.ty.shape),
+            access: match p.access {
+                l1::Access::In => Access::In,
+                l1::Access::Out => Access::Out,
+                l1::Access::InOut => Access::InOut,
+            },
+        })
+        .collect();
+    let local = memory::kernel_stack(k).allocs.into_iter().map(|(name, bytes)| AllocDecl {
+        name,
+        scope: MemScope::Local,
+        bytes,
+    });
+    match LaunchShape::of(k).filter(|_| backend != Backend::CpuLlvm) {
+        None => KernelDecl {
+            name: k.name.clone(),
+            symbol: ekb_llvm::kernel_symbol(&k.name),
+            blob,
+            params,
+            launch: Launch::Cpu,
+            allocs: local.collect(),
+        },
+        Some(shape) => {
+            let dynamic = if shape.shared_optin {
+                shape.shared_bytes.next_multiple_of(ekb_gpu_c::DYNAMIC_SHARED_ALIGN)
+            } else {
+                0
+            };
+            let shared = shape.shared_allocs.iter().map(|(name, bytes)| AllocDecl {
+                name: name.clone(),
+                scope: MemScope::Shared,
+                bytes: *bytes,
+            });
+            KernelDecl {
+                name: k.name.clone(),
+                symbol: k.name.clone(),
+                blob,
+                params,
+                launch: Launch::Grid {
+                    grid: shape.grid,
+                    block: shape.block,
+                    shared_bytes: u32::try_from(dynamic).unwrap_or(u32::MAX),
+                    shared_optin: shape.shared_optin,
                 },
-            })
-            .collect(),
-        launch: Launch::Cpu,
-        allocs: memory::kernel_stack(k)
-            .allocs
-            .into_iter()
-            .map(|(name, bytes)| AllocDecl { name, scope: MemScope::Local, bytes })
-            .collect(),
+                allocs: shared.chain(local).collect(),
+            }
+        }
     }
 }
 

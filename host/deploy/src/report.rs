@@ -297,6 +297,7 @@ fn render_counters(s: &mut String, pad: &str, counters: &[Counter]) {
         let kind = match c.kind {
             CounterKind::Hardware => "hw",
             CounterKind::Software => "sw",
+            CounterKind::Gpu => "gpu",
         };
         let value = match &c.reading {
             CounterReading::Counted { total, runs, scaled } => {

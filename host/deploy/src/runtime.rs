@@ -1,5 +1,6 @@
-//! Finding the board runtime binaries (`ekb-rt`, static musl builds for x86_64 and aarch64)
-//! that transports start or copy to devices and bundles ship.
+//! Finding the board runtime binaries (`ekb-rt`, static musl builds for x86_64 and aarch64,
+//! and the GPU builds: glibc binaries with the `opencl` and `cuda` features) that transports
+//! start or copy to devices and bundles ship.
 //!
 //! Search order for an architecture, first hit wins:
 //! 1. the environment: `EKB_RT_X86_64` / `EKB_RT_AARCH64`, and `EKB_RT` for this machine's
@@ -9,10 +10,16 @@
 //! 3. the workspace's cargo output: `target/<arch>-unknown-linux-musl/release/ekb-rt`, under
 //!    `$CARGO_TARGET_DIR` when set, else under the workspace `ekb` was built from.
 //!
+//! The GPU runtime ([`find_gpu_runtime`], for GPU payloads) is searched the same way under its
+//! own names: `EKB_RT_GPU_X86_64` / `EKB_RT_GPU_AARCH64` and `EKB_RT_GPU`, `ekb-rt-gpu-<arch>`
+//! next to `ekb`, `target/<arch>-unknown-linux-gnu/release/ekb-rt` (and for this machine's own
+//! architecture `target/release/ekb-rt`).
+//!
 //! What it must keep true: a binary is only returned after its ELF header says it is a 64-bit
 //! little-endian executable for the requested architecture; whether it is statically linked
-//! is recorded, so transports that copy it to a device can refuse a dynamic one. Nothing is
-//! found means one diagnostic listing every place tried and the command that builds it.
+//! is recorded, so transports that copy it to a device can refuse a dynamic one (a GPU runtime
+//! is dynamic by design: it loads the board's drivers). Nothing is found means one diagnostic
+//! listing every place tried and the command that builds it.
 
 use ekb_ir::Diagnostic;
 use ekb_llvm::Arch;
@@ -50,6 +57,35 @@ pub fn build_command(arch: Arch) -> String {
     format!("cargo build --release -p ekb-rt --target {}", musl_triple(arch))
 }
 
+/// The variable naming the GPU runtime for this machine's own architecture.
+pub const EKB_RT_GPU: &str = "EKB_RT_GPU";
+
+/// The variable naming the GPU runtime for `arch`.
+pub fn gpu_env_var(arch: Arch) -> &'static str {
+    match arch {
+        Arch::X86_64 => "EKB_RT_GPU_X86_64",
+        Arch::Aarch64 => "EKB_RT_GPU_AARCH64",
+    }
+}
+
+/// The Rust target the GPU runtime for `arch` is built for (glibc: it loads the drivers).
+pub fn gnu_triple(arch: Arch) -> &'static str {
+    match arch {
+        Arch::X86_64 => "x86_64-unknown-linux-gnu",
+        Arch::Aarch64 => "aarch64-unknown-linux-gnu",
+    }
+}
+
+/// The file name of the GPU runtime for `arch` next to `ekb` and inside bundles.
+pub fn gpu_file_name(arch: Arch) -> String {
+    format!("ekb-rt-gpu-{}", arch.name())
+}
+
+/// The command that builds the GPU runtime for `arch`.
+pub fn gpu_build_command(arch: Arch) -> String {
+    format!("cargo build --release -p ekb-rt --features opencl,cuda --target {}", gnu_triple(arch))
+}
+
 /// A runtime binary found on this machine.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Runtime {
@@ -59,6 +95,8 @@ pub struct Runtime {
     pub found_by: String,
     /// No program interpreter: runs on any Linux of its architecture.
     pub is_static: bool,
+    /// Found as the GPU runtime (a glibc binary that loads the board's GPU drivers).
+    pub gpu: bool,
     pub size_bytes: u64,
     /// SHA-256 of the file, hex.
     pub sha256: String,
@@ -98,14 +136,17 @@ impl Runtime {
             path: path.to_path_buf(),
             found_by: found_by.to_string(),
             is_static: !elf.has_interpreter,
+            gpu: false,
             size_bytes: bytes.len() as u64,
             sha256: hex(&Sha256::digest(&bytes)),
         })
     }
 
-    /// An error unless the binary is static (what a device without the host's libc needs).
+    /// An error unless the binary is static (what a device without the host's libc needs) or
+    /// the GPU runtime (a glibc binary by design: it loads the device's drivers, so the device
+    /// needs a glibc at least as new as the one it was linked against, `docs/gpu.md`).
     pub fn require_static(&self, why: &str) -> Result<(), Diagnostic> {
-        if self.is_static {
+        if self.is_static || self.gpu {
             return Ok(());
         }
         Err(Diagnostic::error(format!(
@@ -181,8 +222,11 @@ pub struct Search {
 impl Search {
     /// This process's environment, executable and workspace.
     pub fn from_env() -> Search {
-        let vars = [EKB_RT, env_var(Arch::X86_64), env_var(Arch::Aarch64)]
+        let names = [EKB_RT, env_var(Arch::X86_64), env_var(Arch::Aarch64)];
+        let gpu_names = [EKB_RT_GPU, gpu_env_var(Arch::X86_64), gpu_env_var(Arch::Aarch64)];
+        let vars = names
             .into_iter()
+            .chain(gpu_names)
             .filter_map(|k| std::env::var_os(k).filter(|v| !v.is_empty()).map(|v| (k.to_string(), v)))
             .collect();
         let exe_dir = std::env::current_exe().ok().and_then(|p| p.parent().map(Path::to_path_buf));
@@ -219,27 +263,83 @@ impl Search {
         out
     }
 
+    /// The places tried for the GPU runtime of `arch`, as [`Search::candidates`].
+    fn gpu_candidates(&self, arch: Arch) -> Vec<(PathBuf, String, bool)> {
+        let mut out = Vec::new();
+        let mut vars = vec![gpu_env_var(arch)];
+        if Arch::host() == Some(arch) {
+            vars.push(EKB_RT_GPU);
+        }
+        for v in vars {
+            if let Some(p) = self.vars.get(v) {
+                out.push((PathBuf::from(p), format!("${v}"), true));
+            }
+        }
+        if let Some(d) = &self.exe_dir {
+            out.push((d.join(gpu_file_name(arch)), "next to ekb".into(), false));
+        }
+        for t in &self.target_dirs {
+            out.push((t.join(gnu_triple(arch)).join("release/ekb-rt"), "workspace GPU build".into(), false));
+            if Arch::host() == Some(arch) {
+                out.push((t.join("release/ekb-rt"), "workspace build for this machine".into(), false));
+            }
+        }
+        out
+    }
+
     /// The runtime for `arch`.
     pub fn find(&self, arch: Arch) -> Result<Runtime, Diagnostic> {
         let candidates = self.candidates(arch);
-        for (path, how, required) in &candidates {
-            if *required || path.is_file() {
-                return Runtime::inspect(path, arch, how);
-            }
-        }
-        let mut d = Diagnostic::error(format!("no ekb-rt runtime for {} found", arch.name())).with_hint(
-            format!("build it with `{}`, or set {} to the binary", build_command(arch), env_var(arch)),
-        );
-        for (path, how, _) in candidates {
-            d = d.with_note(format!("tried {} ({how})", path.display()));
-        }
-        Err(d)
+        Search::first(arch, &candidates, false).ok_or_else(|| {
+            let d = Diagnostic::error(format!("no ekb-rt runtime for {} found", arch.name())).with_hint(
+                format!("build it with `{}`, or set {} to the binary", build_command(arch), env_var(arch)),
+            );
+            tried(d, candidates)
+        })?
     }
+
+    /// The GPU runtime for `arch`.
+    pub fn find_gpu(&self, arch: Arch) -> Result<Runtime, Diagnostic> {
+        let candidates = self.gpu_candidates(arch);
+        Search::first(arch, &candidates, true).ok_or_else(|| {
+            let d = Diagnostic::error(format!("no GPU build of ekb-rt for {} found", arch.name())).with_hint(
+                format!(
+                    "build it with `{}`, or set {} to the binary",
+                    gpu_build_command(arch),
+                    gpu_env_var(arch)
+                ),
+            );
+            tried(d, candidates)
+        })?
+    }
+
+    /// The first candidate that is set or exists, inspected.
+    fn first(
+        arch: Arch,
+        candidates: &[(PathBuf, String, bool)],
+        gpu: bool,
+    ) -> Option<Result<Runtime, Diagnostic>> {
+        let (path, how, _) = candidates.iter().find(|(path, _, required)| *required || path.is_file())?;
+        Some(Runtime::inspect(path, arch, how).map(|r| Runtime { gpu, ..r }))
+    }
+}
+
+/// `d` with a note per place tried.
+fn tried(mut d: Diagnostic, candidates: Vec<(PathBuf, String, bool)>) -> Diagnostic {
+    for (path, how, _) in candidates {
+        d = d.with_note(format!("tried {} ({how})", path.display()));
+    }
+    d
 }
 
 /// The runtime for `arch`, searched from this process's environment.
 pub fn find_runtime(arch: Arch) -> Result<Runtime, Diagnostic> {
     Search::from_env().find(arch)
+}
+
+/// The GPU runtime for `arch` (for GPU payloads), searched from this process's environment.
+pub fn find_gpu_runtime(arch: Arch) -> Result<Runtime, Diagnostic> {
+    Search::from_env().find_gpu(arch)
 }
 
 #[cfg(test)]
@@ -335,6 +435,41 @@ mod tests {
             e.message,
             format!("`{}` ($EKB_RT_AARCH64) is a runtime for x86_64, not aarch64", x86.display())
         );
+    }
+
+    #[test]
+    fn the_gpu_runtime_has_names_of_its_own_and_may_be_dynamic() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut s = search_in(dir.path());
+        // The static runtime is not the GPU runtime.
+        let musl = dir.path().join("target/x86_64-unknown-linux-musl/release/ekb-rt");
+        std::fs::create_dir_all(musl.parent().unwrap()).unwrap();
+        std::fs::write(&musl, elf(62, 1)).unwrap();
+        let e = s.find_gpu(Arch::Aarch64).unwrap_err();
+        assert_eq!(e.message, "no GPU build of ekb-rt for aarch64 found");
+        assert_eq!(
+            e.hint.as_deref(),
+            Some(
+                "build it with `cargo build --release -p ekb-rt --features opencl,cuda --target \
+                 aarch64-unknown-linux-gnu`, or set EKB_RT_GPU_AARCH64 to the binary"
+            )
+        );
+        let gnu = dir.path().join("target/aarch64-unknown-linux-gnu/release/ekb-rt");
+        std::fs::create_dir_all(gnu.parent().unwrap()).unwrap();
+        std::fs::write(&gnu, elf(183, 3)).unwrap();
+        let rt = s.find_gpu(Arch::Aarch64).unwrap();
+        assert_eq!(
+            (rt.path.as_path(), rt.found_by.as_str(), rt.gpu),
+            (gnu.as_path(), "workspace GPU build", true)
+        );
+        assert!(!rt.is_static);
+        assert_eq!(rt.require_static("a board"), Ok(()));
+        s.vars.insert("EKB_RT_GPU_AARCH64".into(), musl.clone().into());
+        assert!(s
+            .find_gpu(Arch::Aarch64)
+            .unwrap_err()
+            .message
+            .ends_with("is a runtime for x86_64, not aarch64"));
     }
 
     #[test]

@@ -1,7 +1,8 @@
-//! Helpers of the runtime's integration tests: compile corpus graphs to kernel objects, pack
-//! them into payloads with the host's own assembler (`ekb_deploy::build::assemble`: the
-//! reference interpreter's expected outputs, parameter data), assemble small hand-written
-//! objects, and build the static runtime binaries.
+//! Helpers of the runtime's integration tests: compile corpus graphs to kernel objects (or to
+//! GPU source with the default GPU lowering), pack them into payloads with the host's own
+//! assembler (`ekb_deploy::build::assemble`: the reference interpreter's expected outputs,
+//! parameter data), assemble small hand-written objects and GPU kernels, and build the static
+//! runtime binaries.
 #![allow(dead_code)] // Each test binary uses a different subset.
 
 use ekb_deploy::build::{BuildOptions, Sources};
@@ -89,6 +90,128 @@ pub fn corpus_payloads(profile: &str, dir: &Path) -> Vec<(String, PathBuf)> {
         }
     }
     out
+}
+
+/// The default GPU lowering of `g` for `target` (which has a GPU), written in the GPU's dialect
+/// and packed by the host's assembler: (the module, the payload).
+pub fn gpu_graph_payload(g: &Graph, target: &TargetProfile) -> (Module, Vec<u8>) {
+    let what = format!("{} (GPU, {})", g.name, target.name);
+    let m = ekb_lower::lower_gpu(g, target).unwrap_or_else(|d| panic!("{what}: {d}"));
+    let dialect = match target.gpu.as_ref().map(|g| g.api) {
+        Some(ekb_ir::target::GpuApi::Cuda) => ekb_gpu_c::Dialect::Cuda,
+        _ => ekb_gpu_c::Dialect::OpenCl,
+    };
+    let source = ekb_gpu_c::emit(&m, dialect, target).unwrap_or_else(|d| panic!("{what}: {d}"));
+    let bytes = payload(g, &m, target, source.as_bytes());
+    (m, bytes)
+}
+
+/// A hand-written GPU kernel `name(x: f32[..] in, y: f32[..] out)` and its launch.
+pub struct HandKernel<'a> {
+    pub backend: Backend,
+    pub name: &'a str,
+    pub source: &'a str,
+    pub grid: [u32; 3],
+    pub block: [u32; 3],
+    /// Shared memory per block it declares (an allocation `s`).
+    pub shared: u64,
+    /// Opts in to dynamic shared memory (CUDA): `shared` rounded to 16 bytes at launch.
+    pub optin: bool,
+}
+
+/// A payload of one hand-written GPU kernel, with the GPU limits of profile `target`: `x`
+/// (`x_shape`) from `uniform(-1, 1)`, and for each seed the expected `y` (`y_shape`) is `f(x)`;
+/// `tweak` changes the manifest before the payload is written.
+pub fn gpu_kernel_payload(
+    k: &HandKernel<'_>,
+    target: &TargetProfile,
+    (x_shape, y_shape): (&[u64], &[u64]),
+    seeds: &[u64],
+    f: impl Fn(&[f32]) -> Vec<f32>,
+    tweak: impl FnOnce(&mut Manifest),
+) -> Vec<u8> {
+    let init = ekb_wire::Init::Uniform { lo: -1.0, hi: 1.0 };
+    let numel = |s: &[u64]| s.iter().product::<u64>() as usize;
+    let mut pb = PayloadBuilder::new();
+    let kind = if k.backend == Backend::Cuda { BlobKind::CudaSource } else { BlobKind::OpenClSource };
+    let code = pb.add_blob(kind, k.source.as_bytes().to_vec());
+    let mut expected = Vec::new();
+    for (s, &seed) in seeds.iter().enumerate() {
+        let mut x = vec![0f32; numel(x_shape)];
+        let key = ekb_wire::seeded::tensor_key(k.name, seed, "x");
+        let shape: Vec<usize> = x_shape.iter().map(|&d| d as usize).collect();
+        ekb_wire::seeded::fill_f32(&init, &shape, key, &mut x).unwrap();
+        let y = f(&x);
+        assert_eq!(y.len(), numel(y_shape));
+        let blob = pb.add_blob(BlobKind::ExpectedOutput, f32s_to_le(&y));
+        expected.push(ExpectedOutput { seed: s as u32, buffer: 1, blob });
+    }
+    let param = |name: &str, shape: &[u64], access| ParamDecl {
+        name: name.into(),
+        dtype: DType::F32,
+        shape: shape.to_vec(),
+        access,
+    };
+    let buffer = |name: &str, shape: &[u64], role, init: Option<ekb_wire::Init>| BufferDecl {
+        name: name.into(),
+        dtype: DType::F32,
+        shape: shape.to_vec(),
+        role,
+        source: init.map(Source::Seeded),
+    };
+    let gpu = target.gpu.as_ref().expect("a target with a GPU");
+    let allocs = if k.shared > 0 {
+        vec![ekb_wire::payload::AllocDecl {
+            name: "s".into(),
+            scope: ekb_wire::payload::MemScope::Shared,
+            bytes: k.shared,
+        }]
+    } else {
+        vec![]
+    };
+    let mut manifest = Manifest {
+        generator_version: ekb_wire::seeded::GENERATOR_VERSION,
+        producer: "ekb-rt tests".into(),
+        task: k.name.into(),
+        target: target.name.clone(),
+        backend: k.backend,
+        kernels: vec![KernelDecl {
+            name: k.name.into(),
+            symbol: k.name.into(),
+            blob: code,
+            params: vec![param("x", x_shape, Access::In), param("y", y_shape, Access::Out)],
+            launch: Launch::Grid {
+                grid: k.grid,
+                block: k.block,
+                shared_bytes: if k.optin { k.shared.next_multiple_of(16) as u32 } else { 0 },
+                shared_optin: k.optin,
+            },
+            allocs,
+        }],
+        buffers: vec![
+            buffer("x", x_shape, Role::Input, Some(init)),
+            buffer("y", y_shape, Role::Output, None),
+        ],
+        plan: vec![LaunchStep { kernel: 0, args: vec![0, 1] }],
+        seeds: seeds.to_vec(),
+        tolerance: Tolerance { atol: 1e-5, rtol: 1e-5 },
+        expected,
+        timing: TimingSettings::DEFAULT,
+        memory: MemoryPlan {
+            peak_bytes: 4 * (numel(x_shape) + numel(y_shape)) as u64,
+            stack_limit_bytes: 1 << 16,
+            memory_limit_bytes: gpu.memory_bytes,
+        },
+        gpu: Some(ekb_wire::payload::GpuLimits {
+            max_threads_per_block: gpu.max_threads_per_block,
+            shared_bytes_per_block: gpu.shared_bytes_per_block,
+            shared_bytes_optin: gpu.shared_bytes_per_block_optin,
+            private_bytes_per_thread: gpu.private_bytes_per_thread,
+            max_buffer_bytes: gpu.max_buffer_bytes,
+        }),
+    };
+    tweak(&mut manifest);
+    pb.finish(&manifest).unwrap()
 }
 
 /// Assembles `asm` for `triple` with clang into object bytes.
@@ -182,6 +305,7 @@ pub fn elementwise_payload(
         expected,
         timing: TimingSettings::DEFAULT,
         memory: MemoryPlan { peak_bytes: 8 * n, stack_limit_bytes: 4096, memory_limit_bytes: 1 << 20 },
+        gpu: None,
     };
     pb.finish(&manifest).unwrap()
 }

@@ -10,9 +10,9 @@
 
 use ekb_wire::crc32;
 use ekb_wire::payload::{
-    f32s_to_le, Access, Backend, BlobKind, BufferDecl, DType, ExpectedOutput, KernelDecl, Launch, LaunchStep,
-    Manifest, MemoryPlan, ParamDecl, Payload, PayloadBuilder, Role, Source, TimingSettings, Tolerance,
-    HEADER_LEN,
+    f32s_to_le, Access, AllocDecl, Backend, BlobKind, BufferDecl, DType, ExpectedOutput, GpuLimits,
+    KernelDecl, Launch, LaunchStep, Manifest, MemScope, MemoryPlan, ParamDecl, Payload, PayloadBuilder, Role,
+    Source, TimingSettings, Tolerance, HEADER_LEN,
 };
 use ekb_wire::protocol::{decode_message, encode_frame, split_frames, FrameDecoder, Request, Response};
 use ekb_wire::Init;
@@ -168,6 +168,7 @@ pub fn sample_payload() -> Vec<u8> {
         expected: vec![ExpectedOutput { seed: 0, buffer: 1, blob: 1 }],
         timing: TimingSettings::DEFAULT,
         memory: MemoryPlan { peak_bytes: 32, stack_limit_bytes: 1 << 20, memory_limit_bytes: 1 << 30 },
+        gpu: None,
     };
     let mut b = PayloadBuilder::new();
     b.add_blob(BlobKind::ElfObject, &b"\x7fELF\x02\x01\x01"[..]);
@@ -220,13 +221,50 @@ pub fn sample_data_payload() -> Vec<u8> {
         ],
         timing: TimingSettings::DEFAULT,
         memory: MemoryPlan { peak_bytes: 48, stack_limit_bytes: 1 << 20, memory_limit_bytes: 1 << 30 },
+        gpu: None,
     };
     b.finish(&manifest).expect("the sample payload is valid")
+}
+
+/// A small valid GPU payload: [`sample_data_payload`] as one CUDA C kernel on a grid of one
+/// block of 4 threads with a shared allocation opting in to dynamic shared memory, and the
+/// profile's GPU limits.
+pub fn sample_gpu_payload() -> Vec<u8> {
+    let cpu = sample_data_payload();
+    let view = Payload::parse(&cpu).expect("the sample payload is valid");
+    let mut b = PayloadBuilder::new();
+    b.add_blob(
+        BlobKind::CudaSource,
+        &b"extern \"C\" __global__ void add(const float* x, const float* b, float* y) {}"[..],
+    );
+    // The expected outputs and the parameter data, at the same indices.
+    for i in 1..view.blob_count() as u32 {
+        let blob = view.blob(i).expect("a declared blob");
+        b.add_blob(blob.kind, blob.data);
+    }
+    let mut manifest = view.manifest().clone();
+    manifest.backend = Backend::Cuda;
+    manifest.target = "h200".into();
+    manifest.kernels[0].symbol = "add".into();
+    manifest.kernels[0].launch =
+        Launch::Grid { grid: [1, 1, 1], block: [4, 1, 1], shared_bytes: 65536, shared_optin: true };
+    manifest.kernels[0].allocs = vec![AllocDecl { name: "s".into(), scope: MemScope::Shared, bytes: 65536 }];
+    manifest.gpu = Some(GpuLimits {
+        max_threads_per_block: 1024,
+        shared_bytes_per_block: 49152,
+        shared_bytes_optin: Some(232448),
+        private_bytes_per_thread: Some(524288),
+        max_buffer_bytes: None,
+    });
+    b.finish(&manifest).expect("the GPU sample payload is valid")
 }
 
 /// A payload written by format version 1 (the wire crate's test file), so that the fuzzer
 /// also mutates the older layout.
 pub const VERSION_1_PAYLOAD: &[u8] = include_bytes!("../../tests/data/v1-sample.ekp");
+
+/// An OpenCL payload written by format version 2 (the wire crate's test file).
+pub const VERSION_2_GPU_PAYLOAD: &[u8] = include_bytes!("../../tests/data/v2-gpu-sample.ekp");
 
 /// Seed streams: a session's requests and a report file's responses, as frames.
 pub fn sample_streams() -> Vec<Vec<u8>> {
@@ -257,7 +295,13 @@ mod tests {
 
     #[test]
     fn the_seeds_parse_and_pass_the_properties() {
-        for seed in [sample_payload(), sample_data_payload(), VERSION_1_PAYLOAD.to_vec()] {
+        for seed in [
+            sample_payload(),
+            sample_data_payload(),
+            sample_gpu_payload(),
+            VERSION_1_PAYLOAD.to_vec(),
+            VERSION_2_GPU_PAYLOAD.to_vec(),
+        ] {
             assert!(payload_parse(&seed));
         }
         // A flipped data byte is caught (by the body checksum as given, by the data's own

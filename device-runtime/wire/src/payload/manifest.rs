@@ -191,8 +191,30 @@ pub enum Launch {
     /// A CPU kernel: the runtime calls the entry point once; it parallelises itself through
     /// the runtime's parallel-launch entry.
     Cpu,
-    /// A GPU kernel: grid and block dimensions (x, y, z) and dynamic shared memory in bytes.
-    Grid { grid: [u32; 3], block: [u32; 3], shared_bytes: u32 },
+    /// A GPU kernel: grid and block dimensions (x, y, z; CUDA `gridDim` / `blockDim`, OpenCL
+    /// local size `block` and global size `grid * block`), the dynamic shared memory passed at
+    /// launch in bytes (0 unless the kernel opts in), and whether it opts in to shared memory
+    /// above the static 48 KiB (CUDA only: the runtime raises the function's
+    /// `CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES` to `shared_bytes` before launching).
+    /// `shared_optin` since format version 3.
+    Grid { grid: [u32; 3], block: [u32; 3], shared_bytes: u32, shared_optin: bool },
+}
+
+/// The target profile's GPU limits, written by the host from the profile the code was built
+/// for (format version 3). The runtime checks every launch and kernel allocation against them
+/// and against the live device's limits: whichever is smaller decides, and a finding names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GpuLimits {
+    /// Threads (work-items) per block (work-group).
+    pub max_threads_per_block: u32,
+    /// Static shared (OpenCL local) memory per block.
+    pub shared_bytes_per_block: u64,
+    /// Shared memory per block with the explicit opt-in (CUDA dynamic shared memory).
+    pub shared_bytes_optin: Option<u64>,
+    /// Private (local) memory per thread, where the profile says.
+    pub private_bytes_per_thread: Option<u64>,
+    /// The largest single buffer the driver allocates, where the profile says.
+    pub max_buffer_bytes: Option<u64>,
 }
 
 /// One kernel: its name, the symbol of its entry point inside the code blob, and its
@@ -349,22 +371,103 @@ pub struct Manifest {
     pub expected: Vec<ExpectedOutput>,
     pub timing: TimingSettings,
     pub memory: MemoryPlan,
+    /// The target profile's GPU limits (GPU backends; `None` for CPU payloads and for GPU
+    /// payloads of format versions before 3). Since format version 3.
+    pub gpu: Option<GpuLimits>,
 }
 
 /// Decodes the manifest of a payload of format `version` (one of
 /// [`super::SUPPORTED_VERSIONS`]) from the start of `bytes`, as the current types; returns it
 /// with the bytes that follow it.
 pub(super) fn decode(version: u16, bytes: &[u8]) -> Result<(Manifest, &[u8]), postcard::Error> {
-    if version == 1 {
-        let (m, rest) = postcard::take_from_bytes::<v1::Manifest>(bytes)?;
-        Ok((m.into(), rest))
-    } else {
-        postcard::take_from_bytes::<Manifest>(bytes)
+    match version {
+        1 => postcard::take_from_bytes::<v1::Manifest>(bytes).map(|(m, rest)| (m.into(), rest)),
+        2 => postcard::take_from_bytes::<v2::Manifest>(bytes).map(|(m, rest)| (m.into(), rest)),
+        _ => postcard::take_from_bytes::<Manifest>(bytes),
     }
 }
 
-/// The manifest of format version 1: today's, except that a buffer's values could only come
-/// from a seeded initialiser (`init: Option<Init>` where version 2 has `source`).
+/// The manifest of format version 2: today's, except that a GPU launch had no opt-in flag
+/// (`Launch::Grid { grid, block, shared_bytes }`) and there were no GPU limits.
+mod v2 {
+    use super::*;
+
+    #[derive(Deserialize)]
+    pub enum Launch {
+        Cpu,
+        Grid { grid: [u32; 3], block: [u32; 3], shared_bytes: u32 },
+    }
+
+    #[derive(Deserialize)]
+    pub struct KernelDecl {
+        name: String,
+        symbol: String,
+        blob: u32,
+        params: Vec<ParamDecl>,
+        launch: Launch,
+        allocs: Vec<AllocDecl>,
+    }
+
+    impl From<KernelDecl> for super::KernelDecl {
+        fn from(k: KernelDecl) -> super::KernelDecl {
+            let launch = match k.launch {
+                Launch::Cpu => super::Launch::Cpu,
+                Launch::Grid { grid, block, shared_bytes } => {
+                    super::Launch::Grid { grid, block, shared_bytes, shared_optin: false }
+                }
+            };
+            super::KernelDecl {
+                name: k.name,
+                symbol: k.symbol,
+                blob: k.blob,
+                params: k.params,
+                launch,
+                allocs: k.allocs,
+            }
+        }
+    }
+
+    #[derive(Deserialize)]
+    pub struct Manifest {
+        generator_version: u32,
+        producer: String,
+        task: String,
+        target: String,
+        backend: Backend,
+        kernels: Vec<KernelDecl>,
+        buffers: Vec<BufferDecl>,
+        plan: Vec<LaunchStep>,
+        seeds: Vec<u64>,
+        tolerance: Tolerance,
+        expected: Vec<ExpectedOutput>,
+        timing: TimingSettings,
+        memory: MemoryPlan,
+    }
+
+    impl From<Manifest> for super::Manifest {
+        fn from(m: Manifest) -> super::Manifest {
+            super::Manifest {
+                generator_version: m.generator_version,
+                producer: m.producer,
+                task: m.task,
+                target: m.target,
+                backend: m.backend,
+                kernels: m.kernels.into_iter().map(Into::into).collect(),
+                buffers: m.buffers,
+                plan: m.plan,
+                seeds: m.seeds,
+                tolerance: m.tolerance,
+                expected: m.expected,
+                timing: m.timing,
+                memory: m.memory,
+                gpu: None,
+            }
+        }
+    }
+}
+
+/// The manifest of format version 1: version 2's, except that a buffer's values could only
+/// come from a seeded initialiser (`init: Option<Init>` where version 2 has `source`).
 mod v1 {
     use super::*;
 
@@ -384,7 +487,7 @@ mod v1 {
         task: String,
         target: String,
         backend: Backend,
-        kernels: Vec<KernelDecl>,
+        kernels: Vec<v2::KernelDecl>,
         buffers: Vec<BufferDecl>,
         plan: Vec<LaunchStep>,
         seeds: Vec<u64>,
@@ -413,7 +516,7 @@ mod v1 {
                 task: m.task,
                 target: m.target,
                 backend: m.backend,
-                kernels: m.kernels,
+                kernels: m.kernels.into_iter().map(Into::into).collect(),
                 buffers,
                 plan: m.plan,
                 seeds: m.seeds,
@@ -421,6 +524,7 @@ mod v1 {
                 expected: m.expected,
                 timing: m.timing,
                 memory: m.memory,
+                gpu: None,
             }
         }
     }
@@ -490,6 +594,7 @@ impl Manifest {
             });
         }
         self.validate_settings()?;
+        self.validate_gpu()?;
         unique_names("kernels", self.kernels.iter().map(|k| k.name.as_str()))?;
         unique_names("buffers", self.buffers.iter().map(|b| b.name.as_str()))?;
         self.validate_kernels(blobs)?;
@@ -532,6 +637,21 @@ impl Manifest {
         Ok(())
     }
 
+    fn validate_gpu(&self) -> Result<(), PayloadError> {
+        match (&self.gpu, self.backend) {
+            (None, _) => Ok(()),
+            (Some(g), _) if g.max_threads_per_block == 0 => {
+                Err(bad("gpu.max_threads_per_block".into(), "0".into(), "at least 1"))
+            }
+            (Some(_), Backend::CpuLlvm) => Err(bad(
+                "gpu".into(),
+                "a GPU limits section".into(),
+                "absent for cpu-llvm payloads (only GPU backends carry GPU limits)",
+            )),
+            (Some(_), Backend::Cuda | Backend::OpenCl) => Ok(()),
+        }
+    }
+
     fn validate_kernels(&self, blobs: &[BlobEntry]) -> Result<(), PayloadError> {
         for (k, kernel) in self.kernels.iter().enumerate() {
             if kernel.symbol.is_empty() {
@@ -548,12 +668,19 @@ impl Manifest {
             }
             match (&kernel.launch, self.backend) {
                 (Launch::Cpu, Backend::CpuLlvm) => {}
-                (Launch::Grid { grid, block, .. }, Backend::Cuda | Backend::OpenCl) => {
+                (Launch::Grid { grid, block, shared_optin, .. }, Backend::Cuda | Backend::OpenCl) => {
                     if grid.contains(&0) || block.contains(&0) {
                         return Err(bad(
                             format!("kernels[{k}].launch"),
                             format!("grid {grid:?} block {block:?}"),
                             "every grid and block dimension is at least 1",
+                        ));
+                    }
+                    if *shared_optin && self.backend != Backend::Cuda {
+                        return Err(bad(
+                            format!("kernels[{k}].launch.shared_optin"),
+                            "true".into(),
+                            "false outside CUDA (only CUDA opts in to shared memory above the static limit)",
                         ));
                     }
                 }

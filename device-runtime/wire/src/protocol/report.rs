@@ -127,11 +127,15 @@ impl Stats {
     }
 }
 
-/// Whether a counter is counted by the PMU or by the kernel.
+/// Whether a counter is counted by the PMU or by the kernel, or is a figure of the GPU driver.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum CounterKind {
     Hardware,
     Software,
+    /// A GPU kernel's figure from its driver, named `KERNEL: WHAT`: its device time over the
+    /// counted runs (`KERNEL (step N): time (CLOCK)`), or a resource the driver reports for it
+    /// (`KERNEL: CL_KERNEL_LOCAL_MEM_SIZE`, `KERNEL: CU_FUNC_ATTRIBUTE_NUM_REGS`, ...; `runs` 1).
+    Gpu,
 }
 
 /// One counter over the timed samples.

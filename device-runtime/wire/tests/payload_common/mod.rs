@@ -2,7 +2,8 @@
 //! variant whose weight is parameter data), an independent assembler that writes the byte
 //! layout of `docs/protocol.md` without the crate's builder (so hostile files with any manifest
 //! can be made, and the builder is checked against the document), header editing helpers that
-//! re-seal the checksums, and a payload written by format version 1.
+//! re-seal the checksums, a GPU (OpenCL) variant, and payloads written by format versions 1
+//! and 2.
 
 #![allow(dead_code)] // Each test file uses a different subset.
 
@@ -94,6 +95,7 @@ pub fn sample_manifest() -> Manifest {
         ],
         timing: TimingSettings::DEFAULT,
         memory: MemoryPlan { peak_bytes: 152, stack_limit_bytes: 8 << 20, memory_limit_bytes: 1 << 30 },
+        gpu: None,
     }
 }
 
@@ -144,6 +146,50 @@ pub fn data_blobs() -> Vec<(u32, Vec<u8>)> {
 /// The data sample, written by the crate's builder.
 pub fn data_payload() -> Vec<u8> {
     build(&data_manifest(), &data_blobs())
+}
+
+/// The OpenCL source blobs of the GPU sample.
+pub const GPU_SOURCES: [&str; 2] = [
+    "__kernel void matmul(__global const float* a, __global const float* b, __global float* c) { }\n",
+    "__kernel void relu(__global const float* x, __global float* y) { }\n",
+];
+
+/// The data sample as an OpenCL program: kernel `matmul` (blob 0) on a grid of 2 blocks of 4
+/// threads with a 64-byte shared tile, `relu` (blob 1) on one block of 8 threads, and the
+/// `pocl` profile's GPU limits.
+pub fn gpu_manifest() -> Manifest {
+    let mut m = data_manifest();
+    m.target = "pocl".into();
+    m.backend = Backend::OpenCl;
+    m.kernels[0].symbol = "matmul".into();
+    m.kernels[0].launch =
+        Launch::Grid { grid: [2, 1, 1], block: [4, 1, 1], shared_bytes: 0, shared_optin: false };
+    m.kernels[0].allocs = vec![AllocDecl { name: "tile".into(), scope: MemScope::Shared, bytes: 64 }];
+    m.kernels[1].symbol = "relu".into();
+    m.kernels[1].launch =
+        Launch::Grid { grid: [1, 1, 1], block: [8, 1, 1], shared_bytes: 0, shared_optin: false };
+    m.gpu = Some(GpuLimits {
+        max_threads_per_block: 4096,
+        shared_bytes_per_block: 1 << 20,
+        shared_bytes_optin: None,
+        private_bytes_per_thread: None,
+        max_buffer_bytes: Some(1 << 31),
+    });
+    m
+}
+
+/// The GPU sample's blobs: the two sources, the expected outputs, the weight's data.
+pub fn gpu_blobs() -> Vec<(u32, Vec<u8>)> {
+    let mut blobs = data_blobs();
+    blobs[0] = (4, GPU_SOURCES[0].as_bytes().to_vec());
+    blobs[1] = (4, GPU_SOURCES[1].as_bytes().to_vec());
+    blobs
+}
+
+/// [`gpu_manifest`] without its GPU limits, as format version 2 wrote it (before GPU launches
+/// had an opt-in flag and payloads carried the profile's GPU limits): kept as a file.
+pub fn version_2_gpu_payload() -> Vec<u8> {
+    std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/v2-gpu-sample.ekp")).unwrap()
 }
 
 /// [`sample_payload`] as format version 1 wrote it (before parameter data existed): kept as a

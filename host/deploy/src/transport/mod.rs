@@ -214,6 +214,10 @@ pub fn connect(
             Box::new(Local::new(runtime))
         }
         Device::Qemu => {
+            if runtime.gpu {
+                return Err(Diagnostic::error("qemu-user emulates a CPU, not a GPU: GPU payloads run on the machine or board with the GPU")
+                    .with_hint("use `--device local`, `ssh://...` or `adb`"));
+            }
             runtime.require_static("qemu-user")?;
             Box::new(Qemu::new(runtime))
         }

@@ -1,0 +1,133 @@
+//! GPU payloads: which processor a build targets (`BackendChoice`), and what a GPU payload
+//! carries: the source in the GPU's dialect as one code blob, each kernel's launch, shared and
+//! local allocations, the profile's GPU limits and the GPU's memory as the budget; a launch that
+//! opts in to dynamic shared memory; and the errors a user meets.
+
+use ekb_deploy::build::{self, backend_for, BackendChoice, BuildOptions, Program, Sources};
+use ekb_e2e::{corpus_files, load_graph};
+use ekb_ir::{SourceFile, TargetProfile};
+use ekb_lower::Schedule;
+use ekb_wire::payload::{Backend, BlobKind, GpuLimits, Launch, MemScope, Payload};
+
+fn graph(name: &str) -> ekb_ir::l0::Graph {
+    load_graph(&corpus_files().into_iter().find(|p| p.ends_with(format!("{name}.ekir"))).unwrap())
+}
+
+#[test]
+fn the_backend_follows_the_choice_the_program_and_the_profile() {
+    let g = graph("relu");
+    let p = Program::Graph(&g);
+    let t = |n: &str| TargetProfile::load(n).unwrap();
+    // Workstation and server profiles around their GPU build graphs for the GPU; boards and
+    // CPU profiles for the CPU unless asked.
+    assert_eq!(backend_for(p, &t("pocl"), BackendChoice::Auto), Ok(Backend::OpenCl));
+    assert_eq!(backend_for(p, &t("h200"), BackendChoice::Auto), Ok(Backend::Cuda));
+    assert_eq!(backend_for(p, &t("rk3588"), BackendChoice::Auto), Ok(Backend::CpuLlvm));
+    assert_eq!(backend_for(p, &t("rk3588"), BackendChoice::Gpu), Ok(Backend::OpenCl));
+    assert_eq!(backend_for(p, &t("jetson-orin"), BackendChoice::Gpu), Ok(Backend::Cuda));
+    assert_eq!(backend_for(p, &t("pocl"), BackendChoice::Cpu), Ok(Backend::CpuLlvm));
+    let e = backend_for(p, &t("host"), BackendChoice::Gpu).unwrap_err();
+    assert_eq!(e.message, "target `host` has no GPU to build for");
+    assert_eq!(BackendChoice::from_name("gpu"), Ok(BackendChoice::Gpu));
+    assert!(BackendChoice::from_name("npu").unwrap_err().message.contains("unknown backend `npu`"));
+}
+
+#[test]
+fn a_gpu_payload_carries_the_source_the_launches_and_the_profile_limits() {
+    let g = graph("softmax");
+    let t = TargetProfile::load("rk3588").unwrap();
+    let options = BuildOptions::default();
+    let built =
+        build::build_for(Program::Graph(&g), Sources::default(), &t, &options, BackendChoice::Gpu).unwrap();
+    assert_eq!(built.summary.backend, "opencl");
+    assert!(built
+        .summary
+        .to_string()
+        .starts_with("softmax for rk3588 (opencl), default schedule: 2 kernels"));
+    let view = Payload::parse(&built.payload).unwrap();
+    let m = view.manifest();
+    assert_eq!(m.backend, Backend::OpenCl);
+    let code = view.kernel_code(0).unwrap();
+    assert_eq!(code.kind, BlobKind::OpenClSource);
+    let source = std::str::from_utf8(code.data).unwrap();
+    let gpu = t.gpu.as_ref().unwrap();
+    assert_eq!(
+        m.gpu,
+        Some(GpuLimits {
+            max_threads_per_block: gpu.max_threads_per_block,
+            shared_bytes_per_block: gpu.shared_bytes_per_block,
+            shared_bytes_optin: None,
+            private_bytes_per_thread: None,
+            max_buffer_bytes: None,
+        })
+    );
+    assert_eq!(m.memory.memory_limit_bytes, gpu.memory_bytes);
+    for (k, l1) in m.kernels.iter().zip(&built.module.kernels) {
+        // Every kernel is in the one source, under its L1 name, on the grid L1 declares.
+        assert_eq!((k.blob, k.symbol.as_str()), (0, l1.name.as_str()));
+        assert!(source.contains(&format!("void {}(", k.symbol)), "{source}");
+        let shape = ekb_ir::l1::gpu::LaunchShape::of(l1).unwrap();
+        assert_eq!(
+            k.launch,
+            Launch::Grid { grid: shape.grid, block: shape.block, shared_bytes: 0, shared_optin: false }
+        );
+        let shared: u64 = k.allocs.iter().filter(|a| a.scope == MemScope::Shared).map(|a| a.bytes).sum();
+        assert_eq!(shared, shape.shared_bytes, "{}", k.name);
+    }
+    // The first kernel's row reduction stages in shared memory.
+    assert!(m.kernels[0].allocs.iter().any(|a| a.scope == MemScope::Shared));
+}
+
+#[test]
+fn a_cuda_launch_that_opts_in_passes_its_shared_memory_at_launch() {
+    let module = SourceFile::new(
+        "big.ekl1",
+        "module big {\n  input x: f32[256]\n  output y: f32[256]\n\n  kernel k(x: f32[256] in, y: f32[256] out) {\n    \
+         launch grid(bx in 0..1) block(tx in 0..256) shared_optin {\n      alloc s: f32[16385] shared\n      \
+         s[tx] = x[tx]\n      barrier\n      y[tx] = s[255 - tx]\n    }\n  }\n\n  run k(x, y)\n}\n",
+    );
+    let graph_src = SourceFile::new(
+        "big.ekir",
+        "graph big(x: f32[256]) -> (y: f32[256]) {\n  %0 = relu(x)\n  return %0\n}\n",
+    );
+    let g = ekb_ir::l0::check::load(&graph_src).unwrap();
+    let m = ekb_ir::l1::parse::parse(&module).unwrap();
+    let t = TargetProfile::load("h200").unwrap();
+    let sources = Sources { graph: Some(&graph_src), module: Some(&module) };
+    let built =
+        build::build(Program::Module { module: &m, graph: &g }, sources, &t, &BuildOptions::default())
+            .unwrap();
+    let view = Payload::parse(&built.payload).unwrap();
+    let k = &view.manifest().kernels[0];
+    assert_eq!(view.kernel_code(0).unwrap().kind, BlobKind::CudaSource);
+    // 16385 floats = 65540 bytes, rounded up to 16 for the launch.
+    assert_eq!(
+        k.launch,
+        Launch::Grid { grid: [1; 3], block: [256, 1, 1], shared_bytes: 65552, shared_optin: true }
+    );
+    assert_eq!(view.manifest().gpu.unwrap().shared_bytes_optin, Some(232448));
+}
+
+#[test]
+fn gpu_builds_refuse_cpu_schedules_and_targets_without_a_gpu() {
+    let g = graph("relu");
+    let t = TargetProfile::load("pocl").unwrap();
+    let options = BuildOptions { schedule: Schedule::Naive, ..BuildOptions::default() };
+    let ds = build::build(Program::Graph(&g), Sources::default(), &t, &options).unwrap_err();
+    assert_eq!(ds[0].message, "the GPU lowering has one schedule, the default; `naive` is a CPU schedule");
+    // The CPU build of the same profile takes it.
+    let cpu =
+        build::build_for(Program::Graph(&g), Sources::default(), &t, &options, BackendChoice::Cpu).unwrap();
+    assert_eq!(Payload::parse(&cpu.payload).unwrap().manifest().backend, Backend::CpuLlvm);
+    // A module of GPU kernels for a target without a GPU.
+    let gpu = build::build(Program::Graph(&g), Sources::default(), &t, &BuildOptions::default()).unwrap();
+    let host = TargetProfile::load("host").unwrap();
+    let ds = build::build(
+        Program::Module { module: &gpu.module, graph: &g },
+        Sources::default(),
+        &host,
+        &BuildOptions::default(),
+    )
+    .unwrap_err();
+    assert_eq!(ds[0].message, "target `host` has no GPU to build for");
+}
