@@ -98,7 +98,7 @@ impl BuildArgs {
     fn options(&self) -> Result<BuildOptions, String> {
         let schedule = ekb_lower::Schedule::from_name(&self.schedule).map_err(|d| d.to_string())?;
         let timing = self.timing_overrides().apply(&TimingSettings::DEFAULT);
-        Ok(BuildOptions { schedule, seeds: self.seeds.clone(), timing })
+        Ok(BuildOptions { schedule, seeds: self.seeds.clone(), timing, references: None })
     }
 }
 

@@ -313,3 +313,22 @@ fn a_parameter_with_values_in_memory_travels_in_the_payload() {
         assert_eq!(le_f32s(view.expected_output(s as u32, y).unwrap()).collect::<Vec<_>>(), want);
     }
 }
+
+#[test]
+fn reference_outputs_given_by_the_caller_are_the_ones_computed_here() {
+    let (_, g) = graph(TASK);
+    let host = TargetProfile::load("host").unwrap();
+    let computed =
+        build::build(Program::Graph(&g), Sources::default(), &host, &BuildOptions::default()).unwrap();
+    let refs: Vec<_> =
+        build::DEFAULT_SEEDS.iter().map(|&s| build::reference_outputs(&g, s).unwrap()).collect();
+    let given =
+        BuildOptions { references: Some(std::sync::Arc::new(refs.clone())), ..BuildOptions::default() };
+    let reused = build::build(Program::Graph(&g), Sources::default(), &host, &given).unwrap();
+    assert_eq!(reused.payload, computed.payload);
+    // One set per seed, or the caller made a mistake.
+    let short =
+        BuildOptions { references: Some(std::sync::Arc::new(refs[..1].to_vec())), ..BuildOptions::default() };
+    let e = build::build(Program::Graph(&g), Sources::default(), &host, &short).unwrap_err();
+    assert_eq!(e[0].message, "1 sets of reference outputs for 3 seeds");
+}

@@ -52,8 +52,23 @@ pub struct Config {
 }
 
 impl Config {
-    fn build_options(&self) -> BuildOptions {
-        BuildOptions { schedule: Schedule::Default, seeds: self.seeds.clone(), timing: self.timing }
+    /// Build options for the payloads of one task, whose reference outputs on the seeds are
+    /// computed once here (every payload of the instance shares them). If the interpreter fails,
+    /// each build computes them again and reports the failure located in the task's file.
+    fn build_options(&self, task: &Task) -> BuildOptions {
+        let references = self
+            .seeds
+            .iter()
+            .map(|&s| ekb_deploy::build::reference_outputs(&task.graph, s))
+            .collect::<Result<Vec<_>, _>>()
+            .ok()
+            .map(std::sync::Arc::new);
+        BuildOptions {
+            schedule: Schedule::Default,
+            seeds: self.seeds.clone(),
+            timing: self.timing,
+            references,
+        }
     }
 
     fn timing_record(&self) -> TimingSettings {
@@ -209,8 +224,6 @@ pub fn evaluate(
     let total = info.instances.len() * config.samples as usize;
     observer.started(total, done.len());
     let by_name: BTreeMap<&str, &Task> = tasks.iter().map(|t| (t.name.as_str(), *t)).collect();
-    let options = config.build_options();
-
     for inst in &info.instances {
         let todo: Vec<u32> = (0..config.samples)
             .filter(|s| !done.contains(&(inst.task.clone(), inst.backend.clone(), *s)))
@@ -222,6 +235,7 @@ pub fn evaluate(
             Diagnostic::error(format!("the run plans task `{}`, which is not in the task folder", inst.task))
         })?;
         let t0 = Instant::now();
+        let options = config.build_options(task);
         let baseline = config.baseline.build(task, &inst.backend, config, &options);
         let baseline_build = Phases {
             build: t0.elapsed().as_secs_f64(),
