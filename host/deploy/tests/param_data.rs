@@ -196,24 +196,11 @@ fn a_data_file_that_changed_is_a_diagnostic_naming_file_offset_and_checksums() {
     );
 }
 
-/// The static release runtime for a musl target, built by cargo in a target directory of its
-/// own (this test's build holds the workspace's).
+/// The static release runtime for `arch`, built by cargo for the tests.
 fn static_runtime(arch: Arch) -> Runtime {
-    let triple = match arch {
-        Arch::X86_64 => "x86_64-unknown-linux-musl",
-        Arch::Aarch64 => "aarch64-unknown-linux-musl",
-    };
-    let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).ancestors().nth(2).unwrap();
-    let target_dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("ekb-rt-static");
-    let out = std::process::Command::new(env!("CARGO"))
-        .args(["build", "--release", "--offline", "-p", "ekb-rt", "--target", triple])
-        .arg("--target-dir")
-        .arg(&target_dir)
-        .current_dir(workspace)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "cargo build --target {triple}: {}", String::from_utf8_lossy(&out.stderr));
-    Runtime::inspect(&target_dir.join(triple).join("release/ekb-rt"), arch, "test").unwrap()
+    let triple = ekb_deploy::runtime::musl_triple(arch);
+    let path = ekb_e2e::static_runtime(triple, Path::new(env!("CARGO_TARGET_TMPDIR")));
+    Runtime::inspect(&path, arch, "test").unwrap()
 }
 
 /// Imports `host/onnx/tests/data/NAME.onnx` as `ekb import-onnx` does, writes `NAME.ekir` and

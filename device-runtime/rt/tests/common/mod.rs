@@ -238,20 +238,10 @@ pub fn work_dir(name: &str) -> PathBuf {
     d
 }
 
-/// Builds the static release runtime for `target` (a musl triple) with cargo, in a target
-/// directory of its own (the test's own build holds the workspace's), and returns its path.
+/// The static release runtime for `target` (a musl triple), built by cargo for the tests
+/// (`ekb_e2e::static_runtime`).
 pub fn build_static_runtime(target: &str) -> PathBuf {
-    let manifest_dir = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let target_dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("ekb-rt-static");
-    let out = Command::new(env!("CARGO"))
-        .args(["build", "--release", "--offline", "-p", "ekb-rt", "--target", target])
-        .arg("--target-dir")
-        .arg(&target_dir)
-        .current_dir(manifest_dir)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "cargo build --target {target}: {}", String::from_utf8_lossy(&out.stderr));
-    target_dir.join(target).join("release/ekb-rt")
+    ekb_e2e::static_runtime(target, Path::new(env!("CARGO_TARGET_TMPDIR")))
 }
 
 /// A payload of one hand-written kernel `ekb_k_<task>(x: f32[n] in, y: f32[n] out)` in
