@@ -70,12 +70,6 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
         return run_workloads(args);
     }
     let out = args.out.clone().unwrap_or_else(|| eval::default_out("bench"));
-    let command: Vec<String> = std::env::args().collect();
-    let plan = eval::plan(&args.eval, Candidates::Builtin(Schedule::Default), 1, command)?;
-    let (suite, broken) = task_cli::load(&args.eval.dir)?;
-    if broken {
-        return Err("error: fix the task files above first".into());
-    }
     let mut filter = task_cli::filter(&args.select)?;
     filter.level = filter.level.or(Some(1));
     if filter.backend.is_some_and(|b| b != Backend::Cpu) {
@@ -83,15 +77,7 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
             "error: `ekb bench` runs the CPU instances on this machine\n  = hint: drop `--backend`".into()
         );
     }
-    filter.backend = Some(Backend::Cpu);
-    let tasks = suite.select(&filter);
-    let planned = ekb_eval::evaluate::instances(&tasks, &[Backend::Cpu]);
-    if planned.is_empty() {
-        return Err("error: no instance matches the selection".into());
-    }
-    let run = eval::execute(&tasks, planned, plan, &out, args.eval.resume, args.eval.plain)?;
-    eval::print_report(&run)?;
-    Ok(ExitCode::SUCCESS)
+    eval::evaluate_selection(&args.eval, filter, Candidates::Builtin(Schedule::Default), 1, &out)
 }
 
 /// A built-in workload: an L0 graph and its floating-point operation count (multiply-adds

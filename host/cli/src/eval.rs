@@ -13,14 +13,14 @@ use ekb_eval::evaluate::{self, Baseline, Config, Observer};
 use ekb_eval::metrics;
 use ekb_eval::report::{self, Format};
 use ekb_eval::results::{utc_now, CandidateResult, Run};
-use ekb_eval::tasks::Backend;
+use ekb_eval::tasks::{Backend, Filter};
 use ekb_ir::TargetProfile;
 use ekb_llvm::Arch;
 use ekb_lower::Schedule;
 use ekb_wire::payload::TimingSettings;
 use ekb_wire::protocol::PairedSettings;
 use std::io::IsTerminal;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
 
@@ -181,24 +181,32 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
         None => Candidates::Builtin(Schedule::Default),
     };
     let out = args.out.clone().unwrap_or_else(|| default_out("eval"));
+    let filter = task_cli::filter(&args.select)?;
+    evaluate_selection(&args.eval, filter, candidates, args.samples, &out)
+}
+
+/// Evaluates the instances of the tasks `filter` selects on its backend (the CPU when it names
+/// none) into `out`, then prints the report: what `ekb eval` and `ekb bench` share.
+pub fn evaluate_selection(
+    e: &EvalArgs,
+    mut filter: Filter,
+    candidates: Candidates,
+    samples: u32,
+    out: &Path,
+) -> Result<ExitCode, String> {
     let command: Vec<String> = std::env::args().collect();
-    let plan = plan(&args.eval, candidates, args.samples, command)?;
-    let (suite, broken) = task_cli::load(&args.eval.dir)?;
+    let plan = plan(e, candidates, samples, command)?;
+    let (suite, broken) = task_cli::load(&e.dir)?;
     if broken {
         return Err("error: fix the task files above first".into());
     }
-    let mut filter = task_cli::filter(&args.select)?;
-    let backends = match filter.backend {
-        Some(b) => vec![b],
-        None => vec![Backend::Cpu],
-    };
-    filter.backend = Some(backends[0]);
+    let backend = *filter.backend.get_or_insert(Backend::Cpu);
     let tasks = suite.select(&filter);
-    let planned = evaluate::instances(&tasks, &backends);
+    let planned = evaluate::instances(&tasks, &[backend]);
     if planned.is_empty() {
         return Err("error: no instance matches the selection".into());
     }
-    let run = execute(&tasks, planned, plan, &out, args.eval.resume, args.eval.plain)?;
+    let run = execute(&tasks, planned, plan, out, e.resume, e.plain)?;
     print_report(&run)?;
     Ok(ExitCode::SUCCESS)
 }
