@@ -13,7 +13,7 @@ use ekb_ir::l1::parse::parse;
 use ekb_ir::tensor::{BufData, Buffer};
 use ekb_ir::types::{DType, TensorType};
 use ekb_ir::{SourceFile, TargetProfile};
-use ekb_lower::lower_gpu;
+use ekb_lower::{lower_gpu, Schedule};
 use std::collections::HashMap;
 
 /// The device, or `None` (with the reason printed) where there is no CUDA: these tests then
@@ -37,7 +37,7 @@ fn every_corpus_graph_runs_on_the_cuda_device_and_matches() {
     let mut graphs = 0;
     for path in corpus_files() {
         let g = load_graph(&path);
-        let m = lower_gpu(&g, &t).unwrap_or_else(|d| panic!("{}: {d}", g.name));
+        let m = lower_gpu(&g, Schedule::Default, &t).unwrap_or_else(|d| panic!("{}: {d}", g.name));
         for seed in SEEDS {
             let (inputs, want) = reference(&g, seed);
             let report = gpu.run(&m, &inputs).unwrap_or_else(|d| panic!("{} seed {seed}: {d}", g.name));

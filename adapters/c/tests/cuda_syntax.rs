@@ -6,7 +6,7 @@
 use ekb_e2e::{corpus_files, load_graph};
 use ekb_gpu_c::{emit, Dialect};
 use ekb_ir::TargetProfile;
-use ekb_lower::lower_gpu;
+use ekb_lower::{lower_gpu, Schedule};
 use std::path::Path;
 use std::process::Command;
 
@@ -67,7 +67,7 @@ fn golden_and_lowered_cuda_sources_compile_to_ptx() {
     let t = TargetProfile::load("h200").unwrap();
     for path in corpus_files() {
         let g = load_graph(&path);
-        let m = lower_gpu(&g, &t).unwrap();
+        let m = lower_gpu(&g, Schedule::Default, &t).unwrap();
         let src = emit(&m, Dialect::Cuda, &t).unwrap();
         compile(&g.name, &src, &dir).unwrap_or_else(|e| panic!("{}:\n{e}\n{src}", g.name));
     }

@@ -7,7 +7,7 @@ use ekb_e2e::{check_outputs, corpus_files, load_graph, reference, SEEDS};
 use ekb_gpu_c::{emit, kernels, Dialect};
 use ekb_ir::l1::{interp, print::print, verify::verify, Stmt};
 use ekb_ir::TargetProfile;
-use ekb_lower::lower_gpu;
+use ekb_lower::{lower_gpu, Schedule};
 
 fn target(name: &str) -> TargetProfile {
     TargetProfile::load(name).unwrap()
@@ -24,7 +24,7 @@ fn every_corpus_graph_lowers_for_every_gpu_profile_and_emits() {
             ("h200", Dialect::Cuda),
         ] {
             let t = target(t);
-            let m = lower_gpu(&g, &t).unwrap_or_else(|d| panic!("{}: {d}", g.name));
+            let m = lower_gpu(&g, Schedule::Default, &t).unwrap_or_else(|d| panic!("{}: {d}", g.name));
             let errs: Vec<String> =
                 verify(&m, Some(&t)).into_iter().filter(|d| d.is_error()).map(|d| d.to_string()).collect();
             assert!(errs.is_empty(), "{} for {}: {errs:?}", g.name, t.name);
@@ -35,19 +35,45 @@ fn every_corpus_graph_lowers_for_every_gpu_profile_and_emits() {
 }
 
 #[test]
-fn the_interpreter_reproduces_the_reference_for_every_corpus_graph() {
+fn the_interpreter_reproduces_the_reference_for_every_corpus_graph_and_schedule() {
     let t = target("pocl");
     for path in corpus_files() {
         let g = load_graph(&path);
-        let m = lower_gpu(&g, &t).unwrap_or_else(|d| panic!("{}: {d}", g.name));
-        for seed in SEEDS {
-            let (inputs, want) = reference(&g, seed);
-            let got = interp::run(&m, &inputs)
-                .unwrap_or_else(|d| panic!("{} seed {seed}: {d}\n{}", g.name, print(&m)));
-            let problems = check_outputs(&g, &want, &got);
-            assert!(problems.is_empty(), "{} seed {seed}: {problems:?}\n{}", g.name, print(&m));
+        for schedule in Schedule::ALL {
+            let m = lower_gpu(&g, schedule, &t).unwrap_or_else(|d| panic!("{} {schedule}: {d}", g.name));
+            for seed in SEEDS {
+                let (inputs, want) = reference(&g, seed);
+                let got = interp::run(&m, &inputs)
+                    .unwrap_or_else(|d| panic!("{} {schedule} seed {seed}: {d}\n{}", g.name, print(&m)));
+                let problems = check_outputs(&g, &want, &got);
+                assert!(
+                    problems.is_empty(),
+                    "{} {schedule} seed {seed}: {problems:?}\n{}",
+                    g.name,
+                    print(&m)
+                );
+            }
         }
     }
+}
+
+#[test]
+fn the_naive_schedule_uses_no_shared_memory_except_for_group_norm() {
+    let t = target("pocl");
+    for path in corpus_files() {
+        let g = load_graph(&path);
+        let naive = lower_gpu(&g, Schedule::Naive, &t).unwrap();
+        let group_norm = g.nodes.iter().any(|n| matches!(n.op, ekb_ir::l0::Op::GroupNorm { .. }));
+        let (barriers, shared) = shape_of(&naive);
+        if !group_norm {
+            assert_eq!((barriers, shared), (0, 0), "{}:\n{}", g.name, print(&naive));
+        }
+    }
+    // The default schedule's matmul tiles are what the naive one leaves out.
+    let mm = corpus_files().into_iter().find(|p| p.ends_with("matmul.ekir")).expect("a matmul graph");
+    let g = load_graph(&mm);
+    assert_eq!(shape_of(&lower_gpu(&g, Schedule::Naive, &t).unwrap()), (0, 0));
+    assert!(shape_of(&lower_gpu(&g, Schedule::Default, &t).unwrap()).1 > 0);
 }
 
 /// Counts of barriers and shared allocations in a module's kernels.
@@ -78,7 +104,7 @@ fn dedicated_schedules_use_shared_memory_and_others_one_thread_per_element() {
     let t = target("pocl");
     let corpus = |stem: &str| {
         let path = corpus_files().into_iter().find(|p| p.file_stem().is_some_and(|s| s == stem)).unwrap();
-        lower_gpu(&load_graph(&path), &t).unwrap()
+        lower_gpu(&load_graph(&path), Schedule::Default, &t).unwrap()
     };
     // reduce_sum: sums over trailing axes use the tree (a 64-thread tree has 6 levels).
     let m = corpus("matmul");
@@ -113,6 +139,6 @@ fn dedicated_schedules_use_shared_memory_and_others_one_thread_per_element() {
 #[test]
 fn lowering_needs_a_gpu() {
     let path = corpus_files().into_iter().next().unwrap();
-    let d = lower_gpu(&load_graph(&path), &target("host")).unwrap_err();
+    let d = lower_gpu(&load_graph(&path), Schedule::Default, &target("host")).unwrap_err();
     assert_eq!(d.message, "target `host` has no GPU to lower for");
 }

@@ -367,7 +367,7 @@ pub fn compile(
 }
 
 /// [`compile`] for the processor `choice` picks ([`backend_for`]). A GPU build lowers an L0
-/// graph with the default GPU lowering (`ekb_lower::lower_gpu`, which has one schedule) and
+/// graph with the GPU lowering (`ekb_lower::lower_gpu`) of [`BuildOptions::schedule`] and
 /// writes the module's kernels in the GPU's dialect.
 pub fn compile_for(
     program: Program<'_>,
@@ -381,15 +381,8 @@ pub fn compile_for(
     let gpu = backend != Backend::CpuLlvm;
     let (module, schedule) = match program {
         Program::Graph(g) if gpu => {
-            if options.schedule != Schedule::Default {
-                return Err(vec![Diagnostic::error(format!(
-                    "the GPU lowering has one schedule, the default; `{}` is a CPU schedule",
-                    options.schedule
-                ))
-                .with_hint("drop `--schedule`, or build for the CPU with `--backend cpu`")]);
-            }
-            let m = ekb_lower::lower_gpu(g, target).map_err(|d| vec![sources.graph(d)])?;
-            (m, Some(Schedule::Default))
+            let m = ekb_lower::lower_gpu(g, options.schedule, target).map_err(|d| vec![sources.graph(d)])?;
+            (m, Some(options.schedule))
         }
         Program::Graph(g) => {
             let m = ekb_lower::lower(g, options.schedule, target).map_err(|d| vec![sources.graph(d)])?;

@@ -109,13 +109,14 @@ fn a_cuda_launch_that_opts_in_passes_its_shared_memory_at_launch() {
 }
 
 #[test]
-fn gpu_builds_refuse_cpu_schedules_and_targets_without_a_gpu() {
+fn gpu_builds_take_either_schedule_and_refuse_targets_without_a_gpu() {
     let g = graph("relu");
     let t = TargetProfile::load("pocl").unwrap();
     let options = BuildOptions { schedule: Schedule::Naive, ..BuildOptions::default() };
-    let ds = build::build(Program::Graph(&g), Sources::default(), &t, &options).unwrap_err();
-    assert_eq!(ds[0].message, "the GPU lowering has one schedule, the default; `naive` is a CPU schedule");
-    // The CPU build of the same profile takes it.
+    let naive = build::build(Program::Graph(&g), Sources::default(), &t, &options).unwrap();
+    assert_eq!(Payload::parse(&naive.payload).unwrap().manifest().backend, Backend::OpenCl);
+    assert_eq!(naive.summary.schedule.as_deref(), Some("naive"));
+    // The CPU build of the same profile takes it too.
     let cpu =
         build::build_for(Program::Graph(&g), Sources::default(), &t, &options, BackendChoice::Cpu).unwrap();
     assert_eq!(Payload::parse(&cpu.payload).unwrap().manifest().backend, Backend::CpuLlvm);

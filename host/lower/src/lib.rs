@@ -40,7 +40,8 @@ use ekb_ir::Diagnostic;
 pub enum Schedule {
     /// One serial loop nest per operator, straight from the definition.
     Naive,
-    /// Threads, vectorization and tiling for a CPU target.
+    /// Threads, vectorization and tiling for a CPU target; shared-memory reductions and tiled
+    /// matmul for a GPU.
     Default,
 }
 

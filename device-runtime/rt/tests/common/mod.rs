@@ -96,7 +96,7 @@ pub fn corpus_payloads(profile: &str, dir: &Path) -> Vec<(String, PathBuf)> {
 /// and packed by the host's assembler: (the module, the payload).
 pub fn gpu_graph_payload(g: &Graph, target: &TargetProfile) -> (Module, Vec<u8>) {
     let what = format!("{} (GPU, {})", g.name, target.name);
-    let m = ekb_lower::lower_gpu(g, target).unwrap_or_else(|d| panic!("{what}: {d}"));
+    let m = ekb_lower::lower_gpu(g, Schedule::Default, target).unwrap_or_else(|d| panic!("{what}: {d}"));
     let dialect = match target.gpu.as_ref().map(|g| g.api) {
         Some(ekb_ir::target::GpuApi::Cuda) => ekb_gpu_c::Dialect::Cuda,
         _ => ekb_gpu_c::Dialect::OpenCl,

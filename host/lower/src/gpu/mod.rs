@@ -1,4 +1,7 @@
-//! The default GPU lowering: L0 graph -> L1 module of GPU kernels (each a single `launch`).
+//! The GPU lowering: L0 graph -> L1 module of GPU kernels (each a single `launch`), with two
+//! schedules: `default` (all four steps below) and `naive` (step 2 only for `group_norm`, every
+//! other kernel through step 3: one thread per output element or row, no shared memory), the
+//! baseline GPU candidates are timed against.
 //!
 //! The pipeline, in order:
 //! 1. lower the graph with the naive schedule (`crate::lower`): it checks the graph, places
@@ -59,8 +62,9 @@ impl Gpu {
     }
 }
 
-/// Lowers a checked L0 graph into GPU kernels for `target`, which must have a GPU.
-pub fn lower_gpu(g: &Graph, target: &TargetProfile) -> Result<Module, Diagnostic> {
+/// Lowers a checked L0 graph into GPU kernels for `target`, which must have a GPU, with
+/// `schedule` (see the module header).
+pub fn lower_gpu(g: &Graph, schedule: Schedule, target: &TargetProfile) -> Result<Module, Diagnostic> {
     let Some(profile) = &target.gpu else {
         return Err(Diagnostic::error(format!("target `{}` has no GPU to lower for", target.name))
             .with_hint(
@@ -76,7 +80,7 @@ pub fn lower_gpu(g: &Graph, target: &TargetProfile) -> Result<Module, Diagnostic
     let mut runs = Vec::new();
     for (i, (k, run)) in naive.kernels.iter().zip(&naive.plan).enumerate() {
         // Step 2, else step 3.
-        let special = g.nodes.get(i).and_then(|node| {
+        let special = g.nodes.get(i).filter(|node| schedule_uses_special(schedule, node)).and_then(|node| {
             let ins: Vec<Buf> = node
                 .args
                 .iter()
@@ -106,6 +110,15 @@ pub fn lower_gpu(g: &Graph, target: &TargetProfile) -> Result<Module, Diagnostic
         .with_note(first.to_string()));
     }
     Ok(m)
+}
+
+/// Whether `schedule` gives `node` its operator-specific kernel (step 2): the naive schedule only
+/// where step 3 would serialise the whole operator on one thread (`group_norm`).
+fn schedule_uses_special(schedule: Schedule, node: &Node) -> bool {
+    match schedule {
+        Schedule::Default => true,
+        Schedule::Naive => matches!(node.op, Op::GroupNorm { .. }),
+    }
 }
 
 /// An operator-specific GPU kernel body for `node`, where one exists for its attributes.
