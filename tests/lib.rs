@@ -35,17 +35,35 @@ pub fn corpus_files() -> Vec<PathBuf> {
 /// `CARGO_TARGET_TMPDIR`; the test's own build holds the workspace's), and returns its path.
 /// Concurrent calls wait on cargo's lock.
 pub fn static_runtime(triple: &str, target_tmpdir: &Path) -> PathBuf {
+    release_runtime(triple, &[], &target_tmpdir.join("ekb-rt-static"))
+}
+
+/// Builds the GPU runtime for this machine (`ekb-rt` with the `opencl` feature, a glibc binary)
+/// as [`static_runtime`] does, and returns its path.
+pub fn opencl_runtime(target_tmpdir: &Path) -> PathBuf {
+    let triple = match std::env::consts::ARCH {
+        "aarch64" => "aarch64-unknown-linux-gnu",
+        _ => "x86_64-unknown-linux-gnu",
+    };
+    release_runtime(triple, &["--features", "opencl"], &target_tmpdir.join("ekb-rt-opencl"))
+}
+
+fn release_runtime(triple: &str, extra: &[&str], target_dir: &Path) -> PathBuf {
     let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("tests/ is inside the workspace");
-    let target_dir = target_tmpdir.join("ekb-rt-static");
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let out = std::process::Command::new(cargo)
         .args(["build", "--release", "--offline", "-p", "ekb-rt", "--target", triple])
+        .args(extra)
         .arg("--target-dir")
-        .arg(&target_dir)
+        .arg(target_dir)
         .current_dir(workspace)
         .output()
         .unwrap_or_else(|e| panic!("cannot run cargo: {e}"));
-    assert!(out.status.success(), "cargo build --target {triple}: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "cargo build --target {triple} {extra:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     target_dir.join(triple).join("release/ekb-rt")
 }
 

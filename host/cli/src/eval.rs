@@ -19,6 +19,7 @@ use ekb_llvm::Arch;
 use ekb_lower::Schedule;
 use ekb_wire::payload::TimingSettings;
 use ekb_wire::protocol::PairedSettings;
+use std::collections::BTreeMap;
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -31,6 +32,8 @@ ekb eval --candidates cands/ --out runs/gpt4o           generated candidates vs 
 ekb eval --candidates cands/ --out runs/gpt4o --resume  continue an interrupted run\n  \
 ekb eval conv --level 1 --baseline default --out runs/conv   the built-in default vs itself\n  \
 ekb eval --candidates cands/ --samples 5 --budget 2 --out runs/k5\n  \
+ekb eval --level 1 --backend opencl --out runs/cl      the OpenCL instances on this machine's OpenCL device\n  \
+ekb eval --backend cuda --cuda-target jetson-orin --device ssh://orin --out runs/orin\n  \
 ekb report runs/gpt4o                                   the metric tables of a run")]
 pub struct Args {
     #[command(flatten)]
@@ -60,6 +63,13 @@ pub struct EvalArgs {
     /// The target profile of the CPU backend.
     #[arg(long, default_value = "host")]
     pub target: String,
+    /// The target profile of the cuda backend (its GPU's limits; NVRTC compiles for the
+    /// device's own architecture).
+    #[arg(long, default_value = "h200")]
+    pub cuda_target: String,
+    /// The target profile of the opencl backend.
+    #[arg(long, default_value = "pocl")]
+    pub opencl_target: String,
     /// `local`, `qemu`, `ssh://[user@]host[:port]` or `adb[:serial]` [default: local for this
     /// machine's architecture, qemu for another].
     #[arg(long)]
@@ -115,11 +125,35 @@ impl EvalArgs {
     }
 }
 
-/// The settings, devices and candidates of a run, ready to evaluate.
+/// The settings, device and candidates of a run, ready to evaluate.
 pub struct Plan {
     pub config: Config,
+    /// The device as the user named it, or the default for the CPU target's architecture.
     pub device: Device,
-    pub transport: Box<dyn ekb_deploy::Transport>,
+    pub remote: RemoteOptions,
+}
+
+impl Plan {
+    /// A link to the device for each of `backends`: the static runtime for the CPU, the GPU
+    /// runtime for `cuda` and `opencl`, each for its target's architecture (built first in a
+    /// workspace checkout).
+    pub fn links(&self, backends: &[Backend]) -> Result<BTreeMap<Backend, evaluate::DeviceLink>, String> {
+        let mut links = BTreeMap::new();
+        for &b in backends {
+            let target = &self.config.targets[&b];
+            let arch = Arch::of_triple(&target.cpu.triple).ok_or_else(|| {
+                format!(
+                    "error: target `{}` has triple `{}`, which no runtime supports",
+                    target.name, target.cpu.triple
+                )
+            })?;
+            let runtime = crate::runtime::find_or_build(arch, b != Backend::Cpu)?;
+            let transport =
+                transport::connect(&self.device, &runtime, &self.remote).map_err(|d| d.to_string())?;
+            links.insert(b, evaluate::DeviceLink { transport, name: self.device.to_string() });
+        }
+        Ok(links)
+    }
 }
 
 pub fn plan(
@@ -142,9 +176,12 @@ pub fn plan(
         Some(d) => Device::parse(d).map_err(|d| d.to_string())?,
         None => Device::default_for(arch),
     };
-    let runtime = crate::runtime::find_or_build(arch)?;
-    let options = RemoteOptions { ssh_options: e.ssh_options.clone(), remote_dir: None };
-    let transport = transport::connect(&device, &runtime, &options).map_err(|d| d.to_string())?;
+    let targets = BTreeMap::from([
+        (Backend::Cpu, target),
+        (Backend::Cuda, crate::source::target(&e.cuda_target)?),
+        (Backend::Opencl, crate::source::target(&e.opencl_target)?),
+    ]);
+    let remote = RemoteOptions { ssh_options: e.ssh_options.clone(), remote_dir: None };
     let timing = TimingSettings {
         budget_ms: (e.budget * 1000.0).round() as u64,
         target_rse: e.target_rse,
@@ -165,11 +202,11 @@ pub fn plan(
         seeds: ekb_deploy::build::DEFAULT_SEEDS.to_vec(),
         timing,
         paired,
-        cpu_target: target,
+        targets,
         exec_timeout: std::time::Duration::from_secs_f64(e.timeout),
         command,
     };
-    Ok(Plan { config, device, transport })
+    Ok(Plan { config, device, remote })
 }
 
 pub fn run(args: Args) -> Result<ExitCode, String> {
@@ -206,7 +243,8 @@ pub fn evaluate_selection(
     if planned.is_empty() {
         return Err("error: no instance matches the selection".into());
     }
-    let run = execute(&tasks, planned, plan, out, e.resume, e.plain)?;
+    let links = plan.links(&[backend])?;
+    let run = execute(&tasks, planned, plan, links, out, e.resume, e.plain)?;
     print_report(&run)?;
     Ok(ExitCode::SUCCESS)
 }
@@ -222,23 +260,25 @@ pub fn execute(
     tasks: &[&ekb_eval::tasks::Task],
     planned: Vec<ekb_eval::results::Instance>,
     plan: Plan,
+    links: BTreeMap<Backend, evaluate::DeviceLink>,
     out: &std::path::Path,
     resume: bool,
     plain: bool,
 ) -> Result<Run, String> {
-    let device_name = plan.device.to_string();
     let mut progress = Progress::new(!plain && std::io::stderr().is_terminal());
+    let targets: Vec<String> =
+        links.keys().map(|b| format!("{} on {}", b.name(), plan.config.targets[b].name)).collect();
     eprintln!(
-        "evaluating {} instance(s) x {} sample(s) on {device_name} ({}), baseline {}, into {}",
+        "evaluating {} instance(s) x {} sample(s) on {} ({}), baseline {}, into {}",
         planned.len(),
         plan.config.samples,
-        plan.config.cpu_target.name,
+        plan.device,
+        targets.join(", "),
         plan.config.baseline.describe(),
         out.display()
     );
-    let link = evaluate::DeviceLink { transport: plan.transport, name: device_name };
     let run =
-        evaluate::evaluate(tasks, planned, &plan.config, link, out, resume, &mut progress).map_err(|d| {
+        evaluate::evaluate(tasks, planned, &plan.config, links, out, resume, &mut progress).map_err(|d| {
             let mut s = d.to_string();
             if out.join(ekb_eval::results::RUN_FILE).exists() {
                 s.push_str(&format!(

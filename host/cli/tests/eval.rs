@@ -115,3 +115,39 @@ fn a_killed_run_resumed_ends_like_an_uninterrupted_one() {
     assert!(stderr.contains(&format!("resuming: {stored} of 4 candidate(s) already stored")), "{stderr}");
     assert_eq!(outcomes(&part), expected);
 }
+
+#[test]
+fn gpu_instances_run_on_the_gpu_runtime_and_a_wrong_profile_is_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("tasks/level1");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("t_gelu.ekir"),
+        "# task: level=1 family=activation domains=[aiot,robotics]\n\
+         # provenance: model=test layer=gelu module=torch.nn.GELU source=tests\n\
+         graph t_gelu(x: f32[256,256]) -> (y: f32[256,256]) {\n  %0: f32[256,256] = gelu(x, approximate=none)\n  return %0\n}\n",
+    )
+    .unwrap();
+    let gpu_rt = ekb_e2e::opencl_runtime(Path::new(env!("CARGO_TARGET_TMPDIR")));
+    let tasks = tmp.path().join("tasks");
+    let eval = |extra: &[&str]| {
+        let mut c = ekb(tmp.path());
+        c.env("EKB_RT_GPU", &gpu_rt).args(["eval", "--dir", tasks.to_str().unwrap(), "--budget", "0.2"]);
+        c.args(["--max-cv", "1e9", "--plain"]).args(extra).output().unwrap()
+    };
+    let out = eval(&["--backend", "opencl", "--out", "cl"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(stderr.contains("opencl on pocl"), "{stderr}");
+    let got = outcomes(&tmp.path().join("cl"));
+    assert_eq!(got.len(), 1);
+    assert_eq!(got["\"t_gelu\" \"opencl\" 0"], (true, true, Value::Null), "{got:?}");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("opencl: target pocl on local") && stdout.contains(", GPU "), "{stdout}");
+    // A CUDA instance built for an OpenCL profile: refused before anything runs.
+    let out = eval(&["--backend", "cuda", "--cuda-target", "pocl", "--out", "cu"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(stderr.contains("target `pocl` cannot build the cuda instances: its GPU runs OpenCL"), "{stderr}");
+    assert!(!tmp.path().join("cu").exists(), "nothing is created for a refused plan");
+}

@@ -2,8 +2,10 @@
 //! the evaluation protocol ("compiles").
 //!
 //! - An L0 candidate must declare exactly the task's signature (inputs, parameters with their
-//!   initialisers, outputs); it is lowered with the default schedule. An L1 candidate is
-//!   verified against the target and bound to the task's graph by buffer names and types.
+//!   initialisers, outputs); it is lowered with the default schedule of its backend (the CPU's,
+//!   or the GPU lowering's for `cuda` and `opencl`). An L1 candidate is verified against the
+//!   target and bound to the task's graph by buffer names and types; its kernels must be of its
+//!   backend (GPU kernels, each one `launch`, for a GPU instance; loop kernels for the CPU).
 //! - Either way the payload's expected outputs come from the TASK's graph, never from the
 //!   candidate, so a candidate cannot define its own reference.
 //!
@@ -13,7 +15,8 @@
 
 use super::candidate::Found;
 use crate::results::{FailureClass, FailureRecord};
-use crate::tasks::Task;
+use crate::tasks::{Backend, Task};
+use ekb_deploy::build::{build_for, BackendChoice};
 use ekb_deploy::{BuildOptions, Built, Program, Sources};
 use ekb_ir::l0::{self, Graph};
 use ekb_ir::l1::{self, Module};
@@ -33,22 +36,33 @@ fn failure(class: FailureClass, detail: &str, diags: &[Diagnostic]) -> FailureRe
     FailureRecord { class, detail: detail.into(), evidence }
 }
 
-/// Builds the baseline of a task: its own graph with `schedule`.
+/// The processor of `target` that `backend`'s payloads are built for.
+fn choice(backend: Backend) -> BackendChoice {
+    match backend {
+        Backend::Cpu => BackendChoice::Cpu,
+        Backend::Cuda | Backend::Opencl => BackendChoice::Gpu,
+    }
+}
+
+/// Builds the baseline of a task on `backend`: its own graph with `schedule` (the CPU's, or
+/// the GPU lowering's).
 pub fn build_baseline(
     task: &Task,
     schedule: Schedule,
+    backend: Backend,
     target: &TargetProfile,
     options: &BuildOptions,
 ) -> Result<Built, Vec<Diagnostic>> {
     let options = BuildOptions { schedule, ..options.clone() };
     let sources = Sources { graph: Some(&task.source), module: None };
-    ekb_deploy::build(Program::Graph(&task.graph), sources, target, &options)
+    build_for(Program::Graph(&task.graph), sources, target, &options, choice(backend))
 }
 
-/// Builds one candidate of `task`, or says why it does not compile.
+/// Builds one candidate of `task` on `backend`, or says why it does not compile.
 pub fn build_candidate(
     task: &Task,
     found: &Found,
+    backend: Backend,
     target: &TargetProfile,
     options: &BuildOptions,
 ) -> Result<Compiled, (Option<&'static str>, FailureRecord)> {
@@ -88,10 +102,13 @@ pub fn build_candidate(
                     failure(FailureClass::SyntaxApi, "syntax/API: signature", &[src.locate(d)]),
                 ));
             }
-            let module = ekb_lower::lower(&graph, Schedule::Default, target)
-                .map_err(|d| (kind, failure(FailureClass::Compile, "compile: lowering", &[src.locate(d)])))?;
+            let module = match backend {
+                Backend::Cpu => ekb_lower::lower(&graph, Schedule::Default, target),
+                Backend::Cuda | Backend::Opencl => ekb_lower::lower_gpu(&graph, Schedule::Default, target),
+            }
+            .map_err(|d| (kind, failure(FailureClass::Compile, "compile: lowering", &[src.locate(d)])))?;
             let sources = Sources { graph: Some(&task.source), module: Some(&src) };
-            build_module(task, &module, sources, target, options)
+            build_module(task, &module, sources, backend, target, options)
                 .map(|built| Compiled { built, kind: "l0" })
                 .map_err(|f| (kind, f))
         }
@@ -100,7 +117,7 @@ pub fn build_candidate(
             let module = l1::parse::parse(&src)
                 .map_err(|d| (kind, failure(FailureClass::SyntaxApi, "syntax/API: L1", &[d])))?;
             let sources = Sources { graph: Some(&task.source), module: Some(&src) };
-            build_module(task, &module, sources, target, options)
+            build_module(task, &module, sources, backend, target, options)
                 .map(|built| Compiled { built, kind: "l1" })
                 .map_err(|f| (kind, f))
         }
@@ -114,14 +131,33 @@ pub fn build_candidate(
     }
 }
 
-/// Verifies `module` against the target, then builds it as an implementation of the task.
+/// Verifies `module` against the target, then builds it as an implementation of the task on
+/// `backend`.
 fn build_module(
     task: &Task,
     module: &Module,
     sources: Sources<'_>,
+    backend: Backend,
     target: &TargetProfile,
     options: &BuildOptions,
 ) -> Result<Built, FailureRecord> {
+    let gpu = backend != Backend::Cpu;
+    if let Some(k) = module.kernels.iter().find(|k| k.has_launch() != gpu) {
+        let what = if gpu { "has no `launch`: it is a CPU kernel" } else { "is a GPU kernel (a `launch`)" };
+        let d = Diagnostic::error(format!(
+            "kernel `{}` {what}, and this instance runs on the {} backend",
+            k.name,
+            backend.name()
+        ))
+        .at(k.span)
+        .with_hint(if gpu {
+            "a GPU candidate's kernels are each one `launch grid(...) block(...) { ... }`"
+        } else {
+            "a CPU candidate's kernels are loop nests; `launch` is for the cuda and opencl backends"
+        });
+        let d = sources.module.map_or(d.clone(), |s| s.locate(d));
+        return Err(failure(FailureClass::SyntaxApi, "syntax/API: wrong backend", &[d]));
+    }
     let diags = l1::verify::verify(module, Some(target));
     if l1::verify::has_errors(&diags) {
         let errors: Vec<Diagnostic> = diags
@@ -132,7 +168,7 @@ fn build_module(
         let (class, detail) = verifier_class(&errors);
         return Err(failure(class, detail, &errors));
     }
-    ekb_deploy::build(Program::Module { module, graph: &task.graph }, sources, target, options).map_err(
+    build_for(Program::Module { module, graph: &task.graph }, sources, target, options, choice(backend)).map_err(
         |ds| {
             // The module verified, so what is left is its interface to the task's graph (buffer
             // names and types) or the code generator and toolchain.

@@ -11,7 +11,9 @@ use ekb_deploy::command::{Exec, StderrTail, System};
 use ekb_deploy::session::{Hello, Session, SessionError};
 use ekb_deploy::Transport;
 use ekb_ir::Diagnostic;
-use ekb_wire::protocol::{ErrorKind, PairedReport, PairedSettings, PayloadId, RunReport, TimingOverrides};
+use ekb_wire::protocol::{
+    DeviceInfo, ErrorKind, PairedReport, PairedSettings, PayloadId, RunReport, TimingOverrides,
+};
 use std::process::{Child, ChildStdin, ChildStdout};
 
 /// The runtime stopped answering; the evidence is in the message.
@@ -125,6 +127,11 @@ impl DeviceSession {
                 Answer::Lost(Lost(format!("{e}{status}\n{}", last_lines(&tail, 12))))
             }
         }
+    }
+
+    /// The device's full description (its GPUs with their limits).
+    pub fn device_info(&mut self) -> Answer<DeviceInfo> {
+        self.with(|s| s.device_info())
     }
 
     pub fn load(&mut self, payload: Vec<u8>) -> Answer<PayloadId> {

@@ -4,6 +4,10 @@
 //! baseline in alternating pairs (how fast?); the result goes to the run directory before the
 //! next candidate starts.
 //!
+//! Each backend has its target profile and its device session: CPU instances run on the static
+//! runtime, GPU instances (`cuda`, `opencl`) on the GPU runtime, built for the target's GPU and
+//! timed against the naive or default GPU schedule.
+//!
 //! What must stay true: results are appended as they finish and a resumed run skips exactly the
 //! (task, backend, sample) keys already stored, so an interrupted run loses at most the
 //! candidate in flight and never evaluates one twice; a resumed run must have been planned with
@@ -24,6 +28,7 @@ use crate::tasks::{Backend, Task};
 use candidate::{Candidates, Found};
 use device::{Answer, DeviceSession};
 use ekb_deploy::{BuildOptions, Built};
+use ekb_ir::target::GpuApi;
 use ekb_ir::{Diagnostic, TargetProfile};
 use ekb_lower::Schedule;
 use ekb_wire::protocol::{PairedSettings, PayloadId};
@@ -43,8 +48,9 @@ pub struct Config {
     pub timing: ekb_wire::payload::TimingSettings,
     /// How pairs are sampled and judged.
     pub paired: PairedSettings,
-    /// The target profile of the CPU backend.
-    pub cpu_target: TargetProfile,
+    /// The target profile of each backend the instances use (a GPU backend's profile has a GPU
+    /// of that API).
+    pub targets: BTreeMap<Backend, TargetProfile>,
     /// The limit of one execution of either side on the device; longer is a timeout.
     pub exec_timeout: std::time::Duration,
     /// The command line, for the record.
@@ -69,6 +75,12 @@ impl Config {
             timing: self.timing,
             references,
         }
+    }
+
+    /// The profile of `backend`; [`evaluate`] checks before it starts that every planned
+    /// backend has one.
+    fn target(&self, backend: Backend) -> &TargetProfile {
+        &self.targets[&backend]
     }
 
     fn timing_record(&self) -> TimingSettings {
@@ -107,18 +119,17 @@ impl Baseline {
     fn build(
         &self,
         task: &Task,
-        backend: &str,
+        backend: Backend,
         config: &Config,
         options: &BuildOptions,
     ) -> Result<Built, String> {
         let render = |ds: Vec<Diagnostic>| ds.iter().map(|d| d.to_string()).collect::<Vec<_>>().join("\n");
+        let target = config.target(backend);
         match self {
-            Baseline::Schedule(s) => {
-                compile::build_baseline(task, *s, &config.cpu_target, options).map_err(render)
-            }
+            Baseline::Schedule(s) => compile::build_baseline(task, *s, backend, target, options).map_err(render),
             Baseline::Candidates(dir) => {
-                let found = candidate::find_in_dir(dir, &task.name, backend, 0);
-                compile::build_candidate(task, &found, &config.cpu_target, options)
+                let found = candidate::find_in_dir(dir, &task.name, backend.name(), 0);
+                compile::build_candidate(task, &found, backend, target, options)
                     .map(|c| c.built)
                     .map_err(|(_, f)| format!("the baseline candidate failed ({}): {}", f.detail, f.evidence))
             }
@@ -126,7 +137,7 @@ impl Baseline {
     }
 }
 
-/// The device the candidates run on.
+/// The device one backend's candidates run on.
 pub struct DeviceLink {
     pub transport: Box<dyn ekb_deploy::Transport>,
     /// The device as the user named it (`local`, `qemu`, `ssh://...`).
@@ -161,12 +172,21 @@ pub fn instances(tasks: &[&Task], backends: &[Backend]) -> Vec<Instance> {
     out
 }
 
-/// Evaluates every planned candidate not yet in `out` (created, or continued with `resume`).
+/// The backend an instance names.
+fn backend_of(inst: &Instance) -> Result<Backend, Diagnostic> {
+    Backend::ALL.into_iter().find(|b| b.name() == inst.backend).ok_or_else(|| {
+        Diagnostic::error(format!("instance {} names an unknown backend `{}`", inst.task, inst.backend))
+            .with_expected("cpu, cuda or opencl")
+    })
+}
+
+/// Evaluates every planned candidate not yet in `out` (created, or continued with `resume`),
+/// each backend's on its device in `devices` (one for every backend the instances use).
 pub fn evaluate(
     tasks: &[&Task],
     planned: Vec<Instance>,
     config: &Config,
-    device: DeviceLink,
+    mut devices: BTreeMap<Backend, DeviceLink>,
     out: &Path,
     resume: bool,
     observer: &mut dyn Observer,
@@ -175,31 +195,31 @@ pub fn evaluate(
     if let Baseline::Candidates(dir) = &config.baseline {
         Candidates::Dir(dir.clone()).check()?;
     }
-    if let Some(i) = planned.iter().find(|i| i.backend != Backend::Cpu.name()) {
-        return Err(Diagnostic::error(format!(
-            "instance {} on {} cannot be evaluated: this evaluator runs the cpu backend only",
-            i.task, i.backend
-        ))
-        .with_hint(
-            "select the CPU instances with `--backend cpu`; GPU candidates run with `ekb run` for now",
-        ));
+    let mut used = Vec::new();
+    for inst in &planned {
+        let b = backend_of(inst)?;
+        if !used.contains(&b) {
+            used.push(b);
+        }
+    }
+    for &b in &used {
+        check_target(b, config.targets.get(&b))?;
+        if !devices.contains_key(&b) {
+            return Err(Diagnostic::error(format!("no device is given for the {} instances", b.name())));
+        }
     }
     let serve_args = vec!["--timeout-ms".to_string(), config.exec_timeout.as_millis().max(1).to_string()];
-    let mut session = DeviceSession::open(device.transport, serve_args)?;
-    for line in std::mem::take(&mut session.log) {
-        observer.note(&line);
+    let mut sessions: BTreeMap<Backend, DeviceSession> = BTreeMap::new();
+    let mut envs = BTreeMap::new();
+    for &b in &used {
+        let link = devices.remove(&b).expect("checked above");
+        let mut session = DeviceSession::open(link.transport, serve_args.clone())?;
+        for line in std::mem::take(&mut session.log) {
+            observer.note(&line);
+        }
+        envs.insert(b.name().to_string(), backend_env(&mut session, b, config.target(b), link.name)?);
+        sessions.insert(b, session);
     }
-    let hello = session.hello().clone();
-    let env = BackendEnv {
-        target: config.cpu_target.name.clone(),
-        device: device.name,
-        runtime: hello.runtime.clone(),
-        runtime_version: hello.runtime_version.clone(),
-        arch: hello.device.arch.clone(),
-        cpu_model: hello.device.cpu_model.clone(),
-        cores: hello.device.cores,
-        memory_bytes: hello.device.memory_bytes,
-    };
     let info = RunInfo {
         format: RESULTS_FORMAT,
         created: utc_now(),
@@ -210,7 +230,7 @@ pub fn evaluate(
         samples: config.samples,
         seeds: config.seeds.clone(),
         timing: config.timing_record(),
-        backends: BTreeMap::from([(Backend::Cpu.name().to_string(), env)]),
+        backends: envs,
         tools: tools(),
         instances: planned,
     };
@@ -234,9 +254,11 @@ pub fn evaluate(
         let task = by_name.get(inst.task.as_str()).ok_or_else(|| {
             Diagnostic::error(format!("the run plans task `{}`, which is not in the task folder", inst.task))
         })?;
+        let backend = backend_of(inst)?;
+        let session = sessions.get_mut(&backend).expect("a session per planned backend");
         let t0 = Instant::now();
         let options = config.build_options(task);
-        let baseline = config.baseline.build(task, &inst.backend, config, &options);
+        let baseline = config.baseline.build(task, backend, config, &options);
         let baseline_build = Phases {
             build: t0.elapsed().as_secs_f64(),
             compiler: baseline.as_ref().map_or(0.0, |b| b.compile.duration.as_secs_f64()),
@@ -249,12 +271,13 @@ pub fn evaluate(
             let result = one(
                 task,
                 inst,
+                backend,
                 sample,
                 config,
                 &options,
                 &baseline,
                 baseline_phases,
-                &mut session,
+                session,
                 &mut loaded,
             )?;
             dir.append(&result)?;
@@ -266,8 +289,91 @@ pub fn evaluate(
             }
         }
     }
-    session.close();
+    for session in sessions.into_values() {
+        session.close();
+    }
     crate::results::load_run(dir.dir())
+}
+
+/// An error unless `target` can build `backend`'s instances: a profile, with a GPU of the
+/// backend's API for a GPU backend.
+fn check_target(backend: Backend, target: Option<&TargetProfile>) -> Result<(), Diagnostic> {
+    let Some(target) = target else {
+        return Err(Diagnostic::error(format!("no target profile is given for the {} instances", backend.name())));
+    };
+    let api = target.gpu.as_ref().map(|g| g.api);
+    let fits = match backend {
+        Backend::Cpu => true,
+        Backend::Cuda => api == Some(GpuApi::Cuda),
+        Backend::Opencl => api == Some(GpuApi::Opencl),
+    };
+    if fits {
+        return Ok(());
+    }
+    Err(Diagnostic::error(format!(
+        "target `{}` cannot build the {} instances: {}",
+        target.name,
+        backend.name(),
+        match api {
+            None => "it has no GPU",
+            Some(GpuApi::Cuda) => "its GPU runs CUDA",
+            Some(GpuApi::Opencl) => "its GPU runs OpenCL",
+        }
+    ))
+    .with_hint(match backend {
+        Backend::Cuda => "name a CUDA profile with `--cuda-target` (`h200`, `jetson-orin`)",
+        _ => "name an OpenCL profile with `--opencl-target` (`pocl`, `rk3588`)",
+    }))
+}
+
+/// What the run records about `backend`'s device: the runtime's greeting, and for a GPU
+/// backend the GPU the runtime found (a GPU runtime without one cannot run the instances).
+fn backend_env(
+    session: &mut DeviceSession,
+    backend: Backend,
+    target: &TargetProfile,
+    device: String,
+) -> Result<BackendEnv, Diagnostic> {
+    let hello = session.hello().clone();
+    let gpu = if backend == Backend::Cpu {
+        None
+    } else {
+        let info = match session.device_info() {
+            Answer::Ok(info) => info,
+            Answer::Refused { message, .. } => {
+                return Err(Diagnostic::error(format!("the runtime on {device} did not describe its device: {message}")))
+            }
+            Answer::Lost(lost) => {
+                return Err(Diagnostic::error(format!("the runtime on {device} stopped answering: {}", lost.0)))
+            }
+            Answer::Down(d) => return Err(d),
+        };
+        let want = match backend {
+            Backend::Cuda => ekb_wire::payload::Backend::Cuda,
+            _ => ekb_wire::payload::Backend::OpenCl,
+        };
+        let gpu = info.gpus.iter().find(|g| g.backend == want).ok_or_else(|| {
+            Diagnostic::error(format!(
+                "the runtime on {device} ({}) finds no {} GPU, so it cannot run the {} instances",
+                hello.runtime,
+                backend.name(),
+                backend.name()
+            ))
+            .with_hint("`ekb-rt info` on the device lists what it finds and why not")
+        })?;
+        Some(gpu.name.clone())
+    };
+    Ok(BackendEnv {
+        target: target.name.clone(),
+        device,
+        runtime: hello.runtime.clone(),
+        runtime_version: hello.runtime_version.clone(),
+        arch: hello.device.arch.clone(),
+        cpu_model: hello.device.cpu_model.clone(),
+        cores: hello.device.cores,
+        memory_bytes: hello.device.memory_bytes,
+        gpu,
+    })
 }
 
 /// Evaluates one candidate. `Err` only for what must stop the run (the device is gone).
@@ -275,6 +381,7 @@ pub fn evaluate(
 fn one(
     task: &Task,
     inst: &Instance,
+    backend: Backend,
     sample: u32,
     config: &Config,
     options: &BuildOptions,
@@ -286,7 +393,7 @@ fn one(
     let t0 = Instant::now();
     let (found, built) = match &config.candidates {
         Candidates::Builtin(schedule) => {
-            let built = compile::build_baseline(task, *schedule, &config.cpu_target, options);
+            let built = compile::build_baseline(task, *schedule, backend, config.target(backend), options);
             let text = built.as_ref().map_or(String::new(), |b| ekb_ir::l1::print::print(&b.module));
             let found = Found::Text { text, origin: config.candidates.describe() };
             let built = built.map(|b| compile::Compiled { built: b, kind: "l1" }).map_err(|ds| {
@@ -298,7 +405,7 @@ fn one(
         }
         Candidates::Dir(dir) => {
             let found = candidate::find_in_dir(dir, &inst.task, &inst.backend, sample);
-            let built = compile::build_candidate(task, &found, &config.cpu_target, options);
+            let built = compile::build_candidate(task, &found, backend, config.target(backend), options);
             (found, built)
         }
     };

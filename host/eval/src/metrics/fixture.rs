@@ -23,7 +23,7 @@ pub(crate) fn inst(task: &str, backend: &str, level: u8) -> Instance {
 
 /// A plan with a described environment.
 pub(crate) fn info(samples: u32, instances: Vec<Instance>) -> RunInfo {
-    let env = |target: &str, device: &str, runtime: &str| BackendEnv {
+    let env = |target: &str, device: &str, runtime: &str, gpu: Option<&str>| BackendEnv {
         target: target.into(),
         device: device.into(),
         runtime: runtime.into(),
@@ -32,6 +32,7 @@ pub(crate) fn info(samples: u32, instances: Vec<Instance>) -> RunInfo {
         cpu_model: "Cortex-A76".into(),
         cores: 8,
         memory_bytes: 8 << 30,
+        gpu: gpu.map(String::from),
     };
     RunInfo {
         format: RESULTS_FORMAT,
@@ -51,9 +52,9 @@ pub(crate) fn info(samples: u32, instances: Vec<Instance>) -> RunInfo {
             threads: Some(4),
         },
         backends: BTreeMap::from([
-            ("cpu".to_string(), env("rk3588", "ssh://board", "ekb-rt")),
-            ("cuda".to_string(), env("jetson-orin", "ssh://jetson", "ekb-rt-cuda")),
-            ("opencl".to_string(), env("rk3588-mali", "ssh://board", "ekb-rt-opencl")),
+            ("cpu".to_string(), env("rk3588", "ssh://board", "ekb-rt", None)),
+            ("cuda".to_string(), env("jetson-orin", "ssh://jetson", "ekb-rt-gpu", Some("Orin"))),
+            ("opencl".to_string(), env("rk3588", "ssh://board", "ekb-rt-gpu", Some("Mali-G610 r0p0"))),
         ]),
         tools: BTreeMap::from([("clang".to_string(), "19.1.7".to_string())]),
         instances,

@@ -69,10 +69,11 @@ fn gib(bytes: u64) -> String {
     format!("{:.1} GiB", bytes as f64 / (1u64 << 30) as f64)
 }
 
-/// One backend's device, in a line.
+/// One backend's device, in a line (with its GPU for a GPU backend).
 pub fn backend_line(name: &str, b: &BackendEnv) -> String {
+    let gpu = b.gpu.as_ref().map_or(String::new(), |g| format!(", GPU {g}"));
     format!(
-        "{name}: target {} on {}, {} {}, {} {}, {} cores, {}",
+        "{name}: target {} on {}, {} {}, {} {}, {} cores, {}{gpu}",
         b.target,
         b.device,
         b.runtime,

@@ -71,6 +71,9 @@ pub struct BackendEnv {
     pub cpu_model: String,
     pub cores: u32,
     pub memory_bytes: u64,
+    /// The GPU a GPU backend's candidates ran on, as its driver names it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpu: Option<String>,
 }
 
 /// One (task, backend) pair of the suite.

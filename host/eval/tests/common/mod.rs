@@ -14,6 +14,7 @@ use ekb_llvm::Arch;
 use ekb_lower::Schedule;
 use ekb_wire::payload::TimingSettings;
 use ekb_wire::protocol::PairedSettings;
+use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::OnceLock;
 
@@ -56,7 +57,7 @@ pub fn config(candidates: Candidates, samples: u32) -> Config {
         seeds: vec![0, 1, 2],
         timing: TimingSettings { budget_ms: 200, ..TimingSettings::DEFAULT },
         paired: PairedSettings { threads: Some(2), max_cv: 1e9, ..PairedSettings::DEFAULT },
-        cpu_target: TargetProfile::load("host").unwrap(),
+        targets: BTreeMap::from([(Backend::Cpu, TargetProfile::load("host").unwrap())]),
         // Short, so the candidate that loops for hours costs a second.
         exec_timeout: std::time::Duration::from_secs(1),
         command: vec!["test".into()],
@@ -94,7 +95,8 @@ pub fn try_evaluate_with(
         name: "local".into(),
     };
     let planned = evaluate::instances(&[task], &[Backend::Cpu]);
-    evaluate::evaluate(&[task], planned, cfg, link, out, resume, obs).map_err(|d| d.to_string())
+    let devices = BTreeMap::from([(Backend::Cpu, link)]);
+    evaluate::evaluate(&[task], planned, cfg, devices, out, resume, obs).map_err(|d| d.to_string())
 }
 
 /// [`try_evaluate_with`] with an observer nobody reads.
