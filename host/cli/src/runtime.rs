@@ -42,5 +42,6 @@ pub fn find_or_build(arch: Arch, gpu: bool) -> Result<Runtime, String> {
             Err(e) => return Err(format!("error: cannot run cargo to build the device runtime: {e}")),
         }
     }
-    if gpu { ekb_deploy::find_gpu_runtime(arch) } else { ekb_deploy::find_runtime(arch) }.map_err(|d| d.to_string())
+    if gpu { ekb_deploy::find_gpu_runtime(arch) } else { ekb_deploy::find_runtime(arch) }
+        .map_err(|d| d.to_string())
 }

@@ -148,6 +148,9 @@ fn gpu_instances_run_on_the_gpu_runtime_and_a_wrong_profile_is_refused() {
     let out = eval(&["--backend", "cuda", "--cuda-target", "pocl", "--out", "cu"]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success());
-    assert!(stderr.contains("target `pocl` cannot build the cuda instances: its GPU runs OpenCL"), "{stderr}");
+    assert!(
+        stderr.contains("target `pocl` cannot build the cuda instances: its GPU runs OpenCL"),
+        "{stderr}"
+    );
     assert!(!tmp.path().join("cu").exists(), "nothing is created for a refused plan");
 }

@@ -119,8 +119,13 @@ fn gpu_candidates_are_classified_end_to_end() {
         std::fs::write(dir.join("candidate.ekir"), text).unwrap();
     }
     // The rk3588 profile (OpenCL, 1024 threads per block), run on this machine's device.
-    let run =
-        evaluate_opencl(&task, Candidates::Dir(cands), samples.len() as u32, "rk3588", &tmp.path().join("run"));
+    let run = evaluate_opencl(
+        &task,
+        Candidates::Dir(cands),
+        samples.len() as u32,
+        "rk3588",
+        &tmp.path().join("run"),
+    );
     assert_eq!(run.results.len(), samples.len(), "{:?}", run.warnings);
     let r = |s| result_of(&run, s);
     for s in [0, 1] {
@@ -129,7 +134,8 @@ fn gpu_candidates_are_classified_end_to_end() {
         assert!(x.timing.is_some(), "sample {s}: {x:?}");
     }
     assert_eq!(r(1).candidate.kind, "l0");
-    let failure = |s: u32| r(s).failure.clone().unwrap_or_else(|| panic!("sample {s} should fail: {:?}", r(s)));
+    let failure =
+        |s: u32| r(s).failure.clone().unwrap_or_else(|| panic!("sample {s} should fail: {:?}", r(s)));
     assert_eq!(failure(2).class, FailureClass::Correctness, "{:?}", failure(2));
     assert!(failure(2).evidence.contains("output `y`"), "{:?}", failure(2));
     assert_eq!(failure(3).class, FailureClass::SyntaxApi);

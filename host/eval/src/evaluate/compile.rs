@@ -168,8 +168,8 @@ fn build_module(
         let (class, detail) = verifier_class(&errors);
         return Err(failure(class, detail, &errors));
     }
-    build_for(Program::Module { module, graph: &task.graph }, sources, target, options, choice(backend)).map_err(
-        |ds| {
+    build_for(Program::Module { module, graph: &task.graph }, sources, target, options, choice(backend))
+        .map_err(|ds| {
             // The module verified, so what is left is its interface to the task's graph (buffer
             // names and types) or the code generator and toolchain.
             if ds.iter().any(|d| d.message.contains("graph")) {
@@ -177,8 +177,7 @@ fn build_module(
             } else {
                 failure(FailureClass::Compile, "compile: toolchain", &ds)
             }
-        },
-    )
+        })
 }
 
 /// The class of a module the verifier rejected: legality and proven out-of-bounds findings are

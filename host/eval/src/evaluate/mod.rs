@@ -126,7 +126,9 @@ impl Baseline {
         let render = |ds: Vec<Diagnostic>| ds.iter().map(|d| d.to_string()).collect::<Vec<_>>().join("\n");
         let target = config.target(backend);
         match self {
-            Baseline::Schedule(s) => compile::build_baseline(task, *s, backend, target, options).map_err(render),
+            Baseline::Schedule(s) => {
+                compile::build_baseline(task, *s, backend, target, options).map_err(render)
+            }
             Baseline::Candidates(dir) => {
                 let found = candidate::find_in_dir(dir, &task.name, backend.name(), 0);
                 compile::build_candidate(task, &found, backend, target, options)
@@ -299,7 +301,10 @@ pub fn evaluate(
 /// backend's API for a GPU backend.
 fn check_target(backend: Backend, target: Option<&TargetProfile>) -> Result<(), Diagnostic> {
     let Some(target) = target else {
-        return Err(Diagnostic::error(format!("no target profile is given for the {} instances", backend.name())));
+        return Err(Diagnostic::error(format!(
+            "no target profile is given for the {} instances",
+            backend.name()
+        )));
     };
     let api = target.gpu.as_ref().map(|g| g.api);
     let fits = match backend {
@@ -341,10 +346,15 @@ fn backend_env(
         let info = match session.device_info() {
             Answer::Ok(info) => info,
             Answer::Refused { message, .. } => {
-                return Err(Diagnostic::error(format!("the runtime on {device} did not describe its device: {message}")))
+                return Err(Diagnostic::error(format!(
+                    "the runtime on {device} did not describe its device: {message}"
+                )))
             }
             Answer::Lost(lost) => {
-                return Err(Diagnostic::error(format!("the runtime on {device} stopped answering: {}", lost.0)))
+                return Err(Diagnostic::error(format!(
+                    "the runtime on {device} stopped answering: {}",
+                    lost.0
+                )))
             }
             Answer::Down(d) => return Err(d),
         };
