@@ -1,8 +1,9 @@
 //! `ekb deploy`: put the device runtime on a device ahead of any run.
 //!
-//! Finds the static runtime for the target's architecture, then makes it ready on the device
-//! the way every `ekb run` does (over ssh or adb: copied when missing or outdated, under a name
-//! that carries its content hash, then checked to start), and says what it did. Useful before
+//! Finds the static runtime for the target's architecture (the GPU runtime with `--gpu`), then
+//! makes it ready on the device the way every `ekb run` does (over ssh or adb: copied when
+//! missing or outdated, under a name that carries its content hash, then checked to start), and
+//! says what it did. Useful before
 //! a device goes offline-ish (a flaky link) or to check that a board is reachable at all.
 
 use ekb_deploy::command::System;
@@ -15,6 +16,7 @@ use std::process::ExitCode;
 #[command(after_help = "Examples:\n  \
 ekb deploy --target rk3588 --device ssh://root@rk3588.lan\n  \
 ekb deploy --target jetson-orin --device ssh://nvidia@orin:2222 --ssh-option IdentityFile=~/.ssh/orin\n  \
+ekb deploy --target rk3588 --gpu --device ssh://root@rk3588.lan   the runtime with GPU executors\n  \
 ekb deploy --target aarch64-qemu                 check the emulated runtime here")]
 pub struct Args {
     /// Target profile: decides which runtime (x86_64 or aarch64) goes to the device.
@@ -31,6 +33,10 @@ pub struct Args {
     /// /data/local/tmp/ekb over adb].
     #[arg(long)]
     remote_dir: Option<String>,
+    /// Install the GPU runtime (a glibc build that loads the device's OpenCL or CUDA driver,
+    /// for GPU payloads) instead of the static one.
+    #[arg(long)]
+    gpu: bool,
 }
 
 pub fn run(args: Args) -> Result<ExitCode, String> {
@@ -48,13 +54,15 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
     if let Device::Dir(_) = device {
         return Err("error: `dir:` devices are bundles, not devices: use `ekb pack` to write one".into());
     }
-    let runtime = ekb_deploy::find_runtime(arch).map_err(|d| d.to_string())?;
+    let runtime = if args.gpu { ekb_deploy::find_gpu_runtime(arch) } else { ekb_deploy::find_runtime(arch) }
+        .map_err(|d| d.to_string())?;
     let options = RemoteOptions { ssh_options: args.ssh_options, remote_dir: args.remote_dir };
     let mut transport = transport::connect(&device, &runtime, &options).map_err(|d| d.to_string())?;
     let steps = transport.install(&mut System).map_err(|d| d.to_string())?;
     println!(
-        "{} runtime ({}, {} bytes, sha256 {}) ready on {}",
+        "{} {}runtime ({}, {} bytes, sha256 {}) ready on {}",
         arch.name(),
+        if args.gpu { "GPU " } else { "" },
         runtime.found_by,
         runtime.size_bytes,
         &runtime.sha256[..16],

@@ -1,11 +1,11 @@
-//! `ekb pack`: a bundle for an air-gapped board: the static runtime for the target's
-//! architecture, the payloads (IR files are built first), a plain POSIX `run.sh` that runs them
+//! `ekb pack`: a bundle for an air-gapped board: the runtime for the target's architecture (the
+//! static one; the GPU runtime when a payload runs on the GPU), the payloads (IR files are built first), a plain POSIX `run.sh` that runs them
 //! with `ekb-rt run` and writes one report per payload, `SHA256SUMS`, and a README for the
 //! person at the board. `ekb collect` reads the reports back.
 
 use crate::build::{build_file, is_payload, payload_name, BuildArgs};
 use ekb_llvm::Arch;
-use ekb_wire::payload::Payload;
+use ekb_wire::payload::{Backend, Payload};
 use serde::Serialize;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -14,7 +14,8 @@ use std::process::ExitCode;
 #[derive(clap::Args)]
 #[command(after_help = "Examples:\n  \
 ekb pack tests/ops/*.ekir --target rk3588 -o rk3588-bundle\n  \
-ekb pack conv.ekp matmul.ekp -o bundle          payloads built before (their target)\n\n\
+ekb pack conv.ekp matmul.ekp -o bundle          payloads built before (their target)\n  \
+ekb pack tests/ops/*.ekir --target rk3588 --backend gpu -o mali   OpenCL payloads, with the GPU runtime\n\n\
 On the board: `sh run.sh` in the bundle; back here: `ekb collect bundle/reports/*.ekr`.")]
 pub struct Args {
     /// `.ekir` files (built first) and payload files.
@@ -72,7 +73,11 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
         };
         payloads.push((payload_name(f), bytes));
     }
-    let runtime = ekb_deploy::find_runtime(arch).map_err(|d| d.to_string())?;
+    let gpu = payloads
+        .iter()
+        .any(|(_, b)| Payload::parse(b).is_ok_and(|v| v.manifest().backend != Backend::CpuLlvm));
+    let runtime = if gpu { ekb_deploy::find_gpu_runtime(arch) } else { ekb_deploy::find_runtime(arch) }
+        .map_err(|d| d.to_string())?;
     let written = ekb_deploy::bundle::write(&args.output, &target.name, &runtime, &payloads, args.force)
         .map_err(|d| d.to_string())?;
     let summary = Summary {

@@ -11,16 +11,26 @@ fn static_runtime(triple: &str) -> PathBuf {
     ekb_e2e::static_runtime(triple, Path::new(env!("CARGO_TARGET_TMPDIR")))
 }
 
-/// `ekb` with both runtimes named by the environment.
+/// `ekb` with both static runtimes named by the environment.
 fn ekb(args: &[&str], dir: &Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_ekb"))
-        .args(args)
+    ekb_cmd(args, dir).output().expect("ekb runs")
+}
+
+fn ekb_cmd(args: &[&str], dir: &Path) -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_ekb"));
+    c.args(args)
         .current_dir(dir)
         .env("EKB_RT_X86_64", static_runtime("x86_64-unknown-linux-musl"))
         .env("EKB_RT_AARCH64", static_runtime("aarch64-unknown-linux-musl"))
         .env_remove("EKB_RT")
-        .output()
-        .expect("ekb runs")
+        .env_remove("EKB_RT_GPU");
+    c
+}
+
+/// `ekb` with the static runtimes and this machine's OpenCL runtime named by the environment.
+fn ekb_gpu(args: &[&str], dir: &Path) -> Output {
+    let gpu = ekb_e2e::opencl_runtime(Path::new(env!("CARGO_TARGET_TMPDIR")));
+    ekb_cmd(args, dir).env("EKB_RT_GPU_X86_64", gpu).output().expect("ekb runs")
 }
 
 fn corpus(name: &str) -> String {
@@ -169,7 +179,10 @@ fn results(j: &serde_json::Value) -> Vec<serde_json::Value> {
         .collect()
 }
 
-fn round_trip(target: &str, launcher: Option<&str>) {
+/// Packs three corpus graphs for `target`, runs the bundle's `run.sh` in a fresh directory
+/// (through `launcher`), and compares the reports with direct runs; `ekb` is `ekb` or `ekb_gpu`
+/// and `backend` the payloads' backend.
+fn round_trip(target: &str, launcher: Option<&str>, ekb: fn(&[&str], &Path) -> Output, backend: &str) {
     let dir = tempfile::tempdir().unwrap();
     let graphs = ["matmul.ekir", "layer_norm.ekir", "argmax.ekir"];
     let mut args = vec!["pack".to_string()];
@@ -178,6 +191,8 @@ fn round_trip(target: &str, launcher: Option<&str>) {
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let out = ok(&ekb(&args, dir.path()));
     assert!(out.starts_with(&format!("wrote bundle: 3 payload(s) for {target} (")), "{out}");
+    let readme = std::fs::read_to_string(dir.path().join("bundle/README.txt")).unwrap();
+    assert_eq!(readme.contains("GPU executors"), backend != "cpu-llvm", "{readme}");
 
     // The board: a fresh directory holding only the bundle, nothing of the host on PATH.
     let board = tempfile::tempdir().unwrap();
@@ -215,18 +230,31 @@ fn round_trip(target: &str, launcher: Option<&str>) {
         assert_eq!(collected[0]["device"]["arch"], direct[0]["device"]["arch"]);
         // And the table shows it.
         let table = ok(&ekb(&["collect", report.to_str().unwrap()], dir.path()));
-        assert!(table.contains(&format!("[0] {name} on {target} (cpu-llvm, ")), "{table}");
+        assert!(table.contains(&format!("[0] {name} on {target} ({backend}, ")), "{table}");
     }
 }
 
 #[test]
 fn air_gapped_round_trip_on_this_machine() {
-    round_trip("host", None);
+    round_trip("host", None, ekb, "cpu-llvm");
 }
 
 #[test]
 fn air_gapped_round_trip_for_aarch64_under_qemu() {
-    round_trip("aarch64-qemu", Some("qemu-aarch64"));
+    round_trip("aarch64-qemu", Some("qemu-aarch64"), ekb, "cpu-llvm");
+}
+
+#[test]
+fn air_gapped_round_trip_of_gpu_payloads_on_this_machines_opencl_device() {
+    round_trip("pocl", None, ekb_gpu, "opencl");
+}
+
+#[test]
+fn deploy_installs_the_gpu_runtime_when_asked() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = ok(&ekb_gpu(&["deploy", "--gpu"], dir.path()));
+    assert!(out.starts_with("x86_64 GPU runtime ($EKB_RT_GPU_X86_64, "), "{out}");
+    assert!(out.contains("ready on this machine"), "{out}");
 }
 
 #[test]

@@ -1,5 +1,5 @@
-//! Bundles for air-gapped boards: one directory holding the static runtime for the target's
-//! architecture, the payloads, a plain POSIX `run.sh` that runs each payload with `ekb-rt run`
+//! Bundles for air-gapped boards: one directory holding the runtime for the target's
+//! architecture (the static one, or the GPU runtime when a payload runs on the GPU), the payloads, a plain POSIX `run.sh` that runs each payload with `ekb-rt run`
 //! and writes one report file per payload into `reports/`, a `SHA256SUMS` file to check the
 //! copy, and a short README for the person at the board.
 //!
@@ -9,12 +9,12 @@
 //!
 //! What it must keep true: `run.sh` needs nothing but a POSIX shell, `uname` and `mkdir` on the
 //! board (no ekb, no Python, no network); every payload in a bundle was parsed and is for the
-//! bundle's target; an existing directory is only ever replaced when it is a bundle and the
+//! bundle's target; a bundle with a GPU payload carries the GPU runtime; an existing directory is only ever replaced when it is a bundle and the
 //! caller forces it.
 
 use crate::runtime::Runtime;
 use ekb_ir::Diagnostic;
-use ekb_wire::payload::Payload;
+use ekb_wire::payload::{Backend, Payload};
 use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
 
@@ -88,15 +88,28 @@ echo "reports are in $here/reports: copy that directory back and run: ekb collec
 exit $status
 "#;
 
-/// The README for the person at the board.
-pub fn readme(target: &str, arch: &str, payloads: &[String]) -> String {
+/// The README for the person at the board; `gpu`: the bundle carries the GPU runtime.
+pub fn readme(target: &str, arch: &str, gpu: bool, payloads: &[String]) -> String {
     let list: Vec<String> = payloads.iter().map(|p| format!("    payloads/{p}.ekp")).collect();
+    let runtime = if gpu {
+        "the benchmark runtime with GPU executors: it needs the board's\n\
+         \x20                         glibc and its OpenCL or CUDA driver (see below)"
+    } else {
+        "the benchmark runtime: one static binary, no dependencies"
+    };
+    let gpu_note = if gpu {
+        "\nThe runtime here loads the board's GPU driver (libOpenCL.so.1 or libmali.so through\n\
+         OPENCL_DYLIB_PATH; libcuda.so.1 and libnvrtc). If run.sh exits 2, `bin/ekb-rt-ARCH info`\n\
+         says what is missing (a glibc older than the runtime's, or no driver).\n"
+    } else {
+        ""
+    };
     format!(
         "EdgeKernelBench bundle for target `{target}` ({arch} Linux)\n\
          \n\
          What is here\n\
          \x20   {:<22}runs every payload and writes reports/\n\
-         \x20   {:<22}the benchmark runtime: one static binary, no dependencies\n\
+         \x20   {:<22}{runtime}\n\
          \x20   {:<22}checksums of everything above\n\
          {}\n\
          \n\
@@ -113,7 +126,8 @@ pub fn readme(target: &str, arch: &str, payloads: &[String]) -> String {
          \n\
          Back on the host\n\
          \x20   ekb collect reports/*.ekr           one table per payload\n\
-         \x20   ekb collect --json reports/*.ekr    the same as JSON\n",
+         \x20   ekb collect --json reports/*.ekr    the same as JSON\n\
+         {gpu_note}",
         "run.sh",
         format!("bin/ekb-rt-{arch}"),
         "SHA256SUMS",
@@ -161,6 +175,7 @@ pub fn write(
     if payloads.is_empty() {
         return Err(Diagnostic::error("a bundle needs at least one payload"));
     }
+    let mut gpu_payload = None;
     for (i, (name, bytes)) in payloads.iter().enumerate() {
         check_name(name)?;
         if payloads[..i].iter().any(|(n, _)| n == name) {
@@ -169,6 +184,10 @@ pub fn write(
         }
         let view = Payload::parse(bytes)
             .map_err(|e| Diagnostic::error(format!("payload `{name}` is invalid: {e}")))?;
+        let backend = view.manifest().backend;
+        if backend != Backend::CpuLlvm && gpu_payload.is_none() {
+            gpu_payload = Some((name, backend));
+        }
         if view.manifest().target != target {
             return Err(Diagnostic::error(format!(
                 "payload `{name}` was built for target `{}`, the bundle is for `{target}`",
@@ -176,6 +195,17 @@ pub fn write(
             ))
             .with_hint(format!("rebuild it with `--target {target}`")));
         }
+    }
+    if let (Some((name, backend)), false) = (gpu_payload, runtime.gpu) {
+        return Err(Diagnostic::error(format!(
+            "payload `{name}` runs on the GPU ({}), and the runtime `{}` is the CPU-only build",
+            backend.name(),
+            runtime.path.display()
+        ))
+        .with_hint(format!(
+            "a bundle with GPU payloads carries the GPU runtime: build it with `{}`",
+            crate::runtime::gpu_build_command(runtime.arch)
+        )));
     }
     prepare_dir(dir, force)?;
 
@@ -186,7 +216,7 @@ pub fn write(
     let names: Vec<String> = payloads.iter().map(|(n, _)| n.clone()).collect();
     let mut files: Vec<(String, Vec<u8>)> = vec![
         ("run.sh".into(), run_script(arch).into_bytes()),
-        ("README.txt".into(), readme(target, arch, &names).into_bytes()),
+        ("README.txt".into(), readme(target, arch, runtime.gpu, &names).into_bytes()),
         (rt_name, runtime_bytes),
     ];
     files.extend(payloads.iter().map(|(n, b)| (format!("payloads/{n}.ekp"), b.clone())));

@@ -132,3 +132,42 @@ fn gpu_builds_take_either_schedule_and_refuse_targets_without_a_gpu() {
     .unwrap_err();
     assert_eq!(ds[0].message, "target `host` has no GPU to build for");
 }
+
+#[test]
+fn a_bundle_of_gpu_payloads_needs_the_gpu_runtime() {
+    let g = graph("relu");
+    let t = TargetProfile::load("rk3588").unwrap();
+    let options = BuildOptions::default();
+    let gpu =
+        build::build_for(Program::Graph(&g), Sources::default(), &t, &options, BackendChoice::Gpu).unwrap();
+    let cpu =
+        build::build_for(Program::Graph(&g), Sources::default(), &t, &options, BackendChoice::Cpu).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let exe = dir.path().join("ekb-rt");
+    std::fs::write(&exe, b"not run here").unwrap();
+    let runtime = |gpu: bool| ekb_deploy::Runtime {
+        arch: ekb_llvm::Arch::Aarch64,
+        path: exe.clone(),
+        found_by: "test".into(),
+        is_static: !gpu,
+        gpu,
+        size_bytes: 12,
+        sha256: "00".repeat(32),
+    };
+    let payloads = vec![("relu_cpu".to_string(), cpu.payload), ("relu_gpu".to_string(), gpu.payload)];
+    let d = ekb_deploy::bundle::write(&dir.path().join("b"), "rk3588", &runtime(false), &payloads, false)
+        .unwrap_err();
+    assert!(
+        d.message.starts_with("payload `relu_gpu` runs on the GPU (opencl), and the runtime `"),
+        "{}",
+        d.message
+    );
+    assert!(d.hint.as_deref().unwrap().contains("--features opencl,cuda --target aarch64-unknown-linux-gnu"));
+    assert!(!dir.path().join("b").exists(), "nothing is written for a refused bundle");
+    // The GPU runtime takes both (its CPU executor runs the CPU payload).
+    let w =
+        ekb_deploy::bundle::write(&dir.path().join("b"), "rk3588", &runtime(true), &payloads, false).unwrap();
+    assert!(w.files.contains(&"bin/ekb-rt-aarch64".to_string()), "{:?}", w.files);
+    let readme = std::fs::read_to_string(dir.path().join("b/README.txt")).unwrap();
+    assert!(readme.contains("GPU executors") && readme.contains("OPENCL_DYLIB_PATH"), "{readme}");
+}
