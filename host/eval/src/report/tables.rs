@@ -33,8 +33,12 @@ pub fn fast_name(p: f64) -> String {
 /// What a baseline name means.
 pub fn baseline_meaning(name: &str) -> Option<&'static str> {
     match name {
-        "naive" => Some("the naive lowering: one serial loop nest per operator"),
-        "default" => Some("the default schedule: threads, vectorization and tiling"),
+        "naive" => {
+            Some("the naive lowering: one serial loop nest per operator; on a GPU one thread per output")
+        }
+        "default" => {
+            Some("the default schedule: threads, vectorization and tiling; on a GPU shared-memory tiles")
+        }
         n if n.starts_with("candidates:") => Some("sample 0 of another candidate folder"),
         _ => None,
     }
