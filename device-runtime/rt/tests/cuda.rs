@@ -8,7 +8,9 @@
 //! - 64 KiB of dynamic shared memory, above the static 48 KiB, with the opt-in;
 //! - launches over the device's limits and the `jetson-orin` profile's, refused before they run,
 //!   naming the limit; an out-of-bounds write (device guards), an access far outside every
-//!   buffer (the driver's illegal address), a source NVRTC refuses (its log in the answer).
+//!   buffer (the driver's illegal address), a source NVRTC refuses (its log in the answer);
+//! - a race on shared memory (a missing barrier), static shared memory over the profile's and
+//!   the device's 48 KiB, and a barrier in a divergent branch (refused by the verifier).
 //!
 //! Built here with `cargo test -p ekb-rt --features cuda --test cuda --no-run` and carried to the
 //! GPU machine with the runtime (`EKB_RT_GPU` names it there) and the corpus (`EKB_CORPUS_DIR`):
@@ -235,4 +237,71 @@ fn illegal_launches_and_bad_candidates_are_classified() {
     // The session goes on.
     let bytes = gpu_kernel_payload(&kernel("copy", COPY, 256), &h200, (&[256], &[256]), &[0], same, |_| {});
     assert!(load_run(&mut c, bytes).is_correct());
+}
+
+/// A row sum whose second warp publishes its partial sums late and without a barrier: it first
+/// marks its slots with NaN, spins for about 100 microseconds, then writes them; thread 0 waits
+/// about 10 microseconds and reads all 64 slots. Without `__syncthreads()` it reads the marks.
+const RACY_ROWSUM: &str =
+    "extern \"C\" __global__ void __launch_bounds__(64) rowsum(const float* __restrict__ x, \
+                           float* __restrict__ y) {\n  \
+    __shared__ float part[64];\n  const int tx = threadIdx.x;\n  float acc = 0.0f;\n  \
+    for (int k = tx; k < 100; k += 64) { acc += x[blockIdx.x * 100 + k]; }\n  \
+    if (tx >= 32) {\n    part[tx] = __int_as_float(0x7fc00000);\n    \
+    const long long t0 = clock64();\n    while (clock64() - t0 < 200000) {}\n  }\n  \
+    part[tx] = acc;\n  \
+    if (tx == 0) {\n    const long long t0 = clock64();\n    while (clock64() - t0 < 20000) {}\n    \
+    float s = 0.0f;\n    for (int i = 0; i < 64; ++i) { s += part[i]; }\n    y[blockIdx.x] = s;\n  }\n}\n";
+
+#[test]
+fn a_race_on_shared_memory_and_too_much_shared_memory_are_classified() {
+    let mut c = serve();
+    let h200 = TargetProfile::load("h200").unwrap();
+    let sums = |x: &[f32]| x.chunks(100).map(|row| row.iter().sum()).collect::<Vec<f32>>();
+    // The race: the second warp's slots are read before it writes them.
+    let k = HandKernel { grid: [8, 1, 1], shared: 256, ..kernel("rowsum", RACY_ROWSUM, 64) };
+    let r = load_run(&mut c, gpu_kernel_payload(&k, &h200, (&[8, 100], &[8]), &SEEDS, sums, |_| {}));
+    let f = r.failure.expect("the racy row sum fails");
+    assert!(matches!(f.kind, FailureKind::Correctness | FailureKind::Parallel), "{f:?}");
+    println!("race on shared memory: {:?}: {}", f.kind, f.evidence);
+    // The same kernel with a barrier before the reads is correct.
+    let fixed: &'static str =
+        RACY_ROWSUM.replace("  part[tx] = acc;\n", "  part[tx] = acc;\n  __syncthreads();\n").leak();
+    let k = HandKernel { source: fixed, ..k };
+    let r = load_run(&mut c, gpu_kernel_payload(&k, &h200, (&[8, 100], &[8]), &SEEDS, sums, |_| {}));
+    assert!(r.is_correct(), "{:?}", r.failure);
+
+    // 64 KiB of static shared memory without the opt-in: over the profile's 48 KiB, and (the
+    // profile's limits lifted) over the device's own static limit, named from its driver.
+    let same = |x: &[f32]| x.to_vec();
+    let big = HandKernel { shared: 64 << 10, ..kernel("copy", COPY, 256) };
+    let f = load_run(&mut c, gpu_kernel_payload(&big, &h200, (&[256], &[256]), &[0], same, |_| {}))
+        .failure
+        .unwrap();
+    assert_eq!(f.kind, FailureKind::Memory(MemoryFault::IllegalAllocation));
+    assert!(f.evidence.contains("from target profile `h200` (gpu.shared_bytes_per_block)"), "{}", f.evidence);
+    let lift = |m: &mut ekb_wire::payload::Manifest| m.gpu = None;
+    let f = load_run(&mut c, gpu_kernel_payload(&big, &h200, (&[256], &[256]), &[0], same, lift))
+        .failure
+        .unwrap();
+    assert_eq!(f.kind, FailureKind::Memory(MemoryFault::IllegalAllocation));
+    assert!(f.evidence.contains("from CUDA device `"), "{}", f.evidence);
+    println!("too much shared memory: {}", f.evidence);
+
+    // A barrier in a divergent branch never reaches the device: the verifier refuses it for
+    // the CUDA profile too.
+    let text = "module m {\n  input x: f32[64]\n  output y: f32[1]\n\n  kernel k(x: f32[64] in, y: f32[1] out) {\n    \
+         launch grid(bx in 0..1) block(tx in 0..64) {\n      alloc s: f32[64] shared\n      s[tx] = x[tx]\n      \
+         if tx < 32 {\n        barrier\n      }\n      if tx == 0 {\n        y[0] = s[0] + s[63]\n      }\n    }\n  \
+         }\n\n  run k(x, y)\n}\n";
+    let m = ekb_ir::l1::parse::parse(&SourceFile::new("divergent.ekl1", text)).unwrap();
+    let errors: Vec<String> = ekb_ir::l1::verify::verify(&m, Some(&h200))
+        .into_iter()
+        .filter(|d| d.is_error())
+        .map(|d| d.message.clone())
+        .collect();
+    assert!(
+        errors.iter().any(|e| e.starts_with("`barrier` under thread-divergent control flow in kernel k")),
+        "{errors:?}"
+    );
 }
