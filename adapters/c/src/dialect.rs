@@ -9,6 +9,7 @@
 
 use ekb_ir::l1::{Intrinsic, Ty};
 use ekb_ir::target::GpuApi;
+use ekb_ir::DType;
 
 /// A C-family GPU language.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -108,6 +109,15 @@ impl Dialect {
         }
     }
 
+    /// The C type of a buffer element: an i8 element is a `signed char`, which C promotes to
+    /// `int` when it is read (so a load widens with its sign).
+    pub fn elem(self, d: DType) -> &'static str {
+        match d {
+            DType::I8 => "signed char",
+            _ => self.ty(Ty::of(d)),
+        }
+    }
+
     /// The function converting an f32 to i32 by truncation, saturating, NaN to 0.
     pub fn float_to_int(self) -> &'static str {
         match self {
@@ -132,6 +142,8 @@ impl Dialect {
             (Dialect::Cuda, Ceil) => "ceilf",
             (Dialect::Cuda, Sin) => "sinf",
             (Dialect::Cuda, Cos) => "cosf",
+            // Round to nearest, ties to even (the default rounding mode).
+            (Dialect::Cuda, Round) => "rintf",
             (Dialect::Cuda, Abs) if float => "fabsf",
             (Dialect::Cuda, Min) if float => "fminf",
             (Dialect::Cuda, Max) if float => "fmaxf",
@@ -149,6 +161,7 @@ impl Dialect {
             (Dialect::OpenCl, Ceil) => "ceil",
             (Dialect::OpenCl, Sin) => "sin",
             (Dialect::OpenCl, Cos) => "cos",
+            (Dialect::OpenCl, Round) => "rint",
             (Dialect::OpenCl, Abs) if float => "fabs",
             (Dialect::OpenCl, Min) if float => "fmin",
             (Dialect::OpenCl, Max) if float => "fmax",
@@ -315,6 +328,8 @@ pub const RESERVED: &[&str] = &[
     "floorf",
     "ceil",
     "ceilf",
+    "rint",
+    "rintf",
     "sin",
     "sinf",
     "cos",

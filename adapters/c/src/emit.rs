@@ -186,7 +186,7 @@ impl<'a> KernelCx<'a> {
             params.push(format!(
                 "{}{constness}{}* {} {c}",
                 self.d.global_space(),
-                self.d.ty(Ty::of(p.ty.dtype)),
+                self.d.elem(p.ty.dtype),
                 self.d.restrict()
             ));
             self.bind(&p.name, Binding::Buf { ty: p.ty.clone(), c });
@@ -284,7 +284,14 @@ impl<'a> KernelCx<'a> {
             Stmt::Store { buf, index, value, span } => {
                 let target = self.access(buf, index, *span)?;
                 let v = self.expr(value)?;
-                self.line(&format!("{target} = {};", v.text));
+                match self.lookup(&buf.name, buf.span)? {
+                    // An i8 element keeps the low 8 bits of the int (every supported compiler
+                    // converts modulo 2^8; lowered code clamps first where L0 saturates).
+                    Binding::Buf { ty, .. } if ty.dtype == ekb_ir::DType::I8 => {
+                        self.line(&format!("{target} = (signed char)({});", v.text))
+                    }
+                    _ => self.line(&format!("{target} = {};", v.text)),
+                }
             }
             Stmt::Alloc { name, ty, scope, span } => {
                 if *scope == Scope::Shared && self.depth != 1 {
@@ -293,7 +300,7 @@ impl<'a> KernelCx<'a> {
                     );
                 }
                 let c = self.c_name(name);
-                let elem = self.d.ty(Ty::of(ty.dtype));
+                let elem = self.d.elem(ty.dtype);
                 let n = ty.numel().max(1);
                 match (scope, dynamic) {
                     (Scope::Local, _) => self.line(&format!("{elem} {c}[{n}];")),

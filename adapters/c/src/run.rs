@@ -21,7 +21,7 @@ use crate::emit::module_source;
 use crate::{kernels, Dialect, DYNAMIC_SHARED_ALIGN};
 use ekb_gpu::{Code, Limit as DeviceLimit, Plan, Step};
 use ekb_ir::l1::gpu::{check_limits, GpuLimits, Limit};
-use ekb_ir::l1::interp::{POISON_F32_BITS, POISON_I32};
+use ekb_ir::l1::interp::{POISON_F32_BITS, POISON_I32, POISON_I8};
 use ekb_ir::l1::verify::verify;
 use ekb_ir::l1::{BufferRole, Module};
 use ekb_ir::target::GpuApi;
@@ -167,7 +167,7 @@ impl Gpu {
                     shared_optin: k.launch.shared_optin,
                 })
                 .collect(),
-            buffers: m.buffers.iter().map(|b| b.ty.numel() as u64 * 4).collect(),
+            buffers: m.buffers.iter().map(|b| b.ty.size_bytes() as u64).collect(),
             steps,
         };
         let mut exec = ekb_gpu::open(&plan).map_err(|e| {
@@ -203,6 +203,7 @@ impl Gpu {
                     let poison = match b.ty.dtype {
                         DType::F32 => POISON_F32_BITS,
                         DType::I32 => POISON_I32 as u32,
+                        DType::I8 => u32::from_ne_bytes([POISON_I8 as u8; 4]),
                     };
                     exec.fill(i, poison).map_err(err)?;
                 }
@@ -214,7 +215,7 @@ impl Gpu {
             let place = if hit.offset < 0 {
                 format!("{} bytes before the start", -hit.offset)
             } else {
-                format!("{} bytes past the end", hit.offset as u64 - b.ty.numel() as u64 * 4)
+                format!("{} bytes past the end", hit.offset as u64 - b.ty.size_bytes() as u64)
             };
             return Err(Diagnostic::error(format!(
                 "a kernel of module {} wrote {} byte(s) outside buffer `{}` ({}), the first {place}",
@@ -223,7 +224,7 @@ impl Gpu {
         }
         let mut outputs = HashMap::new();
         for (i, b) in m.buffers.iter().enumerate().filter(|(_, b)| b.role == BufferRole::Output) {
-            let mut bytes = vec![0u8; b.ty.numel() * 4];
+            let mut bytes = vec![0u8; b.ty.size_bytes()];
             exec.read(i, &mut bytes).map_err(err)?;
             let data = match b.ty.dtype {
                 DType::F32 => BufData::F32(
@@ -232,6 +233,7 @@ impl Gpu {
                 DType::I32 => BufData::I32(
                     bytes.chunks_exact(4).map(|c| i32::from_ne_bytes([c[0], c[1], c[2], c[3]])).collect(),
                 ),
+                DType::I8 => BufData::I8(bytes.iter().map(|&b| b as i8).collect()),
             };
             outputs.insert(b.name.clone(), Buffer { ty: b.ty.clone(), data });
         }
@@ -261,5 +263,6 @@ fn ne_bytes(data: &BufData) -> Vec<u8> {
     match data {
         BufData::F32(v) => v.iter().flat_map(|x| x.to_ne_bytes()).collect(),
         BufData::I32(v) => v.iter().flat_map(|x| x.to_ne_bytes()).collect(),
+        BufData::I8(v) => v.iter().map(|&x| x as u8).collect(),
     }
 }

@@ -21,7 +21,7 @@ __device__ float expf(float); __device__ float logf(float); __device__ float sqr
 __device__ float rsqrtf(float); __device__ float tanhf(float); __device__ float erff(float);
 __device__ float powf(float, float); __device__ float floorf(float); __device__ float ceilf(float);
 __device__ float fabsf(float); __device__ float fminf(float, float); __device__ float fmaxf(float, float);
-__device__ float sinf(float); __device__ float cosf(float);
+__device__ float sinf(float); __device__ float cosf(float); __device__ float rintf(float);
 __device__ int abs(int); __device__ int min(int, int); __device__ int max(int, int);
 __device__ int __float2int_rz(float); __device__ float __int_as_float(int);
 "#;
@@ -63,7 +63,7 @@ fn golden_and_lowered_cuda_sources_compile_to_ptx() {
             compiled += 1;
         }
     }
-    assert_eq!(compiled, 5);
+    assert_eq!(compiled, 6);
     let t = TargetProfile::load("h200").unwrap();
     for path in corpus_files() {
         let g = load_graph(&path);

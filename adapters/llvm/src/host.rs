@@ -10,14 +10,14 @@
 //! What it must keep true: every buffer a kernel receives is 64-byte aligned, exactly the type
 //! of the parameter it is bound to, and not passed to a second parameter of the same run when
 //! either is written; temporaries and outputs start poisoned with the L1 interpreter's patterns
-//! (`POISON_F32_BITS`, `POISON_I32` of `ekb_ir::l1::interp`) so reading before writing shows.
+//! (`POISON_F32_BITS`, `POISON_I32`, `POISON_I8` of `ekb_ir::l1::interp`) so reading before writing shows.
 //! Kernels are native code without bounds checks: run only modules the L1 verifier accepted.
 
 use crate::abi::{check_object, kernel_symbol, Arch, PARALLEL_FOR};
 use crate::compile::{compile, find_clang, run, CompileLog};
 use crate::emit::emit;
 use ekb_ir::diag::did_you_mean;
-use ekb_ir::l1::interp::{POISON_F32_BITS, POISON_I32};
+use ekb_ir::l1::interp::{POISON_F32_BITS, POISON_I32, POISON_I8};
 use ekb_ir::l1::{Access, BufferRole, Module};
 use ekb_ir::tensor::{BufData, Buffer};
 use ekb_ir::types::{DType, TensorType};
@@ -383,6 +383,7 @@ impl AlignedBuf {
         let len = match &b.data {
             BufData::F32(v) if b.ty.dtype == DType::F32 => v.len(),
             BufData::I32(v) if b.ty.dtype == DType::I32 => v.len(),
+            BufData::I8(v) if b.ty.dtype == DType::I8 => v.len(),
             _ => usize::MAX,
         };
         if b.ty != self.ty || len != self.ty.numel() {
@@ -399,6 +400,10 @@ impl AlignedBuf {
         let word = match self.ty.dtype {
             DType::F32 => POISON_F32_BITS.to_ne_bytes(),
             DType::I32 => POISON_I32.to_ne_bytes(),
+            DType::I8 => {
+                self.bytes_mut().fill(POISON_I8 as u8);
+                return;
+            }
         };
         for c in self.bytes_mut().chunks_exact_mut(4) {
             c.copy_from_slice(&word);

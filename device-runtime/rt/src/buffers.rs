@@ -24,8 +24,8 @@
 //! the host generates them, for every seed; data parameters are copied from their blobs once,
 //! when the buffers are made, and hold the same values for every seed (nothing writes them
 //! afterwards: kernels see them read-only, and their checksums are checked after every run);
-//! outputs and temporaries hold [`POISON_F32_BITS`] / [`POISON_I32`] (the L1 interpreter's
-//! patterns) before every run.
+//! outputs and temporaries hold [`POISON_F32_BITS`] / [`POISON_I32`] / [`POISON_I8`] (the L1
+//! interpreter's patterns) before every run.
 
 use crate::sys::{self, Mapping, Protection};
 use ekb_wire::payload::{DType, Manifest, Role, Source};
@@ -38,6 +38,8 @@ pub const BUFFER_ALIGN: usize = 64;
 pub const POISON_F32_BITS: u32 = 0x7fc0_dead;
 /// The i32 poison.
 pub const POISON_I32: i32 = 0x7ead_beef;
+/// The i8 poison: the low byte of [`POISON_I32`] (`0xef`).
+pub const POISON_I8: i8 = POISON_I32 as i8;
 /// The byte every guard zone and the slack after each buffer hold.
 pub const GUARD_BYTE: u8 = 0xa5;
 
@@ -376,7 +378,7 @@ impl Buffers {
                 .iter()
                 .map(|&d| usize::try_from(d).map_err(|_| err(InitError::ShapeOverflow)))
                 .collect::<Result<_, _>>()?;
-            let n = region.len / 4;
+            let n = region.len / b.dtype.size_bytes() as usize;
             match b.dtype {
                 DType::F32 => {
                     // SAFETY: the data is page-aligned (so f32-aligned), `n * 4` bytes long, and
@@ -389,6 +391,11 @@ impl Buffers {
                     // SAFETY: as above, for i32.
                     let v = unsafe { std::slice::from_raw_parts_mut(region.ptr().cast::<i32>(), n) };
                     seeded::fill_i32(init, key, v).map_err(err)?;
+                }
+                DType::I8 => {
+                    // SAFETY: as above, for i8 (one byte per element).
+                    let v = unsafe { std::slice::from_raw_parts_mut(region.ptr().cast::<i8>(), n) };
+                    seeded::fill_i8(init, key, v).map_err(err)?;
                 }
             }
         }
@@ -404,6 +411,7 @@ impl Buffers {
             let word = match b.dtype {
                 DType::F32 => POISON_F32_BITS.to_ne_bytes(),
                 DType::I32 => POISON_I32.to_ne_bytes(),
+                DType::I8 => [POISON_I8 as u8; 4],
             };
             region.with_bytes_mut(|d| d.chunks_exact_mut(4).for_each(|c| c.copy_from_slice(&word)));
         }

@@ -11,7 +11,7 @@
 //! never handed to kernel code (the isolation layer keeps them out of the kernel process
 //! entirely).
 
-use ekb_wire::payload::{le_f32s, le_i32s, DType, Tolerance};
+use ekb_wire::payload::{le_f32s, le_i32s, le_i8s, DType, Tolerance};
 use ekb_wire::protocol::OutputCheck;
 
 /// Compares `got` (native-endian elements as the kernel wrote them) with `expected`
@@ -64,11 +64,17 @@ pub fn compare(buffer: &str, dtype: DType, got: &[u8], expected: &[u8], tol: Tol
                 note(i, f64::from(r), f64::from(g), r == g);
             }
         }
+        DType::I8 => {
+            for (i, (r, &g)) in le_i8s(expected).zip(got).enumerate() {
+                let g = g as i8;
+                note(i, f64::from(r), f64::from(g), r == g);
+            }
+        }
     }
     if got.len() != expected.len() {
         // A validated payload never gets here; a short buffer must not pass by omission.
         c.ok = false;
-        c.first_mismatch.get_or_insert((got.len().min(expected.len()) / 4) as u64);
+        c.first_mismatch.get_or_insert((got.len().min(expected.len()) / dtype.size_bytes() as usize) as u64);
     }
     c
 }
@@ -127,6 +133,22 @@ mod tests {
         assert_eq!((c.ok, c.first_mismatch, c.mismatches), (false, Some(2), 1));
         assert_eq!(c.max_abs_err, 1.0);
         assert!(compare("idx", DType::I32, &got[..8], &exp[..8], TOL).ok);
+    }
+
+    #[test]
+    fn i8_outputs_are_one_byte_each_and_exact() {
+        let exp = ekb_wire::payload::i8s_to_le(&[-128, -1, 0, 127]);
+        let got: Vec<u8> = [-128i8, -1, 1, 127].iter().map(|&x| x as u8).collect();
+        let c = compare("q", DType::I8, &got, &exp, Tolerance { atol: 10.0, rtol: 10.0 });
+        assert_eq!((c.ok, c.first_mismatch, c.mismatches), (false, Some(2), 1));
+        assert_eq!(c.max_abs_err, 1.0);
+        assert!(compare("q", DType::I8, &exp, &exp, TOL).ok);
+        // A short buffer is counted in elements of one byte.
+        let c = compare("q", DType::I8, &exp[..3], &exp, TOL);
+        assert_eq!((c.ok, c.first_mismatch), (false, Some(3)));
+        // The poison byte fails where the reference differs.
+        let poison = [crate::buffers::POISON_I8 as u8];
+        assert!(!compare("q", DType::I8, &poison, &ekb_wire::payload::i8s_to_le(&[0]), TOL).ok);
     }
 
     #[test]

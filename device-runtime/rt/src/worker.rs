@@ -408,7 +408,7 @@ fn open<'b>(p: &Program, bufs: &'b Buffers) -> Result<(Exec<'b>, Vec<String>), S
 #[cfg(feature = "gpu")]
 mod gpu {
     use super::{Exec, GpuFault, Reply, Violation};
-    use crate::buffers::{Buffers, POISON_F32_BITS, POISON_I32};
+    use crate::buffers::{Buffers, POISON_F32_BITS, POISON_I32, POISON_I8};
     use crate::program::Program;
     use ekb_gpu::{ErrorKind, Executor, GpuError, Plan};
     use ekb_wire::payload::DType;
@@ -456,6 +456,7 @@ mod gpu {
                 let word = match b.dtype {
                     DType::F32 => POISON_F32_BITS,
                     DType::I32 => POISON_I32 as u32,
+                    DType::I8 => u32::from_ne_bytes([POISON_I8 as u8; 4]),
                 };
                 exec.fill(i, word)?;
             }

@@ -32,6 +32,7 @@ fn import_and_relocation_tables_match_the_adapter() {
 fn poison_patterns_match_the_l1_interpreter() {
     assert_eq!(ekb_rt::buffers::POISON_F32_BITS, ekb_ir::l1::interp::POISON_F32_BITS);
     assert_eq!(ekb_rt::buffers::POISON_I32, ekb_ir::l1::interp::POISON_I32);
+    assert_eq!(ekb_rt::buffers::POISON_I8, ekb_ir::l1::interp::POISON_I8);
 }
 
 #[test]

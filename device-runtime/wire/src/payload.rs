@@ -652,8 +652,8 @@ impl<'a> PayloadView<'a> {
         Some(Blob { kind: e.kind, data: &self.bytes[start..start + e.region.len as usize] })
     }
 
-    /// The values of buffer `buffer` when it is a parameter stored in the payload: `numel * 4`
-    /// little-endian bytes in its dtype. `None` for every other buffer.
+    /// The values of buffer `buffer` when it is a parameter stored in the payload:
+    /// `numel × element size` little-endian bytes in its dtype. `None` for every other buffer.
     pub fn param_data(&self, buffer: u32) -> Option<&'a [u8]> {
         let blob = self.manifest.buffers.get(buffer as usize)?.data_blob()?;
         self.blob(blob).map(|b| b.data)
@@ -683,8 +683,8 @@ impl<'a> PayloadView<'a> {
         self.blob(self.manifest.kernels.get(kernel)?.blob)
     }
 
-    /// The expected value of buffer `buffer` under `seeds[seed]`: `numel * 4` little-endian
-    /// bytes (decode with [`le_f32s`] or [`le_i32s`]). `None` unless the buffer is an output.
+    /// The expected value of buffer `buffer` under `seeds[seed]`: `numel × element size`
+    /// little-endian bytes (decode with [`le_f32s`], [`le_i32s`] or [`le_i8s`]). `None` unless the buffer is an output.
     pub fn expected_output(&self, seed: u32, buffer: u32) -> Option<&'a [u8]> {
         let key = (seed, buffer);
         let e = self.manifest.expected.binary_search_by_key(&key, |e| (e.seed, e.buffer)).ok()?;
@@ -702,6 +702,11 @@ pub fn le_i32s(bytes: &[u8]) -> impl Iterator<Item = i32> + '_ {
     bytes.chunks_exact(4).map(|c| i32::from_le_bytes([c[0], c[1], c[2], c[3]]))
 }
 
+/// The elements of an i8 blob, one byte each.
+pub fn le_i8s(bytes: &[u8]) -> impl Iterator<Item = i8> + '_ {
+    bytes.iter().map(|&b| b as i8)
+}
+
 /// Little-endian bytes of f32 elements, for expected-output and param-data blobs.
 pub fn f32s_to_le(values: &[f32]) -> Vec<u8> {
     values.iter().flat_map(|v| v.to_le_bytes()).collect()
@@ -710,6 +715,11 @@ pub fn f32s_to_le(values: &[f32]) -> Vec<u8> {
 /// Little-endian bytes of i32 elements, for expected-output and param-data blobs.
 pub fn i32s_to_le(values: &[i32]) -> Vec<u8> {
     values.iter().flat_map(|v| v.to_le_bytes()).collect()
+}
+
+/// The bytes of i8 elements (two's complement), for expected-output and param-data blobs.
+pub fn i8s_to_le(values: &[i8]) -> Vec<u8> {
+    values.iter().map(|&v| v as u8).collect()
 }
 
 /// Writes payloads: add the blobs (each returns its index for the manifest), then

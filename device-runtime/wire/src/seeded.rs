@@ -58,10 +58,11 @@ pub enum InitError {
     /// `normal(mean, std)` needs finite `mean`, `std >= 0`, and `mean ± 6·std` within the f32
     /// range.
     BadNormal { mean: f64, std: f64 },
-    /// `randint(lo, hi)` needs `lo < hi` with every value of `[lo, hi)` an i32.
-    BadRandInt { lo: i64, hi: i64 },
-    /// A constant the element type cannot hold: a finite value beyond the f32 range, or for i32
-    /// a value that is not an integer in the i32 range.
+    /// `randint(lo, hi)` needs `lo < hi` with every value of `[lo, hi)` in the range of the
+    /// integer `dtype` (i32 or i8).
+    BadRandInt { lo: i64, hi: i64, dtype: &'static str },
+    /// A constant the element type cannot hold: a finite value beyond the f32 range, or for an
+    /// integer dtype a value that is not an integer in its range.
     BadConst { value: f64, dtype: &'static str },
     /// `kaiming_uniform` needs a tensor of rank 2 or more (PyTorch's rule: the fan-in of a 1-D
     /// tensor is undefined).
@@ -78,7 +79,7 @@ impl fmt::Display for InitError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match *self {
             InitError::WrongDType { init, dtype } => {
-                let want = if dtype == "f32" { "i32" } else { "f32" };
+                let want = if dtype == "f32" { "integer (i32, i8)" } else { "f32" };
                 write!(f, "`{init}` initialises {want} tensors, not {dtype}")
             }
             InitError::BadUniform { lo, hi } => {
@@ -88,13 +89,19 @@ impl fmt::Display for InitError {
                 f,
                 "`normal({mean}, {std})` needs a finite mean, std >= 0, and mean ± 6·std within the f32 range"
             ),
-            InitError::BadRandInt { lo, hi } => write!(
-                f,
-                "`randint({lo}, {hi})` needs lo < hi with every value in [lo, hi) an i32 \
-                 (lo >= {}, hi <= {})",
-                i32::MIN,
-                i64::from(i32::MAX) + 1
-            ),
+            InitError::BadRandInt { lo, hi, dtype } => {
+                let (min, max) = if dtype == "i8" {
+                    (i64::from(i8::MIN), i64::from(i8::MAX))
+                } else {
+                    (i64::from(i32::MIN), i64::from(i32::MAX))
+                };
+                write!(
+                    f,
+                    "`randint({lo}, {hi})` needs lo < hi with every value in [lo, hi) an {dtype} \
+                     (lo >= {min}, hi <= {})",
+                    max + 1
+                )
+            }
             InitError::BadConst { value, dtype } => {
                 write!(f, "`const({value})` is not representable as {dtype}")
             }
@@ -216,30 +223,50 @@ pub fn fill_f32(init: &Init, shape: &[usize], key: u64, out: &mut [f32]) -> Resu
 /// Fills `out` for an i32 tensor (the shape matters to no integer initialiser, only the
 /// element count, which is `out.len()`).
 pub fn fill_i32(init: &Init, key: u64, out: &mut [i32]) -> Result<(), InitError> {
+    fill_int(init, key, out, "i32", |v| i32::try_from(v).ok())
+}
+
+/// Fills `out` for an i8 tensor: the same draws as [`fill_i32`] with the same initialiser (so
+/// `randint(-5, 7)` gives the same values for both dtypes), each stored in one byte; the range
+/// must lie within `[-128, 128)`.
+pub fn fill_i8(init: &Init, key: u64, out: &mut [i8]) -> Result<(), InitError> {
+    fill_int(init, key, out, "i8", |v| i8::try_from(v).ok())
+}
+
+/// The integer initialisers for an element type whose values `fit` converts (`None` outside
+/// its range).
+fn fill_int<T: Copy>(
+    init: &Init,
+    key: u64,
+    out: &mut [T],
+    dtype: &'static str,
+    fit: impl Fn(i64) -> Option<T>,
+) -> Result<(), InitError> {
     let mut rng = SplitMix64::new(key);
     match *init {
         Init::RandInt { lo, hi } => {
-            if lo >= hi || lo < i64::from(i32::MIN) || hi > i64::from(i32::MAX) + 1 {
-                return Err(InitError::BadRandInt { lo, hi });
+            // `hi - 1` is the largest value drawn; `lo < hi` keeps `hi - 1` from overflowing.
+            if lo >= hi || fit(lo).is_none() || fit(hi - 1).is_none() {
+                return Err(InitError::BadRandInt { lo, hi, dtype });
             }
-            // 1 <= n <= 2^32.
+            // 1 <= n <= 2^32 (both ends are within i32).
             let n = (hi - lo) as u64;
             for x in out.iter_mut() {
                 let off = lemire(&mut rng, n);
-                // lo + off < hi <= i32::MAX + 1, so it fits.
-                *x = (lo + off as i64) as i32;
+                // lo <= lo + off < hi, both representable, so every value in between is.
+                *x = fit(lo + off as i64).ok_or(InitError::BadRandInt { lo, hi, dtype })?;
             }
         }
         Init::Const(v) => {
-            let x = v as i32;
-            if f64::from(x) != v {
-                return Err(InitError::BadConst { value: v, dtype: "i32" });
+            let x = v as i64;
+            match fit(x) {
+                Some(t) if x as f64 == v => out.fill(t),
+                _ => return Err(InitError::BadConst { value: v, dtype }),
             }
-            out.fill(x);
         }
-        Init::Uniform { .. } => return Err(InitError::WrongDType { init: "uniform", dtype: "i32" }),
-        Init::Normal { .. } => return Err(InitError::WrongDType { init: "normal", dtype: "i32" }),
-        Init::KaimingUniform => return Err(InitError::WrongDType { init: "kaiming_uniform", dtype: "i32" }),
+        Init::Uniform { .. } => return Err(InitError::WrongDType { init: "uniform", dtype }),
+        Init::Normal { .. } => return Err(InitError::WrongDType { init: "normal", dtype }),
+        Init::KaimingUniform => return Err(InitError::WrongDType { init: "kaiming_uniform", dtype }),
     }
     Ok(())
 }
@@ -368,6 +395,21 @@ mod tests {
     }
 
     #[test]
+    fn golden_randint_i8_draws_as_i32() {
+        let mut q = [0i8; 8];
+        fill_i8(&Init::RandInt { lo: -5, hi: 7 }, KEY, &mut q).unwrap();
+        assert_eq!(q, [-2, 5, -5, -5, -4, 6, -5, -4]);
+        fill_i8(&Init::RandInt { lo: -128, hi: 128 }, KEY, &mut q[..4]).unwrap();
+        let mut w = [0i32; 4];
+        fill_i32(&Init::RandInt { lo: -128, hi: 128 }, KEY, &mut w).unwrap();
+        assert!(q[..4].iter().zip(&w).all(|(&a, &b)| i32::from(a) == b), "{q:?} {w:?}");
+        // As the Python reimplementation (`tests/seeded_reference.py`) computes them.
+        assert_eq!(w, [-50, 94, -119, -111]);
+        fill_i8(&Init::Const(-128.0), KEY, &mut q).unwrap();
+        assert_eq!(q, [-128; 8]);
+    }
+
+    #[test]
     fn randint_rejects_the_biased_zone_and_draws_again() {
         // With n = 3 the rejection threshold is (2^64 - 3) mod 3 = 1, so a draw of 0 is
         // rejected. From the state -gamma the first draw is mix64(0) = 0; the second is
@@ -431,8 +473,33 @@ mod tests {
             assert_eq!(f32_err(Init::Normal { mean, std }, &[1], 1), InitError::BadNormal { mean, std });
         }
         for (lo, hi) in [(3, 3), (4, 3), (-(1 << 31) - 1, 0), (0, (1 << 31) + 1)] {
-            assert_eq!(i32s::<1>(Init::RandInt { lo, hi }, 0), Err(InitError::BadRandInt { lo, hi }));
+            assert_eq!(
+                i32s::<1>(Init::RandInt { lo, hi }, 0),
+                Err(InitError::BadRandInt { lo, hi, dtype: "i32" })
+            );
         }
+        for (lo, hi) in [(-129, 0), (0, 129), (5, 5)] {
+            assert_eq!(
+                fill_i8(&Init::RandInt { lo, hi }, 0, &mut [0]),
+                Err(InitError::BadRandInt { lo, hi, dtype: "i8" })
+            );
+        }
+        for v in [128.0, -129.0, 0.5] {
+            assert_eq!(
+                fill_i8(&Init::Const(v), 0, &mut [0]),
+                Err(InitError::BadConst { value: v, dtype: "i8" })
+            );
+        }
+        let mut text = alloc::string::String::new();
+        core::fmt::write(
+            &mut text,
+            format_args!("{}", InitError::BadRandInt { lo: 0, hi: 300, dtype: "i8" }),
+        )
+        .unwrap();
+        assert_eq!(
+            text,
+            "`randint(0, 300)` needs lo < hi with every value in [lo, hi) an i8 (lo >= -128, hi <= 128)"
+        );
         assert_eq!(f32_err(Init::Const(1e39), &[1], 1), InitError::BadConst { value: 1e39, dtype: "f32" });
         for v in [0.5, 3e9, f64::NAN] {
             assert!(matches!(i32s::<1>(Init::Const(v), 0), Err(InitError::BadConst { dtype: "i32", .. })));

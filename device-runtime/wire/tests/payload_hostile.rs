@@ -421,7 +421,7 @@ fn buffers_and_settings_are_checked() {
             error: InitError::WrongDType { init: "randint", dtype: "f32" }
         }
     );
-    assert_eq!(e.to_string(), "buffers[1].source: `randint` initialises i32 tensors, not f32");
+    assert_eq!(e.to_string(), "buffers[1].source: `randint` initialises integer (i32, i8) tensors, not f32");
     assert_eq!(
         manifest_err(|m| m.buffers[0].source = Some(Source::Seeded(Init::Uniform { lo: 2.0, hi: 1.0 }))),
         PayloadError::Init {

@@ -38,9 +38,9 @@ use ekb_ir::{Diagnostic, SourceFile, TargetProfile};
 use ekb_llvm::CompileLog;
 use ekb_lower::Schedule;
 use ekb_wire::payload::{
-    f32s_to_le, i32s_to_le, Access, AllocDecl, Backend, BlobKind, BufferDecl, DType, ExpectedOutput,
-    GpuLimits, KernelDecl, Launch, LaunchStep, Manifest, MemScope, MemoryPlan, ParamDecl, PayloadBuilder,
-    Role, Source, TimingSettings, Tolerance,
+    f32s_to_le, i32s_to_le, i8s_to_le, Access, AllocDecl, Backend, BlobKind, BufferDecl, DType,
+    ExpectedOutput, GpuLimits, KernelDecl, Launch, LaunchStep, Manifest, MemScope, MemoryPlan, ParamDecl,
+    PayloadBuilder, Role, Source, TimingSettings, Tolerance,
 };
 use serde::Serialize;
 use std::borrow::Cow;
@@ -639,6 +639,7 @@ fn param_bytes(d: &TensorDecl) -> Result<(Vec<u8>, u32), Diagnostic> {
     let (dtype, len) = match &**values {
         BufData::F32(v) => (ekb_ir::DType::F32, v.len()),
         BufData::I32(v) => (ekb_ir::DType::I32, v.len()),
+        BufData::I8(v) => (ekb_ir::DType::I8, v.len()),
     };
     if dtype != d.ty.dtype || len != d.ty.numel() {
         return Err(Diagnostic::error(format!(
@@ -671,6 +672,7 @@ pub fn expected_bytes(reference: &Tensor, dtype: DType) -> Vec<u8> {
     match dtype {
         DType::F32 => f32s_to_le(&reference.data.iter().map(|&v| v as f32).collect::<Vec<_>>()),
         DType::I32 => i32s_to_le(&reference.data.iter().map(|&v| v as i32).collect::<Vec<_>>()),
+        DType::I8 => i8s_to_le(&reference.data.iter().map(|&v| v as i8).collect::<Vec<_>>()),
     }
 }
 
@@ -678,6 +680,7 @@ fn dtype(d: ekb_ir::DType) -> DType {
     match d {
         ekb_ir::DType::F32 => DType::F32,
         ekb_ir::DType::I32 => DType::I32,
+        ekb_ir::DType::I8 => DType::I8,
     }
 }
 

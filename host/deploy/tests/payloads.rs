@@ -13,9 +13,9 @@ use ekb_ir::{SourceFile, TargetProfile};
 use ekb_llvm::Arch;
 use ekb_lower::Schedule;
 use ekb_wire::payload::{
-    le_f32s, le_i32s, Access, BlobKind, DType, Launch, MemScope, Payload, PayloadView, Role, Source,
+    le_f32s, le_i32s, le_i8s, Access, BlobKind, DType, Launch, MemScope, Payload, PayloadView, Role, Source,
 };
-use ekb_wire::seeded::{fill_f32, fill_i32, tensor_key};
+use ekb_wire::seeded::{fill_f32, fill_i32, fill_i8, tensor_key};
 
 /// The inputs and parameters a board fills for seed index `s`, from the payload only: the
 /// seeded ones generated from the manifest, the others copied from their data blobs.
@@ -44,6 +44,11 @@ fn board_inputs(view: &PayloadView<'_>, s: usize) -> Vec<(String, Vec<u32>)> {
                     fill_i32(&init, key, &mut v).unwrap();
                     v.into_iter().map(|x| x as u32).collect()
                 }
+                DType::I8 => {
+                    let mut v = vec![0i8; n];
+                    fill_i8(&init, key, &mut v).unwrap();
+                    v.into_iter().map(|x| u32::from(x as u8)).collect()
+                }
             };
             (b.name.clone(), bits)
         })
@@ -54,6 +59,7 @@ fn bits(b: &Buffer) -> Vec<u32> {
     match &b.data {
         BufData::F32(v) => v.iter().map(|x| x.to_bits()).collect(),
         BufData::I32(v) => v.iter().map(|&x| x as u32).collect(),
+        BufData::I8(v) => v.iter().map(|&x| u32::from(x as u8)).collect(),
     }
 }
 
@@ -140,6 +146,13 @@ fn check_payload(g: &Graph, target: &TargetProfile, seeds: &[u64], bytes: &[u8])
                 DType::I32 => {
                     let got: Vec<i32> = le_i32s(blob).collect();
                     let want: Vec<i32> = r.iter().map(|&v| v as i32).collect();
+                    assert_eq!(got, want, "{what}: seed {seed}: expected `{}`", decl.name);
+                }
+                DType::I8 => {
+                    // One byte per element.
+                    assert_eq!(blob.len(), r.len(), "{what}: seed {seed}: `{}` has one byte each", decl.name);
+                    let got: Vec<i8> = le_i8s(blob).collect();
+                    let want: Vec<i8> = r.iter().map(|&v| v as i8).collect();
                     assert_eq!(got, want, "{what}: seed {seed}: expected `{}`", decl.name);
                 }
             }

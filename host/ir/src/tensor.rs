@@ -1,5 +1,5 @@
 //! Tensor data on the host: reference values (`Tensor`, f64) and device-typed storage
-//! (`Buffer`, f32/i32 exactly as a board holds them), comparison under the evaluation
+//! (`Buffer`, f32/i32/i8 exactly as a board holds them), comparison under the evaluation
 //! tolerance, and `.npy` output that numpy reads.
 
 use crate::types::{DType, TensorType};
@@ -17,6 +17,7 @@ pub struct Tensor {
 pub enum BufData {
     F32(Vec<f32>),
     I32(Vec<i32>),
+    I8(Vec<i8>),
 }
 
 /// A typed buffer as a kernel sees it.
@@ -33,6 +34,7 @@ impl Buffer {
         let data = match ty.dtype {
             DType::F32 => BufData::F32(vec![0.0; n]),
             DType::I32 => BufData::I32(vec![0; n]),
+            DType::I8 => BufData::I8(vec![0; n]),
         };
         Buffer { ty: ty.clone(), data }
     }
@@ -42,6 +44,7 @@ impl Buffer {
         let data = match &self.data {
             BufData::F32(v) => v.iter().map(|&x| f64::from(x)).collect(),
             BufData::I32(v) => v.iter().map(|&x| f64::from(x)).collect(),
+            BufData::I8(v) => v.iter().map(|&x| f64::from(x)).collect(),
         };
         Tensor { ty: self.ty.clone(), data }
     }
@@ -51,6 +54,7 @@ impl Buffer {
         match &self.data {
             BufData::F32(v) => bytes_of(v),
             BufData::I32(v) => bytes_of(v),
+            BufData::I8(v) => bytes_of(v),
         }
     }
 
@@ -58,26 +62,29 @@ impl Buffer {
         match &mut self.data {
             BufData::F32(v) => bytes_of_mut(v),
             BufData::I32(v) => bytes_of_mut(v),
+            BufData::I8(v) => bytes_of_mut(v),
         }
     }
 }
 
 fn bytes_of<T: Copy>(v: &[T]) -> &[u8] {
-    // SAFETY: f32 and i32 have no padding and any byte pattern of them may be viewed as bytes.
+    // SAFETY: f32, i32 and i8 have no padding and any byte pattern of them may be viewed as bytes.
     unsafe { std::slice::from_raw_parts(v.as_ptr().cast::<u8>(), std::mem::size_of_val(v)) }
 }
 
 fn bytes_of_mut<T: Copy>(v: &mut [T]) -> &mut [u8] {
-    // SAFETY: as above, and every byte pattern is a valid f32 or i32.
+    // SAFETY: as above, and every byte pattern is a valid f32, i32 or i8.
     unsafe { std::slice::from_raw_parts_mut(v.as_mut_ptr().cast::<u8>(), std::mem::size_of_val(v)) }
 }
 
 impl Tensor {
-    /// Rounds to the device dtype (f32: nearest; i32: the values are already integral).
+    /// Rounds to the device dtype (f32: nearest; i32, i8: the values are already integral and in
+    /// range).
     pub fn to_buffer(&self) -> Buffer {
         let data = match self.ty.dtype {
             DType::F32 => BufData::F32(self.data.iter().map(|&x| x as f32).collect()),
             DType::I32 => BufData::I32(self.data.iter().map(|&x| x as i32).collect()),
+            DType::I8 => BufData::I8(self.data.iter().map(|&x| x as i8).collect()),
         };
         Buffer { ty: self.ty.clone(), data }
     }
@@ -95,7 +102,7 @@ impl Tolerance {
     pub fn default_for(dtype: DType) -> Tolerance {
         match dtype {
             DType::F32 => Tolerance { atol: 1e-4, rtol: 1e-4 },
-            DType::I32 => Tolerance { atol: 0.0, rtol: 0.0 },
+            DType::I32 | DType::I8 => Tolerance { atol: 0.0, rtol: 0.0 },
         }
     }
 }
@@ -170,11 +177,13 @@ pub fn unravel(mut flat: usize, shape: &[usize]) -> Vec<usize> {
     idx
 }
 
-/// Writes a buffer as a version-1.0 `.npy` file (little-endian `<f4` / `<i4`, C order).
+/// Writes a buffer as a version-1.0 `.npy` file (little-endian `<f4` / `<i4`, or `|i1`; C
+/// order).
 pub fn write_npy(path: &std::path::Path, buf: &Buffer) -> std::io::Result<()> {
     let descr = match buf.ty.dtype {
         DType::F32 => "<f4",
         DType::I32 => "<i4",
+        DType::I8 => "|i1",
     };
     let shape = match buf.ty.shape.len() {
         0 => "()".to_string(),
@@ -193,6 +202,7 @@ pub fn write_npy(path: &std::path::Path, buf: &Buffer) -> std::io::Result<()> {
     match &buf.data {
         BufData::F32(v) => v.iter().try_for_each(|x| f.write_all(&x.to_le_bytes()))?,
         BufData::I32(v) => v.iter().try_for_each(|x| f.write_all(&x.to_le_bytes()))?,
+        BufData::I8(v) => v.iter().try_for_each(|x| f.write_all(&x.to_le_bytes()))?,
     }
     f.flush()
 }
@@ -230,6 +240,15 @@ mod tests {
         assert!(header.contains("'shape': (2, 3)") && header.contains("<i4"), "{header}");
         assert_eq!(&bytes[10 + hlen..10 + hlen + 4], &1i32.to_le_bytes());
         assert_eq!(bytes.len(), 10 + hlen + 24);
+        let q = Buffer { ty: TensorType::new(DType::I8, [3]), data: BufData::I8(vec![-128, 0, 127]) };
+        write_npy(&p, &q).unwrap();
+        let bytes = std::fs::read(&p).unwrap();
+        let hlen = u16::from_le_bytes([bytes[8], bytes[9]]) as usize;
+        assert!(std::str::from_utf8(&bytes[10..10 + hlen]).unwrap().contains("'descr': '|i1'"));
+        assert_eq!(&bytes[10 + hlen..], &[0x80, 0x00, 0x7f]);
+        assert_eq!(q.as_bytes(), &[0x80, 0x00, 0x7f]);
+        assert_eq!(q.to_tensor().data, vec![-128.0, 0.0, 127.0]);
+        assert_eq!(q.to_tensor().to_buffer(), q);
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

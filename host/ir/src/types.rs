@@ -7,20 +7,26 @@ use serde::{Deserialize, Serialize};
 use std::fmt;
 
 /// Element types of tensors. Integer arithmetic is two's-complement and wraps on overflow.
+///
+/// `i8` is a storage type for quantized data (one byte, two's complement, -128..=127): it is
+/// moved, cast, quantized and dequantized, and multiplied in integer matmul and convolution with
+/// i32 accumulation, but has no arithmetic of its own.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum DType {
     F32,
     I32,
+    I8,
 }
 
 impl DType {
-    pub const ALL: [DType; 2] = [DType::F32, DType::I32];
+    pub const ALL: [DType; 3] = [DType::F32, DType::I32, DType::I8];
 
     pub fn name(self) -> &'static str {
         match self {
             DType::F32 => "f32",
             DType::I32 => "i32",
+            DType::I8 => "i8",
         }
     }
 
@@ -29,7 +35,28 @@ impl DType {
     }
 
     pub fn size_bytes(self) -> usize {
-        4
+        match self {
+            DType::F32 | DType::I32 => 4,
+            DType::I8 => 1,
+        }
+    }
+
+    /// The representable range of an integer dtype (`None` for f32).
+    pub fn int_range(self) -> Option<(i64, i64)> {
+        match self {
+            DType::F32 => None,
+            DType::I32 => Some((i64::from(i32::MIN), i64::from(i32::MAX))),
+            DType::I8 => Some((i64::from(i8::MIN), i64::from(i8::MAX))),
+        }
+    }
+
+    /// The initialiser of a graph input declared without one: `uniform(-1, 1)` for f32,
+    /// `randint(0, 16)` for i32, and the whole range `randint(-128, 128)` for i8.
+    pub fn default_init(self) -> ekb_wire::Init {
+        match self {
+            DType::F32 | DType::I32 => ekb_wire::Init::default_for(self.is_float()),
+            DType::I8 => ekb_wire::Init::RandInt { lo: -128, hi: 128 },
+        }
     }
 
     pub fn is_float(self) -> bool {
@@ -124,6 +151,10 @@ mod tests {
         assert_eq!(t.strides(), vec![12, 4, 1]);
         assert_eq!(TensorType::new(DType::I32, []).to_string(), "i32[]");
         assert_eq!(TensorType::new(DType::I32, []).numel(), 1);
+        let q = TensorType::new(DType::I8, [2, 3]);
+        assert_eq!((q.to_string(), q.size_bytes()), ("i8[2,3]".to_string(), 6));
+        assert_eq!(DType::from_name("i8"), Some(DType::I8));
+        assert_eq!(DType::I8.int_range(), Some((-128, 127)));
     }
 
     #[test]

@@ -322,7 +322,7 @@ fn wrong_attribute_kind() {
     );
     expect_error(
         &graph("  %0 = cast(x, dtype=f64)\n  return %0"),
-        "cast: `dtype` must be a dtype (`f32` or `i32`), found name `f64`",
+        "cast: `dtype` must be a dtype (`f32`, `i32` or `i8`), found name `f64`",
         2,
         22,
     );
@@ -458,7 +458,7 @@ fn annotations_and_outputs_must_match_inferred_types() {
 fn initialisers_must_suit_the_dtype() {
     expect_error(
         "graph g(x: f32[2] = randint(0, 4)) -> (y: f32[2]) {\n  return x\n}\n",
-        "input `x`: `randint` initialises only i32 tensors",
+        "input `x`: `randint` initialises only integer (i32, i8) tensors",
         1,
         9,
     );
@@ -471,6 +471,18 @@ fn initialisers_must_suit_the_dtype() {
     expect_error(
         "graph g(x: f32[2] = uniform(1, 1)) -> (y: f32[2]) {\n  return x\n}\n",
         "input `x`: `uniform(1.0, 1.0)` needs finite lo < hi",
+        1,
+        9,
+    );
+    expect_error(
+        "graph g(q: i8[2] = randint(0, 129)) -> (y: i8[2]) {\n  return q\n}\n",
+        "input `q`: `randint(0, 129)` needs lo < hi with -128 <= lo and hi <= 128 for i8",
+        1,
+        9,
+    );
+    expect_error(
+        "graph g(q: i8[2] = uniform(0, 1)) -> (y: i8[2]) {\n  return q\n}\n",
+        "input `q`: `uniform(0.0, 1.0)` initialises only f32 tensors",
         1,
         9,
     );

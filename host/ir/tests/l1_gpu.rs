@@ -154,7 +154,7 @@ fn f32_input(name: &str, shape: &[usize], f: impl Fn(usize) -> f32) -> (String, 
 fn f32_out(outs: &HashMap<String, Buffer>, name: &str) -> Vec<f32> {
     match &outs[name].data {
         BufData::F32(v) => v.clone(),
-        BufData::I32(_) => panic!("{name} is i32"),
+        other => panic!("{name} is not f32: {other:?}"),
     }
 }
 

@@ -29,14 +29,14 @@ fn inputs(list: Vec<(&str, Buffer)>) -> HashMap<String, Buffer> {
 fn out_f32(outs: &HashMap<String, Buffer>, name: &str) -> Vec<f32> {
     match &outs[name].data {
         BufData::F32(v) => v.clone(),
-        BufData::I32(_) => panic!("{name} is i32"),
+        other => panic!("{name} is not f32: {other:?}"),
     }
 }
 
 fn out_i32(outs: &HashMap<String, Buffer>, name: &str) -> Vec<i32> {
     match &outs[name].data {
         BufData::I32(v) => v.clone(),
-        BufData::F32(_) => panic!("{name} is f32"),
+        other => panic!("{name} is not i32: {other:?}"),
     }
 }
 
@@ -451,4 +451,87 @@ fn conv_16_channels_16x16_runs_quickly_enough() {
     let y = out_f32(&outs, "y");
     // Interior points see 9 taps x 16 channels x 0.5 = 72, corners 4 x 16 x 0.5 = 32, edges 48.
     assert_eq!((y[16 + 1], y[0], y[1]), (72.25, 32.25, 48.25));
+}
+
+#[test]
+fn i8_loads_sign_extend_stores_keep_the_low_byte_and_round_is_half_to_even() {
+    let text = "module q {
+  input x: i8[4]
+  input f: f32[6]
+  output y: i32[4]
+  output z: i8[6]
+  output r: f32[6]
+  buffer t: i8[2]
+
+  kernel widen(x: i8[4] in, y: i32[4] out) {
+    for i in 0..4 {
+      y[i] = x[i] * 2
+    }
+  }
+
+  kernel narrow(f: f32[6] in, z: i8[6] out, r: f32[6] out) {
+    for i in 0..6 {
+      z[i] = i32(f[i])
+      r[i] = round(f[i])
+    }
+  }
+
+  kernel unwritten(t: i8[2] out) {
+    for i in 0..1 {
+      t[i] = 1
+    }
+  }
+
+  run widen(x, y)
+  run narrow(f, z, r)
+  run unwritten(t)
+}
+";
+    let src = SourceFile::new("t.ekl1", text);
+    let m = parse(&src).unwrap_or_else(|d| panic!("{d}"));
+    assert_eq!(ekb_ir::l1::print::print(&m), text);
+    let x = Buffer { ty: TensorType::new(DType::I8, [4]), data: BufData::I8(vec![-128, -1, 0, 127]) };
+    let f = Buffer {
+        ty: TensorType::new(DType::F32, [6]),
+        data: BufData::F32(vec![0.5, -0.5, 2.5, 200.0, -129.0, 1.5]),
+    };
+    let outs = run(&m, &inputs(vec![("x", x), ("f", f)])).unwrap();
+    // Loads widen with the sign: -128 * 2 is -256, not 0 or 256.
+    assert_eq!(out_i32(&outs, "y"), [-256, -2, 0, 254]);
+    // Stores keep the low 8 bits: 200 is 0xc8 = -56, -129 is 0x7f = 127.
+    assert_eq!(outs["z"].data, BufData::I8(vec![0, 0, 2, -56, 127, 1]));
+    assert_eq!(out_f32(&outs, "r"), [0.0, -0.0, 2.0, 200.0, -129.0, 2.0]);
+    assert!(out_f32(&outs, "r")[1].is_sign_negative(), "round(-0.5) is -0.0");
+    assert_eq!(ekb_ir::l1::interp::POISON_I8, -17);
+}
+
+#[test]
+fn i8_buffers_take_one_byte_and_poison_with_the_low_byte() {
+    let text = "module p {
+  input x: i8[3]
+  output y: i8[3]
+
+  kernel k(x: i8[3] in, y: i8[3] out) {
+    for i in 0..2 {
+      y[i] = x[i]
+    }
+  }
+
+  run k(x, y)
+}
+";
+    let m = parse(&SourceFile::new("t.ekl1", text)).unwrap();
+    // 3 + 3 bytes: i8 elements are one byte each.
+    assert_eq!(ekb_ir::l1::memory::peak_memory(&m).peak_bytes, 6);
+    let x = Buffer { ty: TensorType::new(DType::I8, [3]), data: BufData::I8(vec![5, -6, 7]) };
+    let outs = run(&m, &inputs(vec![("x", x)])).unwrap();
+    assert_eq!(outs["y"].data, BufData::I8(vec![5, -6, -17]));
+    // A store of an f32 into an i8 buffer is a type error naming the i32 conversion.
+    let bad = text.replace("y[i] = x[i]", "y[i] = f32(x[i])");
+    let ds = ekb_ir::l1::verify::verify(&parse(&SourceFile::new("t.ekl1", bad)).unwrap(), None);
+    assert!(
+        ds[0].message.starts_with("cannot store f32 into `y` (i8[3]) in kernel k: convert with i32(...)"),
+        "{}",
+        ds[0]
+    );
 }

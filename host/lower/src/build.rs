@@ -143,6 +143,10 @@ impl E {
     pub fn cos(self) -> E {
         E::call(Intrinsic::Cos, vec![self])
     }
+    /// `round(self)`: to the nearest integer, ties to even.
+    pub fn round(self) -> E {
+        E::call(Intrinsic::Round, vec![self])
+    }
     pub fn pow(self, o: E) -> E {
         E::call(Intrinsic::Pow, vec![self, o])
     }

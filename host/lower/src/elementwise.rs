@@ -1,5 +1,10 @@
 //! Elementwise operators: unary activations, binary arithmetic and comparisons with numpy
-//! broadcasting, `where`, `cast`, `full` and `iota`.
+//! broadcasting, `where`, `cast`, `full`, `iota`, and the i8 conversions `quantize_linear` and
+//! `dequantize_linear`.
+//!
+//! i8 elements load as i32 and are stored from i32 keeping the low 8 bits (L1's rule), so every
+//! narrowing that L0 defines as saturating (`cast` from f32, `quantize_linear`) clamps explicitly
+//! with `min`/`max` before the store; a narrowing that wraps (`cast` from i32) is the plain store.
 //!
 //! Each output element is computed from the formula of the L0 spec, written once here and
 //! shared by both schedules (they differ only in the loop layout, see `sched::elementwise`).
@@ -150,16 +155,41 @@ pub fn broadcast_index(idx: &[E], shape: &[usize]) -> Vec<E> {
     shape.iter().enumerate().map(|(d, &n)| if n == 1 { int(0) } else { idx[off + d].clone() }).collect()
 }
 
-/// `y = cast(x)`: float to int truncates toward zero (saturating, NaN to 0), as L1's `i32(e)`.
+/// `y = cast(x)`: float to int truncates toward zero (saturating, NaN to 0), as L1's `i32(e)`;
+/// to i8 from f32 that is clamped to `[-128, 127]`; i32 to i8 keeps the low 8 bits (the store).
 pub fn cast(cx: &mut Cx, x: &Buf, y: &Buf) -> Vec<Stmt> {
     elementwise(cx, y.shape(), 1, |_, idx| {
         let v = x.load(idx);
         let value = match (x.ty.dtype, y.ty.dtype) {
             (DType::F32, DType::I32) => v.cast_i32(),
-            (DType::I32, DType::F32) => v.cast_f32(),
+            (DType::F32, DType::I8) => v.cast_i32().max(ints(-128)).min(ints(127)),
+            (DType::I32 | DType::I8, DType::F32) => v.cast_f32(),
             _ => v,
         };
         vec![y.store(idx, value)]
+    })
+}
+
+/// `y = quantize_linear(x)`: `i32(min(max(round(x / S) + Z, -128.0), 127.0))` in f32, the
+/// saturation written out (NaN meets `max` first, which gives -128).
+pub fn quantize(cx: &mut Cx, scale: f64, zero_point: i64, x: &Buf, y: &Buf) -> Vec<Stmt> {
+    elementwise(cx, y.shape(), 4, |_, idx| {
+        let mut v = (x.load(idx) / f(scale)).round();
+        if zero_point != 0 {
+            v = v + f(zero_point as f64);
+        }
+        vec![y.store(idx, v.max(f(-128.0)).min(f(127.0)).cast_i32())]
+    })
+}
+
+/// `y = dequantize_linear(q)`: `f32(q - Z) * S` (the difference is exact in i32).
+pub fn dequantize(cx: &mut Cx, scale: f64, zero_point: i64, q: &Buf, y: &Buf) -> Vec<Stmt> {
+    elementwise(cx, y.shape(), 2, |_, idx| {
+        let mut v = q.load(idx);
+        if zero_point != 0 {
+            v = v - ints(zero_point);
+        }
+        vec![y.store(idx, v.cast_f32() * f(scale))]
     })
 }
 
@@ -167,8 +197,10 @@ pub fn cast(cx: &mut Cx, x: &Buf, y: &Buf) -> Vec<Stmt> {
 pub fn full(cx: &mut Cx, value: f64, y: &Buf) -> Vec<Stmt> {
     let v = match y.ty.dtype {
         DType::F32 => f(value),
-        // The checker admits only integral values for i32; `as` saturates anything else.
+        // The checker admits only integral values in range for i32 and i8; `as` saturates
+        // anything else.
         DType::I32 => ints(i64::from(value as i32)),
+        DType::I8 => ints(i64::from(value as i8)),
     };
     elementwise(cx, y.shape(), 1, |_, idx| vec![y.store(idx, v.clone())])
 }
@@ -180,4 +212,35 @@ pub fn iota(cx: &mut Cx, axis: usize, y: &Buf) -> Vec<Stmt> {
         let value = if y.ty.dtype == DType::F32 { k.cast_f32() } else { k };
         vec![y.store(idx, value)]
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::testing::lowered_matches_reference;
+    use crate::Schedule;
+    use ekb_ir::l1::print::print;
+
+    #[test]
+    fn i8_conversions_clamp_explicitly_and_match_the_reference() {
+        // Inputs twice the i8 range (uniform(-1, 1) over a scale of 1/256) saturate at both ends.
+        let g = "graph g(x: f32[3,40], k: i32[3,40] = randint(-300, 300)) -> (q: i8[3,40], d: f32[3,40], c: i8[3,40], w: i8[3,40]) {
+  %q = quantize_linear(x, scale=0.00390625, zero_point=-3)
+  %d = dequantize_linear(%q, scale=0.00390625, zero_point=-3)
+  %c = cast(x, dtype=i8)
+  %w = cast(k, dtype=i8)
+  return %q, %d, %c, %w
+}
+";
+        for schedule in Schedule::ALL {
+            let text = print(&lowered_matches_reference(g, schedule, "host"));
+            assert!(
+                text.contains("i32(min(max(round(x[i0, i1] / 0.00390625) + -3.0, -128.0), 127.0))"),
+                "{schedule}:\n{text}"
+            );
+            assert!(text.contains("f32(q[i0, i1] + 3) * 0.00390625"), "{schedule}:\n{text}");
+            // i32 to i8 is the plain store, which keeps the low byte.
+            assert!(text.contains("w[i0, i1] = k[i0, i1]\n"), "{schedule}:\n{text}");
+            assert!(text.contains("min(max(i32(x[i0, i1]), -128), 127)"), "{schedule}:\n{text}");
+        }
+    }
 }

@@ -122,6 +122,12 @@ fn lower_node(cx: &mut Cx, node: &Node, ins: &[Buf], y: &Buf) -> Vec<Stmt> {
         Op::GroupNorm { groups, eps } => norm::group_norm(cx, *groups, *eps, &ins[0], &ins[1], &ins[2], y),
         Op::ConvTranspose2d(a) => conv_transpose::conv_transpose2d(cx, a, &ins[0], &ins[1], ins.get(2), y),
         Op::Resize { mode, align_corners, .. } => resize::resize(cx, *mode, *align_corners, &ins[0], y),
+        Op::QuantizeLinear { scale, zero_point } => {
+            elementwise::quantize(cx, *scale, *zero_point, &ins[0], y)
+        }
+        Op::DequantizeLinear { scale, zero_point } => {
+            elementwise::dequantize(cx, *scale, *zero_point, &ins[0], y)
+        }
     }
 }
 

@@ -159,7 +159,7 @@ fn beats(v: E, best: E, dtype: DType) -> E {
     let greater = v.clone().gt(best.clone());
     match dtype {
         DType::F32 => greater.or(isnan(v).and(!isnan(best))),
-        DType::I32 => greater,
+        DType::I32 | DType::I8 => greater,
     }
 }
 

@@ -8,6 +8,7 @@
 
 use crate::proto::{dtype, TensorProto};
 use ekb_ir::tensor::BufData;
+use ekb_ir::DType;
 
 /// The values of a constant tensor.
 #[derive(Debug, Clone, PartialEq)]
@@ -64,6 +65,25 @@ impl Const {
             Data::F32(v) => v.windows(2).all(|w| w[0].to_bits() == w[1].to_bits()),
             Data::Int(v) => v.windows(2).all(|w| w[0] == w[1]),
         }
+    }
+
+    /// The L0 dtype a constant of this ONNX type keeps: f32 for floats, i8 for INT8, i32 for
+    /// the other integer types.
+    pub fn l0_dtype(&self) -> DType {
+        match (&self.data, self.onnx_type) {
+            (Data::F32(_), _) => DType::F32,
+            (Data::Int(_), dtype::INT8) => DType::I8,
+            (Data::Int(_), _) => DType::I32,
+        }
+    }
+
+    /// The integer values as i8 storage, if every value fits.
+    pub fn to_i8_buf(&self) -> Result<BufData, String> {
+        let ints = self.as_ints().ok_or("the values are not integral")?;
+        ints.iter()
+            .map(|&x| i8::try_from(x).map_err(|_| format!("the value {x} does not fit in i8")))
+            .collect::<Result<Vec<_>, _>>()
+            .map(BufData::I8)
     }
 
     /// The values as L0 storage: f32 stays f32; integers become i32 if every value fits.
@@ -184,11 +204,12 @@ fn int_le(c: &[u8], ty: i32) -> i64 {
     }
 }
 
-/// An f32 or i32 tensor as an initializer (little-endian `raw_data`).
+/// An f32, i32 or i8 tensor as an initializer (little-endian `raw_data`).
 pub fn encode_buf(name: &str, dims: &[usize], data: &BufData) -> TensorProto {
     let (data_type, raw_data) = match data {
         BufData::F32(v) => (dtype::FLOAT, v.iter().flat_map(|x| x.to_le_bytes()).collect()),
         BufData::I32(v) => (dtype::INT32, v.iter().flat_map(|x| x.to_le_bytes()).collect()),
+        BufData::I8(v) => (dtype::INT8, v.iter().map(|&x| x as u8).collect()),
     };
     TensorProto {
         name: name.into(),

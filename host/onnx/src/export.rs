@@ -29,7 +29,6 @@ use ekb_ir::diag::Diagnostic;
 use ekb_ir::l0::ast::{BinaryOp, CompareOp, Graph, Node, Op, PadMode, ReduceKind, ResizeMode, UnaryOp};
 use ekb_ir::l0::print::init_text;
 use ekb_ir::types::DType;
-use ekb_wire::Init;
 use prost::Message;
 use std::collections::BTreeSet;
 
@@ -68,7 +67,7 @@ pub fn export(g: &Graph, seed: u64) -> Result<ModelProto, Diagnostic> {
     let mut metadata_props: Vec<StringStringEntryProto> = g
         .inputs
         .iter()
-        .filter(|d| d.init != Init::default_for(d.ty.dtype.is_float()))
+        .filter(|d| d.init != d.ty.dtype.default_init())
         .map(|d| StringStringEntryProto { key: format!("{INIT_KEY}{}", d.name), value: init_text(&d.init) })
         .collect();
     metadata_props.push(StringStringEntryProto { key: "ekb.seed".into(), value: seed.to_string() });
@@ -110,6 +109,16 @@ fn elem(d: DType) -> i32 {
     match d {
         DType::F32 => dtype::FLOAT,
         DType::I32 => dtype::INT32,
+        DType::I8 => dtype::INT8,
+    }
+}
+
+/// A scalar of `dt` holding `v` (already in range and integral for the integer dtypes).
+fn scalar_data(dt: DType, v: f64) -> ekb_ir::tensor::BufData {
+    match dt {
+        DType::F32 => ekb_ir::tensor::BufData::F32(vec![v as f32]),
+        DType::I32 => ekb_ir::tensor::BufData::I32(vec![v as i32]),
+        DType::I8 => ekb_ir::tensor::BufData::I8(vec![v as i8]),
     }
 }
 
@@ -140,11 +149,7 @@ impl Exporter<'_> {
     /// A scalar initializer of `dt` named `out/what`.
     fn const_scalar(&mut self, out: &str, what: &str, dt: DType, v: f64) -> String {
         let name = format!("{out}/{what}");
-        let data = match dt {
-            DType::F32 => ekb_ir::tensor::BufData::F32(vec![v as f32]),
-            DType::I32 => ekb_ir::tensor::BufData::I32(vec![v as i32]),
-        };
-        self.inits.push(encode_buf(&name, &[], &data));
+        self.inits.push(encode_buf(&name, &[], &scalar_data(dt, v)));
         name
     }
 
@@ -364,12 +369,21 @@ impl Exporter<'_> {
                 }
             }
             Op::Cast { dtype } => self.push("Cast", &[x], out, vec![A::int("to", i64::from(elem(*dtype)))]),
+            Op::QuantizeLinear { scale, zero_point } | Op::DequantizeLinear { scale, zero_point } => {
+                // Per tensor: a scalar f32 scale and a scalar int8 zero point (whose type makes
+                // QuantizeLinear's result int8).
+                let s = self.const_scalar(out, "scale", DType::F32, *scale);
+                let z = self.const_scalar(out, "zero_point", DType::I8, *zero_point as f64);
+                let op = if matches!(n.op, Op::QuantizeLinear { .. }) {
+                    "QuantizeLinear"
+                } else {
+                    "DequantizeLinear"
+                };
+                self.push(op, &[x, &s, &z], out, vec![])
+            }
             Op::Full { ty, value } => {
                 let s = self.const_i64(out, "shape", &ints(&ty.shape));
-                let v = match ty.dtype {
-                    DType::F32 => ekb_ir::tensor::BufData::F32(vec![*value as f32]),
-                    DType::I32 => ekb_ir::tensor::BufData::I32(vec![*value as i32]),
-                };
+                let v = scalar_data(ty.dtype, *value);
                 self.push("ConstantOfShape", &[&s], out, vec![A::tensor("value", encode_buf("", &[1], &v))])
             }
             Op::Compare(c) => {

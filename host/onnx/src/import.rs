@@ -36,7 +36,6 @@ use ekb_ir::l0::ast::{
 use ekb_ir::l0::ops::{broadcast, infer, normalise_axis};
 use ekb_ir::tensor::BufData;
 use ekb_ir::types::{DType, TensorType};
-use ekb_wire::Init;
 use prost::Message;
 use std::collections::{HashMap, HashSet};
 use std::rc::Rc;
@@ -265,9 +264,10 @@ impl<'a> Importer<'a> {
         let dt = match tt.elem_type {
             dtype::FLOAT => DType::F32,
             dtype::INT32 => DType::I32,
+            dtype::INT8 => DType::I8,
             other => {
                 return Err(format!(
-                    "input `{}` has element type {}; L0 inputs are FLOAT (f32) or INT32 (i32)",
+                    "input `{}` has element type {}; L0 inputs are FLOAT (f32), INT32 (i32) or INT8 (i8)",
                     vi.name,
                     dtype::name(other)
                 ))
@@ -336,7 +336,7 @@ impl<'a> Importer<'a> {
         let init = match meta.get(format!("{INIT_KEY}{}", vi.name).as_str()) {
             Some(text) => ekb_ir::l0::parse::parse_init(text)
                 .map_err(|d| format!("metadata `{INIT_KEY}{}` = `{text}`: {}", vi.name, d.message))?,
-            None => Init::default_for(dt.is_float()),
+            None => dt.default_init(),
         };
         self.types.insert(name.clone(), ty.clone());
         self.vals.insert(vi.name.clone(), Val::T { name: name.clone(), ty: ty.clone() });
@@ -383,10 +383,7 @@ impl<'a> Importer<'a> {
             Val::Bad => return Err("input from a node that was not imported".into()),
             Val::C { c, onnx, init } => (c, onnx, *init),
         };
-        let dt = want.unwrap_or(match c.data {
-            Data::F32(_) => DType::F32,
-            Data::Int(_) => DType::I32,
-        });
+        let dt = want.unwrap_or(c.l0_dtype());
         let key = (onnx.clone(), dt);
         if let Some(t) = self.materialised.get(&key) {
             return Ok(t.clone());
@@ -402,6 +399,7 @@ impl<'a> Importer<'a> {
                         .map_err(|e| format!("constant `{onnx}`: {e}"))?
                 }
             },
+            DType::I8 => c.to_i8_buf().map_err(|e| format!("constant `{onnx}`: {e}"))?,
         };
         let ty = TensorType::new(dt, c.dims.clone());
         let out = if init || !c.is_uniform() || c.numel() == 0 {
@@ -865,20 +863,29 @@ impl<'a> Importer<'a> {
                 let dt = match to {
                     dtype::FLOAT => DType::F32,
                     dtype::INT32 | dtype::INT64 => DType::I32,
+                    dtype::INT8 => DType::I8,
                     other => {
                         return Err(format!(
-                            "a cast to {} is not supported (L0 has f32 and i32)",
+                            "a cast to {} is not supported (L0 has f32, i32 and i8)",
                             dtype::name(other)
                         ))
                     }
                 };
                 match &x {
                     Val::C { c, .. } => {
+                        // Folded as L0's `cast` computes it: floats truncate (saturating to i8),
+                        // integers narrowed to i8 keep their low 8 bits.
                         let data = match (dt, &c.data) {
                             (DType::F32, _) => Data::F32(c.as_f64().iter().map(|&v| v as f32).collect()),
                             (DType::I32, Data::Int(v)) => Data::Int(v.clone()),
                             (DType::I32, Data::F32(v)) => {
                                 Data::Int(v.iter().map(|&v| v.trunc() as i64).collect())
+                            }
+                            (DType::I8, Data::Int(v)) => {
+                                Data::Int(v.iter().map(|&v| i64::from(v as i8)).collect())
+                            }
+                            (DType::I8, Data::F32(v)) => {
+                                Data::Int(v.iter().map(|&v| i64::from(v as i8)).collect())
                             }
                         };
                         one(Val::C {
@@ -895,6 +902,7 @@ impl<'a> Importer<'a> {
                 }
             }
             (false, "Identity") => one(x),
+            (false, "QuantizeLinear" | "DequantizeLinear") => one(self.quantize(n, ins, &out)?),
             (false, "Dropout") => {
                 if let Some(Val::C { c, .. }) = ins.get(2) {
                     if c.scalar().is_some_and(|v| v != 0.0) {
@@ -1239,6 +1247,48 @@ impl<'a> Importer<'a> {
     }
 
     /// A comparison: folded on integer constants, else an L0 comparison (i32 1 or 0).
+    /// `QuantizeLinear` / `DequantizeLinear`, per tensor: a constant scalar f32 scale and an
+    /// optional constant scalar int8 zero point (QuantizeLinear needs it: without one, or with
+    /// a uint8 one, its result is uint8, which L0 does not have).
+    fn quantize(&mut self, n: &NodeProto, ins: &[Val], out: &str) -> Result<Val, String> {
+        let quantize = n.op_type == "QuantizeLinear";
+        let scale = match ins.get(1) {
+            Some(Val::C { c, .. }) if matches!(c.data, Data::F32(_)) => c.scalar().ok_or_else(|| {
+                format!("`scale` has {} values; only per-tensor (scalar) scales are supported", c.numel())
+            })?,
+            _ => return Err("`scale` must be a constant f32 scalar".into()),
+        };
+        let zero_point = match ins.get(2) {
+            Some(Val::C { c, .. }) if c.onnx_type == dtype::INT8 => c.scalar().ok_or_else(|| {
+                format!(
+                    "`zero_point` has {} values; only per-tensor (scalar) zero points are supported",
+                    c.numel()
+                )
+            })? as i64,
+            Some(Val::C { c, .. }) => {
+                return Err(format!(
+                    "`zero_point` is {}; only int8 quantization is supported (L0 has i8, not uint8)",
+                    dtype::name(c.onnx_type)
+                ))
+            }
+            Some(Val::Bad) | None if !quantize => 0,
+            Some(Val::Bad) | None => {
+                return Err(
+                    "without `zero_point` the result is uint8; only int8 quantization is supported".into()
+                )
+            }
+            Some(Val::T { .. }) => return Err("`zero_point` must be a constant".into()),
+        };
+        let scale = short(scale);
+        let (xn, _) = self.tensor(&ins[0], Some(if quantize { DType::F32 } else { DType::I8 }))?;
+        let op = if quantize {
+            Op::QuantizeLinear { scale, zero_point }
+        } else {
+            Op::DequantizeLinear { scale, zero_point }
+        };
+        self.emit(out, op, vec![xn])
+    }
+
     fn compare(&mut self, op: CompareOp, l: &Val, r: &Val, out: &str) -> Result<Val, String> {
         if let (Val::C { c: a, .. }, Val::C { c: b, .. }) = (l, r) {
             let (x, y) = (a.as_f64(), b.as_f64());
@@ -1954,6 +2004,8 @@ const OPS: &[(&str, &[&str])] = &[
     ("ReduceMin", &["axes", "keepdims", "noop_with_empty_axes"]),
     ("ArgMax", &["axis", "keepdims", "select_last_index"]),
     ("Cast", &["to", "saturate"]),
+    ("QuantizeLinear", &["axis", "saturate"]),
+    ("DequantizeLinear", &["axis"]),
     ("Identity", &[]),
     ("Dropout", &["seed"]),
     ("Constant", &["value", "value_float", "value_floats", "value_int", "value_ints"]),

@@ -787,3 +787,48 @@ fn onnx_names_become_identifiers_the_loop_program_can_carry() {
     assert_eq!(ident("output"), "output_");
     assert_eq!(ident("outs"), "outs");
 }
+
+/// A scalar int8 or uint8 constant.
+fn byte_scalar(name: &str, data_type: i32, v: i32) -> TensorProto {
+    TensorProto { name: name.into(), dims: vec![], data_type, int32_data: vec![v], ..Default::default() }
+}
+
+#[test]
+fn quantize_linear_imports_per_tensor_int8_and_lists_the_other_forms() {
+    let m = model(
+        17,
+        &[("x", &[2, 3])],
+        vec![f32s("s", &[], &[0.1]), byte_scalar("z", dtype::INT8, -3)],
+        vec![
+            node("QuantizeLinear", &["x", "s", "z"], "q", vec![]),
+            node("DequantizeLinear", &["q", "s"], "y", vec![]),
+        ],
+        &["y"],
+    );
+    let im = import(&ekb_onnx::export::encode(&m), &opts("q")).unwrap_or_else(|d| panic!("{d}"));
+    let text = print(&im.graph);
+    // The f32 scale reads back as its shortest decimal; a missing dequantize zero point is 0.
+    assert!(text.contains("quantize_linear(x, scale=0.1, zero_point=-3)"), "{text}");
+    assert!(text.contains("dequantize_linear(%q, scale=0.1, zero_point=0)"), "{text}");
+    // Per-axis scales, uint8 zero points and a missing quantize zero point are listed.
+    let m = model(
+        17,
+        &[("x", &[2, 3])],
+        vec![f32s("s", &[], &[0.1]), f32s("s3", &[3], &[0.1, 0.2, 0.3]), byte_scalar("u", dtype::UINT8, 7)],
+        vec![
+            node("QuantizeLinear", &["x", "s3", "u"], "a", vec![A::int("axis", 1)]),
+            node("QuantizeLinear", &["x", "s", "u"], "b", vec![]),
+            node("QuantizeLinear", &["x", "s"], "c", vec![]),
+        ],
+        &["a", "b", "c"],
+    );
+    let d = import(&ekb_onnx::export::encode(&m), &opts("bad")).unwrap_err();
+    let notes = d.notes.join("\n");
+    for want in [
+        "node `QuantizeLinear_a` (QuantizeLinear): `scale` has 3 values; only per-tensor (scalar) scales are supported",
+        "node `QuantizeLinear_b` (QuantizeLinear): `zero_point` is UINT8; only int8 quantization is supported (L0 has i8, not uint8)",
+        "node `QuantizeLinear_c` (QuantizeLinear): without `zero_point` the result is uint8; only int8 quantization is supported",
+    ] {
+        assert!(notes.contains(want), "missing `{want}` in\n{notes}");
+    }
+}

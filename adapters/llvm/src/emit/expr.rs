@@ -14,7 +14,7 @@
 //! Constant `i32` arithmetic is folded (wrapping) so that loop bounds written as expressions of
 //! literals give the loop hints a known trip count.
 
-use super::func::{elem_ty, llvm_ty, BufRef, FnCx, Val};
+use super::func::{elem_align, elem_ty, llvm_ty, BufRef, FnCx, Val};
 use super::Callee;
 use ekb_ir::diag::{Diagnostic, Span};
 use ekb_ir::l1::{BinOp, Expr, ExprKind, Intrinsic, Ty, UnOp};
@@ -54,7 +54,7 @@ impl FnCx<'_> {
     }
 
     /// Emits `<dest> = <inst>` with a fresh name and returns it as a value of type `ty`.
-    fn op(&mut self, hint: &str, ty: Ty, inst: String) -> Val {
+    pub(super) fn op(&mut self, hint: &str, ty: Ty, inst: String) -> Val {
         let r = self.fresh(hint);
         self.emit(format!("{r} = {inst}"));
         Val::new(r, ty)
@@ -70,7 +70,13 @@ impl FnCx<'_> {
                 let b = self.buf(&buf.name, buf.span)?;
                 let p = self.address(&buf.name, &b, index, e.span)?;
                 let ty = Ty::of(b.ty.dtype);
-                Ok(self.op("ld", ty, format!("load {}, ptr {p}, align 4", llvm_ty(ty))))
+                let (elem, align) = (elem_ty(b.ty.dtype), elem_align(b.ty.dtype));
+                let v = self.op("ld", ty, format!("load {elem}, ptr {p}, align {align}"));
+                if elem == llvm_ty(ty) {
+                    return Ok(v);
+                }
+                // An i8 element widens with its sign.
+                Ok(self.op("sx", ty, format!("sext {elem} {} to {}", v.repr, llvm_ty(ty))))
             }
             ExprKind::Unary { op, arg } => {
                 let a = self.expr(arg)?;
@@ -287,6 +293,26 @@ impl FnCx<'_> {
                     let one = float_lit(1.0);
                     self.op(name, Ty::F32, format!("fdiv{fmf} float {one}, {}", s.repr))
                 }
+            }
+            (Intrinsic::Round, _) => {
+                // Ties to even without a library call (the x86-64 baseline has no instruction
+                // for it): for |x| < 2^23, |x| + 2^23 rounds to an integer under the default
+                // rounding mode and subtracting 2^23 is exact; larger values, infinities and
+                // NaN are their own rounding. No fast-math flags, even in `vectorize` loops, so
+                // the addition and subtraction are never folded away.
+                let fabs = self.m.callee(Callee::Fabs);
+                let copysign = self.m.callee(Callee::CopySign);
+                let two23 = float_lit(8_388_608.0);
+                let a = self.op("abs", Ty::F32, format!("call float {fabs}(float {x})"));
+                let up = self.op("up", Ty::F32, format!("fadd float {}, {two23}", a.repr));
+                let down = self.op("down", Ty::F32, format!("fsub float {}, {two23}", up.repr));
+                let small = self.op("small", Ty::Bool, format!("fcmp olt float {}, {two23}", a.repr));
+                let r = self.op(
+                    "mag",
+                    Ty::F32,
+                    format!("select i1 {}, float {}, float {}", small.repr, down.repr, a.repr),
+                );
+                self.op(name, Ty::F32, format!("call float {copysign}(float {}, float {x})", r.repr))
             }
             (Intrinsic::Floor | Intrinsic::Ceil, _) => {
                 let f = self.m.callee(if func == Intrinsic::Floor { Callee::Floor } else { Callee::Ceil });

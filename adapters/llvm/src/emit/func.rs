@@ -51,9 +51,18 @@ pub(super) fn llvm_ty(t: Ty) -> &'static str {
     }
 }
 
-/// LLVM type of a buffer element.
+/// LLVM type of a buffer element (in memory: an i8 element is an `i8`, which loads
+/// sign-extended to the `i32` expressions use).
 pub(super) fn elem_ty(d: DType) -> &'static str {
-    llvm_ty(Ty::of(d))
+    match d {
+        DType::I8 => "i8",
+        _ => llvm_ty(Ty::of(d)),
+    }
+}
+
+/// The alignment of one buffer element, as loads and stores state it.
+pub(super) fn elem_align(d: DType) -> usize {
+    d.size_bytes()
 }
 
 /// The parameter declaration of a buffer pointer: distinct from every other buffer (`noalias`),

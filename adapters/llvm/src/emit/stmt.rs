@@ -7,7 +7,7 @@
 //! stack context holding every captured value; its body is emitted in two new functions (see
 //! the module header of `emit`).
 
-use super::func::{buffer_param, elem_ty, llvm_ty, BufRef, FnCx, Val};
+use super::func::{buffer_param, elem_align, elem_ty, llvm_ty, BufRef, FnCx, Val};
 use super::{Callee, UNROLL_COUNT, UNROLL_FULL_MAX_TRIPS};
 use ekb_ir::diag::{Diagnostic, Span};
 use ekb_ir::l1::{Expr, ExprKind, LoopKind, Stmt, Ty};
@@ -81,9 +81,15 @@ impl FnCx<'_> {
                         .with_hint("declare the parameter `out` or `inout`"));
                 }
                 let want = Ty::of(b.ty.dtype);
-                let v = self.typed(value, want, &format!("a value stored to `{}` ({})", buf.name, b.ty))?;
+                let mut v =
+                    self.typed(value, want, &format!("a value stored to `{}` ({})", buf.name, b.ty))?;
                 let p = self.address(&buf.name, &b, index, *span)?;
-                self.emit(format!("store {} {}, ptr {p}, align 4", llvm_ty(want), v.repr));
+                let (elem, align) = (elem_ty(b.ty.dtype), elem_align(b.ty.dtype));
+                if elem != llvm_ty(want) {
+                    // An i8 element keeps the low 8 bits of the i32 value.
+                    v = self.op("tr", want, format!("trunc {} {} to {elem}", llvm_ty(want), v.repr));
+                }
+                self.emit(format!("store {elem} {}, ptr {p}, align {align}", v.repr));
                 Ok(())
             }
             Stmt::Alloc { name, ty, .. } => {

@@ -64,6 +64,7 @@ pub fn all() -> Vec<Case> {
         Case { name: "copies", text: COPIES, inputs: copies_inputs, expect: copies_expect },
         Case { name: "big_local", text: BIG_LOCAL, inputs: big_local_inputs, expect: big_local_expect },
         Case { name: "trig", text: TRIG, inputs: trig_inputs, expect: trig_expect },
+        Case { name: "int8", text: INT8, inputs: int8_inputs, expect: int8_expect },
     ]
 }
 
@@ -831,4 +832,95 @@ fn trig_expect(i: &Bufs) -> Bufs {
         }
     }
     out(vec![("y", f32s(&[4, 12], y.clone())), ("yv", f32s(&[4, 12], y))])
+}
+
+// ---- int8: i8 buffers (loads sign-extend, stores keep the low byte) and `round` (ties to even),
+// scalar, vectorized and in a local i8 allocation; the quantize formula of the lowering ----
+
+pub const INT8: &str = "module int8 {
+  input q: i8[37]
+  input x: f32[37]
+  output w: i32[37]
+  output n: i8[37]
+  output r: f32[37]
+  output s: i8[37]
+  output c: i8[37]
+
+  kernel vector(q: i8[37] in, x: f32[37] in, w: i32[37] out, n: i8[37] out, r: f32[37] out, s: i8[37] out) {
+    vectorize i in 0..37 {
+      w[i] = q[i] * 3
+      n[i] = q[i] * 3
+      r[i] = round(x[i])
+      s[i] = i32(min(max(round(x[i] / 0.5) + 2.0, -128.0), 127.0))
+    }
+  }
+
+  kernel scalar(q: i8[37] in, c: i8[37] out) {
+    for i in 0..37 {
+      alloc t: i8[2] local
+      t[0] = q[i] + 200
+      t[1] = -t[0]
+      c[i] = t[1]
+    }
+  }
+
+  run vector(q, x, w, n, r, s)
+  run scalar(q, c)
+}
+";
+
+fn int8_inputs() -> Bufs {
+    // -128, 127 and 0 among them; x has ties of both parities, a NaN and a value beyond i32.
+    let mut q: Vec<i8> = (0..37).map(|i| (i * 7 - 128) as i8).collect();
+    (q[1], q[2], q[3]) = (127, 0, -1);
+    let mut x: Vec<f32> = (0..37).map(|i| (i as f32 - 18.0) * 0.75).collect();
+    x[35] = f32::NAN;
+    x[36] = 3e9;
+    inputs(vec![("q", i8s(&[37], q)), ("x", f32s(&[37], x))])
+}
+
+fn int8_expect(i: &Bufs) -> Bufs {
+    let (q, x) = (as_i8(get(i, "q")), as_f32(get(i, "x")));
+    let w: Vec<i32> = q.iter().map(|&v| i32::from(v) * 3).collect();
+    let n = w.iter().map(|&v| v as i8).collect();
+    let r = x.iter().map(|v| v.round_ties_even()).collect();
+    let s = x
+        .iter()
+        .map(|v| {
+            let t = (v / 0.5).round_ties_even() + 2.0;
+            // max(NaN, -128.0) is -128.0 in L1 (IEEE maxNum), so NaN saturates low.
+            if t.is_nan() {
+                -128
+            } else {
+                t.clamp(-128.0, 127.0) as i8
+            }
+        })
+        .collect();
+    let c = q.iter().map(|&v| (-(i32::from(v) + 200)) as i8).collect();
+    out(vec![
+        ("w", i32s(&[37], w)),
+        ("n", i8s(&[37], n)),
+        ("r", f32s(&[37], r)),
+        ("s", i8s(&[37], s)),
+        ("c", i8s(&[37], c)),
+    ])
+}
+
+#[test]
+fn int8_inputs_cover_the_i8_extremes_and_both_tie_parities() {
+    let i = int8_inputs();
+    let q = as_i8(get(&i, "q"));
+    assert!(q.contains(&-128) && q.contains(&127) && q.contains(&0), "{q:?}");
+    let x = as_f32(get(&i, "x"));
+    assert!(x.contains(&1.5) && x.contains(&-1.5) && x.contains(&4.5), "{x:?}");
+    let e = int8_expect(&i);
+    // Hand-checked: round(1.5) = 2, round(-1.5) = -2, round(4.5) = 4; q = -128 gives 3 * -128 =
+    // -384, stored as 0x80 = -128; 1.5 / 0.5 = 3 (no tie) + 2 = 5.
+    let at = |v: f32| x.iter().position(|&y| y == v).unwrap();
+    let r = as_f32(get(&e, "r"));
+    assert_eq!((r[at(1.5)], r[at(-1.5)], r[at(4.5)]), (2.0, -2.0, 4.0));
+    let qi = q.iter().position(|&v| v == -128).unwrap();
+    assert_eq!(as_i8(get(&e, "n"))[qi], -128);
+    assert_eq!(as_i8(get(&e, "s"))[at(1.5)], 5);
+    assert_eq!((as_i8(get(&e, "s"))[35], as_i8(get(&e, "s"))[36]), (-128, 127));
 }

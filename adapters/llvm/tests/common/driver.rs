@@ -4,7 +4,7 @@
 //! and for aarch64 with `aarch64-linux-gnu-gcc`, where it runs under `qemu-aarch64`.
 
 use super::cases::Bufs;
-use ekb_ir::l1::interp::{POISON_F32_BITS, POISON_I32};
+use ekb_ir::l1::interp::{POISON_F32_BITS, POISON_I32, POISON_I8};
 use ekb_ir::l1::{BufferRole, Module};
 use ekb_ir::tensor::Buffer;
 use ekb_ir::types::DType;
@@ -93,13 +93,11 @@ impl Toolchain {
         for b in &m.buffers {
             let data = match inputs.get(&b.name) {
                 Some(given) => given.as_bytes().to_vec(),
-                None => {
-                    let word = match b.ty.dtype {
-                        DType::F32 => POISON_F32_BITS.to_le_bytes(),
-                        DType::I32 => POISON_I32.to_le_bytes(),
-                    };
-                    word.repeat(b.ty.numel())
-                }
+                None => match b.ty.dtype {
+                    DType::F32 => POISON_F32_BITS.to_le_bytes().repeat(b.ty.numel()),
+                    DType::I32 => POISON_I32.to_le_bytes().repeat(b.ty.numel()),
+                    DType::I8 => vec![POISON_I8 as u8; b.ty.numel()],
+                },
             };
             bytes.extend_from_slice(&(data.len() as u64).to_le_bytes());
             bytes.extend_from_slice(&data);

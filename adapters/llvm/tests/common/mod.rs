@@ -39,6 +39,19 @@ pub fn f32s(shape: &[usize], data: Vec<f32>) -> Buffer {
     Buffer { ty, data: BufData::F32(data) }
 }
 
+pub fn i8s(shape: &[usize], data: Vec<i8>) -> Buffer {
+    let ty = TensorType::new(DType::I8, shape);
+    assert_eq!(ty.numel(), data.len());
+    Buffer { ty, data: BufData::I8(data) }
+}
+
+pub fn as_i8(b: &Buffer) -> &[i8] {
+    match &b.data {
+        BufData::I8(v) => v,
+        _ => panic!("expected an i8 buffer, got {}", b.ty),
+    }
+}
+
 pub fn i32s(shape: &[usize], data: Vec<i32>) -> Buffer {
     let ty = TensorType::new(DType::I32, shape);
     assert_eq!(ty.numel(), data.len());
@@ -52,14 +65,14 @@ pub fn inputs(list: Vec<(&str, Buffer)>) -> HashMap<String, Buffer> {
 pub fn as_f32(b: &Buffer) -> &[f32] {
     match &b.data {
         BufData::F32(v) => v,
-        BufData::I32(_) => panic!("expected an f32 buffer, got {}", b.ty),
+        _ => panic!("expected an f32 buffer, got {}", b.ty),
     }
 }
 
 pub fn as_i32(b: &Buffer) -> &[i32] {
     match &b.data {
         BufData::I32(v) => v,
-        BufData::F32(_) => panic!("expected an i32 buffer, got {}", b.ty),
+        _ => panic!("expected an i32 buffer, got {}", b.ty),
     }
 }
 

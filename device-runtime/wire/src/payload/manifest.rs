@@ -20,11 +20,17 @@ use alloc::vec::Vec;
 use core::fmt;
 use serde::{Deserialize, Serialize};
 
-/// Element types of buffers. Both are 4 bytes, stored little-endian in blobs.
+/// Element types of buffers: `f32` and `i32` are 4 bytes, `i8` one byte, stored little-endian
+/// in blobs.
+///
+/// `I8` (code 2) came after format version 3 without a new version: appending a variant leaves
+/// the bytes of every earlier manifest unchanged (no earlier writer produced code 2), so every
+/// version reads it; a reader built before it refuses such a manifest as undecodable.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum DType {
     F32,
     I32,
+    I8,
 }
 
 impl DType {
@@ -32,11 +38,15 @@ impl DType {
         match self {
             DType::F32 => "f32",
             DType::I32 => "i32",
+            DType::I8 => "i8",
         }
     }
 
     pub const fn size_bytes(self) -> u64 {
-        4
+        match self {
+            DType::F32 | DType::I32 => 4,
+            DType::I8 => 1,
+        }
     }
 }
 
@@ -236,7 +246,7 @@ pub enum Source {
     /// The seeded generator with this initialiser, keyed by (task, seed, buffer name): new
     /// values for every seed.
     Seeded(Init),
-    /// The elements stored in blob `blob` (kind [`BlobKind::ParamData`], `numel * 4` bytes,
+    /// The elements stored in blob `blob` (kind [`BlobKind::ParamData`], `numel × element size` bytes,
     /// little-endian in the buffer's dtype), the same for every seed; parameters only. `crc32`
     /// is the CRC-32 of the blob's bytes (the checksum its source file declared), checked when
     /// the payload is parsed. Since format version 2.
@@ -291,7 +301,7 @@ pub struct LaunchStep {
 }
 
 /// Where the expected value of one output under one seed lives: a blob of kind
-/// [`BlobKind::ExpectedOutput`] holding the elements little-endian, `numel * 4` bytes.
+/// [`BlobKind::ExpectedOutput`] holding the elements little-endian, `numel × element size` bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ExpectedOutput {
     /// Index into [`Manifest::seeds`].
@@ -566,6 +576,7 @@ fn check_init(init: &Init, dtype: DType, shape: &[u64]) -> Result<(), InitError>
         }
         (DType::F32, _) => seeded::fill_f32(init, &[1], 0, &mut [0.0]),
         (DType::I32, _) => seeded::fill_i32(init, 0, &mut [0]),
+        (DType::I8, _) => seeded::fill_i8(init, 0, &mut [0]),
     }
 }
 
@@ -882,5 +893,33 @@ impl Manifest {
             return Err(duplicate(e, check(e, entry)?));
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dtype_codes_and_sizes_are_stable() {
+        // The postcard code of each dtype is its position: appending I8 left F32 and I32 as
+        // they were, so older manifests decode unchanged.
+        for (d, code, size) in [(DType::F32, 0u8, 4u64), (DType::I32, 1, 4), (DType::I8, 2, 1)] {
+            assert_eq!(postcard::to_allocvec(&d).unwrap(), [code], "{d}");
+            assert_eq!(postcard::from_bytes::<DType>(&[code]).unwrap(), d);
+            assert_eq!(d.size_bytes(), size, "{d}");
+        }
+        assert!(postcard::from_bytes::<DType>(&[3]).is_err(), "no fourth dtype");
+        assert_eq!(DType::I8.name(), "i8");
+    }
+
+    #[test]
+    fn i8_inits_are_checked_against_the_i8_range() {
+        assert!(check_init(&Init::RandInt { lo: -128, hi: 128 }, DType::I8, &[4]).is_ok());
+        assert_eq!(
+            check_init(&Init::RandInt { lo: 0, hi: 200 }, DType::I8, &[4]),
+            Err(InitError::BadRandInt { lo: 0, hi: 200, dtype: "i8" })
+        );
+        assert!(check_init(&Init::Uniform { lo: 0.0, hi: 1.0 }, DType::I8, &[4]).is_err());
     }
 }

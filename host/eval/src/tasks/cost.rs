@@ -58,6 +58,7 @@ pub fn estimate(g: &Graph) -> Cost {
         let per_out = |k: u64| k * numel(out);
         flops += match &n.op {
             Op::Unary(_) | Op::Binary(_) | Op::Compare(_) | Op::Where => per_out(1),
+            Op::QuantizeLinear { .. } | Op::DequantizeLinear { .. } => per_out(2),
             Op::Reduce { .. } | Op::ArgMax { .. } => numel(ins[0]),
             Op::Softmax { .. } => per_out(5),
             Op::LayerNorm { .. } => per_out(8),

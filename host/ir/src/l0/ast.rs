@@ -49,8 +49,8 @@ pub const DATA_PARAM_INIT: Init = Init::Uniform { lo: 0.0, hi: 0.0 };
 
 /// Where a parameter's real values are: `file("NAME.bin", offset=N, crc32="xxxxxxxx")`.
 ///
-/// The file holds the elements little-endian (f32 or i32, as the parameter's dtype), row-major,
-/// `numel * 4` bytes from `offset`; `crc32` is the IEEE CRC-32 of exactly those bytes.
+/// The file holds the elements little-endian (f32, i32 or i8, as the parameter's dtype),
+/// row-major, `numel * element size` bytes from `offset`; `crc32` is the IEEE CRC-32 of exactly those bytes.
 #[derive(Clone, PartialEq)]
 pub struct ParamData {
     /// The sidecar file as written: relative to the directory of the `.ekir` file.
@@ -76,6 +76,7 @@ impl fmt::Debug for ParamData {
         let loaded = self.values.as_ref().map(|v| match &**v {
             BufData::F32(x) => x.len(),
             BufData::I32(x) => x.len(),
+            BufData::I8(x) => x.len(),
         });
         f.debug_struct("ParamData")
             .field("file", &self.file)
@@ -91,6 +92,7 @@ pub fn le_bytes(data: &BufData) -> Vec<u8> {
     match data {
         BufData::F32(v) => v.iter().flat_map(|x| x.to_le_bytes()).collect(),
         BufData::I32(v) => v.iter().flat_map(|x| x.to_le_bytes()).collect(),
+        BufData::I8(v) => v.iter().flat_map(|x| x.to_le_bytes()).collect(),
     }
 }
 
@@ -190,6 +192,13 @@ pub enum Op {
     /// `group_norm(x, scale, bias, groups=G, eps=1e-5)`: channels on axis 1 in `groups` groups,
     /// each normalised over its channels and every later axis; per-channel scale and bias.
     GroupNorm { groups: usize, eps: f64 },
+    /// `quantize_linear(x, scale=S, zero_point=Z)`: f32 -> i8, ONNX `QuantizeLinear` per tensor:
+    /// `saturate(round_half_to_even(x / S) + Z)` computed in f32. `scale` is finite, > 0 and
+    /// representable in f32 as a normal number; `zero_point` is within i8.
+    QuantizeLinear { scale: f64, zero_point: i64 },
+    /// `dequantize_linear(q, scale=S, zero_point=Z)`: i8 -> f32, ONNX `DequantizeLinear` per
+    /// tensor: `(q - Z) * S`, the difference exact, one f32 rounding for the product.
+    DequantizeLinear { scale: f64, zero_point: i64 },
     /// `conv_transpose2d(x, w[, b])`: NCHW input, `w: [IC, OC/groups, KH, KW]` (PyTorch's layout).
     ConvTranspose2d(ConvTranspose2dAttrs),
     /// `resize(x, size=[H,W], mode=nearest, align_corners=false)`: NCHW, PyTorch's `interpolate`.

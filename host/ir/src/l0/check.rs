@@ -2,7 +2,7 @@
 //!
 //! Checks: every name defined once (inputs, params, nodes; output names distinct from each
 //! other and from inputs and params); every tensor within `ops::MAX_NUMEL` elements; each
-//! initialiser valid for its dtype (`randint` only for i32, the others only for f32; bounds
+//! initialiser valid for its dtype (`randint` only for i32 and i8, the others only for f32; bounds
 //! finite and ordered); every use after its definition; each node's type inferred by
 //! `ops::infer` and equal to its annotation when one is written; each returned value of the
 //! declared output type. Afterwards every node's `ty` holds its inferred type.
@@ -196,9 +196,10 @@ fn check_decl(d: &TensorDecl, is_param: bool, errs: &mut Vec<Diagnostic>) -> boo
         return false;
     }
     let problem = match (d.init, d.ty.dtype) {
-        (Init::RandInt { .. }, DType::F32) => {
-            Some(bad("`randint` initialises only i32 tensors".into()).with_hint("use `uniform(lo, hi)` for f32"))
-        }
+        (Init::RandInt { .. }, DType::F32) => Some(
+            bad("`randint` initialises only integer (i32, i8) tensors".into())
+                .with_hint("use `uniform(lo, hi)` for f32"),
+        ),
         (Init::RandInt { lo, hi }, DType::I32) => {
             let range = i64::from(i32::MIN)..=i64::from(i32::MAX);
             if lo >= hi || !range.contains(&lo) || !range.contains(&hi) {
@@ -207,9 +208,19 @@ fn check_decl(d: &TensorDecl, is_param: bool, errs: &mut Vec<Diagnostic>) -> boo
                 None
             }
         }
-        (_, DType::I32) => Some(
+        (Init::RandInt { lo, hi }, DType::I8) => {
+            if lo >= hi || lo < -128 || hi > 128 {
+                Some(
+                    bad(format!("`randint({lo}, {hi})` needs lo < hi with -128 <= lo and hi <= 128 for i8"))
+                        .with_note("the values drawn lie in [lo, hi), so `randint(-128, 128)` is the whole i8 range"),
+                )
+            } else {
+                None
+            }
+        }
+        (_, DType::I32 | DType::I8) => Some(
             bad(format!("`{}` initialises only f32 tensors", init_text(&d.init)))
-                .with_hint("use `randint(lo, hi)` for i32"),
+                .with_hint(format!("use `randint(lo, hi)` for {}", d.ty.dtype)),
         ),
         (Init::Uniform { lo, hi }, _) if !(lo.is_finite() && hi.is_finite() && lo < hi) => {
             Some(bad(format!("`{}` needs finite lo < hi", init_text(&d.init))))

@@ -8,7 +8,7 @@
 //! on the other declarations.
 //!
 //! A data parameter (`= file(...)`) is the exception: its values are the file's, whatever the
-//! seed. [`load_data`] reads them (little-endian, `numel * 4` bytes from the offset) and verifies
+//! seed. [`load_data`] reads them (little-endian, `numel * element size` bytes from the offset) and verifies
 //! the CRC-32 of those bytes before anything uses them; [`generate`] refuses a data parameter
 //! whose values were never loaded rather than inventing them.
 
@@ -16,7 +16,7 @@ use crate::diag::Diagnostic;
 use crate::l0::ast::{Graph, ParamData, TensorDecl};
 use crate::tensor::{BufData, Buffer, Tensor};
 use crate::types::DType;
-use ekb_wire::seeded::{fill_f32, fill_i32, tensor_key, InitError};
+use ekb_wire::seeded::{fill_f32, fill_i32, fill_i8, tensor_key, InitError};
 use std::collections::HashMap;
 use std::path::Path;
 use std::sync::Arc;
@@ -69,7 +69,7 @@ pub fn load_data(g: &mut Graph, dir: &Path) -> Result<(), Vec<Diagnostic>> {
 /// The verified values of one data parameter from the bytes of its file.
 fn decode(d: &TensorDecl, data: &ParamData, bytes: &[u8], path: &Path) -> Result<BufData, Diagnostic> {
     let n = d.ty.numel();
-    let len = n.checked_mul(4).and_then(|l| u64::try_from(l).ok());
+    let len = n.checked_mul(d.ty.dtype.size_bytes()).and_then(|l| u64::try_from(l).ok());
     let range = len.and_then(|l| Some((data.offset, data.offset.checked_add(l)?)));
     let Some((start, end)) = range.filter(|&(_, end)| end <= bytes.len() as u64) else {
         return Err(Diagnostic::error(format!(
@@ -78,7 +78,7 @@ fn decode(d: &TensorDecl, data: &ParamData, bytes: &[u8], path: &Path) -> Result
             path.display(),
             d.name,
             d.ty,
-            n.saturating_mul(4),
+            n.saturating_mul(d.ty.dtype.size_bytes()),
             data.offset,
             bytes.len()
         ))
@@ -101,6 +101,7 @@ fn decode(d: &TensorDecl, data: &ParamData, bytes: &[u8], path: &Path) -> Result
     Ok(match d.ty.dtype {
         DType::F32 => BufData::F32(words.map(f32::from_le_bytes).collect()),
         DType::I32 => BufData::I32(words.map(i32::from_le_bytes).collect()),
+        DType::I8 => BufData::I8(slice.iter().map(|&b| b as i8).collect()),
     })
 }
 
@@ -124,6 +125,11 @@ fn generate_one(g: &Graph, d: &TensorDecl, seed: u64) -> Result<Buffer, Diagnost
             fill_i32(&d.init, key, &mut v).map_err(|e| init_error(d, e))?;
             BufData::I32(v)
         }
+        DType::I8 => {
+            let mut v = alloc::<i8>(n, d)?;
+            fill_i8(&d.init, key, &mut v).map_err(|e| init_error(d, e))?;
+            BufData::I8(v)
+        }
     };
     Ok(Buffer { ty: d.ty.clone(), data })
 }
@@ -141,6 +147,7 @@ fn data_values(d: &TensorDecl, data: &ParamData) -> Result<Buffer, Diagnostic> {
     let (dtype, len) = match &**values {
         BufData::F32(v) => (DType::F32, v.len()),
         BufData::I32(v) => (DType::I32, v.len()),
+        BufData::I8(v) => (DType::I8, v.len()),
     };
     if dtype != d.ty.dtype || len != d.ty.numel() {
         return Err(Diagnostic::error(format!(
@@ -175,8 +182,8 @@ fn init_error(d: &TensorDecl, e: InitError) -> Diagnostic {
         InitError::WrongDType { dtype: "f32", .. } => diag
             .with_expected("an initialiser for f32: `uniform(lo, hi)`, `normal(mean, std)`, `kaiming_uniform`, `const(v)`")
             .with_hint(format!("declare `{}` as i32, or use `uniform(lo, hi)`", d.name)),
-        InitError::WrongDType { .. } => diag
-            .with_expected("an initialiser for i32: `randint(lo, hi)` or `const(v)` with an integer v")
+        InitError::WrongDType { dtype, .. } => diag
+            .with_expected(format!("an initialiser for {dtype}: `randint(lo, hi)` or `const(v)` with an integer v"))
             .with_hint(format!("declare `{}` as f32, or use `randint(lo, hi)`", d.name)),
         InitError::KaimingRank { .. } => diag.with_hint(
             "a bias takes its bound from its layer's weight: write `uniform(-b, b)` with b = 1/sqrt(fan_in)",
@@ -219,7 +226,7 @@ mod tests {
     fn f32s(b: &Buffer) -> &[f32] {
         match &b.data {
             BufData::F32(v) => v,
-            BufData::I32(_) => panic!("expected f32 data"),
+            _ => panic!("expected f32 data"),
         }
     }
 
@@ -266,7 +273,7 @@ mod tests {
                 assert!(v.iter().all(|i| (2..5).contains(i)), "{v:?}");
                 assert!([2, 3, 4].iter().all(|k| v.contains(k)), "randint(2, 5) covers 2, 3, 4: {v:?}");
             }
-            BufData::F32(_) => panic!("idx must be i32"),
+            _ => panic!("idx must be i32"),
         }
         let b = kaiming_bound(&[32, 16]).unwrap() as f32;
         assert!((b - 0.25).abs() < 1e-7, "fan_in 16 gives 1/4");
@@ -275,6 +282,29 @@ mod tests {
         let n = f32s(&bufs[4].1);
         let mean = n.iter().map(|&v| f64::from(v)).sum::<f64>() / n.len() as f64;
         assert!((mean - 10.0).abs() < 0.3 && n.iter().all(|&v| (7.0..13.0).contains(&v)), "{mean}");
+    }
+
+    #[test]
+    fn i8_tensors_draw_like_i32_and_default_to_the_whole_range() {
+        let q = decl("q", DType::I8, &[64], DType::I8.default_init(), 0);
+        let k = decl("k", DType::I32, &[64], Init::RandInt { lo: -128, hi: 128 }, 5);
+        let g = graph(vec![q, k], vec![decl("p", DType::I8, &[2], Init::RandInt { lo: -128, hi: -127 }, 9)]);
+        let bufs = generate(&g, 7).unwrap();
+        let (BufData::I8(q), BufData::I32(k)) = (&bufs[0].1.data, &bufs[1].1.data) else {
+            panic!("dtypes: {bufs:?}")
+        };
+        // Same key construction, same draws: `q` equals an i32 `q` with the same range.
+        let mut want = vec![0i32; 64];
+        fill_i32(&Init::RandInt { lo: -128, hi: 128 }, tensor_key("mlp", 7, "q"), &mut want).unwrap();
+        assert_eq!(q.iter().map(|&v| i32::from(v)).collect::<Vec<_>>(), want);
+        assert!(q.iter().any(|&v| v < 0) && q.iter().any(|&v| v > 63), "the whole range is drawn: {q:?}");
+        assert_ne!(q.iter().map(|&v| i32::from(v)).collect::<Vec<_>>(), *k, "another name, another stream");
+        assert_eq!(bufs[2].1.data, BufData::I8(vec![-128, -128]));
+        // An out-of-range bound is a diagnostic at the declaration.
+        let bad = graph(vec![decl("q", DType::I8, &[2], Init::RandInt { lo: 0, hi: 200 }, 3)], vec![]);
+        let e = generate(&bad, 0).unwrap_err();
+        assert!(e.message.contains("needs lo < hi with every value in [lo, hi) an i8"), "{e}");
+        assert_eq!(e.span.map(|s| s.start), Some(3));
     }
 
     #[test]

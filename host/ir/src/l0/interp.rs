@@ -6,7 +6,10 @@
 //! What it keeps true:
 //! - f32 tensors are computed in f64 and never rounded to f32 between operators; i32 tensors hold
 //!   integral f64 values, and i32 arithmetic is computed exactly (in i64) and then wrapped to 32
-//!   bits (two's complement), as a board computes it.
+//!   bits (two's complement), as a board computes it. i8 tensors hold integral f64 values in
+//!   `-128..=127`; `quantize_linear` and `dequantize_linear` compute in f32 exactly as the
+//!   lowered code does (the input rounded to f32, one rounding per operation), so their i8 and
+//!   f32 results match compiled code bit for bit.
 //! - NaN propagates through max/min, clip, relu, pools and max/min reductions (as in PyTorch);
 //!   argmax treats NaN as the largest value, so the first NaN wins (as in PyTorch).
 //! - A value given for an i32 tensor as a float (the `value` of `full` or of a constant `pad`)
@@ -113,13 +116,15 @@ fn check_inputs(g: &Graph, inputs: &HashMap<String, Tensor>) -> Result<(), Diagn
             ))
             .at(d.span));
         }
-        if t.ty.dtype == DType::I32 {
-            if let Some(v) =
-                t.data.iter().find(|&&v| v.fract() != 0.0 || !(-2147483648.0..=2147483647.0).contains(&v))
-            {
-                return Err(Diagnostic::error(format!("{kind} `{}` is i32 but holds the value {v}", d.name))
-                    .at(d.span)
-                    .with_expected("integral values in the i32 range"));
+        if let Some((min, max)) = t.ty.dtype.int_range() {
+            let range = min as f64..=max as f64;
+            if let Some(v) = t.data.iter().find(|&&v| v.fract() != 0.0 || !range.contains(&v)) {
+                return Err(Diagnostic::error(format!(
+                    "{kind} `{}` is {} but holds the value {v}",
+                    d.name, t.ty.dtype
+                ))
+                .at(d.span)
+                .with_expected(format!("integral values in the {} range", t.ty.dtype)));
             }
         }
     }
@@ -194,10 +199,29 @@ fn eval_node(node: &Node, args: &[&Tensor]) -> Result<Tensor, Diagnostic> {
         Op::Concat { axis } => concat(node, *axis, args),
         Op::Slice { axes, starts, ends, steps } => slice(node, axes, starts, ends, steps, args[0]),
         Op::Pad { pads, mode } => pad(node, pads, *mode, args[0]),
-        Op::Cast { dtype } => Ok(Tensor {
-            ty: TensorType::new(*dtype, args[0].ty.shape.clone()),
-            data: args[0].data.iter().map(|&v| to_dtype(*dtype, v)).collect(),
-        }),
+        Op::Cast { dtype } => {
+            // An integer narrowed to i8 keeps its low 8 bits (ONNX `Cast`); everything else
+            // converts as a stored value does.
+            let wrap = *dtype == DType::I8 && args[0].ty.dtype == DType::I32;
+            Ok(Tensor {
+                ty: TensorType::new(*dtype, args[0].ty.shape.clone()),
+                data: args[0]
+                    .data
+                    .iter()
+                    .map(|&v| if wrap { f64::from(v as i32 as i8) } else { to_dtype(*dtype, v) })
+                    .collect(),
+            })
+        }
+        Op::QuantizeLinear { scale, zero_point } => {
+            want_dtype(node, args[0], DType::F32, "x")?;
+            let data = args[0].data.iter().map(|&x| quantize(x, *scale, *zero_point)).collect();
+            Ok(Tensor { ty: TensorType::new(DType::I8, args[0].ty.shape.clone()), data })
+        }
+        Op::DequantizeLinear { scale, zero_point } => {
+            want_dtype(node, args[0], DType::I8, "q")?;
+            let data = args[0].data.iter().map(|&q| dequantize(q, *scale, *zero_point)).collect();
+            Ok(Tensor { ty: TensorType::new(DType::F32, args[0].ty.shape.clone()), data })
+        }
         Op::Full { ty, value } => {
             Ok(Tensor { ty: ty.clone(), data: vec![to_dtype(ty.dtype, *value); ty.numel()] })
         }
@@ -321,12 +345,32 @@ fn wrap_i32(v: i64) -> f64 {
 }
 
 /// A value stored into a tensor of `dtype`: f32 keeps the f64 value (no rounding in the oracle);
-/// i32 truncates toward zero, saturates and maps NaN to 0 (Rust's `as`, which is `cast`'s rule).
+/// i32 and i8 truncate toward zero, saturate and map NaN to 0 (Rust's `as`, which is `cast`'s
+/// rule from f32).
 fn to_dtype(dtype: DType, v: f64) -> f64 {
     match dtype {
         DType::F32 => v,
         DType::I32 => f64::from(v as i32),
+        DType::I8 => f64::from(v as i8),
     }
+}
+
+/// `quantize_linear` of one element, computed in f32 as a board computes it: the input rounded
+/// to f32, divided by the f32 scale, rounded half to even, plus the zero point, saturated to
+/// `[-128, 127]` (NaN gives -128, the lower bound, as the lowered `max` then `min` does).
+pub(crate) fn quantize(x: f64, scale: f64, zero_point: i64) -> f64 {
+    let v = (x as f32 / scale as f32).round_ties_even() + zero_point as f32;
+    if v.is_nan() {
+        -128.0
+    } else {
+        f64::from(v.clamp(-128.0, 127.0))
+    }
+}
+
+/// `dequantize_linear` of one element: `(q - Z) * S`, the difference exact, the product rounded
+/// once to f32.
+pub(crate) fn dequantize(q: f64, scale: f64, zero_point: i64) -> f64 {
+    f64::from((q as i64 - zero_point) as f32 * scale as f32)
 }
 
 /// Maximum and minimum that propagate NaN (PyTorch's `maximum`/`minimum`, `amax`, pooling).
@@ -355,6 +399,13 @@ fn clamp(x: f64, lo: f64, hi: f64) -> f64 {
     } else {
         x
     }
+}
+
+fn want_dtype(node: &Node, t: &Tensor, dtype: DType, what: &str) -> Result<(), Diagnostic> {
+    if t.ty.dtype != dtype {
+        return Err(fail(node, format!("{what} must be {dtype}, found {}", t.ty.dtype)));
+    }
+    Ok(())
 }
 
 fn want_f32(node: &Node, t: &Tensor, what: &str) -> Result<(), Diagnostic> {

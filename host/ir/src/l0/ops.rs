@@ -84,6 +84,8 @@ pub const OP_NAMES: &[&str] = &[
     "iota",
     "expand",
     "gather",
+    "quantize_linear",
+    "dequantize_linear",
 ];
 
 /// An attribute value as written in the text form.
@@ -165,7 +167,7 @@ impl AttrKind {
             AttrKind::Choice(c) => {
                 format!("one of {}", c.iter().map(|s| format!("`{s}`")).collect::<Vec<_>>().join(", "))
             }
-            AttrKind::DType => "a dtype (`f32` or `i32`)".into(),
+            AttrKind::DType => "a dtype (`f32`, `i32` or `i8`)".into(),
         }
     }
 }
@@ -417,7 +419,11 @@ pub const SPECS: &[OpSpec] = &[
     ),
     spec("expand", X, &[a("shape", K::Ints, D::Required)]),
     spec("gather", &["x", "indices"], &[a("axis", K::Int, D::Int(0))]),
+    spec("quantize_linear", X, QUANT_ATTRS),
+    spec("dequantize_linear", &["q"], QUANT_ATTRS),
 ];
+
+const QUANT_ATTRS: &[AttrSpec] = &[a("scale", K::Float, D::Required), a("zero_point", K::Int, D::Int(0))];
 
 /// The spec of an operator form by name; `reduction` picks the reduction form of `max`/`min`.
 pub fn find_spec(name: &str, reduction: bool) -> Option<&'static OpSpec> {
@@ -505,6 +511,8 @@ impl Op {
             Op::GroupNorm { .. } => "group_norm",
             Op::ConvTranspose2d(_) => "conv_transpose2d",
             Op::Resize { .. } => "resize",
+            Op::QuantizeLinear { .. } => "quantize_linear",
+            Op::DequantizeLinear { .. } => "dequantize_linear",
         }
     }
 
@@ -615,6 +623,9 @@ impl Op {
                 ),
                 ("align_corners", V::Bool(*align_corners)),
             ],
+            Op::QuantizeLinear { scale, zero_point } | Op::DequantizeLinear { scale, zero_point } => {
+                vec![("scale", V::Float(*scale)), ("zero_point", V::Int(*zero_point))]
+            }
         }
     }
 
@@ -874,7 +885,7 @@ fn check_kind(spec: &OpSpec, s: &AttrSpec, at: &Attr) -> Result<(), Diagnostic> 
     if let AttrValue::Ident(v) = &at.value {
         let choices: &[&str] = match s.kind {
             AttrKind::Choice(c) => c,
-            AttrKind::DType => &["f32", "i32"],
+            AttrKind::DType => &["f32", "i32", "i8"],
             _ => &[],
         };
         if let Some(h) = did_you_mean(v, choices.iter().copied()) {
@@ -1138,6 +1149,32 @@ fn build(spec: &'static OpSpec, r: &Resolved) -> Result<Op, Diagnostic> {
             Op::Expand { shape }
         }
         "gather" => Op::Gather { axis: r.int("axis") },
+        "quantize_linear" | "dequantize_linear" => {
+            let (scale, span) = r.finite("scale")?;
+            // The scale is used as the nearest f32: it must be a positive normal f32 there.
+            let s32 = scale as f32;
+            if !(s32.is_normal() && s32 > 0.0) {
+                return Err(r
+                    .err("scale", span, format!("must be a positive normal f32, found {}", fmt_float(scale)))
+                    .with_expected(format!(
+                        "{} <= scale <= {} (the positive normal f32 range)",
+                        fmt_float(f64::from(f32::MIN_POSITIVE)),
+                        fmt_float(f64::from(f32::MAX))
+                    )));
+            }
+            let zero_point = r.int("zero_point");
+            if !(-128..=127).contains(&zero_point) {
+                let span = r.get("zero_point").map_or(r.span, |g| g.1);
+                return Err(r
+                    .err("zero_point", span, format!("must be an i8, found {zero_point}"))
+                    .with_expected("-128 <= zero_point <= 127"));
+            }
+            if spec.name == "quantize_linear" {
+                Op::QuantizeLinear { scale, zero_point }
+            } else {
+                Op::DequantizeLinear { scale, zero_point }
+            }
+        }
         other => unreachable!("operator `{other}` has a spec but no builder"),
     };
     Ok(op)
@@ -1534,11 +1571,12 @@ pub fn infer(op: &Op, inputs: &[&TensorType], span: Span) -> Result<TensorType, 
                     2 * r
                 )));
             }
-            if let (PadMode::Constant(v), DType::I32) = (mode, x.dtype) {
-                if v.fract() != 0.0 || v.abs() > i32::MAX as f64 {
+            if let (PadMode::Constant(v), Some(range)) = (mode, x.dtype.int_range()) {
+                if !int_in(*v, range) {
                     return Err(err(format!(
-                        "`value` = {} is not an i32, but the input is i32",
-                        fmt_float(*v)
+                        "`value` = {} is not an {1}, but the input is {1}",
+                        fmt_float(*v),
+                        x.dtype
                     )));
                 }
             }
@@ -1562,11 +1600,14 @@ pub fn infer(op: &Op, inputs: &[&TensorType], span: Span) -> Result<TensorType, 
         }
         Op::Cast { dtype } => TensorType::new(*dtype, inputs[0].shape.clone()),
         Op::Full { ty, value } => {
-            if ty.dtype == DType::I32 && (value.fract() != 0.0 || value.abs() > i32::MAX as f64) {
-                return Err(err(format!(
-                    "`value` = {} is not an i32, but `dtype` is i32",
-                    fmt_float(*value)
-                )));
+            if let Some(range) = ty.dtype.int_range() {
+                if !int_in(*value, range) {
+                    return Err(err(format!(
+                        "`value` = {} is not an {1}, but `dtype` is {1}",
+                        fmt_float(*value),
+                        ty.dtype
+                    )));
+                }
             }
             ty.clone()
         }
@@ -1604,6 +1645,10 @@ pub fn infer(op: &Op, inputs: &[&TensorType], span: Span) -> Result<TensorType, 
             TensorType::new(a.dtype, shape)
         }
         Op::Iota { ty, axis: ax } => {
+            if ty.dtype == DType::I8 {
+                return Err(err("`dtype` must be f32 or i32 (indices do not fit in i8)".into())
+                    .with_hint("make an i32 iota and `cast` it to i8"));
+            }
             axis(*ax, ty.rank(), "axis")?;
             ty.clone()
         }
@@ -1736,10 +1781,23 @@ pub fn infer(op: &Op, inputs: &[&TensorType], span: Span) -> Result<TensorType, 
             }
             TensorType::new(DType::F32, [x.shape[0], x.shape[1], size[0], size[1]])
         }
+        Op::QuantizeLinear { .. } => {
+            want(0, F)?;
+            TensorType::new(DType::I8, inputs[0].shape.clone())
+        }
+        Op::DequantizeLinear { .. } => {
+            want(0, &[DType::I8])?;
+            TensorType::new(DType::F32, inputs[0].shape.clone())
+        }
     };
     check_numel(&out.shape)
         .map_err(|n| err(format!("the result {} would have {n}", shape_str(&out.shape))))?;
     Ok(out)
+}
+
+/// Whether `v` is an integer within `(min, max)` inclusive.
+fn int_in(v: f64, (min, max): (i64, i64)) -> bool {
+    v.fract() == 0.0 && v >= min as f64 && v <= max as f64
 }
 
 /// The largest height or width `resize` reads or writes: `2 * in * out + in` (its exact source
@@ -1828,6 +1886,7 @@ mod tests {
                         ("resize", "size") => AttrValue::Ints(vec![4, 6]),
                         (_, "groups") => AttrValue::Int(2),
                         ("full", "value") => AttrValue::Float(2.0),
+                        (_, "scale") => AttrValue::Float(0.25),
                         ("pad", _) => AttrValue::Ints(vec![1, 1]),
                         (_, "axis") => AttrValue::Int(0),
                         (_, "kernel") => AttrValue::Ints(vec![2, 2]),

@@ -263,7 +263,7 @@ impl Parser<'_> {
                 .unexpected(&format!("`=` and an initialiser for parameter `{name}`"))
                 .with_hint("e.g. `= kaiming_uniform`, `= zeros` or `= uniform(-0.1, 0.1)`"));
         } else {
-            Init::default_for(ty.dtype.is_float())
+            ty.dtype.default_init()
         };
         Ok(TensorDecl::seeded(name, ty, init, start.to(self.prev_span())))
     }
@@ -353,9 +353,10 @@ impl Parser<'_> {
     fn ty(&mut self) -> PResult<TensorType> {
         let (name, span) = self.ident("a type such as `f32[1,3]`")?;
         let Some(dtype) = DType::from_name(&name) else {
-            let mut d =
-                Diagnostic::error(format!("unknown dtype `{name}`")).at(span).with_expected("`f32` or `i32`");
-            if let Some(h) = did_you_mean(&name, ["f32", "i32"]) {
+            let mut d = Diagnostic::error(format!("unknown dtype `{name}`"))
+                .at(span)
+                .with_expected("`f32`, `i32` or `i8`");
+            if let Some(h) = did_you_mean(&name, ["f32", "i32", "i8"]) {
                 d = d.with_hint(h);
             }
             return Err(d);

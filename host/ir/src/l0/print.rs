@@ -42,7 +42,7 @@ fn decl(d: &TensorDecl, always_init: bool) -> String {
         s.push_str(&file_text(data));
         return s;
     }
-    if always_init || d.init != Init::default_for(d.ty.dtype.is_float()) {
+    if always_init || d.init != d.ty.dtype.default_init() {
         s.push_str(" = ");
         s.push_str(&init_text(&d.init));
     }

@@ -155,10 +155,12 @@ pub enum Ty {
 }
 
 impl Ty {
+    /// The type of an element of a buffer of dtype `d` in expressions: an i8 element loads
+    /// sign-extended to an i32 and is stored from an i32 (keeping its low 8 bits).
     pub fn of(d: DType) -> Ty {
         match d {
             DType::F32 => Ty::F32,
-            DType::I32 => Ty::I32,
+            DType::I32 | DType::I8 => Ty::I32,
         }
     }
 
@@ -268,7 +270,8 @@ impl BinOp {
 }
 
 /// Intrinsic functions. All take and return `f32` except `min`, `max` and `abs`, which also
-/// work on `i32`.
+/// work on `i32`. `round` rounds to the nearest integer, ties to even (IEEE `roundTiesToEven`,
+/// C's `rintf` in the default rounding mode).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Intrinsic {
     Exp,
@@ -285,10 +288,11 @@ pub enum Intrinsic {
     Ceil,
     Sin,
     Cos,
+    Round,
 }
 
 impl Intrinsic {
-    pub const ALL: [Intrinsic; 14] = [
+    pub const ALL: [Intrinsic; 15] = [
         Intrinsic::Exp,
         Intrinsic::Log,
         Intrinsic::Sqrt,
@@ -303,6 +307,7 @@ impl Intrinsic {
         Intrinsic::Ceil,
         Intrinsic::Sin,
         Intrinsic::Cos,
+        Intrinsic::Round,
     ];
 
     pub fn name(self) -> &'static str {
@@ -321,6 +326,7 @@ impl Intrinsic {
             Intrinsic::Ceil => "ceil",
             Intrinsic::Sin => "sin",
             Intrinsic::Cos => "cos",
+            Intrinsic::Round => "round",
         }
     }
 

@@ -1,4 +1,4 @@
-//! The L1 interpreter: runs a module's plan on f32/i32 buffers with every access bounds-checked.
+//! The L1 interpreter: runs a module's plan on f32/i32/i8 buffers with every access bounds-checked.
 //!
 //! It is the ground truth for lowering bugs, so its semantics are exactly those of
 //! `docs/ir-l1.md`: IEEE f32 arithmetic rounded to nearest (each operation rounds once; no fused
@@ -6,7 +6,9 @@
 //! `abs`, `floor`, `ceil`, `min`, `max`), `rsqrt(x)` as `1.0 / x.sqrt()`, and `libm::erff` for
 //! `erf`; i32 `+ - *` and negation wrap, `/` and `%` truncate toward zero (`i32::MIN / -1` wraps
 //! to `i32::MIN`, `i32::MIN % -1` is 0), and division by zero is an error; casts as the AST says
-//! (f32 to i32 truncates and saturates, NaN gives 0). `&&`, `||` and `select` evaluate both
+//! (f32 to i32 truncates and saturates, NaN gives 0); `round` rounds half to even
+//! (`f32::round_ties_even`). An i8 element loads sign-extended to i32, and a store into an i8
+//! buffer keeps the low 8 bits of its i32 value (two's complement wrap). `&&`, `||` and `select` evaluate both
 //! sides. Loops of every kind (`parallel`, `vectorize`, `unroll`) run serially in order, so a
 //! run is deterministic. A GPU `launch` runs its blocks one after another (linear order, x
 //! fastest); inside a block, the body is cut at its barriers into segments, and each segment runs
@@ -18,7 +20,7 @@
 //!
 //! Before the plan runs, temps and outputs are poisoned, and every `alloc` is poisoned each time
 //! its statement runs: f32 elements hold the NaN with bits [`POISON_F32_BITS`], i32 elements hold
-//! [`POISON_I32`] (`0x7eadbeef`). A program that reads what it never wrote shows the pattern
+//! [`POISON_I32`] (`0x7eadbeef`), i8 elements [`POISON_I8`] (`0xef`, its low byte). A program that reads what it never wrote shows the pattern
 //! instead of plausible numbers.
 //!
 //! What this interpreter must keep true: it runs only modules that verify (it refuses the others
@@ -40,6 +42,8 @@ use std::collections::HashMap;
 pub const POISON_F32_BITS: u32 = 0x7fc0_dead;
 /// The value that fills unwritten i32 elements.
 pub const POISON_I32: i32 = 0x7ead_beef;
+/// The value that fills unwritten i8 elements: the low byte of [`POISON_I32`] (`0xef`, -17).
+pub const POISON_I8: i8 = POISON_I32 as i8;
 /// The interpreter refuses modules whose buffers together exceed this many bytes.
 pub const MAX_BYTES: u64 = 4 << 30;
 
@@ -85,6 +89,7 @@ pub fn run(m: &Module, inputs: &HashMap<String, Buffer>) -> Result<HashMap<Strin
                 Some(&(_, d, s)) => match d {
                     DType::F32 => BufData::F32(frame.fb[s as usize].clone()),
                     DType::I32 => BufData::I32(frame.ib[s as usize].clone()),
+                    DType::I8 => BufData::I8(frame.qb[s as usize].clone()),
                 },
                 None => {
                     moved.push((b, dtype, slot));
@@ -94,6 +99,7 @@ pub fn run(m: &Module, inputs: &HashMap<String, Buffer>) -> Result<HashMap<Strin
             match data {
                 BufData::F32(v) => frame.fb[slot as usize] = v,
                 BufData::I32(v) => frame.ib[slot as usize] = v,
+                BufData::I8(v) => frame.qb[slot as usize] = v,
             }
         }
         if let Err(trap) = exec_block(&ck.body, &mut frame) {
@@ -103,6 +109,7 @@ pub fn run(m: &Module, inputs: &HashMap<String, Buffer>) -> Result<HashMap<Strin
             store[b] = match dtype {
                 DType::F32 => BufData::F32(std::mem::take(&mut frame.fb[slot as usize])),
                 DType::I32 => BufData::I32(std::mem::take(&mut frame.ib[slot as usize])),
+                DType::I8 => BufData::I8(std::mem::take(&mut frame.qb[slot as usize])),
             };
         }
     }
@@ -123,6 +130,7 @@ fn poisoned(dtype: DType, n: usize) -> BufData {
     match dtype {
         DType::F32 => BufData::F32(vec![f32::from_bits(POISON_F32_BITS); n]),
         DType::I32 => BufData::I32(vec![POISON_I32; n]),
+        DType::I8 => BufData::I8(vec![POISON_I8; n]),
     }
 }
 
@@ -148,6 +156,7 @@ fn input_data(m: &Module, b: &BufferDecl, inputs: &HashMap<String, Buffer>) -> R
     let (len, dtype) = match &given.data {
         BufData::F32(v) => (v.len(), DType::F32),
         BufData::I32(v) => (v.len(), DType::I32),
+        BufData::I8(v) => (v.len(), DType::I8),
     };
     if dtype != b.ty.dtype || len != b.ty.numel() {
         return Err(Diagnostic::error(format!(
@@ -224,6 +233,8 @@ enum IE {
     Const(i32),
     Var(u32),
     Load(Box<Access>),
+    /// A load from an i8 buffer, sign-extended.
+    LoadQ(Box<Access>),
     Neg(Box<IE>),
     Bin(Arith, Box<IE>, Box<IE>, u32),
     Select(Box<BE>, Box<IE>, Box<IE>),
@@ -260,14 +271,26 @@ enum BE {
 }
 
 enum St {
-    Loop { var: u32, lo: IE, hi: IE, body: Vec<St> },
-    If { cond: BE, then_body: Vec<St>, else_body: Vec<St> },
+    Loop {
+        var: u32,
+        lo: IE,
+        hi: IE,
+        body: Vec<St>,
+    },
+    If {
+        cond: BE,
+        then_body: Vec<St>,
+        else_body: Vec<St>,
+    },
     LetI(u32, IE),
     LetF(u32, FE),
     LetB(u32, BE),
     StoreI(Access, IE),
     StoreF(Access, FE),
+    /// A store into an i8 buffer: the low 8 bits of the value.
+    StoreQ(Access, IE),
     AllocI(u32, usize),
+    AllocQ(u32, usize),
     AllocF(u32, usize),
     Launch(Box<CLaunch>),
 }
@@ -311,7 +334,7 @@ struct CKernel {
     /// Per parameter: its dtype and buffer slot.
     params: Vec<(DType, u32)>,
     body: Vec<St>,
-    slots: [u32; 5],
+    slots: [u32; 6],
     sites: Vec<Site>,
 }
 
@@ -322,17 +345,19 @@ struct Frame {
     bv: Vec<bool>,
     fb: Vec<Vec<f32>>,
     ib: Vec<Vec<i32>>,
+    qb: Vec<Vec<i8>>,
 }
 
 impl CKernel {
     fn frame(&self) -> Frame {
-        let [ni, nf, nb, nfb, nib] = self.slots.map(|n| n as usize);
+        let [ni, nf, nb, nfb, nib, nqb] = self.slots.map(|n| n as usize);
         Frame {
             iv: vec![0; ni],
             fv: vec![0.0; nf],
             bv: vec![false; nb],
             fb: vec![Vec::new(); nfb],
             ib: vec![Vec::new(); nib],
+            qb: vec![Vec::new(); nqb],
         }
     }
 
@@ -390,8 +415,8 @@ enum Binding {
 struct Compiler<'a> {
     k: &'a Kernel,
     scope: Vec<(String, Binding)>,
-    /// Next free slot: i32 vars, f32 vars, bool vars, f32 buffers, i32 buffers.
-    slots: [u32; 5],
+    /// Next free slot: i32 vars, f32 vars, bool vars, f32 buffers, i32 buffers, i8 buffers.
+    slots: [u32; 6],
     sites: Vec<Site>,
     /// The parameters' `(dtype, slot)`.
     params: Vec<(DType, u32)>,
@@ -406,7 +431,7 @@ impl<'a> Compiler<'a> {
         Compiler {
             k,
             scope: Vec::new(),
-            slots: [0; 5],
+            slots: [0; 6],
             sites: Vec::new(),
             params: Vec::new(),
             shared: Vec::new(),
@@ -429,7 +454,11 @@ impl<'a> Compiler<'a> {
     }
 
     fn bind_buf(&mut self, name: &str, ty: &TensorType) -> u32 {
-        let s = self.slot(if ty.dtype == DType::F32 { 3 } else { 4 });
+        let s = self.slot(match ty.dtype {
+            DType::F32 => 3,
+            DType::I32 => 4,
+            DType::I8 => 5,
+        });
         self.scope.push((name.to_string(), Binding::Buf(ty.dtype, s, ty.shape.clone())));
         s
     }
@@ -492,6 +521,7 @@ impl<'a> Compiler<'a> {
                 match dtype {
                     DType::F32 => St::StoreF(acc, self.float(value)?),
                     DType::I32 => St::StoreI(acc, self.int(value)?),
+                    DType::I8 => St::StoreQ(acc, self.int(value)?),
                 }
             }
             Stmt::Alloc { name, ty, .. } => {
@@ -506,6 +536,7 @@ impl<'a> Compiler<'a> {
                 match ty.dtype {
                     DType::F32 => St::AllocF(slot, ty.numel()),
                     DType::I32 => St::AllocI(slot, ty.numel()),
+                    DType::I8 => St::AllocQ(slot, ty.numel()),
                 }
             }
             Stmt::Launch { grid, block, body, .. } => {
@@ -639,6 +670,7 @@ impl<'a> Compiler<'a> {
             },
             ExprKind::Load { buf, index } => match self.access(buf, index, e.span)? {
                 (acc, DType::I32) => IE::Load(Box::new(acc)),
+                (acc, DType::I8) => IE::LoadQ(Box::new(acc)),
                 _ => return Err(self.mismatch(e, "an i32")),
             },
             ExprKind::Unary { op: UnOp::Neg, arg } => IE::Neg(b(self.int(arg))?),
@@ -799,6 +831,11 @@ fn exec(s: &St, f: &mut Frame) -> R<()> {
             let v = int(e, f)?;
             f.ib[a.buf as usize][off] = v;
         }
+        St::StoreQ(a, e) => {
+            let off = offset(a, f)?;
+            let v = int(e, f)?;
+            f.qb[a.buf as usize][off] = v as i8;
+        }
         St::StoreF(a, e) => {
             let off = offset(a, f)?;
             let v = float(e, f)?;
@@ -808,6 +845,11 @@ fn exec(s: &St, f: &mut Frame) -> R<()> {
             let b = &mut f.ib[*s as usize];
             b.clear();
             b.resize(*n, POISON_I32);
+        }
+        St::AllocQ(s, n) => {
+            let b = &mut f.qb[*s as usize];
+            b.clear();
+            b.resize(*n, POISON_I8);
         }
         St::AllocF(s, n) => {
             let b = &mut f.fb[*s as usize];
@@ -828,6 +870,7 @@ impl Frame {
             bv: vec![false; self.bv.len()],
             fb: vec![Vec::new(); self.fb.len()],
             ib: vec![Vec::new(); self.ib.len()],
+            qb: vec![Vec::new(); self.qb.len()],
         }
     }
 }
@@ -866,6 +909,11 @@ fn exec_launch(l: &CLaunch, f: &mut Frame) -> R<()> {
                     let b = &mut f.ib[slot as usize];
                     b.clear();
                     b.resize(n, POISON_I32);
+                }
+                DType::I8 => {
+                    let b = &mut f.qb[slot as usize];
+                    b.clear();
+                    b.resize(n, POISON_I8);
                 }
             }
         }
@@ -921,6 +969,7 @@ fn swap_common(l: &CLaunch, a: &mut Frame, b: &mut Frame) {
         match dtype {
             DType::F32 => std::mem::swap(&mut a.fb[s], &mut b.fb[s]),
             DType::I32 => std::mem::swap(&mut a.ib[s], &mut b.ib[s]),
+            DType::I8 => std::mem::swap(&mut a.qb[s], &mut b.qb[s]),
         }
     }
 }
@@ -967,6 +1016,7 @@ fn int(e: &IE, f: &Frame) -> R<i32> {
         IE::Const(v) => *v,
         IE::Var(s) => f.iv[*s as usize],
         IE::Load(a) => f.ib[a.buf as usize][offset(a, f)?],
+        IE::LoadQ(a) => i32::from(f.qb[a.buf as usize][offset(a, f)?]),
         IE::Neg(a) => int(a, f)?.wrapping_neg(),
         IE::Bin(op, a, b, site) => {
             let (x, y) = (int(a, f)?, int(b, f)?);
@@ -1041,6 +1091,7 @@ fn float(e: &FE, f: &Frame) -> R<f32> {
                 Intrinsic::Abs => x.abs(),
                 Intrinsic::Floor => x.floor(),
                 Intrinsic::Ceil => x.ceil(),
+                Intrinsic::Round => x.round_ties_even(),
                 Intrinsic::Sin => x.sin(),
                 Intrinsic::Cos => x.cos(),
                 Intrinsic::Pow | Intrinsic::Min | Intrinsic::Max => f32::NAN,

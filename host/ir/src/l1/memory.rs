@@ -19,8 +19,9 @@
 //!   threads is the target's, not the module's.
 //!
 //! The peak is the largest `bytes(s)`, at its first step; a module with an empty plan occupies its
-//! inputs and outputs. Sizes are `numel * 4` bytes; arithmetic saturates rather than overflows,
-//! so an absurd shape gives a huge number, never a panic.
+//! inputs and outputs. Sizes are `numel` times the element size (4 bytes for f32 and i32, 1 for
+//! i8); arithmetic saturates rather than overflows, so an absurd shape gives a huge number, never
+//! a panic.
 
 use super::ast::*;
 use crate::types::TensorType;

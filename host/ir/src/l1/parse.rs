@@ -304,7 +304,7 @@ impl Parser<'_> {
         Ok(BufferDecl { name: name.name, ty, role, span: self.span_from(kw.span.start as usize) })
     }
 
-    /// `f32[4,8]`, `i32[]`.
+    /// `f32[4,8]`, `i32[]`, `i8[16]`.
     fn tensor_type(&mut self) -> PResult<TensorType> {
         let t = self.tok().clone();
         let dtype = match &t.tok {
@@ -312,12 +312,12 @@ impl Parser<'_> {
                 Some(d) => d,
                 None => {
                     let mut msg = format!("unknown element type `{s}`");
-                    if let Some(h) = did_you_mean(s, ["f32", "i32"]) {
+                    if let Some(h) = did_you_mean(s, ["f32", "i32", "i8"]) {
                         msg = format!("{msg}: {h}");
                     }
                     return Err(Diagnostic::error(msg)
                         .at(t.span)
-                        .with_expected("`f32` or `i32` (the element types of L1 buffers)"));
+                        .with_expected("`f32`, `i32` or `i8` (the element types of L1 buffers)"));
                 }
             },
             _ => return Err(self.unexpected("a tensor type such as `f32[4,8]`")),

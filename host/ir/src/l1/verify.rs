@@ -635,7 +635,7 @@ impl<'a> KernelChecker<'a> {
                     "cannot store {} into `{}` ({ty}) in kernel {kernel}: convert with {}(...)",
                     vt.name(),
                     buf.name,
-                    ty.dtype.name()
+                    Ty::of(ty.dtype).name()
                 );
                 self.err(value.span.to(span), msg);
             }
