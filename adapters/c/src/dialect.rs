@@ -118,6 +118,37 @@ impl Dialect {
         }
     }
 
+    /// The vector type of `width` (2 or 4) elements of `t` (f32 or i32): `float4`, `int2`, ...
+    /// (the same name in both dialects).
+    pub fn vector_ty(self, t: Ty, width: u32) -> String {
+        format!("{}{width}", self.ty(t))
+    }
+
+    /// A load of `width` consecutive elements of type `t` starting at the element `first` (an
+    /// lvalue such as `x[i * 4]`) of a global buffer, as one vector access. The element's byte
+    /// address must be a multiple of the vector's size.
+    pub fn vector_load(self, t: Ty, width: u32, first: &str, constant: bool) -> String {
+        let vt = self.vector_ty(t, width);
+        match self {
+            Dialect::Cuda => {
+                let c = if constant { "const " } else { "" };
+                format!("*({c}{vt}*)(&{first})")
+            }
+            Dialect::OpenCl => format!("vload{width}(0, &{first})"),
+        }
+    }
+
+    /// The store of `lanes` (one expression per element) as one vector access at `first`, as
+    /// [`Dialect::vector_load`]; a whole statement.
+    pub fn vector_store(self, t: Ty, first: &str, lanes: &[String]) -> String {
+        let width = lanes.len() as u32;
+        let vt = self.vector_ty(t, width);
+        match self {
+            Dialect::Cuda => format!("*({vt}*)(&{first}) = make_{vt}({});", lanes.join(", ")),
+            Dialect::OpenCl => format!("vstore{width}(({vt})({}), 0, &{first});", lanes.join(", ")),
+        }
+    }
+
     /// The function converting an f32 to i32 by truncation, saturating, NaN to 0.
     pub fn float_to_int(self) -> &'static str {
         match self {
@@ -347,4 +378,66 @@ pub const RESERVED: &[&str] = &[
     "INFINITY",
     "NAN",
     "ekb_smem",
+    // Vector accesses the emitter writes.
+    "vload2",
+    "vload4",
+    "vstore2",
+    "vstore4",
+    "make_float2",
+    "make_float4",
+    "make_int2",
+    "make_int4",
+    // Other OpenCL C built-in functions: a kernel of one of these names does not build (OpenCL
+    // kernels cannot overload a built-in), and a variable would hide it.
+    "sign",
+    "step",
+    "smoothstep",
+    "clamp",
+    "mix",
+    "degrees",
+    "radians",
+    "dot",
+    "cross",
+    "length",
+    "distance",
+    "normalize",
+    "select",
+    "all",
+    "any",
+    "mad",
+    "fma",
+    "hypot",
+    "exp2",
+    "exp10",
+    "log2",
+    "log10",
+    "tan",
+    "sinh",
+    "cosh",
+    "asin",
+    "acos",
+    "atan",
+    "atan2",
+    "trunc",
+    "round",
+    "fract",
+    "fmod",
+    "remainder",
+    "copysign",
+    "ldexp",
+    "nan",
+    "mul24",
+    "mad24",
+    "clz",
+    "popcount",
+    "rotate",
+    "add_sat",
+    "sub_sat",
+    "printf",
+    "shuffle",
+    "mem_fence",
+    "get_local_size",
+    "get_global_size",
+    "get_num_groups",
+    "get_work_dim",
 ];

@@ -12,7 +12,10 @@
 //! write); every C name is the L1 name unless that name is reserved in one of the dialects (then
 //! it gets `_` appended until it is free); operators are parenthesised by C's precedence;
 //! literals are exact (shortest f32 that reads back, `INT_MIN` spelled as `(-2147483647 - 1)`).
-//! Anything the verifier should have rejected is an error here, never a panic.
+//! Anything the verifier should have rejected is an error here, never a panic. A `vectorize`
+//! loop over aligned consecutive elements is written with vector types ([`vector`]).
+
+mod vector;
 
 use crate::dialect::{Dialect, RESERVED};
 use ekb_ir::diag::{Diagnostic, Span};
@@ -20,7 +23,7 @@ use ekb_ir::l1::gpu::LaunchShape;
 use ekb_ir::l1::print::{fmt_f32, print_expr};
 use ekb_ir::l1::*;
 use ekb_ir::types::{strides, TensorType};
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::fmt::Write;
 
 type R<T> = Result<T, Diagnostic>;
@@ -103,13 +106,27 @@ struct KernelCx<'a> {
     out: String,
     depth: usize,
     uses_inf_nan: bool,
+    /// The L1 value of each `let`, by its C name (what [`vector`] proves alignment from).
+    values: HashMap<String, Expr>,
+    /// Inside one lane of a vectorised loop: what its reads become.
+    lane: Option<vector::Lane>,
 }
 
 impl<'a> KernelCx<'a> {
     fn new(d: Dialect, k: &'a Kernel) -> Self {
         let mut taken: HashSet<String> = RESERVED.iter().map(|s| s.to_string()).collect();
         collect_names(k, &mut taken);
-        KernelCx { d, k, scopes: vec![Vec::new()], taken, out: String::new(), depth: 1, uses_inf_nan: false }
+        KernelCx {
+            d,
+            k,
+            scopes: vec![Vec::new()],
+            taken,
+            out: String::new(),
+            depth: 1,
+            uses_inf_nan: false,
+            values: HashMap::new(),
+            lane: None,
+        }
     }
 
     fn err(&self, span: Span, msg: impl Into<String>) -> Diagnostic {
@@ -255,6 +272,9 @@ impl<'a> KernelCx<'a> {
                 if *kind == LoopKind::Parallel {
                     return Err(self.err(*span, format!("parallel loop `{var}` inside a launch")));
                 }
+                if *kind == LoopKind::Vectorize && self.vector_loop(var, lo, hi, body)? {
+                    return Ok(());
+                }
                 let lo = self.expr(lo)?;
                 let hi_e = self.expr(hi)?;
                 let c = self.c_name(var);
@@ -279,6 +299,7 @@ impl<'a> KernelCx<'a> {
                 let v = self.expr(value)?;
                 let c = self.c_name(name);
                 self.line(&format!("const {} {c} = {};", self.d.ty(v.ty), v.text));
+                self.values.insert(c.clone(), value.clone());
                 self.bind(name, Binding::Var { ty: v.ty, c });
             }
             Stmt::Store { buf, index, value, span } => {
@@ -398,6 +419,9 @@ impl<'a> KernelCx<'a> {
                 }
             },
             ExprKind::Load { buf, index } => {
+                if let Some(component) = self.lane_read(buf, index) {
+                    return Ok(component);
+                }
                 let text = self.access(buf, index, e.span)?;
                 let Binding::Buf { ty, .. } = self.lookup(&buf.name, buf.span)? else {
                     return Err(self.err(buf.span, format!("`{}` is not a buffer", buf.name)));

@@ -103,3 +103,25 @@ fn illegal_launches_are_found_before_launch() {
     assert!(d.message.contains("(CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK)"), "{d}");
     println!("illegal launch: {}", d.message);
 }
+
+#[test]
+fn vector_loads_and_stores_compute_what_the_plain_loops_do() {
+    let Some(gpu) = gpu() else { return };
+    let text = include_str!("golden/vector.ekl1");
+    let m = parse(&SourceFile::new("vector.ekl1", text)).unwrap();
+    let f32s = |data: Vec<f32>, shape: &[usize]| Buffer {
+        ty: TensorType::new(DType::F32, shape.to_vec()),
+        data: BufData::F32(data),
+    };
+    let x: Vec<f32> = (0..64 * 256).map(|i| ((i * 37) % 101) as f32 / 50.0 - 1.0).collect();
+    let b: Vec<f32> = (0..256).map(|i| ((i * 11) % 7) as f32 / 7.0 - 0.5).collect();
+    let inputs = HashMap::from([("x".to_string(), f32s(x, &[64, 256])), ("b".to_string(), f32s(b, &[256]))]);
+    let report = gpu.run(&m, &inputs).unwrap_or_else(|d| panic!("{d}"));
+    let want = ekb_ir::l1::interp::run(&m, &inputs).unwrap();
+    for name in ["y", "z", "w"] {
+        assert_eq!(report.outputs[name].data, want[name].data, "{name}");
+    }
+    let times: Vec<String> =
+        report.steps.iter().map(|s| format!("{:.4} ms", s.time_ns as f64 / 1e6)).collect();
+    println!("vector: bias_relu, signs (float4/int4) and strided (plain) correct; {}", times.join(", "));
+}

@@ -24,6 +24,10 @@ __device__ float fabsf(float); __device__ float fminf(float, float); __device__ 
 __device__ float sinf(float); __device__ float cosf(float); __device__ float rintf(float);
 __device__ int abs(int); __device__ int min(int, int); __device__ int max(int, int);
 __device__ int __float2int_rz(float); __device__ float __int_as_float(int);
+struct __align__(8) float2 { float x, y; }; struct __align__(16) float4 { float x, y, z, w; };
+struct __align__(8) int2 { int x, y; }; struct __align__(16) int4 { int x, y, z, w; };
+__device__ float2 make_float2(float, float); __device__ float4 make_float4(float, float, float, float);
+__device__ int2 make_int2(int, int); __device__ int4 make_int4(int, int, int, int);
 "#;
 
 /// Compiles CUDA source to PTX; the compiler's messages on failure.
@@ -63,7 +67,7 @@ fn golden_and_lowered_cuda_sources_compile_to_ptx() {
             compiled += 1;
         }
     }
-    assert_eq!(compiled, 6);
+    assert_eq!(compiled, 7);
     let t = TargetProfile::load("h200").unwrap();
     for path in corpus_files() {
         let g = load_graph(&path);

@@ -39,7 +39,7 @@ fn check_golden(file: &str, got: &str) {
 
 #[test]
 fn golden_sources_in_both_dialects() {
-    for stem in ["relu", "rowsum", "matmul_tiled", "expressions", "int8"] {
+    for stem in ["relu", "rowsum", "matmul_tiled", "expressions", "int8", "vector"] {
         let m = load(stem);
         check_golden(
             &format!("{stem}.cu"),

@@ -167,3 +167,35 @@ fn a_broken_source_is_a_build_error_with_the_log() {
     let log = d.notes.iter().find(|n| n.starts_with("build log:")).expect("the build log");
     assert!(log.contains("undefined_value"), "{log}");
 }
+
+#[test]
+fn vector_loads_and_stores_compute_what_the_plain_loops_do() {
+    let gpu = Gpu::open(Api::OpenCl).unwrap();
+    let m = golden("vector");
+    let x: Vec<f32> = (0..64 * 256).map(|i| ((i * 37) % 101) as f32 / 50.0 - 1.0).collect();
+    let b: Vec<f32> = (0..256).map(|i| ((i * 11) % 7) as f32 / 7.0 - 0.5).collect();
+    let inputs = HashMap::from([
+        ("x".to_string(), f32s(x.clone(), &[64, 256])),
+        ("b".to_string(), f32s(b.clone(), &[256])),
+    ]);
+    let src = emit(&m, Dialect::OpenCl, &TargetProfile::load("pocl").unwrap()).unwrap();
+    assert_eq!(src.matches("vload4(0, &").count(), 3, "{src}");
+    assert_eq!(src.matches("vstore4(").count(), 2, "{src}");
+    let report = gpu.run(&m, &inputs).unwrap_or_else(|d| panic!("{d}"));
+    let want = interp::run(&m, &inputs).unwrap();
+    for name in ["y", "z", "w"] {
+        assert_eq!(report.outputs[name].data, want[name].data, "{name}");
+    }
+    // And by hand: y = relu(x + b) * x[r, 0], z = sign, w the strided copy.
+    let BufData::F32(y) = &report.outputs["y"].data else { panic!() };
+    let BufData::I32(z) = &report.outputs["z"].data else { panic!() };
+    let BufData::F32(w) = &report.outputs["w"].data else { panic!() };
+    for r in 0..64 {
+        for c in 0..256 {
+            let i = r * 256 + c;
+            assert_eq!(y[i], (x[i] + b[c]).max(0.0) * x[r * 256], "y[{r}, {c}]");
+            assert_eq!(z[i], if x[i] > 0.0 { 1 } else { -1 }, "z[{r}, {c}]");
+            assert_eq!(w[r * 256 + (c % 4) * 64 + c / 4], x[i], "w at x[{r}, {c}]");
+        }
+    }
+}

@@ -1,0 +1,51 @@
+// Kernels of L1 module `vector` in CUDA C; kernel ABI: docs/gpu.md in the EdgeKernelBench sources.
+
+// kernel bias_relu: grid (16, 1, 1), block (256, 1, 1), 0 bytes of shared memory
+extern "C" __global__ void __launch_bounds__(256) bias_relu(const float* __restrict__ x, const float* __restrict__ b, float* __restrict__ y) {
+  const int bx = (int)blockIdx.x;
+  const int tx = (int)threadIdx.x;
+  const int t = bx * 256 + tx;
+  const int r = t / 64;
+  const int c4 = t % 64 * 4;
+  { // vectorize v in 0..4: 4-wide loads and stores
+    const float4 x_v_ = *(const float4*)(&x[r * 256 + c4 + 0]);
+    const float4 b_v_ = *(const float4*)(&b[c4 + 0]);
+    const float s_0_ = x_v_.x + b_v_.x;
+    const float y_0_ = fmaxf(s_0_, 0.0f) * x[r * 256];
+    const float s_1_ = x_v_.y + b_v_.y;
+    const float y_1_ = fmaxf(s_1_, 0.0f) * x[r * 256];
+    const float s_2_ = x_v_.z + b_v_.z;
+    const float y_2_ = fmaxf(s_2_, 0.0f) * x[r * 256];
+    const float s_3_ = x_v_.w + b_v_.w;
+    const float y_3_ = fmaxf(s_3_, 0.0f) * x[r * 256];
+    *(float4*)(&y[r * 256 + c4 + 0]) = make_float4(y_0_, y_1_, y_2_, y_3_);
+  }
+}
+
+// kernel signs: grid (16, 1, 1), block (256, 1, 1), 0 bytes of shared memory
+extern "C" __global__ void __launch_bounds__(256) signs(const float* __restrict__ x, int* __restrict__ z) {
+  const int bx = (int)blockIdx.x;
+  const int tx = (int)threadIdx.x;
+  const int t = bx * 256 + tx;
+  const int c4 = t % 64 * 4;
+  { // vectorize v in 0..4: 4-wide loads and stores
+    const float4 x_v_ = *(const float4*)(&x[t / 64 * 256 + c4 + 0]);
+    const int z_0_ = (x_v_.x > 0.0f ? 1 : -1);
+    const int z_1_ = (x_v_.y > 0.0f ? 1 : -1);
+    const int z_2_ = (x_v_.z > 0.0f ? 1 : -1);
+    const int z_3_ = (x_v_.w > 0.0f ? 1 : -1);
+    *(int4*)(&z[t / 64 * 256 + c4 + 0]) = make_int4(z_0_, z_1_, z_2_, z_3_);
+  }
+}
+
+// kernel strided: grid (16, 1, 1), block (256, 1, 1), 0 bytes of shared memory
+extern "C" __global__ void __launch_bounds__(256) strided(const float* __restrict__ x, float* __restrict__ w) {
+  const int bx = (int)blockIdx.x;
+  const int tx = (int)threadIdx.x;
+  const int t = bx * 256 + tx;
+  const int r = t / 64;
+  const int c = t % 64;
+  for (int v = 0; v < 4; ++v) {
+    w[r * 256 + v * 64 + c] = x[r * 256 + c * 4 + v];
+  }
+}
