@@ -418,3 +418,260 @@ fn docs_show_the_current_counts_and_a_shipped_task() {
     let t = suite.get(name).unwrap();
     assert_eq!(example, t.source.text, "the example in docs/tasks.md is the shipped `{name}`");
 }
+
+/// What the static twin reader says of one twin: its errors (line, message) and the
+/// state_dict entries it reports (name, shape), in order.
+type TwinReading = (Vec<(u64, String)>, Vec<(String, Vec<u64>)>);
+
+/// Runs the static twin reader on the twin text `twin`.
+fn read_twin(twin: &str) -> TwinReading {
+    use std::io::Write;
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("twin.py");
+    std::fs::write(&p, twin).unwrap();
+    let mut child = Command::new("python3")
+        .arg("-")
+        .arg(&p)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("python3 runs");
+    child.stdin.take().unwrap().write_all(ekb_eval::tasks::twin::STATIC_SCRIPT.as_bytes()).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "the twin reader failed: {out:?}");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let errors = v["errors"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| (e["line"].as_u64().unwrap(), e["message"].as_str().unwrap().to_string()))
+        .collect();
+    let params = v["params"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| {
+            let shape = p["shape"].as_array().unwrap().iter().map(|d| d.as_u64().unwrap()).collect();
+            (p["name"].as_str().unwrap().to_string(), shape)
+        })
+        .collect();
+    (errors, params)
+}
+
+/// `(name, shape)` pairs from a compact literal.
+fn entries(list: &[(&str, &[u64])]) -> Vec<(String, Vec<u64>)> {
+    list.iter().map(|(n, s)| (n.to_string(), s.to_vec())).collect()
+}
+
+/// A twin whose `Model.__init__` body is `init` (8-space indented lines) after `prelude`.
+fn twin_with(prelude: &str, init_args: &str, init: &str, init_inputs: &str) -> String {
+    format!(
+        "import torch\nimport torch.nn as nn\nfrom collections import OrderedDict\n{prelude}\n\n\
+         class Model(nn.Module):\n    def __init__(self{init_args}):\n        super().__init__()\n{init}\n\n    \
+         def forward(self, x):\n        return x\n\n\ndef get_inputs():\n    return [torch.rand(1, 4)]\n\n\n\
+         def get_init_inputs():\n    return [{init_inputs}]\n"
+    )
+}
+
+#[test]
+fn twin_reader_knows_conv1d_transposed_convs_embeddings_and_norms() {
+    // Shapes as PyTorch documents them: Conv1d weight [out, in/groups, k]; ConvTranspose
+    // weight [in, out/groups, k...]; Embedding [num, dim]; norms [C] or normalized_shape;
+    // `num_batches_tracked` (an integer buffer) is not a floating-point entry.
+    let init = "        self.emb = nn.Embedding(vocab, dim, padding_idx=0, max_norm=None)
+        self.dw = nn.Conv1d(dim, dim, 5, 1, 2, 1, dim)
+        self.pw = nn.Conv1d(in_channels=dim, out_channels=2 * dim, kernel_size=(1,), bias=False)
+        self.up = nn.ConvTranspose2d(2 * dim, 16, (4, 2), stride=2, padding=1, output_padding=1, groups=4)
+        self.up1 = nn.ConvTranspose1d(16, 8, 3, bias=False, dilation=2, padding_mode='zeros')
+        self.gn = nn.GroupNorm(4, 16)
+        self.gn_plain = nn.GroupNorm(2, 16, affine=False)
+        self.ln = nn.LayerNorm((4, dim), elementwise_affine=True, bias=False)
+        self.ln_off = nn.LayerNorm(dim, elementwise_affine=False)
+        self.bn = nn.BatchNorm1d(dim)
+        self.inorm = nn.InstanceNorm2d(16, affine=True)
+        self.inorm_plain = nn.InstanceNorm2d(16)
+        self.inorm_stats = nn.InstanceNorm1d(8, track_running_stats=True)";
+    let (errors, params) = read_twin(&twin_with("", ", vocab, dim", init, "1000, 32"));
+    assert_eq!(errors, []);
+    assert_eq!(
+        params,
+        entries(&[
+            ("emb.weight", &[1000, 32]),
+            ("dw.weight", &[32, 1, 5]),
+            ("dw.bias", &[32]),
+            ("pw.weight", &[64, 32, 1]),
+            ("up.weight", &[64, 4, 4, 2]),
+            ("up.bias", &[16]),
+            ("up1.weight", &[16, 8, 3]),
+            ("gn.weight", &[16]),
+            ("gn.bias", &[16]),
+            ("ln.weight", &[4, 32]),
+            ("bn.weight", &[32]),
+            ("bn.bias", &[32]),
+            ("bn.running_mean", &[32]),
+            ("bn.running_var", &[32]),
+            ("inorm.weight", &[16]),
+            ("inorm.bias", &[16]),
+            ("inorm_stats.running_mean", &[8]),
+            ("inorm_stats.running_var", &[8]),
+        ])
+    );
+}
+
+#[test]
+fn twin_reader_knows_attention_and_recurrent_modules() {
+    // MultiheadAttention: packed in_proj when kdim == vdim == embed_dim, else q/k/v_proj_weight;
+    // its own parameters come before its `out_proj` child. RNNs: per layer, per direction,
+    // weight_ih, weight_hh, bias_ih, bias_hh, with 3 (GRU) or 4 (LSTM) gates.
+    let init = "        self.attn = nn.MultiheadAttention(64, 4, batch_first=True)
+        self.cross = nn.MultiheadAttention(64, 4, bias=False, add_bias_kv=True, kdim=32, vdim=16)
+        self.gru = nn.GRU(40, 64, num_layers=2, batch_first=True)
+        self.lstm = nn.LSTM(16, 8, bidirectional=True, bias=False)
+        self.cell = nn.LSTMCell(4, 6)";
+    let (errors, params) = read_twin(&twin_with("", "", init, ""));
+    assert_eq!(errors, []);
+    assert_eq!(
+        params,
+        entries(&[
+            ("attn.in_proj_weight", &[192, 64]),
+            ("attn.in_proj_bias", &[192]),
+            ("attn.out_proj.weight", &[64, 64]),
+            ("attn.out_proj.bias", &[64]),
+            ("cross.q_proj_weight", &[64, 64]),
+            ("cross.k_proj_weight", &[64, 32]),
+            ("cross.v_proj_weight", &[64, 16]),
+            ("cross.bias_k", &[1, 1, 64]),
+            ("cross.bias_v", &[1, 1, 64]),
+            ("cross.out_proj.weight", &[64, 64]),
+            ("gru.weight_ih_l0", &[192, 40]),
+            ("gru.weight_hh_l0", &[192, 64]),
+            ("gru.bias_ih_l0", &[192]),
+            ("gru.bias_hh_l0", &[192]),
+            ("gru.weight_ih_l1", &[192, 64]),
+            ("gru.weight_hh_l1", &[192, 64]),
+            ("gru.bias_ih_l1", &[192]),
+            ("gru.bias_hh_l1", &[192]),
+            ("lstm.weight_ih_l0", &[32, 16]),
+            ("lstm.weight_hh_l0", &[32, 8]),
+            ("lstm.weight_ih_l0_reverse", &[32, 16]),
+            ("lstm.weight_hh_l0_reverse", &[32, 8]),
+            ("cell.weight_ih", &[24, 4]),
+            ("cell.weight_hh", &[24, 6]),
+            ("cell.bias_ih", &[24]),
+            ("cell.bias_hh", &[24]),
+        ])
+    );
+}
+
+#[test]
+fn twin_reader_follows_sequentials_module_lists_and_local_module_classes() {
+    // PyTorch's state_dict order: the model's own parameters (`gamma`, registered last), its
+    // own buffers (`mean`), then the children in registration order, containers' children
+    // named "0", "1", ... (or by their keys), nested to any depth.
+    let prelude = "WIDTHS = [8, 16, 32]
+
+
+class ConvBN(nn.Module):
+    def __init__(self, cin, cout, stride=1):
+        super().__init__()
+        self.conv = nn.Conv2d(cin, cout, 3, stride, 1, bias=False)
+        self.bn = nn.BatchNorm2d(cout)
+        self.act = nn.ReLU6(inplace=True)
+";
+    let init = "        self.stem = nn.Sequential(nn.Conv2d(3, 8, 3, 2, 1), nn.ReLU(),
+                                  nn.Sequential(nn.Conv2d(8, 8, 1), nn.Sequential(nn.BatchNorm2d(8))))
+        self.stages = nn.ModuleList([ConvBN(WIDTHS[i], WIDTHS[i + 1], stride=2) for i in range(len(WIDTHS) - 1)])
+        self.heads = nn.ModuleList()
+        for i in range(2):
+            self.heads.append(nn.Linear(32, classes * (i + 1)))
+        layers = []
+        for w in WIDTHS[1:]:
+            layers += [nn.Conv2d(w, w, 1, groups=w), nn.Identity()]
+        self.tail = nn.Sequential(*layers)
+        self.named = nn.Sequential(OrderedDict([(\"fc\", nn.Linear(32, 4)), (\"act\", nn.GELU())]))
+        self.by_key = nn.ModuleDict({\"cls\": nn.Linear(4, classes, bias=False)})
+        self.register_buffer(\"mean\", torch.zeros(1, 3, 1, 1))
+        self.gamma = nn.Parameter(torch.ones(32))";
+    let (errors, params) = read_twin(&twin_with(prelude, ", classes", init, "10"));
+    assert_eq!(errors, []);
+    assert_eq!(
+        params,
+        entries(&[
+            ("gamma", &[32]),
+            ("mean", &[1, 3, 1, 1]),
+            ("stem.0.weight", &[8, 3, 3, 3]),
+            ("stem.0.bias", &[8]),
+            ("stem.2.0.weight", &[8, 8, 1, 1]),
+            ("stem.2.0.bias", &[8]),
+            ("stem.2.1.0.weight", &[8]),
+            ("stem.2.1.0.bias", &[8]),
+            ("stem.2.1.0.running_mean", &[8]),
+            ("stem.2.1.0.running_var", &[8]),
+            ("stages.0.conv.weight", &[16, 8, 3, 3]),
+            ("stages.0.bn.weight", &[16]),
+            ("stages.0.bn.bias", &[16]),
+            ("stages.0.bn.running_mean", &[16]),
+            ("stages.0.bn.running_var", &[16]),
+            ("stages.1.conv.weight", &[32, 16, 3, 3]),
+            ("stages.1.bn.weight", &[32]),
+            ("stages.1.bn.bias", &[32]),
+            ("stages.1.bn.running_mean", &[32]),
+            ("stages.1.bn.running_var", &[32]),
+            ("heads.0.weight", &[10, 32]),
+            ("heads.0.bias", &[10]),
+            ("heads.1.weight", &[20, 32]),
+            ("heads.1.bias", &[20]),
+            ("tail.0.weight", &[16, 1, 1, 1]),
+            ("tail.0.bias", &[16]),
+            ("tail.2.weight", &[32, 1, 1, 1]),
+            ("tail.2.bias", &[32]),
+            ("named.fc.weight", &[4, 32]),
+            ("named.fc.bias", &[4]),
+            ("by_key.cls.weight", &[10, 4]),
+        ])
+    );
+}
+
+#[test]
+fn twin_reader_rejects_what_it_cannot_count_with_its_line() {
+    // The init body starts on line 9 of the twin.
+    let cases = [
+        (
+            "        self.n = 3\n        self.blocks = nn.ModuleList([nn.Linear(4, 4) for _ in range(x)])",
+            10,
+            "a list comprehension must run over a constant sequence, so that its length is known: \
+             `x` is not a constant known here",
+        ),
+        (
+            "        for c in self.sizes:\n            pass",
+            9,
+            "a `for` loop must run over a constant sequence: cannot evaluate `self.sizes` statically",
+        ),
+        (
+            "        self.seq = nn.Sequential(nn.Linear(4, 4), 4)",
+            9,
+            "nn.Sequential: child `1` is not a module but 4",
+        ),
+        (
+            "        self.seq = nn.Sequential(nn.Linear(4, 4), nn.LazyLinear(8))",
+            9,
+            "cannot tell the parameters of `nn.LazyLinear` statically",
+        ),
+        (
+            "        self.c = nn.Conv1d(6, 8, 3, groups=4)",
+            9,
+            "nn.Conv1d: in_channels 6 is not divisible by groups 4",
+        ),
+        (
+            "        self.c = nn.ConvTranspose1d(8, 8, (3, 3))",
+            9,
+            "nn.ConvTranspose1d: expected an int or a 1-tuple, found (3, 3)",
+        ),
+        ("        self.e = nn.Embedding(10, dim=4)", 9, "nn.Embedding: unknown argument `dim`"),
+    ];
+    for (init, line, message) in cases {
+        let (errors, params) = read_twin(&twin_with("", "", init, ""));
+        assert_eq!(errors, [(line, message.to_string())], "{init}");
+        assert_eq!(params, [], "{init}");
+    }
+}
