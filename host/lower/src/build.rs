@@ -36,6 +36,15 @@ pub fn f(v: f64) -> E {
     E(Expr::new(ExprKind::Float(v as f32)))
 }
 
+/// The zero of an accumulator of `dtype`: `0.0` for f32, `0` for the integer dtypes.
+pub fn zero(dtype: ekb_ir::DType) -> E {
+    if dtype.is_float() {
+        f(0.0)
+    } else {
+        lit(0)
+    }
+}
+
 /// A loop variable or `let` binding.
 pub fn var(name: &str) -> E {
     E(Expr::new(ExprKind::Var(name.to_string())))

@@ -12,12 +12,16 @@
 //!   no test at all, and the border tiles on either side unroll `kw`, each tap over its literal
 //!   range of valid columns. Depthwise convolution (`groups == C`) is the same nest with blocks
 //!   of one channel (a block never straddles two groups).
+//!
+//! i8 input and weight (integer convolution) take the same layouts with an i32 accumulator of
+//! the output's dtype: each i8 load is already an i32, products and wrapping sums are exact,
+//! and an i32 bias initialises the accumulator as an f32 one does.
 
-use crate::build::{f, if_, int, ints, let_, loop_, var, Buf, E};
+use crate::build::{if_, int, ints, let_, loop_, var, zero, Buf, E};
 use crate::sched::{outer, serial, simple_loop, tiles, Cx};
 use ekb_ir::l0::Conv2dAttrs;
 use ekb_ir::l1::{LoopKind, Stmt};
-use ekb_ir::{DType, TensorType};
+use ekb_ir::TensorType;
 
 /// Output channels per register tile (they share every input load).
 const OC_BLOCK: usize = 4;
@@ -50,7 +54,7 @@ pub fn conv2d(cx: &mut Cx, a: &Conv2dAttrs, x: &Buf, w: &Buf, bias: Option<&Buf>
     if cx.naive() {
         let nest = serial(cx, y.shape(), "i");
         let [ni, oi, hi, wi] = <[E; 4]>::try_from(nest.idx.clone()).expect("rank 4");
-        let acc = Buf::new(cx.fresh("acc"), TensorType::new(DType::F32, [1]));
+        let acc = Buf::new(cx.fresh("acc"), TensorType::new(y.ty.dtype, [1]));
         let red = serial(cx, &[icg, kh, kw], "r");
         let [ci, khi, kwi] = <[E; 3]>::try_from(red.idx.clone()).expect("rank 3");
         let (ih, iw) = (cx.fresh("ih"), cx.fresh("iw"));
@@ -76,9 +80,12 @@ pub fn conv2d(cx: &mut Cx, a: &Conv2dAttrs, x: &Buf, w: &Buf, bias: Option<&Buf>
         if let Some(b) = bias {
             value = value + b.load(std::slice::from_ref(&oi));
         }
-        let body =
-            [vec![acc.alloc(), acc.store(&[int(0)], f(0.0))], red.wrap(tap), vec![y.store(&nest.idx, value)]]
-                .concat();
+        let body = [
+            vec![acc.alloc(), acc.store(&[int(0)], zero(y.ty.dtype))],
+            red.wrap(tap),
+            vec![y.store(&nest.idx, value)],
+        ]
+        .concat();
         return nest.wrap(body);
     }
     let c = Conv { x, w, bias, y, icg, ocb: block_channels(ocg), kh, kw, h, wd, sh, sw, dh, dw, pt, pl };
@@ -171,13 +178,13 @@ fn tile(
     len: usize,
     border: Option<(usize, &[(usize, usize)])>,
 ) -> Vec<Stmt> {
-    let acc = Buf::new(cx.fresh("acc"), TensorType::new(DType::F32, [c.ocb, len]));
+    let acc = Buf::new(cx.fresh("acc"), TensorType::new(c.y.ty.dtype, [c.ocb, len]));
     let (o0, j0, o2, j2) = (cx.fresh("o"), cx.fresh("j"), cx.fresh("o"), cx.fresh("j"));
     let (ci, khv, ih) = (cx.fresh("ci"), cx.fresh("kh"), cx.fresh("ih"));
     let lanes = cx.inner_kind(len);
     let init = |o: &str| match c.bias {
         Some(bb) => bb.load(&[s.oc0.clone() + var(o)]),
-        None => f(0.0),
+        None => zero(c.y.ty.dtype),
     };
     // acc[o, j] += w[oc0 + o, ci, kh, k] * x[n, cb + ci, ih, (b + j)*sw + k*dw - pl] for the
     // tile-relative columns `j` in `j_lo..j_hi`.

@@ -15,8 +15,13 @@
 //!
 //! Row and column remainders get their own tile with literal sizes, so every index is
 //! provably in bounds.
+//!
+//! i8 operands (integer `matmul` and `linear`) take the same layouts with an i32 accumulator: an
+//! i8 load is already an i32, the products of two i8 fit easily, and i32 addition wraps and is
+//! associative, so the vectorized reductions of the dot-product tiles give the exact sum, and
+//! the bias (i32) is added once at the end, as for f32.
 
-use crate::build::{f, int, let_, var, Buf, E};
+use crate::build::{int, let_, var, zero, Buf, E};
 use crate::elementwise::broadcast_index;
 use crate::sched::{outer, serial, simple_loop, tiles, Cx, PAR_PER_CORE};
 use ekb_ir::l1::{LoopKind, Stmt};
@@ -61,6 +66,8 @@ struct Gemm<'a> {
     y: Store<'a>,
     /// Whether `B(l, k, n)` and `B(l, k, n+1)` are adjacent in memory.
     b_rows_contiguous: bool,
+    /// The accumulator's (and the result's) dtype: f32, or i32 for i8 operands.
+    acc: DType,
 }
 
 /// `y = a @ b` with optional transposes of the last two dims of either operand.
@@ -86,6 +93,7 @@ pub fn matmul(cx: &mut Cx, ta: bool, tb: bool, a: &Buf, b: &Buf, y: &Buf) -> Vec
         bias: None,
         y: Box::new(move |l, mi, ni, v| y.store(&[l, &[mi, ni]].concat(), v)),
         b_rows_contiguous: !tb,
+        acc: y.ty.dtype,
     };
     emit(cx, &g)
 }
@@ -106,6 +114,7 @@ pub fn linear(cx: &mut Cx, x: &Buf, w: &Buf, bias: Option<&Buf>, y: &Buf) -> Vec
         bias: bias.map(|b| Box::new(move |ni: E| b.load(&[ni])) as Box<dyn Fn(E) -> E>),
         y: Box::new(move |l, mi, ni, v| y.store(&row(l, mi, ni), v)),
         b_rows_contiguous: false,
+        acc: y.ty.dtype,
     };
     emit(cx, &g)
 }
@@ -128,7 +137,7 @@ fn naive(cx: &mut Cx, g: &Gemm) -> Vec<Stmt> {
     let nest = serial(cx, &dims, "i");
     let (l, mn) = nest.idx.split_at(g.lead.len());
     let (mi, ni) = (mn[0].clone(), mn[1].clone());
-    let acc = Buf::new(cx.fresh("acc"), TensorType::new(DType::F32, [1]));
+    let acc = Buf::new(cx.fresh("acc"), TensorType::new(g.acc, [1]));
     let kv = cx.fresh("k");
     let step = acc.store(
         &[int(0)],
@@ -140,7 +149,7 @@ fn naive(cx: &mut Cx, g: &Gemm) -> Vec<Stmt> {
     }
     let body = vec![
         acc.alloc(),
-        acc.store(&[int(0)], f(0.0)),
+        acc.store(&[int(0)], zero(g.acc)),
         simple_loop(LoopKind::Serial, &kv, g.k, vec![step]),
         (g.y)(l, mi, ni, value),
     ];
@@ -204,7 +213,7 @@ fn grid(cx: &mut Cx, g: &Gemm, (rows, cols): (usize, usize), prefer: Outer, body
 /// the columns one vectorized loop, so every access to the tile has literal indices once
 /// vectorized, and no lane reduces across another.
 fn axpy_tile_body(cx: &mut Cx, g: &Gemm, l: &[E], (m0, mr): (E, usize), (n0, nt): (E, usize)) -> Vec<Stmt> {
-    let acc = Buf::new(cx.fresh("acc"), TensorType::new(DType::F32, [mr, nt]));
+    let acc = Buf::new(cx.fresh("acc"), TensorType::new(g.acc, [mr, nt]));
     let (r0, r1, r2) = (cx.fresh("r"), cx.fresh("r"), cx.fresh("r"));
     let (j0, j1, j2) = (cx.fresh("j"), cx.fresh("j"), cx.fresh("j"));
     let (kv, av) = (cx.fresh("k"), cx.fresh("a"));
@@ -220,7 +229,7 @@ fn axpy_tile_body(cx: &mut Cx, g: &Gemm, l: &[E], (m0, mr): (E, usize), (n0, nt)
     }
     vec![
         acc.alloc(),
-        rows(&r0, vec![cols(&j0, vec![acc.store(&at(&r0, &j0), f(0.0))])]),
+        rows(&r0, vec![cols(&j0, vec![acc.store(&at(&r0, &j0), zero(g.acc))])]),
         simple_loop(
             LoopKind::Serial,
             &kv,
@@ -238,7 +247,7 @@ fn axpy_tile_body(cx: &mut Cx, g: &Gemm, l: &[E], (m0, mr): (E, usize), (n0, nt)
 /// element of `A` and `B` loaded once per tile), with `unroll`ed rows and columns inside, so the
 /// backend turns the tile into `mr * nc` vector reductions held in registers.
 fn dot_tile_body(cx: &mut Cx, g: &Gemm, l: &[E], (m0, mr): (E, usize), (n0, nc): (E, usize)) -> Vec<Stmt> {
-    let acc = Buf::new(cx.fresh("acc"), TensorType::new(DType::F32, [mr, nc]));
+    let acc = Buf::new(cx.fresh("acc"), TensorType::new(g.acc, [mr, nc]));
     let (r0, r1, r2) = (cx.fresh("r"), cx.fresh("r"), cx.fresh("r"));
     let (c0, c1, c2) = (cx.fresh("c"), cx.fresh("c"), cx.fresh("c"));
     let kv = cx.fresh("k");
@@ -253,7 +262,7 @@ fn dot_tile_body(cx: &mut Cx, g: &Gemm, l: &[E], (m0, mr): (E, usize), (n0, nc):
     }
     vec![
         acc.alloc(),
-        unroll(&r0, mr, vec![unroll(&c0, nc, vec![acc.store(&at(&r0, &c0), f(0.0))])]),
+        unroll(&r0, mr, vec![unroll(&c0, nc, vec![acc.store(&at(&r0, &c0), zero(g.acc))])]),
         simple_loop(cx.inner_kind(g.k), &kv, g.k, vec![unroll(&r1, mr, vec![unroll(&c1, nc, vec![update])])]),
         unroll(
             &r2,

@@ -69,3 +69,14 @@ fn avg_pool2d_counting_padding_both_ways() {
         );
     }
 }
+
+#[test]
+fn integer_conv2d_accumulates_in_i32() {
+    check_op(
+        "x: i8[1,4,9,9], w: i8[6,2,3,3], b: i32[6] = randint(-1000, 1000)",
+        "conv2d(x, w, b, stride=[2,2], pad=[1,1,1,1], groups=2)",
+    );
+    check_op("x: i8[2,4,9,9], w: i8[4,1,3,3]", "conv2d(x, w, pad=[1,1,1,1], groups=4)");
+    check_op("x: i8[1,2,5,60], w: i8[3,2,1,3]", "conv2d(x, w, dilation=[1,20], pad=[0,20,0,20])");
+    check_op("x: i8[1,8,20,20], w: i8[16,8,3,3]", "conv2d(x, w, pad=[1,1,1,1])");
+}

@@ -51,3 +51,18 @@ fn linear_with_and_without_bias() {
     check_op("x: f32[66,128], w: f32[98,128], b: f32[98]", "linear(x, w, b)");
     check_op("x: f32[1,256], w: f32[514,256], b: f32[514]", "linear(x, w, b)");
 }
+
+#[test]
+fn integer_matmul_and_linear_accumulate_in_i32() {
+    // i8 operands, i32 accumulators, in the register tiles of both layouts with remainders.
+    check_op("a: i8[7,300], b: i8[300,37]", "matmul(a, b)");
+    check_op("a: i8[9,7], b: i8[37,9]", "matmul(a, b, transpose_a=true, transpose_b=true)");
+    check_op("a: i8[2,1,3,40], b: i8[3,5,40]", "matmul(a, b, transpose_b=true)");
+    check_op("x: i8[2,3,70], w: i8[5,70], b: i32[5] = randint(-100000, 100000)", "linear(x, w, b)");
+    check_op("x: i8[66,128], w: i8[98,128]", "linear(x, w)");
+    // Every product is -128 * -128, so the sum 2^31 wraps to i32::MIN; the bias -1 brings the
+    // sum back to i32::MAX: both schedules wrap as the reference does, whatever the order.
+    let extreme = "x: i8[3,131072] = randint(-128, -127), w: i8[2,131072] = randint(-128, -127), \
+                   b: i32[2] = randint(-1, 0)";
+    check_op(extreme, "linear(x, w, b)");
+}

@@ -46,6 +46,23 @@ fn convolution_tiles() {
 }
 
 #[test]
+fn integer_products_in_simd_and_threads() {
+    check_native("a: i8[67,700], b: i8[700,150]", "matmul(a, b)");
+    check_native("a: i8[64,96], b: i8[80,96]", "matmul(a, b, transpose_b=true)");
+    check_native("x: i8[66,128], w: i8[98,128], b: i32[98] = randint(-9999, 9999)", "linear(x, w, b)");
+    check_native(
+        "x: i8[2,8,31,29], w: i8[12,4,3,3], b: i32[12] = randint(-9999, 9999)",
+        "conv2d(x, w, b, stride=[2,2], pad=[1,0,1,2], groups=2)",
+    );
+    check_native("x: i8[1,32,28,28], w: i8[32,1,3,3]", "conv2d(x, w, pad=[1,1,1,1], groups=32)");
+    // 2^31 from 131072 products of -128 * -128 wraps to i32::MIN in vector registers too.
+    check_native(
+        "x: i8[4,131072] = randint(-128, -127), w: i8[3,131072] = randint(-128, -127)",
+        "linear(x, w)",
+    );
+}
+
+#[test]
 fn pools_reductions_and_softmax() {
     check_native("x: f32[2,16,33,33]", "max_pool2d(x, kernel=[3,3], stride=[2,2], pad=[1,1,1,1])");
     check_native(

@@ -6,10 +6,12 @@
 //! booleans, so each is followed by a `Cast` to INT32 (L0's 1 or 0), and a `where` condition is
 //! cast to BOOL first. The operators opset 17 lacks (`relu6`, `gelu`, `silu`, `rsqrt`,
 //! `rms_norm`, `softplus` with other than `beta=1`, `threshold=20`, `matmul` with a transposed
-//! operand, `linear` of rank > 2, `iota`, `group_norm`) become nodes of the
+//! operand, `linear` of rank > 2 or of i8 operands, `conv2d` of i8 operands with a bias, `iota`,
+//! `group_norm`) become nodes of the
 //! model-local domain `ekb` whose bodies are ONNX functions of standard operators, so any engine
 //! that inlines local functions runs them, and the importer reads them back as the one L0 operator
-//! they came from.
+//! they came from. Products of i8 operands (`matmul`, `linear`, `conv2d` giving i32) use
+//! `MatMulInteger` and `ConvInteger` without zero points (L0's integer products have none).
 //!
 //! What it must keep true:
 //! - importing the export gives the same graph (same canonical text), except that parameters come
@@ -286,6 +288,9 @@ impl Exporter<'_> {
             Op::BatchNorm { eps } => {
                 self.push("BatchNormalization", &args, out, vec![A::float("epsilon", *eps as f32)])
             }
+            Op::MatMul { transpose_a: false, transpose_b: false } if self.dtype(x) == DType::I8 => {
+                self.push("MatMulInteger", &args, out, vec![])
+            }
             Op::MatMul { transpose_a: false, transpose_b: false } => self.push("MatMul", &args, out, vec![]),
             Op::MatMul { transpose_a, transpose_b } => {
                 let perm = |r: usize, t: bool| {
@@ -301,7 +306,15 @@ impl Exporter<'_> {
                     A::ints("perm_a", perm(self.rank(args[0]), *transpose_a)),
                     A::ints("perm_b", perm(self.rank(args[1]), *transpose_b)),
                 ];
-                self.push_ekb("matmul", &args, out, attrs)
+                let f = if self.dtype(x) == DType::I8 { "matmul_integer" } else { "matmul" };
+                self.push_ekb(f, &args, out, attrs)
+            }
+            // ONNX has no integer Gemm: i8 `linear` is MatMulInteger inside a function.
+            Op::Linear if self.dtype(x) == DType::I8 && args.len() == 3 => {
+                self.push_ekb("linear_integer", &args, out, vec![])
+            }
+            Op::Linear if self.dtype(x) == DType::I8 => {
+                self.push_ekb("linear_integer_nobias", &args, out, vec![])
             }
             Op::Linear if self.rank(x) == 2 => self.push("Gemm", &args, out, vec![A::int("transB", 1)]),
             Op::Linear if args.len() == 3 => self.push_ekb("linear", &args, out, vec![]),
@@ -315,7 +328,13 @@ impl Exporter<'_> {
                     A::ints("dilations", ints(&c.dilation)),
                     A::int("group", c.groups as i64),
                 ];
-                self.push("Conv", &args, out, attrs)
+                // ConvInteger has no bias input: an i8 convolution with one is a function that
+                // adds it.
+                match (self.dtype(x), args.len()) {
+                    (DType::I8, 2) => self.push("ConvInteger", &args, out, attrs),
+                    (DType::I8, _) => self.push_ekb("conv2d_integer", &args, out, attrs),
+                    _ => self.push("Conv", &args, out, attrs),
+                }
             }
             Op::MaxPool2d(p) | Op::AvgPool2d { pool: p, .. } => {
                 let mut attrs = vec![
@@ -566,6 +585,36 @@ fn function(name: &str) -> FunctionProto {
             node("MatMul", &["ta", "tb"], "y", vec![]);
             (&["a", "b"], &["transpose_a", "transpose_b", "perm_a", "perm_b"])
         }
+        "matmul_integer" => {
+            node("Transpose", &["a"], "ta", vec![A::reference("perm", attr_type::INTS, "perm_a")]);
+            node("Transpose", &["b"], "tb", vec![A::reference("perm", attr_type::INTS, "perm_b")]);
+            node("MatMulInteger", &["ta", "tb"], "y", vec![]);
+            (&["a", "b"], &["transpose_a", "transpose_b", "perm_a", "perm_b"])
+        }
+        "linear_integer" => {
+            node("Transpose", &["w"], "wt", vec![]);
+            node("MatMulInteger", &["x", "wt"], "m", vec![]);
+            node("Add", &["m", "b"], "y", vec![]);
+            (&["x", "w", "b"], &[])
+        }
+        "linear_integer_nobias" => {
+            node("Transpose", &["w"], "wt", vec![]);
+            node("MatMulInteger", &["x", "wt"], "y", vec![]);
+            (&["x", "w"], &[])
+        }
+        "conv2d_integer" => {
+            let conv_attrs = ["kernel_shape", "strides", "pads", "dilations"]
+                .map(|a| A::reference(a, attr_type::INTS, a))
+                .into_iter()
+                .chain([A::reference("group", attr_type::INT, "group")])
+                .collect();
+            node("ConvInteger", &["x", "w"], "c", conv_attrs);
+            // The bias [OC] as [OC, 1, 1], broadcast over the output's rows and columns.
+            node("Constant", &[], "bs", vec![A::ints("value_ints", vec![-1, 1, 1])]);
+            node("Reshape", &["b", "bs"], "bc", vec![]);
+            node("Add", &["c", "bc"], "y", vec![]);
+            (&["x", "w", "b"], &["kernel_shape", "strides", "pads", "dilations", "group"])
+        }
         "linear" => {
             node("Transpose", &["w"], "wt", vec![]);
             node("MatMul", &["x", "wt"], "m", vec![]);
@@ -619,7 +668,7 @@ fn function(name: &str) -> FunctionProto {
         node: body,
         doc_string: format!(
             "The L0 operator `{}`.",
-            name.trim_end_matches("_nobias").replace("gelu_tanh", "gelu")
+            name.trim_end_matches("_nobias").trim_end_matches("_integer").replace("gelu_tanh", "gelu")
         ),
         opset_import: vec![OperatorSetIdProto { domain: String::new(), version: OPSET }],
         domain: EKB_DOMAIN.into(),

@@ -785,9 +785,24 @@ impl<'a> Importer<'a> {
                 }
                 one(acc)
             }
-            (false, "MatMul") => self.matmul(&ins[0], &ins[1], &out).map(|v| vec![v]),
+            (false, "MatMul") => self.matmul(&ins[0], &ins[1], Some(DType::F32), &out).map(|v| vec![v]),
+            (false, "MatMulInteger" | "ConvInteger") if ins.len() < 2 => {
+                Err(format!("{} input(s); `{}` takes at least 2", ins.len(), n.op_type))
+            }
+            (false, "MatMulInteger") => {
+                self.no_zero_points(n, ins, &["a_zero_point", "b_zero_point"])?;
+                self.int8_operands(&ins[..2], &["A", "B"])?;
+                one(self.matmul(&ins[0], &ins[1], None, &out)?)
+            }
             (false, "Gemm") => self.gemm(n, ins, &out).map(|v| vec![v]),
-            (false, "Conv") => self.conv(n, ins, &out).map(|v| vec![v]),
+            (false, "Conv") => {
+                self.conv(n, &ins[..ins.len().min(3)], Some(DType::F32), &out).map(|v| vec![v])
+            }
+            (false, "ConvInteger") => {
+                self.no_zero_points(n, ins, &["x_zero_point", "w_zero_point"])?;
+                self.int8_operands(&ins[..2], &["x", "w"])?;
+                one(self.conv(n, &ins[..2], None, &out)?)
+            }
             (false, "MaxPool" | "AveragePool") => self.pool(n, &x, &out).map(|v| vec![v]),
             (false, "GlobalAveragePool") => {
                 let (xn, _) = self.tensor(&x, None)?;
@@ -1217,9 +1232,10 @@ impl<'a> Importer<'a> {
                 let (w, _) = self.tensor(&ins[1], Some(DType::F32))?;
                 one(self.emit(&out, Op::RmsNorm { eps }, vec![xn, w])?)
             }
-            (true, "matmul") => {
-                let (an, _) = self.tensor(&ins[0], Some(DType::F32))?;
-                let (bn, _) = self.tensor(&ins[1], Some(DType::F32))?;
+            (true, "matmul" | "matmul_integer") => {
+                let want = (n.op_type == "matmul").then_some(DType::F32);
+                let (an, _) = self.tensor(&ins[0], want)?;
+                let (bn, _) = self.tensor(&ins[1], want)?;
                 let op = Op::MatMul {
                     transpose_a: a.int("transpose_a", 0)? != 0,
                     transpose_b: a.int("transpose_b", 0)? != 0,
@@ -1233,6 +1249,14 @@ impl<'a> Importer<'a> {
                 }
                 one(self.emit(&out, Op::Linear, args)?)
             }
+            (true, "linear_integer" | "linear_integer_nobias") => {
+                let mut args = Vec::new();
+                for (v, want) in ins.iter().zip([DType::I8, DType::I8, DType::I32]) {
+                    args.push(self.tensor(v, Some(want))?.0);
+                }
+                one(self.emit(&out, Op::Linear, args)?)
+            }
+            (true, "conv2d_integer") => one(self.conv(n, ins, None, &out)?),
             _ => Err(unsupported_reason(n)),
         }
     }
@@ -1460,10 +1484,11 @@ impl<'a> Importer<'a> {
         self.emit(out, Op::Binary(op), vec![a, b])
     }
 
-    /// `MatMul`, with 1-D operands promoted and demoted as numpy does.
-    fn matmul(&mut self, l: &Val, r: &Val, out: &str) -> Result<Val, String> {
-        let (mut a, at) = self.tensor(l, Some(DType::F32))?;
-        let (mut b, bt) = self.tensor(r, Some(DType::F32))?;
+    /// `MatMul` (constants as `want`) or `MatMulInteger` (`want` None: i8 operands as they are),
+    /// with 1-D operands promoted and demoted as numpy does.
+    fn matmul(&mut self, l: &Val, r: &Val, want: Option<DType>, out: &str) -> Result<Val, String> {
+        let (mut a, at) = self.tensor(l, want)?;
+        let (mut b, bt) = self.tensor(r, want)?;
         let (a1, b1) = (at.rank() == 1, bt.rank() == 1);
         if a1 {
             a = tname(self.emit(
@@ -1576,16 +1601,18 @@ impl<'a> Importer<'a> {
         }
     }
 
-    fn conv(&mut self, n: &NodeProto, ins: &[Val], out: &str) -> Result<Val, String> {
+    /// `Conv` (`want` f32) or an integer convolution (`want` None: i8 input and weight as they
+    /// are, an i32 bias); `ins` are the input, the weight and the bias if there is one.
+    fn conv(&mut self, n: &NodeProto, ins: &[Val], want: Option<DType>, out: &str) -> Result<Val, String> {
         let a = Attrs(n);
-        let (x, xt) = self.tensor(&ins[0], Some(DType::F32))?;
+        let (x, xt) = self.tensor(&ins[0], want)?;
         if xt.rank() != 4 {
             return Err(format!(
                 "a {}-D convolution is not supported (L0 has conv2d on NCHW)",
                 xt.rank().saturating_sub(2)
             ));
         }
-        let (w, wt) = self.tensor(&ins[1], Some(DType::F32))?;
+        let (w, wt) = self.tensor(&ins[1], want)?;
         if wt.rank() != 4 {
             return Err(format!("the weight has rank {}, expected 4", wt.rank()));
         }
@@ -1604,9 +1631,47 @@ impl<'a> Importer<'a> {
         let groups = usize::try_from(a.int("group", 1)?).map_err(|_| "`group` must be >= 1".to_string())?;
         let mut args = vec![x, w];
         if ins.len() > 2 && !n.input[2].is_empty() {
-            args.push(self.tensor(&ins[2], Some(DType::F32))?.0);
+            args.push(self.tensor(&ins[2], Some(want.unwrap_or(DType::I32)))?.0);
         }
         self.emit(out, Op::Conv2d(Conv2dAttrs { stride, pad, dilation, groups }), args)
+    }
+
+    /// Refuses zero points other than absent or constant zeros (L0's integer products have none).
+    fn no_zero_points(&self, n: &NodeProto, ins: &[Val], names: &[&str; 2]) -> Result<(), String> {
+        for (i, name) in names.iter().enumerate().map(|(i, s)| (i + 2, s)) {
+            match ins.get(i) {
+                None => {}
+                Some(_) if n.input[i].is_empty() => {}
+                Some(Val::C { c, .. }) => match c.as_ints() {
+                    Some(v) if v.iter().all(|&z| z == 0) => {}
+                    _ => {
+                        return Err(format!(
+                            "`{name}` is not zero; only zero points of 0 are supported (a nonzero \
+                             one is the i8 product corrected by row and column sums: docs/ir.md)"
+                        ))
+                    }
+                },
+                Some(_) => return Err(format!("`{name}` must be a constant zero")),
+            }
+        }
+        Ok(())
+    }
+
+    /// Checks that the two operands of an integer product are int8 (L0 has no uint8).
+    fn int8_operands(&self, ins: &[Val], names: &[&str; 2]) -> Result<(), String> {
+        for (v, name) in ins.iter().zip(names) {
+            let onnx = match v {
+                Val::T { ty, .. } if ty.dtype == DType::I8 => continue,
+                Val::C { c, .. } if c.onnx_type == dtype::INT8 => continue,
+                Val::T { ty, .. } => ty.dtype.name(),
+                Val::C { c, .. } => dtype::name(c.onnx_type),
+                Val::Bad => "unknown",
+            };
+            return Err(format!(
+                "`{name}` is {onnx}; only int8 operands are supported (L0 has i8, not uint8)"
+            ));
+        }
+        Ok(())
     }
 
     fn pool(&mut self, n: &NodeProto, x: &Val, out: &str) -> Result<Val, String> {
@@ -1971,8 +2036,10 @@ const OPS: &[(&str, &[&str])] = &[
     ("Equal", &[]),
     ("Where", &[]),
     ("MatMul", &[]),
+    ("MatMulInteger", &[]),
     ("Gemm", &["alpha", "beta", "transA", "transB"]),
     ("Conv", &["kernel_shape", "strides", "pads", "dilations", "group", "auto_pad"]),
+    ("ConvInteger", &["kernel_shape", "strides", "pads", "dilations", "group", "auto_pad"]),
     (
         "ConvTranspose",
         &[
@@ -2052,6 +2119,10 @@ const EKB_OPS: &[(&str, &[&str])] = &[
     ("matmul", &["transpose_a", "transpose_b", "perm_a", "perm_b"]),
     ("linear", &[]),
     ("linear_nobias", &[]),
+    ("matmul_integer", &["transpose_a", "transpose_b", "perm_a", "perm_b"]),
+    ("linear_integer", &[]),
+    ("linear_integer_nobias", &[]),
+    ("conv2d_integer", &["kernel_shape", "strides", "pads", "dilations", "group"]),
     ("iota", &["shape", "axis", "to"]),
     ("group_norm", &["groups", "eps", "grouped_shape", "param_shape"]),
 ];

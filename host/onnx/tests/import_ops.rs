@@ -538,7 +538,54 @@ fn cases() -> Vec<(&'static str, ModelProto, &'static str)> {
             ),
             "resize(x, size=[14,9], mode=nearest, align_corners=false)",
         ),
+        (
+            // A 1-D left operand (numpy's promotion), zero points given as int8 zeros.
+            "matmul_integer_zero_points",
+            model(
+                17,
+                &[("x", &[4])],
+                vec![f32s("s", &[], &[0.01]), bytes("z", &[], &[0]), bytes("w", &[4, 3], &int8s(12))],
+                vec![
+                    node("QuantizeLinear", &["x", "s", "z"], "q", vec![]),
+                    node("MatMulInteger", &["q", "w", "z", "z"], "m", vec![]),
+                    node("Cast", &["m"], "y", vec![A::int("to", i64::from(dtype::FLOAT))]),
+                ],
+                &["y"],
+            ),
+            "matmul(%m_a2, w, transpose_a=false, transpose_b=false)",
+        ),
+        (
+            "conv_integer_strided",
+            model(
+                17,
+                x4,
+                vec![f32s("s", &[], &[0.01]), bytes("z", &[], &[0]), bytes("w", &[4, 3, 3, 2], &int8s(72))],
+                vec![
+                    node("QuantizeLinear", &["x", "s", "z"], "q", vec![]),
+                    node("ConvInteger", &["q", "w"], "c", vec![A::ints("strides", vec![2, 1])]),
+                    node("Cast", &["c"], "y", vec![A::int("to", i64::from(dtype::FLOAT))]),
+                ],
+                &["y"],
+            ),
+            "conv2d(%q, w, stride=[2,1], pad=[0,0,0,0], dilation=[1,1], groups=1)",
+        ),
     ]
+}
+
+/// An int8 (or, with `data_type`, uint8) tensor.
+fn bytes(name: &str, dims: &[i64], v: &[i32]) -> TensorProto {
+    TensorProto {
+        name: name.into(),
+        dims: dims.to_vec(),
+        data_type: dtype::INT8,
+        int32_data: v.to_vec(),
+        ..Default::default()
+    }
+}
+
+/// `n` deterministic int8 values covering both ends of the range.
+fn int8s(n: i32) -> Vec<i32> {
+    (0..n).map(|i| (i * 89 + 128) % 256 - 128).collect()
 }
 
 #[test]
@@ -828,6 +875,42 @@ fn quantize_linear_imports_per_tensor_int8_and_lists_the_other_forms() {
         "node `QuantizeLinear_a` (QuantizeLinear): `scale` has 3 values; only per-tensor (scalar) scales are supported",
         "node `QuantizeLinear_b` (QuantizeLinear): `zero_point` is UINT8; only int8 quantization is supported (L0 has i8, not uint8)",
         "node `QuantizeLinear_c` (QuantizeLinear): without `zero_point` the result is uint8; only int8 quantization is supported",
+    ] {
+        assert!(notes.contains(want), "missing `{want}` in\n{notes}");
+    }
+}
+
+#[test]
+fn integer_products_refuse_zero_points_and_uint8() {
+    let u8w = TensorProto { data_type: dtype::UINT8, ..bytes("u", &[3, 2], &[1, 2, 3, 4, 5, 6]) };
+    let m = model(
+        17,
+        &[("x", &[2, 3]), ("x4", &[1, 3, 4, 4])],
+        vec![
+            f32s("s", &[], &[0.1]),
+            bytes("z", &[], &[0]),
+            bytes("nz", &[], &[3]),
+            bytes("w", &[3, 2], &int8s(6)),
+            bytes("w4", &[2, 3, 1, 1], &int8s(6)),
+            u8w,
+        ],
+        vec![
+            node("QuantizeLinear", &["x", "s", "z"], "q", vec![]),
+            node("QuantizeLinear", &["x4", "s", "z"], "q4", vec![]),
+            node("MatMulInteger", &["q", "w", "z", "nz"], "a", vec![]),
+            node("MatMulInteger", &["q", "u"], "b", vec![]),
+            node("MatMulInteger", &["q", "w", "q"], "c", vec![]),
+            node("ConvInteger", &["q4", "w4", "nz"], "d", vec![]),
+        ],
+        &["a", "b", "c", "d"],
+    );
+    let d = import(&ekb_onnx::export::encode(&m), &opts("bad")).unwrap_err();
+    let notes = d.notes.join("\n");
+    for want in [
+        "node `MatMulInteger_a` (MatMulInteger): `b_zero_point` is not zero; only zero points of 0 are supported",
+        "node `MatMulInteger_b` (MatMulInteger): `B` is UINT8; only int8 operands are supported (L0 has i8, not uint8)",
+        "node `MatMulInteger_c` (MatMulInteger): `a_zero_point` must be a constant zero",
+        "node `ConvInteger_d` (ConvInteger): `x_zero_point` is not zero; only zero points of 0 are supported",
     ] {
         assert!(notes.contains(want), "missing `{want}` in\n{notes}");
     }

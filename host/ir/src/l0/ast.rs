@@ -148,7 +148,8 @@ pub enum Op {
     /// `batch_norm(x, gamma, beta, mean, var, eps)`: inference form, channels on axis 1.
     BatchNorm { eps: f64 },
     /// `matmul(a, b)`: rank >= 2, batch dimensions broadcast; operands optionally transposed
-    /// (last two dims swapped) before multiplying.
+    /// (last two dims swapped) before multiplying. Like `linear` and `conv2d`: f32 operands give
+    /// f32; i8 operands give their exact i32 sums (zero points 0), with an i32 bias.
     MatMul { transpose_a: bool, transpose_b: bool },
     /// `linear(x, w[, b])`: `x @ w^T + b`, `w: [out, in]`.
     Linear,

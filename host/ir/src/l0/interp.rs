@@ -9,7 +9,9 @@
 //!   bits (two's complement), as a board computes it. i8 tensors hold integral f64 values in
 //!   `-128..=127`; `quantize_linear` and `dequantize_linear` compute in f32 exactly as the
 //!   lowered code does (the input rounded to f32, one rounding per operation), so their i8 and
-//!   f32 results match compiled code bit for bit.
+//!   f32 results match compiled code bit for bit. `matmul`, `linear` and `conv2d` of i8
+//!   operands sum their products exactly (in f64, exact at these magnitudes) and wrap the sum,
+//!   bias included, to i32: the compiled i32 accumulator's result, whatever its order.
 //! - NaN propagates through max/min, clip, relu, pools and max/min reductions (as in PyTorch);
 //!   argmax treats NaN as the largest value, so the first NaN wins (as in PyTorch).
 //! - A value given for an i32 tensor as a float (the `value` of `full` or of a constant `pad`)
@@ -753,10 +755,35 @@ fn batch_norm(node: &Node, eps: f64, args: &[&Tensor]) -> Result<Tensor, Diagnos
 // ---------------------------------------------------------------------------------------------
 // Matrix products and convolution.
 
+/// The result dtype of a product of `x` and `w` (plus an optional bias): f32 for f32 operands,
+/// i32 for i8 operands (whose bias must then be i32).
+fn product_dtype(node: &Node, x: &Tensor, w: &Tensor, b: Option<&Tensor>) -> Result<DType, Diagnostic> {
+    let out = match (x.ty.dtype, w.ty.dtype) {
+        (DType::F32, DType::F32) => DType::F32,
+        (DType::I8, DType::I8) => DType::I32,
+        (a, c) => {
+            return Err(fail(node, format!("the operands must be both f32 or both i8, got {a} and {c}")));
+        }
+    };
+    if let Some(b) = b {
+        want_dtype(node, b, out, "the bias")?;
+    }
+    Ok(out)
+}
+
+/// The stored value of a product's sum: f32 sums stay f64; i8 products summed exactly (every
+/// partial sum of products of i8 is an integer well inside f64's exact range) and then, with
+/// the bias, wrapped to i32 as the compiled accumulator wraps.
+fn product_value(dtype: DType, sum: f64) -> f64 {
+    match dtype {
+        DType::F32 => sum,
+        _ => wrap_i32(sum as i64),
+    }
+}
+
 /// `a @ b` over the last two dims (each optionally transposed first), batch dims broadcast.
 fn matmul(node: &Node, ta: bool, tb: bool, a: &Tensor, b: &Tensor) -> Result<Tensor, Diagnostic> {
-    want_f32(node, a, "the left operand")?;
-    want_f32(node, b, "the right operand")?;
+    let dtype = product_dtype(node, a, b, None)?;
     let (ra, rb) = (a.ty.rank(), b.ty.rank());
     if ra < 2 || rb < 2 {
         return Err(fail(node, format!("operands must have rank >= 2, got `{}` and `{}`", a.ty, b.ty)));
@@ -788,26 +815,25 @@ fn matmul(node: &Node, ta: bool, tb: bool, a: &Tensor, b: &Tensor) -> Result<Ten
         let (a0, b0) = (offset(bidx, &sa) * m * k, offset(bidx, &sb) * k * n);
         for i in 0..m {
             for j in 0..n {
-                data.push((0..k).map(|p| a.data[a0 + a_at(i, p)] * b.data[b0 + b_at(p, j)]).sum());
+                let sum = (0..k).map(|p| a.data[a0 + a_at(i, p)] * b.data[b0 + b_at(p, j)]).sum();
+                data.push(product_value(dtype, sum));
             }
         }
     }
     let mut shape = batch;
     shape.extend([m, n]);
-    Ok(Tensor { ty: TensorType::new(DType::F32, shape), data })
+    Ok(Tensor { ty: TensorType::new(dtype, shape), data })
 }
 
 /// `y[.., o] = sum_i x[.., i] * w[o, i] + b[o]`.
 fn linear(node: &Node, x: &Tensor, w: &Tensor, b: Option<&Tensor>) -> Result<Tensor, Diagnostic> {
-    want_f32(node, x, "the input")?;
-    want_f32(node, w, "the weight")?;
+    let dtype = product_dtype(node, x, w, b)?;
     want_rank(node, w, 2, "the weight [out, in]")?;
     let (out_f, in_f) = (w.ty.shape[0], w.ty.shape[1]);
     if x.ty.shape.last() != Some(&in_f) {
         return Err(fail(node, format!("the input `{}` must end in the weight's in-features {in_f}", x.ty)));
     }
     if let Some(b) = b {
-        want_f32(node, b, "the bias")?;
         want_shape(node, b, &[out_f], "the bias")?;
     }
     let rows: usize = x.ty.shape[..x.ty.rank() - 1].iter().product();
@@ -815,12 +841,12 @@ fn linear(node: &Node, x: &Tensor, w: &Tensor, b: Option<&Tensor>) -> Result<Ten
     for r in 0..rows {
         for o in 0..out_f {
             let dot: f64 = (0..in_f).map(|i| x.data[r * in_f + i] * w.data[o * in_f + i]).sum();
-            data.push(dot + b.map_or(0.0, |b| b.data[o]));
+            data.push(product_value(dtype, dot + b.map_or(0.0, |b| b.data[o])));
         }
     }
     let mut shape = x.ty.shape.clone();
     *shape.last_mut().expect("rank >= 1 was checked") = out_f;
-    Ok(Tensor { ty: TensorType::new(DType::F32, shape), data })
+    Ok(Tensor { ty: TensorType::new(dtype, shape), data })
 }
 
 /// Output extent of a sliding window (floor mode): `floor((size + pads - span) / stride) + 1`,
@@ -839,8 +865,7 @@ fn conv2d(
     w: &Tensor,
     b: Option<&Tensor>,
 ) -> Result<Tensor, Diagnostic> {
-    want_f32(node, x, "the input")?;
-    want_f32(node, w, "the weight")?;
+    let dtype = product_dtype(node, x, w, b)?;
     want_rank(node, x, 4, "the input [N,C,H,W]")?;
     want_rank(node, w, 4, "the weight [OC,C/groups,KH,KW]")?;
     let [n, c, h, wd] = [x.ty.shape[0], x.ty.shape[1], x.ty.shape[2], x.ty.shape[3]];
@@ -860,7 +885,6 @@ fn conv2d(
         .with_expected("C and OC divisible by groups, and weight dim 1 = C / groups"));
     }
     if let Some(b) = b {
-        want_f32(node, b, "the bias")?;
         want_shape(node, b, &[oc], "the bias")?;
     }
     let oh = window_out(h, top + bottom, dh * kh.saturating_sub(1) + 1, sh);
@@ -895,12 +919,12 @@ fn conv2d(
                             }
                         }
                     }
-                    data.push(acc);
+                    data.push(product_value(dtype, acc));
                 }
             }
         }
     }
-    Ok(Tensor { ty: TensorType::new(DType::F32, [n, oc, oh, ow]), data })
+    Ok(Tensor { ty: TensorType::new(dtype, [n, oc, oh, ow]), data })
 }
 
 // ---------------------------------------------------------------------------------------------

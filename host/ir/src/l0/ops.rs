@@ -1208,6 +1208,42 @@ pub fn infer(op: &Op, inputs: &[&TensorType], span: Span) -> Result<TensorType, 
     };
     const F: &[DType] = &[DType::F32];
     const FI: &[DType] = &[DType::F32, DType::I32];
+    // The dtype of a product (`matmul`, `linear`, `conv2d`): f32 operands give f32; i8 operands
+    // give their exact i32 sums (zero points 0, as ONNX `MatMulInteger`/`ConvInteger` without
+    // them), and then a bias, if any, is i32 too.
+    let product = || -> Result<DType, Diagnostic> {
+        let (x, w) = (inputs[0].dtype, inputs[1].dtype);
+        let (xn, wn) = (spec.input_name(0), spec.input_name(1));
+        let out = match (x, w) {
+            (DType::F32, DType::F32) => DType::F32,
+            (DType::I8, DType::I8) => DType::I32,
+            _ if x == w => {
+                return Err(err(format!("inputs `{xn}` and `{wn}` have dtype {x}, expected f32 or i8"))
+                    .with_expected("f32 operands, or i8 operands (whose product is i32)")
+                    .with_hint("cast i32 values to f32, or narrow quantized values to i8"))
+            }
+            _ => {
+                return Err(err(format!(
+                    "inputs `{xn}` ({x}) and `{wn}` ({w}) have different dtypes; both must be f32, or both i8"
+                ))
+                .with_hint(
+                    "dequantize the i8 operand (`dequantize_linear` or `cast`), or quantize the f32 one \
+                     (`quantize_linear`)",
+                ))
+            }
+        };
+        if let Some(b) = inputs.get(2) {
+            if b.dtype != out {
+                return Err(err(format!(
+                    "the bias `{}` has dtype {}, expected {out} ({x} operands accumulate in {out})",
+                    spec.input_name(2),
+                    b.dtype
+                ))
+                .with_expected(out.name()));
+            }
+        }
+        Ok(out)
+    };
 
     let out = match op {
         Op::Unary(u) => {
@@ -1340,8 +1376,7 @@ pub fn infer(op: &Op, inputs: &[&TensorType], span: Span) -> Result<TensorType, 
             x.clone()
         }
         Op::MatMul { transpose_a, transpose_b } => {
-            want(0, F)?;
-            want(1, F)?;
+            let dtype = product()?;
             let (a, b) = (inputs[0], inputs[1]);
             for (n, t) in [("a", a), ("b", b)] {
                 if t.rank() < 2 {
@@ -1366,12 +1401,10 @@ pub fn infer(op: &Op, inputs: &[&TensorType], span: Span) -> Result<TensorType, 
             let mut shape = broadcast(&a.shape[..a.rank() - 2], &b.shape[..b.rank() - 2])
                 .map_err(|m| err(format!("batch dimensions {m}")))?;
             shape.extend([m, n]);
-            TensorType::new(DType::F32, shape)
+            TensorType::new(dtype, shape)
         }
         Op::Linear => {
-            for i in 0..inputs.len() {
-                want(i, F)?;
-            }
+            let dtype = product()?;
             let (x, w) = (inputs[0], inputs[1]);
             if x.rank() < 1 {
                 return Err(err("x is a scalar, expected rank >= 1".into()));
@@ -1397,12 +1430,10 @@ pub fn infer(op: &Op, inputs: &[&TensorType], span: Span) -> Result<TensorType, 
             }
             let mut shape = x.shape.clone();
             *shape.last_mut().expect("rank >= 1") = w.shape[0];
-            TensorType::new(DType::F32, shape)
+            TensorType::new(dtype, shape)
         }
         Op::Conv2d(c) => {
-            for i in 0..inputs.len() {
-                want(i, F)?;
-            }
+            let dtype = product()?;
             let (x, w) = (inputs[0], inputs[1]);
             for (n, t) in [("x", x), ("w", w)] {
                 if t.rank() != 4 {
@@ -1449,7 +1480,7 @@ pub fn infer(op: &Op, inputs: &[&TensorType], span: Span) -> Result<TensorType, 
                     }
                 }
             }
-            TensorType::new(DType::F32, out)
+            TensorType::new(dtype, out)
         }
         Op::MaxPool2d(p) | Op::AvgPool2d { pool: p, .. } => {
             want(0, F)?;
@@ -2050,6 +2081,18 @@ mod tests {
             (Op::Gather { axis: 0 }, vec![f(&[5]), i(&[])], f(&[])),
             (Op::CumSum { axis: 0, exclusive: true, reverse: false }, vec![i(&[7])], i(&[7])),
             (Op::GroupNorm { groups: 2, eps: 1e-5 }, vec![f(&[2, 4]), f(&[4]), f(&[4])], f(&[2, 4])),
+            // i8 products are i32, batch dims broadcast and transposes apply as for f32.
+            (
+                Op::MatMul { transpose_a: true, transpose_b: false },
+                vec![t(DType::I8, &[2, 1, 5, 3]), t(DType::I8, &[4, 5, 6])],
+                i(&[2, 4, 3, 6]),
+            ),
+            (Op::Linear, vec![t(DType::I8, &[7, 5]), t(DType::I8, &[2, 5]), i(&[2])], i(&[7, 2])),
+            (
+                Op::Conv2d(Conv2dAttrs { stride: [2, 1], pad: [1, 0, 0, 0], dilation: [1, 1], groups: 2 }),
+                vec![t(DType::I8, &[1, 4, 5, 5]), t(DType::I8, &[6, 2, 3, 3])],
+                i(&[1, 6, 2, 3]),
+            ),
             // Height (4-1)*2 - 1 + 1*(3-1) + 1 + 1 = 9; width (5-1)*3 - 2 + 2*(2-1) + 2 + 1 = 15.
             (Op::ConvTranspose2d(ct), vec![f(&[1, 4, 4, 5]), f(&[4, 3, 3, 2]), f(&[6])], f(&[1, 6, 9, 15])),
             (

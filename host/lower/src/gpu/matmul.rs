@@ -6,9 +6,14 @@
 //! a `TILE`-step product from shared memory, another barrier before the tiles are overwritten.
 //! The `b` tile has a padding column so that a warp reading down a column of it hits distinct
 //! banks. Each thread adds its products in increasing `k`, the order of the CPU schedules.
+//!
+//! i8 operands (integer products) are staged as i8 tiles (a quarter of the f32 tiles' shared
+//! memory): a load widens each element to i32 and the store back keeps exactly that byte, the
+//! padding is 0, and each thread accumulates in i32, the result's dtype (wrapping sums are
+//! exact in any order).
 
 use super::{barrier, launch, shared, unflatten, Gpu};
-use crate::build::{f, int, let_, loop_, var, Buf, Names, E};
+use crate::build::{int, let_, loop_, var, zero, Buf, Names, E};
 use crate::elementwise::broadcast_index;
 use ekb_ir::l1::{LoopKind, Stmt};
 use ekb_ir::{DType, TensorType};
@@ -36,6 +41,10 @@ struct Product<'a> {
     store: Store<'a>,
     /// The batch dims, unflattened from the grid's z index.
     batch_shape: &'a [usize],
+    /// The operands' dtype (the shared tiles') and the result's (the accumulator's): f32 and
+    /// f32, or i8 and i32.
+    operands: DType,
+    result: DType,
 }
 
 /// CUDA's limit on the grid's y and z extents, the smallest of the targets.
@@ -47,25 +56,25 @@ fn tiled(gpu: &Gpu, mut names: Names, p: &Product) -> Option<Vec<Stmt>> {
         return None;
     }
     let [bx, by, bz, tx, ty] = ["bx", "by", "bz", "tx", "ty"].map(|n| names.fresh(n));
-    let ta = Buf::new(names.fresh("ta"), TensorType::new(DType::F32, [TILE, TILE]));
-    let tb = Buf::new(names.fresh("tb"), TensorType::new(DType::F32, [TILE, TILE + 1]));
-    let acc = Buf::new(names.fresh("acc"), TensorType::new(DType::F32, [1]));
+    let ta = Buf::new(names.fresh("ta"), TensorType::new(p.operands, [TILE, TILE]));
+    let tb = Buf::new(names.fresh("tb"), TensorType::new(p.operands, [TILE, TILE + 1]));
+    let acc = Buf::new(names.fresh("acc"), TensorType::new(p.result, [1]));
     let [row, col, t, ka, kb, kk] = ["row", "col", "t", "ka", "kb", "kk"].map(|n| names.fresh(n));
     let bidx = unflatten(&var(&bz), p.batch_shape);
     let (txv, tyv) = (var(&tx), var(&ty));
-    let zero = f(0.0);
+    let pad = zero(p.operands);
     let stage = vec![
         let_(&ka, var(&t) * int(TILE) + txv.clone()),
         crate::build::if_(
             var(&row).lt(int(p.m)).and(var(&ka).lt(int(p.k))),
             vec![ta.store(&[tyv.clone(), txv.clone()], (p.a_at)(&bidx, var(&row), var(&ka)))],
-            vec![ta.store(&[tyv.clone(), txv.clone()], zero.clone())],
+            vec![ta.store(&[tyv.clone(), txv.clone()], pad.clone())],
         ),
         let_(&kb, var(&t) * int(TILE) + tyv.clone()),
         crate::build::if_(
             var(&kb).lt(int(p.k)).and(var(&col).lt(int(p.n))),
             vec![tb.store(&[tyv.clone(), txv.clone()], (p.b_at)(&bidx, var(&kb), var(&col)))],
-            vec![tb.store(&[tyv.clone(), txv.clone()], zero)],
+            vec![tb.store(&[tyv.clone(), txv.clone()], pad)],
         ),
         barrier(),
         loop_(
@@ -86,7 +95,7 @@ fn tiled(gpu: &Gpu, mut names: Names, p: &Product) -> Option<Vec<Stmt>> {
         acc.alloc(),
         let_(&row, var(&by) * int(TILE) + tyv.clone()),
         let_(&col, var(&bx) * int(TILE) + txv.clone()),
-        acc.store1(int(0), f(0.0)),
+        acc.store1(int(0), zero(p.result)),
         loop_(LoopKind::Serial, &t, int(0), int(p.k.div_ceil(TILE)), stage),
         crate::build::if_(
             var(&row).lt(int(p.m)).and(var(&col).lt(int(p.n))),
@@ -103,7 +112,7 @@ fn tiled(gpu: &Gpu, mut names: Names, p: &Product) -> Option<Vec<Stmt>> {
 
 /// `y = matmul(a, b)` with numpy batch broadcasting, either operand transposed.
 pub fn matmul(gpu: &Gpu, names: Names, ta: bool, tb: bool, a: &Buf, b: &Buf, y: &Buf) -> Option<Vec<Stmt>> {
-    if a.rank() < 2 || b.rank() < 2 || a.ty.dtype != DType::F32 {
+    if a.rank() < 2 || b.rank() < 2 || a.ty.dtype != b.ty.dtype {
         return None;
     }
     let (ra, rb, ry) = (a.rank(), b.rank(), y.rank());
@@ -130,6 +139,8 @@ pub fn matmul(gpu: &Gpu, names: Names, ta: bool, tb: bool, a: &Buf, b: &Buf, y: 
         b_at: &b_at,
         store: &store,
         batch_shape,
+        operands: a.ty.dtype,
+        result: y.ty.dtype,
     };
     tiled(gpu, names, &p)
 }
@@ -137,7 +148,7 @@ pub fn matmul(gpu: &Gpu, names: Names, ta: bool, tb: bool, a: &Buf, b: &Buf, y: 
 /// `y = linear(x, w[, bias])`: `y[.., o] = sum_i x[.., i] * w[o, i] + bias[o]`; the leading dims
 /// of `x` flatten into the rows.
 pub fn linear(gpu: &Gpu, names: Names, x: &Buf, w: &Buf, bias: Option<&Buf>, y: &Buf) -> Option<Vec<Stmt>> {
-    if x.ty.dtype != DType::F32 || x.rank() < 1 {
+    if x.ty.dtype != w.ty.dtype || x.rank() < 1 {
         return None;
     }
     let lead = &x.shape()[..x.rank() - 1];
@@ -151,6 +162,61 @@ pub fn linear(gpu: &Gpu, names: Names, x: &Buf, w: &Buf, bias: Option<&Buf>, y: 
         };
         y.store(&[unflatten(&r, lead), vec![c]].concat(), value)
     };
-    let p = Product { m, n, k, batch: 1, a_at: &a_at, b_at: &b_at, store: &store, batch_shape: &[] };
+    let p = Product {
+        m,
+        n,
+        k,
+        batch: 1,
+        a_at: &a_at,
+        b_at: &b_at,
+        store: &store,
+        batch_shape: &[],
+        operands: x.ty.dtype,
+        result: y.ty.dtype,
+    };
     tiled(gpu, names, &p)
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::{lower_gpu, Schedule};
+    use ekb_ir::l0::{check, inputs, interp};
+    use ekb_ir::l1::{self, Scope, Stmt};
+    use ekb_ir::tensor::{compare, Tolerance};
+    use ekb_ir::{DType, SourceFile, TargetProfile};
+
+    #[test]
+    fn integer_products_stage_i8_tiles_and_sum_in_i32() {
+        let text = "graph g(a: i8[20,300], b: i8[37,300], x: i8[2,3,300], w: i8[37,300], \
+                    c: i32[37] = randint(-9, 9)) -> (y: i32[20,37], z: i32[2,3,37]) {
+  %y = matmul(a, b, transpose_a=false, transpose_b=true)
+  %z = linear(x, w, c)
+  return %y, %z
+}
+";
+        let g = check::load(&SourceFile::new("t.ekir", text)).unwrap_or_else(|d| panic!("{}", d[0]));
+        let target = TargetProfile::load("pocl").unwrap();
+        let m = lower_gpu(&g, Schedule::Default, &target).unwrap_or_else(|d| panic!("{d}"));
+        for k in &m.kernels {
+            let Some(Stmt::Launch { body, .. }) = k.body.first() else { panic!("{}: one launch", k.name) };
+            let allocs: Vec<(Scope, DType)> = body
+                .iter()
+                .filter_map(|s| match s {
+                    Stmt::Alloc { ty, scope, .. } => Some((*scope, ty.dtype)),
+                    _ => None,
+                })
+                .collect();
+            let want =
+                vec![(Scope::Shared, DType::I8), (Scope::Shared, DType::I8), (Scope::Local, DType::I32)];
+            assert_eq!(allocs, want, "kernel {}", k.name);
+        }
+        let bufs = inputs::generate(&g, 1).unwrap();
+        let tensors = bufs.iter().map(|(n, b)| (n.clone(), b.to_tensor())).collect();
+        let want = interp::run(&g, &tensors).unwrap();
+        let got = l1::interp::run(&m, &bufs.into_iter().collect()).unwrap_or_else(|d| panic!("{d}"));
+        for (o, w) in g.outputs.iter().zip(&want) {
+            compare(w, &got[&o.name].to_tensor(), Tolerance::default_for(DType::I32))
+                .unwrap_or_else(|e| panic!("output `{}`: {e}", o.name));
+        }
+    }
 }

@@ -10,8 +10,9 @@
 //! 2. per node, an operator-specific GPU kernel where there is one ([`reduce`]: sum, mean, max
 //!    and min over trailing axes, and softmax / log_softmax over the last axis, through a
 //!    shared-memory tree reduction, one block per output row; [`matmul`]: matmul and linear
-//!    with 16x16 tiles staged in shared memory; [`norm`]: group_norm, one thread per group of
-//!    an image, whose channel index the binding of step 3 could not prove disjoint);
+//!    (f32, or i8 operands with i32 sums) with 16x16 tiles staged in shared memory; [`norm`]:
+//!    group_norm, one thread per group of an image, whose channel index the binding of step 3
+//!    could not prove disjoint);
 //! 3. every other kernel through [`bind`]: the naive loop nest's outer loops (those whose
 //!    iterations touch disjoint elements of every written buffer, which `bind` checks) become a
 //!    1-D grid, one thread per iteration; a kernel of several such nests becomes one kernel per
