@@ -71,6 +71,26 @@ fn a_good_task_loads_with_its_metadata_and_twin_path() {
 }
 
 #[test]
+fn a_stated_tolerance_applies_to_f32_and_to_f16_never_below_one_f16_step() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = relu_task("relu_tol", 1, "activation", "mobile", "").replacen(
+        "source=tests\n",
+        "source=tests\n# tolerance: atol=1e-2 rtol=1e-5 reason=\"test\"\n",
+        1,
+    );
+    let t = tasks::load_task(&write_task(dir.path(), 1, "relu_tol", &text, None))
+        .unwrap_or_else(|e| panic!("{e:?}"));
+    let tol = |d| {
+        let t = t.tolerance(d);
+        (t.atol, t.rtol)
+    };
+    assert_eq!(tol(ekb_ir::DType::F32), (1e-2, 1e-5));
+    let f16 = ekb_ir::tensor::Tolerance::default_for(ekb_ir::DType::F16);
+    assert_eq!(tol(ekb_ir::DType::F16), (1e-2, f16.rtol));
+    assert_eq!(tol(ekb_ir::DType::I32), (0.0, 0.0));
+}
+
+#[test]
 fn bad_headers_and_files_give_diagnostics_naming_file_line_and_column() {
     let dir = tempfile::tempdir().unwrap();
     let text = relu_task("relu_bad", 1, "activation", "mobile, robotcs", "")

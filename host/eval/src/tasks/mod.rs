@@ -47,10 +47,15 @@ pub struct Task {
 
 impl Task {
     /// The comparison tolerance for an output of this dtype: integers exact, f32 the task's
-    /// bound or the protocol's default.
+    /// bound or the protocol's default, f16 the task's bound but never tighter than one f16
+    /// step (the f16 default).
     pub fn tolerance(&self, dtype: DType) -> Tolerance {
         match (dtype, &self.meta.tolerance) {
             (DType::F32, Some(t)) => Tolerance { atol: t.atol, rtol: t.rtol },
+            (DType::F16, Some(t)) => {
+                let d = Tolerance::default_for(DType::F16);
+                Tolerance { atol: t.atol.max(d.atol), rtol: t.rtol.max(d.rtol) }
+            }
             _ => Tolerance::default_for(dtype),
         }
     }
