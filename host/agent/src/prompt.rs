@@ -112,7 +112,7 @@ __kernel void bias_relu(__global const float *x, __global const float *b, __glob
 const IR_BRIEF: &str = "\
 The unified IR has two levels.
 L0 (the task): `graph NAME(inputs) -> (outputs) { param ...; %n = op(args, attr=value); return ... }`,
-whole-tensor operators in SSA form, static shapes, dtypes f32, i32 and i8, row-major.
+whole-tensor operators in SSA form, static shapes, dtypes f32, i32, i8 and f16, row-major.
 L1 (your answer): one `module NAME { ... }` with
 - buffer declarations: `input NAME: f32[...]` for every graph input and every param (same names),
   `output NAME: f32[...]` for every graph output (same names), `buffer NAME: f32[...]` for
@@ -123,7 +123,8 @@ L1 (your answer): one `module NAME { ... }` with
   `unroll k in 0..N`; `launch grid(b in 0..G) block(t in 0..T) { ... }` as the whole body makes a
   GPU kernel, with `shared` allocations and `barrier`; in a GPU kernel, `vectorize v in 0..4` over
   `buf[..., base + v]` (base and the last extent multiples of 4) becomes float4 loads and stores;
-- i8 elements load as i32 (sign-extended) and a store keeps the low 8 bits;
+- i8 elements load as i32 (sign-extended) and a store keeps the low 8 bits; f16 elements load as
+  f32 exactly and a store rounds to the nearest f16;
 - statements: `let v = EXPR`, `buf[i, j] = EXPR`, `if C { } else { }`; expressions use + - * / %,
   comparisons, && ||, `max`, `min`, `exp`, `select(c, a, b)`, casts `f32(i)`, `i32(x)`;
 - the plan: `run KERNEL(buffers...)` lines, in order.
@@ -157,7 +158,7 @@ the complete program. Text outside the block is ignored.\n\n"
         Mode::Native => {
             s.push_str(
                 "The L0 graph notation: `graph NAME(inputs) -> (outputs) { param ...; %n = op(args, \
-attr=value); return ... }`, whole-tensor operators, static shapes, row-major, dtypes f32, i32 and i8.\n",
+attr=value); return ... }`, whole-tensor operators, static shapes, row-major, dtypes f32, i32, i8 and f16.\n",
             );
             let abi = match backend {
                 Backend::Cpu => {
