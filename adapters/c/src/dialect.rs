@@ -110,10 +110,15 @@ impl Dialect {
     }
 
     /// The C type of a buffer element: an i8 element is a `signed char`, which C promotes to
-    /// `int` when it is read (so a load widens with its sign).
+    /// `int` when it is read (so a load widens with its sign). An f16 element is OpenCL's
+    /// `half` (read and written only through `vload_half`/`vstore_half_rte`, which core OpenCL
+    /// has without `cl_khr_fp16`) and, in CUDA, an `unsigned short` holding its bits, converted
+    /// by [`CUDA_HALF_HELPERS`] (PTX `cvt`, so no `cuda_fp16.h` is needed).
     pub fn elem(self, d: DType) -> &'static str {
-        match d {
-            DType::I8 => "signed char",
+        match (self, d) {
+            (_, DType::I8) => "signed char",
+            (Dialect::OpenCl, DType::F16) => "half",
+            (Dialect::Cuda, DType::F16) => "unsigned short",
             _ => self.ty(Ty::of(d)),
         }
     }
@@ -204,6 +209,15 @@ impl Dialect {
     }
 
     /// What the source needs before its kernels, given what they use.
+    /// The definitions f16 buffers need: none in OpenCL (`vload_half`/`vstore_half_rte` are
+    /// built in), [`CUDA_HALF_HELPERS`] in CUDA.
+    pub fn half_preamble(self) -> &'static str {
+        match self {
+            Dialect::Cuda => CUDA_HALF_HELPERS,
+            Dialect::OpenCl => "",
+        }
+    }
+
     pub fn preamble(self, uses_inf_nan: bool) -> &'static str {
         match (self, uses_inf_nan) {
             // NVRTC has no <math.h>: spell the two constants by their bits.
@@ -224,6 +238,12 @@ impl Dialect {
         }
     }
 }
+
+/// CUDA's f16 conversions: `ekb_h2f` widens the bits exactly (`cvt.f32.f16`), `ekb_f2h` rounds
+/// to the nearest f16, ties to even, overflowing to infinity (`cvt.rn.f16.f32`).
+pub const CUDA_HALF_HELPERS: &str = "__device__ __forceinline__ float ekb_h2f(unsigned short h) { float f; asm(\"cvt.f32.f16 %0, %1;\" : \"=f\"(f) : \"h\"(h)); return f; }
+__device__ __forceinline__ unsigned short ekb_f2h(float f) { unsigned short h; asm(\"cvt.rn.f16.f32 %0, %1;\" : \"=h\"(h) : \"f\"(f)); return h; }
+";
 
 fn xyz(axis: usize) -> &'static str {
     ["x", "y", "z"][axis.min(2)]
@@ -383,6 +403,12 @@ pub const RESERVED: &[&str] = &[
     "vload4",
     "vstore2",
     "vstore4",
+    // f16 accesses.
+    "half",
+    "vload_half",
+    "vstore_half_rte",
+    "ekb_h2f",
+    "ekb_f2h",
     "make_float2",
     "make_float4",
     "make_int2",

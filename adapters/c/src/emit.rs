@@ -13,7 +13,9 @@
 //! it gets `_` appended until it is free); operators are parenthesised by C's precedence;
 //! literals are exact (shortest f32 that reads back, `INT_MIN` spelled as `(-2147483647 - 1)`).
 //! Anything the verifier should have rejected is an error here, never a panic. A `vectorize`
-//! loop over aligned consecutive elements is written with vector types ([`vector`]).
+//! loop over aligned consecutive elements is written with vector types ([`vector`]). f16
+//! elements are read and written only through the dialect's conversions (exact widening, stores
+//! rounded to nearest even); f16 allocations are refused.
 
 mod vector;
 
@@ -23,6 +25,7 @@ use ekb_ir::l1::gpu::LaunchShape;
 use ekb_ir::l1::print::{fmt_f32, print_expr};
 use ekb_ir::l1::*;
 use ekb_ir::types::{strides, TensorType};
+use ekb_ir::DType;
 use std::collections::{HashMap, HashSet};
 use std::fmt::Write;
 
@@ -40,12 +43,16 @@ pub fn module_source(m: &Module, d: Dialect) -> R<String> {
         kernels.push(cx.kernel()?);
         inf_nan |= cx.uses_inf_nan;
     }
+    let half = m.buffers.iter().any(|b| b.ty.dtype == DType::F16);
     let mut out = format!(
         "// Kernels of L1 module `{}` in {}; kernel ABI: docs/gpu.md in the EdgeKernelBench sources.\n",
         m.name,
         d.name()
     );
     out.push_str(d.preamble(inf_nan));
+    if half {
+        out.push_str(d.half_preamble());
+    }
     for k in kernels {
         out.push('\n');
         out.push_str(&k);
@@ -303,6 +310,17 @@ impl<'a> KernelCx<'a> {
                 self.bind(name, Binding::Var { ty: v.ty, c });
             }
             Stmt::Store { buf, index, value, span } => {
+                if self.is_half(buf)? {
+                    let (c, offset) = self.offset(buf, index, *span)?;
+                    let v = self.expr(value)?;
+                    let line = match self.d {
+                        // Rounded to nearest even, whatever the rounding mode.
+                        Dialect::OpenCl => format!("vstore_half_rte({}, {offset}, {c});", v.text),
+                        Dialect::Cuda => format!("{c}[{offset}] = ekb_f2h({});", v.text),
+                    };
+                    self.line(&line);
+                    return Ok(());
+                }
                 let target = self.access(buf, index, *span)?;
                 let v = self.expr(value)?;
                 match self.lookup(&buf.name, buf.span)? {
@@ -315,6 +333,14 @@ impl<'a> KernelCx<'a> {
                 }
             }
             Stmt::Alloc { name, ty, scope, span } => {
+                if ty.dtype == DType::F16 {
+                    // OpenCL C without `cl_khr_fp16` has no arrays of `half`.
+                    return Err(self
+                        .err(*span, format!("alloc `{name}`: f16 allocations are not written as C"))
+                        .with_hint(
+                            "allocate f32 (f16 is a storage type of kernel parameters in the GPU dialects)",
+                        ));
+                }
                 if *scope == Scope::Shared && self.depth != 1 {
                     return Err(
                         self.err(*span, format!("shared alloc `{name}` is not directly inside the launch"))
@@ -374,7 +400,18 @@ impl<'a> KernelCx<'a> {
     }
 
     /// `c[flat offset]` of a buffer element.
+    /// Whether `buf` is a buffer of f16 elements.
+    fn is_half(&self, buf: &Name) -> R<bool> {
+        Ok(matches!(self.lookup(&buf.name, buf.span)?, Binding::Buf { ty, .. } if ty.dtype == DType::F16))
+    }
+
     fn access(&mut self, buf: &Name, index: &[Expr], span: Span) -> R<String> {
+        let (c, offset) = self.offset(buf, index, span)?;
+        Ok(format!("{c}[{offset}]"))
+    }
+
+    /// The C name of a buffer and the flat offset of an element, as C text.
+    fn offset(&mut self, buf: &Name, index: &[Expr], span: Span) -> R<(String, String)> {
         let Binding::Buf { ty, c } = self.lookup(&buf.name, buf.span)?.clone() else {
             return Err(self.err(buf.span, format!("`{}` is not a buffer", buf.name)));
         };
@@ -398,7 +435,7 @@ impl<'a> KernelCx<'a> {
             terms.push(if stride == 1 { v.at(5) } else { format!("{} * {stride}", v.at(6)) });
         }
         let offset = if terms.is_empty() { "0".to_string() } else { terms.join(" + ") };
-        Ok(format!("{c}[{offset}]"))
+        Ok((c, offset))
     }
 
     fn expr(&mut self, e: &Expr) -> R<CExpr> {
@@ -421,6 +458,15 @@ impl<'a> KernelCx<'a> {
             ExprKind::Load { buf, index } => {
                 if let Some(component) = self.lane_read(buf, index) {
                     return Ok(component);
+                }
+                if self.is_half(buf)? {
+                    // Widened exactly to float.
+                    let (c, offset) = self.offset(buf, index, e.span)?;
+                    let text = match self.d {
+                        Dialect::OpenCl => format!("vload_half({offset}, {c})"),
+                        Dialect::Cuda => format!("ekb_h2f({c}[{offset}])"),
+                    };
+                    return Ok(CExpr::new(text, ATOM, Ty::F32));
                 }
                 let text = self.access(buf, index, e.span)?;
                 let Binding::Buf { ty, .. } = self.lookup(&buf.name, buf.span)? else {

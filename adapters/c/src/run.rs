@@ -21,7 +21,7 @@ use crate::emit::module_source;
 use crate::{kernels, Dialect, DYNAMIC_SHARED_ALIGN};
 use ekb_gpu::{Code, Limit as DeviceLimit, Plan, Step};
 use ekb_ir::l1::gpu::{check_limits, GpuLimits, Limit};
-use ekb_ir::l1::interp::{POISON_F32_BITS, POISON_I32, POISON_I8};
+use ekb_ir::l1::interp::{POISON_F16_BITS, POISON_F32_BITS, POISON_I32, POISON_I8};
 use ekb_ir::l1::verify::verify;
 use ekb_ir::l1::{BufferRole, Module};
 use ekb_ir::target::GpuApi;
@@ -204,6 +204,10 @@ impl Gpu {
                         DType::F32 => POISON_F32_BITS,
                         DType::I32 => POISON_I32 as u32,
                         DType::I8 => u32::from_ne_bytes([POISON_I8 as u8; 4]),
+                        DType::F16 => {
+                            let [a, b] = POISON_F16_BITS.to_ne_bytes();
+                            u32::from_ne_bytes([a, b, a, b])
+                        }
                     };
                     exec.fill(i, poison).map_err(err)?;
                 }
@@ -234,6 +238,9 @@ impl Gpu {
                     bytes.chunks_exact(4).map(|c| i32::from_ne_bytes([c[0], c[1], c[2], c[3]])).collect(),
                 ),
                 DType::I8 => BufData::I8(bytes.iter().map(|&b| b as i8).collect()),
+                DType::F16 => {
+                    BufData::F16(bytes.chunks_exact(2).map(|c| u16::from_ne_bytes([c[0], c[1]])).collect())
+                }
             };
             outputs.insert(b.name.clone(), Buffer { ty: b.ty.clone(), data });
         }
@@ -264,5 +271,6 @@ fn ne_bytes(data: &BufData) -> Vec<u8> {
         BufData::F32(v) => v.iter().flat_map(|x| x.to_ne_bytes()).collect(),
         BufData::I32(v) => v.iter().flat_map(|x| x.to_ne_bytes()).collect(),
         BufData::I8(v) => v.iter().map(|&x| x as u8).collect(),
+        BufData::F16(v) => v.iter().flat_map(|x| x.to_ne_bytes()).collect(),
     }
 }

@@ -39,7 +39,7 @@ fn check_golden(file: &str, got: &str) {
 
 #[test]
 fn golden_sources_in_both_dialects() {
-    for stem in ["relu", "rowsum", "matmul_tiled", "expressions", "int8", "vector"] {
+    for stem in ["relu", "rowsum", "matmul_tiled", "expressions", "int8", "vector", "half"] {
         let m = load(stem);
         check_golden(
             &format!("{stem}.cu"),
@@ -186,6 +186,20 @@ fn the_emitter_refuses_what_it_cannot_express() {
     let d = emit(&wide, Dialect::OpenCl, &target("rk3588")).unwrap_err();
     assert!(d.message.contains("2048 threads per block"), "{d}");
     assert!(d.notes.iter().any(|n| n == "module relu does not verify for target `rk3588`"), "{d}");
+    // An f16 allocation: OpenCL C has no arrays of `half` without `cl_khr_fp16`.
+    let half = parse(&SourceFile::new(
+        "half",
+        std::fs::read_to_string(golden_dir().join("half.ekl1")).unwrap().replace(
+            "        y[i] = x[i]\n",
+            "        alloc t: f16[1] local\n        t[0] = x[i]\n        y[i] = t[0]\n",
+        ),
+    ))
+    .unwrap();
+    for (dialect, t) in [(Dialect::OpenCl, "pocl"), (Dialect::Cuda, "h200")] {
+        let d = emit(&half, dialect, &target(t)).unwrap_err();
+        assert_eq!(d.message, "alloc `t`: f16 allocations are not written as C (kernel narrow)");
+        assert!(d.hint.as_deref().is_some_and(|h| h.starts_with("allocate f32")), "{d}");
+    }
 }
 
 #[test]

@@ -10,14 +10,14 @@
 //! What it must keep true: every buffer a kernel receives is 64-byte aligned, exactly the type
 //! of the parameter it is bound to, and not passed to a second parameter of the same run when
 //! either is written; temporaries and outputs start poisoned with the L1 interpreter's patterns
-//! (`POISON_F32_BITS`, `POISON_I32`, `POISON_I8` of `ekb_ir::l1::interp`) so reading before writing shows.
+//! (`POISON_F32_BITS`, `POISON_I32`, `POISON_I8`, `POISON_F16_BITS` of `ekb_ir::l1::interp`) so reading before writing shows.
 //! Kernels are native code without bounds checks: run only modules the L1 verifier accepted.
 
 use crate::abi::{check_object, kernel_symbol, Arch, PARALLEL_FOR};
 use crate::compile::{compile, find_clang, run, CompileLog};
 use crate::emit::emit;
 use ekb_ir::diag::did_you_mean;
-use ekb_ir::l1::interp::{POISON_F32_BITS, POISON_I32, POISON_I8};
+use ekb_ir::l1::interp::{POISON_F16_BITS, POISON_F32_BITS, POISON_I32, POISON_I8};
 use ekb_ir::l1::{Access, BufferRole, Module};
 use ekb_ir::tensor::{BufData, Buffer};
 use ekb_ir::types::{DType, TensorType};
@@ -384,6 +384,7 @@ impl AlignedBuf {
             BufData::F32(v) if b.ty.dtype == DType::F32 => v.len(),
             BufData::I32(v) if b.ty.dtype == DType::I32 => v.len(),
             BufData::I8(v) if b.ty.dtype == DType::I8 => v.len(),
+            BufData::F16(v) if b.ty.dtype == DType::F16 => v.len(),
             _ => usize::MAX,
         };
         if b.ty != self.ty || len != self.ty.numel() {
@@ -404,9 +405,14 @@ impl AlignedBuf {
                 self.bytes_mut().fill(POISON_I8 as u8);
                 return;
             }
+            DType::F16 => {
+                let [a, b] = POISON_F16_BITS.to_ne_bytes();
+                [a, b, a, b]
+            }
         };
-        for c in self.bytes_mut().chunks_exact_mut(4) {
-            c.copy_from_slice(&word);
+        // Cyclically: an f16 buffer of an odd length ends in half a word.
+        for (x, &w) in self.bytes_mut().iter_mut().zip(word.iter().cycle()) {
+            *x = w;
         }
     }
 

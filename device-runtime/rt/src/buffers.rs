@@ -24,8 +24,8 @@
 //! the host generates them, for every seed; data parameters are copied from their blobs once,
 //! when the buffers are made, and hold the same values for every seed (nothing writes them
 //! afterwards: kernels see them read-only, and their checksums are checked after every run);
-//! outputs and temporaries hold [`POISON_F32_BITS`] / [`POISON_I32`] / [`POISON_I8`] (the L1
-//! interpreter's patterns) before every run.
+//! outputs and temporaries hold [`POISON_F32_BITS`] / [`POISON_I32`] / [`POISON_I8`] /
+//! [`POISON_F16_BITS`] (the L1 interpreter's patterns) before every run.
 
 use crate::sys::{self, Mapping, Protection};
 use ekb_wire::payload::{DType, Manifest, Role, Source};
@@ -40,6 +40,8 @@ pub const POISON_F32_BITS: u32 = 0x7fc0_dead;
 pub const POISON_I32: i32 = 0x7ead_beef;
 /// The i8 poison: the low byte of [`POISON_I32`] (`0xef`).
 pub const POISON_I8: i8 = POISON_I32 as i8;
+/// The f16 poison: a quiet NaN, the high half of [`POISON_I32`] (`0x7ead`).
+pub const POISON_F16_BITS: u16 = 0x7ead;
 /// The byte every guard zone and the slack after each buffer hold.
 pub const GUARD_BYTE: u8 = 0xa5;
 
@@ -397,6 +399,11 @@ impl Buffers {
                     let v = unsafe { std::slice::from_raw_parts_mut(region.ptr().cast::<i8>(), n) };
                     seeded::fill_i8(init, key, v).map_err(err)?;
                 }
+                DType::F16 => {
+                    // SAFETY: as above, for the bits of f16 elements (two bytes each).
+                    let v = unsafe { std::slice::from_raw_parts_mut(region.ptr().cast::<u16>(), n) };
+                    seeded::fill_f16(init, &shape, key, v).map_err(err)?;
+                }
             }
         }
         Ok(())
@@ -412,8 +419,13 @@ impl Buffers {
                 DType::F32 => POISON_F32_BITS.to_ne_bytes(),
                 DType::I32 => POISON_I32.to_ne_bytes(),
                 DType::I8 => [POISON_I8 as u8; 4],
+                DType::F16 => {
+                    let [a, b] = POISON_F16_BITS.to_ne_bytes();
+                    [a, b, a, b]
+                }
             };
-            region.with_bytes_mut(|d| d.chunks_exact_mut(4).for_each(|c| c.copy_from_slice(&word)));
+            // Cyclically, so that a length not a multiple of 4 (i8, f16) is poisoned to its end.
+            region.with_bytes_mut(|d| d.iter_mut().zip(word.iter().cycle()).for_each(|(x, &w)| *x = w));
         }
     }
 

@@ -11,7 +11,8 @@
 //! never handed to kernel code (the isolation layer keeps them out of the kernel process
 //! entirely).
 
-use ekb_wire::payload::{le_f32s, le_i32s, le_i8s, DType, Tolerance};
+use ekb_wire::f16;
+use ekb_wire::payload::{le_f16s, le_f32s, le_i32s, le_i8s, DType, Tolerance};
 use ekb_wire::protocol::OutputCheck;
 
 /// Compares `got` (native-endian elements as the kernel wrote them) with `expected`
@@ -48,14 +49,7 @@ pub fn compare(buffer: &str, dtype: DType, got: &[u8], expected: &[u8], tol: Tol
             let got = got.chunks_exact(4).map(|b| f32::from_ne_bytes([b[0], b[1], b[2], b[3]]));
             for (i, (r, g)) in le_f32s(expected).zip(got).enumerate() {
                 let (r, g) = (f64::from(r), f64::from(g));
-                let pass = if r.is_nan() {
-                    g.is_nan()
-                } else if r.is_infinite() {
-                    g == r
-                } else {
-                    g.is_finite() && (g - r).abs() <= tol.atol + tol.rtol * r.abs()
-                };
-                note(i, r, g, pass);
+                note(i, r, g, float_passes(r, g, tol));
             }
         }
         DType::I32 => {
@@ -70,6 +64,14 @@ pub fn compare(buffer: &str, dtype: DType, got: &[u8], expected: &[u8], tol: Tol
                 note(i, f64::from(r), f64::from(g), r == g);
             }
         }
+        DType::F16 => {
+            // Compared as their exact f32 values, under the same rule as f32.
+            let got = got.chunks_exact(2).map(|b| f16::to_f32(u16::from_ne_bytes([b[0], b[1]])));
+            for (i, (r, g)) in le_f16s(expected).map(f16::to_f32).zip(got).enumerate() {
+                let (r, g) = (f64::from(r), f64::from(g));
+                note(i, r, g, float_passes(r, g, tol));
+            }
+        }
     }
     if got.len() != expected.len() {
         // A validated payload never gets here; a short buffer must not pass by omission.
@@ -79,10 +81,22 @@ pub fn compare(buffer: &str, dtype: DType, got: &[u8], expected: &[u8], tol: Tol
     c
 }
 
+/// The float rule: NaN matches NaN, infinity the same infinity, a finite reference a finite
+/// value within `atol + rtol * |ref|`.
+fn float_passes(r: f64, g: f64, tol: Tolerance) -> bool {
+    if r.is_nan() {
+        g.is_nan()
+    } else if r.is_infinite() {
+        g == r
+    } else {
+        g.is_finite() && (g - r).abs() <= tol.atol + tol.rtol * r.abs()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use ekb_wire::payload::{f32s_to_le, i32s_to_le};
+    use ekb_wire::payload::{f16s_to_le, f32s_to_le, i32s_to_le};
 
     const TOL: Tolerance = Tolerance { atol: 1e-4, rtol: 1e-4 };
 
@@ -155,5 +169,26 @@ mod tests {
     fn a_short_buffer_never_passes() {
         let c = compare("y", DType::F32, &ne_f32(&[1.0]), &f32s_to_le(&[1.0, 2.0]), TOL);
         assert_eq!((c.ok, c.first_mismatch), (false, Some(1)));
+    }
+
+    #[test]
+    fn f16_outputs_compare_as_their_f32_values() {
+        // 1.0, 65504, infinity, 0.0999755859375 (0x2e66).
+        let exp = f16s_to_le(&[0x3c00, 0x7bff, 0x7c00, 0x2e66]);
+        let ne = |v: &[u16]| v.iter().flat_map(|h| h.to_ne_bytes()).collect::<Vec<u8>>();
+        // One f16 step above 1 (2^-10) is within 1e-3 + 1e-3 * 1; the rest equal.
+        let tol = Tolerance { atol: 1e-3, rtol: 1e-3 };
+        let c = compare("y", DType::F16, &ne(&[0x3c01, 0x7bff, 0x7c00, 0x2e66]), &exp, tol);
+        assert!(c.ok, "{c:?}");
+        assert!((c.max_abs_err - 2f64.powi(-10)).abs() < 1e-12, "{}", c.max_abs_err);
+        // 65504 for infinity fails, and so does the poison NaN.
+        let c = compare(
+            "y",
+            DType::F16,
+            &ne(&[0x3c00, 0x7bff, 0x7bff, crate::buffers::POISON_F16_BITS]),
+            &exp,
+            tol,
+        );
+        assert_eq!((c.ok, c.first_mismatch, c.mismatches), (false, Some(2), 2));
     }
 }

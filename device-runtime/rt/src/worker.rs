@@ -408,7 +408,7 @@ fn open<'b>(p: &Program, bufs: &'b Buffers) -> Result<(Exec<'b>, Vec<String>), S
 #[cfg(feature = "gpu")]
 mod gpu {
     use super::{Exec, GpuFault, Reply, Violation};
-    use crate::buffers::{Buffers, POISON_F32_BITS, POISON_I32, POISON_I8};
+    use crate::buffers::{Buffers, POISON_F16_BITS, POISON_F32_BITS, POISON_I32, POISON_I8};
     use crate::program::Program;
     use ekb_gpu::{ErrorKind, Executor, GpuError, Plan};
     use ekb_wire::payload::DType;
@@ -457,6 +457,10 @@ mod gpu {
                     DType::F32 => POISON_F32_BITS,
                     DType::I32 => POISON_I32 as u32,
                     DType::I8 => u32::from_ne_bytes([POISON_I8 as u8; 4]),
+                    DType::F16 => {
+                        let [a, b] = POISON_F16_BITS.to_ne_bytes();
+                        u32::from_ne_bytes([a, b, a, b])
+                    }
                 };
                 exec.fill(i, word)?;
             }

@@ -3,6 +3,7 @@
 //! `no_std` so the device runtime can use it unchanged. Three parts:
 //! - [`init`] and [`seeded`]: the tensor initialisers and the seeded generator that turns
 //!   (task, seed, tensor) into bit-identical data on every machine. They need no allocator.
+//! - [`f16`]: exact conversions between IEEE binary16 bits and f32 (round to nearest even).
 //! - [`payload`]: the self-contained payload file (header, postcard manifest, blobs), its
 //!   builder and its validating, zero-copy parser. Needs `alloc`.
 //! - [`protocol`]: the versioned request/response protocol in CRC-checked, length-prefixed
@@ -14,6 +15,7 @@
 
 extern crate alloc;
 
+pub mod f16;
 pub mod init;
 pub mod payload;
 pub mod protocol;

@@ -684,7 +684,7 @@ impl<'a> PayloadView<'a> {
     }
 
     /// The expected value of buffer `buffer` under `seeds[seed]`: `numel × element size`
-    /// little-endian bytes (decode with [`le_f32s`], [`le_i32s`] or [`le_i8s`]). `None` unless the buffer is an output.
+    /// little-endian bytes (decode with [`le_f32s`], [`le_i32s`], [`le_i8s`] or [`le_f16s`]). `None` unless the buffer is an output.
     pub fn expected_output(&self, seed: u32, buffer: u32) -> Option<&'a [u8]> {
         let key = (seed, buffer);
         let e = self.manifest.expected.binary_search_by_key(&key, |e| (e.seed, e.buffer)).ok()?;
@@ -705,6 +705,17 @@ pub fn le_i32s(bytes: &[u8]) -> impl Iterator<Item = i32> + '_ {
 /// The elements of an i8 blob, one byte each.
 pub fn le_i8s(bytes: &[u8]) -> impl Iterator<Item = i8> + '_ {
     bytes.iter().map(|&b| b as i8)
+}
+
+/// The bits of the elements of a little-endian f16 blob (any alignment); `f16::to_f32` gives
+/// their values.
+pub fn le_f16s(bytes: &[u8]) -> impl Iterator<Item = u16> + '_ {
+    bytes.chunks_exact(2).map(|c| u16::from_le_bytes([c[0], c[1]]))
+}
+
+/// Little-endian bytes of f16 elements (their bits), for expected-output and param-data blobs.
+pub fn f16s_to_le(values: &[u16]) -> Vec<u8> {
+    values.iter().flat_map(|v| v.to_le_bytes()).collect()
 }
 
 /// Little-endian bytes of f32 elements, for expected-output and param-data blobs.

@@ -174,6 +174,17 @@ impl SplitMix64 {
 
 /// Fills `out` (row-major, `shape`'s element count) for an f32 tensor.
 pub fn fill_f32(init: &Init, shape: &[usize], key: u64, out: &mut [f32]) -> Result<(), InitError> {
+    fill_float(init, shape, key, out, |x| x)
+}
+
+/// The float initialisers: each f32 value drawn is stored as `store` makes it.
+fn fill_float<T>(
+    init: &Init,
+    shape: &[usize],
+    key: u64,
+    out: &mut [T],
+    store: impl Fn(f32) -> T,
+) -> Result<(), InitError> {
     let expected = numel(shape)?;
     if out.len() != expected {
         return Err(InitError::LengthMismatch { expected, got: out.len() });
@@ -182,7 +193,7 @@ pub fn fill_f32(init: &Init, shape: &[usize], key: u64, out: &mut [f32]) -> Resu
     match *init {
         Init::Uniform { lo, hi } => {
             check_uniform(lo, hi)?;
-            fill_uniform(lo, hi, &mut rng, out);
+            fill_uniform(lo, hi, &mut rng, out, &store);
         }
         Init::Normal { mean, std } => {
             let in_range = mean.is_finite()
@@ -200,12 +211,12 @@ pub fn fill_f32(init: &Init, shape: &[usize], key: u64, out: &mut [f32]) -> Resu
                 // (s + 6) < 2^28 and the subtraction is of two multiples of 2^-24 below 2^5:
                 // both exact in f64.
                 let z = (s + 6) as f64 * TWO_POW_M24 - 6.0;
-                *x = (mean + std * z) as f32;
+                *x = store((mean + std * z) as f32);
             }
         }
         Init::KaimingUniform => {
             let b = kaiming_bound(shape)?;
-            fill_uniform(-b, b, &mut rng, out);
+            fill_uniform(-b, b, &mut rng, out, &store);
         }
         Init::Const(v) => {
             // NaN becomes the one canonical quiet NaN: conversions need not keep payloads.
@@ -213,7 +224,7 @@ pub fn fill_f32(init: &Init, shape: &[usize], key: u64, out: &mut [f32]) -> Resu
             if v.is_finite() && x.is_infinite() {
                 return Err(InitError::BadConst { value: v, dtype: "f32" });
             }
-            out.fill(x);
+            out.iter_mut().for_each(|o| *o = store(x));
         }
         Init::RandInt { .. } => return Err(InitError::WrongDType { init: "randint", dtype: "f32" }),
     }
@@ -224,6 +235,12 @@ pub fn fill_f32(init: &Init, shape: &[usize], key: u64, out: &mut [f32]) -> Resu
 /// element count, which is `out.len()`).
 pub fn fill_i32(init: &Init, key: u64, out: &mut [i32]) -> Result<(), InitError> {
     fill_int(init, key, out, "i32", |v| i32::try_from(v).ok())
+}
+
+/// Fills `out` (f16 bits) for an f16 tensor: exactly the f32 values [`fill_f32`] draws for the
+/// same initialiser, shape and key, each rounded to the nearest f16 (ties to even).
+pub fn fill_f16(init: &Init, shape: &[usize], key: u64, out: &mut [u16]) -> Result<(), InitError> {
+    fill_float(init, shape, key, out, crate::f16::from_f32)
 }
 
 /// Fills `out` for an i8 tensor: the same draws as [`fill_i32`] with the same initialiser (so
@@ -301,11 +318,11 @@ fn check_uniform(lo: f64, hi: f64) -> Result<(), InitError> {
     }
 }
 
-fn fill_uniform(lo: f64, hi: f64, rng: &mut SplitMix64, out: &mut [f32]) {
+fn fill_uniform<T>(lo: f64, hi: f64, rng: &mut SplitMix64, out: &mut [T], store: impl Fn(f32) -> T) {
     let width = hi - lo;
     for x in out.iter_mut() {
         let u = rng.next_u24() as f64 * TWO_POW_M24;
-        *x = (lo + width * u) as f32;
+        *x = store((lo + width * u) as f32);
     }
 }
 
@@ -392,6 +409,20 @@ mod tests {
         assert_eq!(i32s::<8>(Init::RandInt { lo: -5, hi: 7 }, KEY), Ok([-2, 5, -5, -5, -4, 6, -5, -4]));
         let full = Init::RandInt { lo: i64::from(i32::MIN), hi: i64::from(i32::MAX) + 1 };
         assert_eq!(i32s::<4>(full, KEY), Ok([-837230677, 1579163908, -1983061046, -1858680462]));
+    }
+
+    #[test]
+    fn f16_draws_are_the_f32_draws_rounded() {
+        let init = Init::Uniform { lo: -1.0, hi: 1.0 };
+        let (mut x, mut h) = ([0f32; 16], [0u16; 16]);
+        fill_f32(&init, &[16], KEY, &mut x).unwrap();
+        fill_f16(&init, &[16], KEY, &mut h).unwrap();
+        for (x, h) in x.iter().zip(h) {
+            assert_eq!(h, crate::f16::from_f32(*x));
+            assert!((crate::f16::to_f32(h) - x).abs() <= x.abs() / 2048.0 + 1e-7, "{x} {h:#06x}");
+        }
+        assert_eq!(fill_f16(&Init::Const(65520.0), &[1], KEY, &mut h[..1]), Ok(()));
+        assert_eq!(h[0], 0x7c00, "a constant above the f16 range rounds to infinity");
     }
 
     #[test]

@@ -38,7 +38,7 @@ use ekb_ir::{Diagnostic, SourceFile, TargetProfile};
 use ekb_llvm::CompileLog;
 use ekb_lower::Schedule;
 use ekb_wire::payload::{
-    f32s_to_le, i32s_to_le, i8s_to_le, Access, AllocDecl, Backend, BlobKind, BufferDecl, DType,
+    f16s_to_le, f32s_to_le, i32s_to_le, i8s_to_le, Access, AllocDecl, Backend, BlobKind, BufferDecl, DType,
     ExpectedOutput, GpuLimits, KernelDecl, Launch, LaunchStep, Manifest, MemScope, MemoryPlan, ParamDecl,
     PayloadBuilder, Role, Source, TimingSettings, Tolerance,
 };
@@ -640,6 +640,7 @@ fn param_bytes(d: &TensorDecl) -> Result<(Vec<u8>, u32), Diagnostic> {
         BufData::F32(v) => (ekb_ir::DType::F32, v.len()),
         BufData::I32(v) => (ekb_ir::DType::I32, v.len()),
         BufData::I8(v) => (ekb_ir::DType::I8, v.len()),
+        BufData::F16(v) => (ekb_ir::DType::F16, v.len()),
     };
     if dtype != d.ty.dtype || len != d.ty.numel() {
         return Err(Diagnostic::error(format!(
@@ -673,6 +674,10 @@ pub fn expected_bytes(reference: &Tensor, dtype: DType) -> Vec<u8> {
         DType::F32 => f32s_to_le(&reference.data.iter().map(|&v| v as f32).collect::<Vec<_>>()),
         DType::I32 => i32s_to_le(&reference.data.iter().map(|&v| v as i32).collect::<Vec<_>>()),
         DType::I8 => i8s_to_le(&reference.data.iter().map(|&v| v as i8).collect::<Vec<_>>()),
+        // An f16 reference holds exact f16 values: the rounding changes nothing.
+        DType::F16 => {
+            f16s_to_le(&reference.data.iter().map(|&v| ekb_wire::f16::from_f32(v as f32)).collect::<Vec<_>>())
+        }
     }
 }
 
@@ -681,6 +686,7 @@ fn dtype(d: ekb_ir::DType) -> DType {
         ekb_ir::DType::F32 => DType::F32,
         ekb_ir::DType::I32 => DType::I32,
         ekb_ir::DType::I8 => DType::I8,
+        ekb_ir::DType::F16 => DType::F16,
     }
 }
 

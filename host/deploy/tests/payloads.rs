@@ -13,9 +13,10 @@ use ekb_ir::{SourceFile, TargetProfile};
 use ekb_llvm::Arch;
 use ekb_lower::Schedule;
 use ekb_wire::payload::{
-    le_f32s, le_i32s, le_i8s, Access, BlobKind, DType, Launch, MemScope, Payload, PayloadView, Role, Source,
+    le_f16s, le_f32s, le_i32s, le_i8s, Access, BlobKind, DType, Launch, MemScope, Payload, PayloadView, Role,
+    Source,
 };
-use ekb_wire::seeded::{fill_f32, fill_i32, fill_i8, tensor_key};
+use ekb_wire::seeded::{fill_f16, fill_f32, fill_i32, fill_i8, tensor_key};
 
 /// The inputs and parameters a board fills for seed index `s`, from the payload only: the
 /// seeded ones generated from the manifest, the others copied from their data blobs.
@@ -49,6 +50,11 @@ fn board_inputs(view: &PayloadView<'_>, s: usize) -> Vec<(String, Vec<u32>)> {
                     fill_i8(&init, key, &mut v).unwrap();
                     v.into_iter().map(|x| u32::from(x as u8)).collect()
                 }
+                DType::F16 => {
+                    let mut v = vec![0u16; n];
+                    fill_f16(&init, &shape, key, &mut v).unwrap();
+                    v.into_iter().map(u32::from).collect()
+                }
             };
             (b.name.clone(), bits)
         })
@@ -60,6 +66,7 @@ fn bits(b: &Buffer) -> Vec<u32> {
         BufData::F32(v) => v.iter().map(|x| x.to_bits()).collect(),
         BufData::I32(v) => v.iter().map(|&x| x as u32).collect(),
         BufData::I8(v) => v.iter().map(|&x| u32::from(x as u8)).collect(),
+        BufData::F16(v) => v.iter().map(|&x| u32::from(x)).collect(),
     }
 }
 
@@ -154,6 +161,16 @@ fn check_payload(g: &Graph, target: &TargetProfile, seeds: &[u64], bytes: &[u8])
                     let got: Vec<i8> = le_i8s(blob).collect();
                     let want: Vec<i8> = r.iter().map(|&v| v as i8).collect();
                     assert_eq!(got, want, "{what}: seed {seed}: expected `{}`", decl.name);
+                }
+                DType::F16 => {
+                    // Two bytes per element; the reference holds exact f16 values.
+                    let got: Vec<u16> = le_f16s(blob).collect();
+                    let want: Vec<u16> = r.iter().map(|&v| ekb_wire::f16::from_f32(v as f32)).collect();
+                    assert_eq!(got, want, "{what}: seed {seed}: expected `{}`", decl.name);
+                    let exact = |&v: &f64| {
+                        v.is_nan() || f64::from(ekb_wire::f16::to_f32(ekb_wire::f16::from_f32(v as f32))) == v
+                    };
+                    assert!(r.iter().all(exact), "{what}: the reference of `{}` is not f16", decl.name);
                 }
             }
         }

@@ -1,5 +1,5 @@
 //! Tensor data on the host: reference values (`Tensor`, f64) and device-typed storage
-//! (`Buffer`, f32/i32/i8 exactly as a board holds them), comparison under the evaluation
+//! (`Buffer`, f32/i32/i8/f16 exactly as a board holds them; f16 as its bits), comparison under the evaluation
 //! tolerance, and `.npy` output that numpy reads.
 
 use crate::types::{DType, TensorType};
@@ -18,6 +18,8 @@ pub enum BufData {
     F32(Vec<f32>),
     I32(Vec<i32>),
     I8(Vec<i8>),
+    /// IEEE binary16 elements as their bits (`ekb_wire::f16` converts).
+    F16(Vec<u16>),
 }
 
 /// A typed buffer as a kernel sees it.
@@ -35,6 +37,7 @@ impl Buffer {
             DType::F32 => BufData::F32(vec![0.0; n]),
             DType::I32 => BufData::I32(vec![0; n]),
             DType::I8 => BufData::I8(vec![0; n]),
+            DType::F16 => BufData::F16(vec![0; n]),
         };
         Buffer { ty: ty.clone(), data }
     }
@@ -45,6 +48,7 @@ impl Buffer {
             BufData::F32(v) => v.iter().map(|&x| f64::from(x)).collect(),
             BufData::I32(v) => v.iter().map(|&x| f64::from(x)).collect(),
             BufData::I8(v) => v.iter().map(|&x| f64::from(x)).collect(),
+            BufData::F16(v) => v.iter().map(|&h| f64::from(ekb_wire::f16::to_f32(h))).collect(),
         };
         Tensor { ty: self.ty.clone(), data }
     }
@@ -55,6 +59,7 @@ impl Buffer {
             BufData::F32(v) => bytes_of(v),
             BufData::I32(v) => bytes_of(v),
             BufData::I8(v) => bytes_of(v),
+            BufData::F16(v) => bytes_of(v),
         }
     }
 
@@ -63,28 +68,33 @@ impl Buffer {
             BufData::F32(v) => bytes_of_mut(v),
             BufData::I32(v) => bytes_of_mut(v),
             BufData::I8(v) => bytes_of_mut(v),
+            BufData::F16(v) => bytes_of_mut(v),
         }
     }
 }
 
 fn bytes_of<T: Copy>(v: &[T]) -> &[u8] {
-    // SAFETY: f32, i32 and i8 have no padding and any byte pattern of them may be viewed as bytes.
+    // SAFETY: f32, i32, i8 and u16 have no padding and any byte pattern of them may be viewed as bytes.
     unsafe { std::slice::from_raw_parts(v.as_ptr().cast::<u8>(), std::mem::size_of_val(v)) }
 }
 
 fn bytes_of_mut<T: Copy>(v: &mut [T]) -> &mut [u8] {
-    // SAFETY: as above, and every byte pattern is a valid f32, i32 or i8.
+    // SAFETY: as above, and every byte pattern is a valid f32, i32, i8 or u16.
     unsafe { std::slice::from_raw_parts_mut(v.as_mut_ptr().cast::<u8>(), std::mem::size_of_val(v)) }
 }
 
 impl Tensor {
-    /// Rounds to the device dtype (f32: nearest; i32, i8: the values are already integral and in
+    /// Rounds to the device dtype (f32: nearest; f16: to the nearest f32, then to the nearest
+    /// f16, as a device rounds an f32 result; i32, i8: the values are already integral and in
     /// range).
     pub fn to_buffer(&self) -> Buffer {
         let data = match self.ty.dtype {
             DType::F32 => BufData::F32(self.data.iter().map(|&x| x as f32).collect()),
             DType::I32 => BufData::I32(self.data.iter().map(|&x| x as i32).collect()),
             DType::I8 => BufData::I8(self.data.iter().map(|&x| x as i8).collect()),
+            DType::F16 => {
+                BufData::F16(self.data.iter().map(|&x| ekb_wire::f16::from_f32(x as f32)).collect())
+            }
         };
         Buffer { ty: self.ty.clone(), data }
     }
@@ -103,6 +113,9 @@ impl Tolerance {
         match dtype {
             DType::F32 => Tolerance { atol: 1e-4, rtol: 1e-4 },
             DType::I32 | DType::I8 => Tolerance { atol: 0.0, rtol: 0.0 },
+            // One f16 step is 2^-10 relative: a result one rounding away from the reference
+            // (an f32 computed in another order, then rounded to f16) is within tolerance.
+            DType::F16 => Tolerance { atol: 1e-3, rtol: 1e-3 },
         }
     }
 }
@@ -177,13 +190,14 @@ pub fn unravel(mut flat: usize, shape: &[usize]) -> Vec<usize> {
     idx
 }
 
-/// Writes a buffer as a version-1.0 `.npy` file (little-endian `<f4` / `<i4`, or `|i1`; C
-/// order).
+/// Writes a buffer as a version-1.0 `.npy` file (little-endian `<f4` / `<i4` / `<f2`, or
+/// `|i1`; C order).
 pub fn write_npy(path: &std::path::Path, buf: &Buffer) -> std::io::Result<()> {
     let descr = match buf.ty.dtype {
         DType::F32 => "<f4",
         DType::I32 => "<i4",
         DType::I8 => "|i1",
+        DType::F16 => "<f2",
     };
     let shape = match buf.ty.shape.len() {
         0 => "()".to_string(),
@@ -203,6 +217,7 @@ pub fn write_npy(path: &std::path::Path, buf: &Buffer) -> std::io::Result<()> {
         BufData::F32(v) => v.iter().try_for_each(|x| f.write_all(&x.to_le_bytes()))?,
         BufData::I32(v) => v.iter().try_for_each(|x| f.write_all(&x.to_le_bytes()))?,
         BufData::I8(v) => v.iter().try_for_each(|x| f.write_all(&x.to_le_bytes()))?,
+        BufData::F16(v) => v.iter().try_for_each(|x| f.write_all(&x.to_le_bytes()))?,
     }
     f.flush()
 }

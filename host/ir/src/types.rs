@@ -11,22 +11,29 @@ use std::fmt;
 /// `i8` is a storage type for quantized data (one byte, two's complement, -128..=127): it is
 /// moved, cast, quantized and dequantized, and multiplied in integer matmul and convolution with
 /// i32 accumulation, but has no arithmetic of its own.
+///
+/// `f16` (IEEE binary16, two bytes) is a storage type for floats: it is moved, selected by
+/// `where` and cast; every other operator wants f32 (cast first). An f16 element reads as its
+/// exact f32 value, and a value written to an f16 tensor is rounded to the nearest f16, ties to
+/// even, overflowing to infinity (`ekb_wire::f16`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum DType {
     F32,
     I32,
     I8,
+    F16,
 }
 
 impl DType {
-    pub const ALL: [DType; 3] = [DType::F32, DType::I32, DType::I8];
+    pub const ALL: [DType; 4] = [DType::F32, DType::I32, DType::I8, DType::F16];
 
     pub fn name(self) -> &'static str {
         match self {
             DType::F32 => "f32",
             DType::I32 => "i32",
             DType::I8 => "i8",
+            DType::F16 => "f16",
         }
     }
 
@@ -38,29 +45,31 @@ impl DType {
         match self {
             DType::F32 | DType::I32 => 4,
             DType::I8 => 1,
+            DType::F16 => 2,
         }
     }
 
-    /// The representable range of an integer dtype (`None` for f32).
+    /// The representable range of an integer dtype (`None` for f32 and f16).
     pub fn int_range(self) -> Option<(i64, i64)> {
         match self {
-            DType::F32 => None,
+            DType::F32 | DType::F16 => None,
             DType::I32 => Some((i64::from(i32::MIN), i64::from(i32::MAX))),
             DType::I8 => Some((i64::from(i8::MIN), i64::from(i8::MAX))),
         }
     }
 
     /// The initialiser of a graph input declared without one: `uniform(-1, 1)` for f32,
-    /// `randint(0, 16)` for i32, and the whole range `randint(-128, 128)` for i8.
+    /// `randint(0, 16)` for i32, and the whole range `randint(-128, 128)` for i8; f16 as f32.
     pub fn default_init(self) -> ekb_wire::Init {
         match self {
-            DType::F32 | DType::I32 => ekb_wire::Init::default_for(self.is_float()),
+            DType::F32 | DType::I32 | DType::F16 => ekb_wire::Init::default_for(self.is_float()),
             DType::I8 => ekb_wire::Init::RandInt { lo: -128, hi: 128 },
         }
     }
 
+    /// Whether the dtype holds floats (f32, f16).
     pub fn is_float(self) -> bool {
-        matches!(self, DType::F32)
+        matches!(self, DType::F32 | DType::F16)
     }
 }
 

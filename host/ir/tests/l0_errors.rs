@@ -247,7 +247,7 @@ fn duplicate_names() {
 #[test]
 fn unknown_dtype_and_initialiser() {
     let d =
-        expect_error("graph g(x: f16[2]) -> (y: f32[2]) {\n  return x\n}\n", "unknown dtype `f16`", 1, 12);
+        expect_error("graph g(x: f33[2]) -> (y: f32[2]) {\n  return x\n}\n", "unknown dtype `f33`", 1, 12);
     assert_eq!(d.hint.as_deref(), Some("did you mean `f32`?"));
     let d = expect_error(
         "graph g(x: f32[2] = unifrom(0, 1)) -> (y: f32[2]) {\n  return x\n}\n",
@@ -322,7 +322,7 @@ fn wrong_attribute_kind() {
     );
     expect_error(
         &graph("  %0 = cast(x, dtype=f64)\n  return %0"),
-        "cast: `dtype` must be a dtype (`f32`, `i32` or `i8`), found name `f64`",
+        "cast: `dtype` must be a dtype (`f32`, `i32`, `i8` or `f16`), found name `f64`",
         2,
         22,
     );
@@ -464,7 +464,7 @@ fn initialisers_must_suit_the_dtype() {
     );
     expect_error(
         "graph g(k: i32[2] = uniform(0, 4)) -> (y: i32[2]) {\n  return k\n}\n",
-        "input `k`: `uniform(0.0, 4.0)` initialises only f32 tensors",
+        "input `k`: `uniform(0.0, 4.0)` initialises only float (f32, f16) tensors",
         1,
         9,
     );
@@ -482,7 +482,7 @@ fn initialisers_must_suit_the_dtype() {
     );
     expect_error(
         "graph g(q: i8[2] = uniform(0, 1)) -> (y: i8[2]) {\n  return q\n}\n",
-        "input `q`: `uniform(0.0, 1.0)` initialises only f32 tensors",
+        "input `q`: `uniform(0.0, 1.0)` initialises only float (f32, f16) tensors",
         1,
         9,
     );

@@ -535,3 +535,54 @@ fn i8_buffers_take_one_byte_and_poison_with_the_low_byte() {
         ds[0]
     );
 }
+
+#[test]
+fn f16_elements_load_exactly_store_rounded_and_poison_as_a_nan() {
+    let text = "module h {
+  input x: f16[4]
+  input f: f32[5]
+  output y: f32[4]
+  output z: f16[5]
+  output u: f16[3]
+
+  kernel widen(x: f16[4] in, y: f32[4] out) {
+    for i in 0..4 {
+      y[i] = x[i] * 2.0
+    }
+  }
+
+  kernel narrow(f: f32[5] in, z: f16[5] out, u: f16[3] out) {
+    for i in 0..5 {
+      z[i] = f[i]
+    }
+    for i in 0..2 {
+      u[i] = f[i] + 1.0
+    }
+  }
+
+  run widen(x, y)
+  run narrow(f, z, u)
+}
+";
+    let m = parse(&SourceFile::new("t.ekl1", text)).unwrap_or_else(|d| panic!("{d}"));
+    assert_eq!(ekb_ir::l1::print::print(&m), text);
+    // 8 + 20 + 16 + 10 + 6 bytes: f16 elements are two bytes each.
+    assert_eq!(ekb_ir::l1::memory::peak_memory(&m).peak_bytes, 60);
+    // 0x3555 = 1365/4096, 0x7bff = 65504, 0x0001 = 2^-24, 0xfc00 = -inf.
+    let x = Buffer {
+        ty: TensorType::new(DType::F16, [4]),
+        data: BufData::F16(vec![0x3555, 0x7bff, 0x0001, 0xfc00]),
+    };
+    // 1 + 2^-11 is a tie (to 1), 65520 overflows, 0.1 rounds to 0x2e66, 2^-25 ties to 0.
+    let f = Buffer {
+        ty: TensorType::new(DType::F32, [5]),
+        data: BufData::F32(vec![1.0 + 2f32.powi(-11), 65520.0, 0.1, 2f32.powi(-25), -3.0]),
+    };
+    let outs = run(&m, &inputs(vec![("x", x), ("f", f)])).unwrap();
+    assert_eq!(out_f32(&outs, "y"), [1365.0 / 2048.0, 131008.0, 2f32.powi(-23), f32::NEG_INFINITY]);
+    assert_eq!(outs["z"].data, BufData::F16(vec![0x3c00, 0x7c00, 0x2e66, 0x0000, 0xc200]));
+    // 1 + (1 + 2^-11) = 2 + 2^-11 in f32, less than half an f16 step (2^-10) above 2: 2 (0x4000);
+    // 65521 -> infinity; the third element is never written: the poison NaN.
+    assert_eq!(outs["u"].data, BufData::F16(vec![0x4000, 0x7c00, 0x7ead]));
+    assert_eq!(ekb_ir::l1::interp::POISON_F16_BITS, 0x7ead);
+}

@@ -61,8 +61,8 @@ fn misspelt_keywords_suggest_the_keyword() {
     let d = parse_err(&GOOD.replace("x: f32[4] in,", "x: f32[4] inn,"));
     assert_eq!(d.hint.as_deref(), Some("did you mean `in`?"));
     assert_eq!(d.expected.as_deref(), Some("`in`, `out` or `inout` after the type of `x`"));
-    let d = parse_err(&GOOD.replace("input x: f32[4]", "input x: f16[4]"));
-    assert_eq!(d.message, "unknown element type `f16`: did you mean `f32`?");
+    let d = parse_err(&GOOD.replace("input x: f32[4]", "input x: f33[4]"));
+    assert_eq!(d.message, "unknown element type `f33`: did you mean `f32`?");
     let d = parse_err(&GOOD.replace("module m", "graph m"));
     assert!(d.hint.clone().unwrap().contains("this is L0 text"));
 }

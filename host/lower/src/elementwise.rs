@@ -156,14 +156,17 @@ pub fn broadcast_index(idx: &[E], shape: &[usize]) -> Vec<E> {
 }
 
 /// `y = cast(x)`: float to int truncates toward zero (saturating, NaN to 0), as L1's `i32(e)`;
-/// to i8 from f32 that is clamped to `[-128, 127]`; i32 to i8 keeps the low 8 bits (the store).
+/// to i8 from a float that is clamped to `[-128, 127]`; i32 to i8 keeps the low 8 bits (the
+/// store). An f16 element loads as its f32 value, and a store into f16 rounds the f32 to nearest
+/// even, so f16 casts are those of f32 (an i32 goes through f32, exact up to 2^24, beyond which
+/// both roundings give infinity).
 pub fn cast(cx: &mut Cx, x: &Buf, y: &Buf) -> Vec<Stmt> {
     elementwise(cx, y.shape(), 1, |_, idx| {
         let v = x.load(idx);
         let value = match (x.ty.dtype, y.ty.dtype) {
-            (DType::F32, DType::I32) => v.cast_i32(),
-            (DType::F32, DType::I8) => v.cast_i32().max(ints(-128)).min(ints(127)),
-            (DType::I32 | DType::I8, DType::F32) => v.cast_f32(),
+            (DType::F32 | DType::F16, DType::I32) => v.cast_i32(),
+            (DType::F32 | DType::F16, DType::I8) => v.cast_i32().max(ints(-128)).min(ints(127)),
+            (DType::I32 | DType::I8, DType::F32 | DType::F16) => v.cast_f32(),
             _ => v,
         };
         vec![y.store(idx, value)]
@@ -196,7 +199,8 @@ pub fn dequantize(cx: &mut Cx, scale: f64, zero_point: i64, q: &Buf, y: &Buf) ->
 /// `y = full(value)`.
 pub fn full(cx: &mut Cx, value: f64, y: &Buf) -> Vec<Stmt> {
     let v = match y.ty.dtype {
-        DType::F32 => f(value),
+        // An f16 store rounds the f32 literal, as the interpreter rounds the value.
+        DType::F32 | DType::F16 => f(value),
         // The checker admits only integral values in range for i32 and i8; `as` saturates
         // anything else.
         DType::I32 => ints(i64::from(value as i32)),

@@ -19,7 +19,6 @@ use crate::sched::{elementwise, outer, simple_loop, Cx};
 use ekb_ir::l0::PadMode;
 use ekb_ir::l1::{LoopKind, Stmt};
 use ekb_ir::types::strides;
-use ekb_ir::DType;
 
 /// `y = x` (same shape).
 pub fn copy(cx: &mut Cx, x: &Buf, y: &Buf) -> Vec<Stmt> {
@@ -183,7 +182,7 @@ pub fn gather(cx: &mut Cx, axis: i64, x: &Buf, indices: &Buf, y: &Buf) -> Vec<St
     elementwise(cx, y.shape(), 2, |cx, idx| {
         if n == 0 {
             // Every index is out of range (the reference rejects the graph): write zeros.
-            let zero = if y.ty.dtype == DType::F32 { f(0.0) } else { int(0) };
+            let zero = if y.ty.dtype.is_float() { f(0.0) } else { int(0) };
             return vec![y.store(idx, zero)];
         }
         let (i, k) = (cx.fresh("g"), cx.fresh("k"));
@@ -242,7 +241,7 @@ fn pad_source_index(cx: &mut Cx, mode: PadMode, idx: &[E], pads: &[usize], x: &B
 /// `y = pad(x, pads, mode)`, `pads` = all begins then all ends.
 pub fn pad(cx: &mut Cx, pads: &[usize], mode: PadMode, x: &Buf, y: &Buf) -> Vec<Stmt> {
     let r = x.rank();
-    let fill = |v: f64| if y.ty.dtype == DType::F32 { f(v) } else { ints(i64::from(v as i32)) };
+    let fill = |v: f64| if y.ty.dtype.is_float() { f(v) } else { ints(i64::from(v as i32)) };
     if cx.naive() || r == 0 {
         return elementwise(cx, y.shape(), 1, |cx, idx| {
             let PadSource { mut lets, src, inside } = pad_source_index(cx, mode, idx, pads, x);

@@ -158,7 +158,7 @@ fn lanes(cx: &Cx, v: &str, n: usize, body: Vec<Stmt>) -> Stmt {
 fn beats(v: E, best: E, dtype: DType) -> E {
     let greater = v.clone().gt(best.clone());
     match dtype {
-        DType::F32 => greater.or(isnan(v).and(!isnan(best))),
+        DType::F32 | DType::F16 => greater.or(isnan(v).and(!isnan(best))),
         DType::I32 | DType::I8 => greater,
     }
 }

@@ -67,10 +67,11 @@ impl Const {
         }
     }
 
-    /// The L0 dtype a constant of this ONNX type keeps: f32 for floats, i8 for INT8, i32 for
-    /// the other integer types.
+    /// The L0 dtype a constant of this ONNX type keeps: f16 for FLOAT16, f32 for the other
+    /// floats, i8 for INT8, i32 for the other integer types.
     pub fn l0_dtype(&self) -> DType {
         match (&self.data, self.onnx_type) {
+            (Data::F32(_), dtype::FLOAT16) => DType::F16,
             (Data::F32(_), _) => DType::F32,
             (Data::Int(_), dtype::INT8) => DType::I8,
             (Data::Int(_), _) => DType::I32,
@@ -120,7 +121,7 @@ pub fn decode(t: &TensorProto, what: &str) -> Result<Const, String> {
     let width = match t.data_type {
         dtype::FLOAT | dtype::INT32 | dtype::UINT32 => 4,
         dtype::INT64 | dtype::DOUBLE => 8,
-        dtype::INT16 | dtype::UINT16 => 2,
+        dtype::INT16 | dtype::UINT16 | dtype::FLOAT16 => 2,
         dtype::INT8 | dtype::UINT8 | dtype::BOOL => 1,
         other => return Err(format!("{what} has element type {}, which L0 cannot hold", dtype::name(other))),
     };
@@ -146,6 +147,12 @@ pub fn decode(t: &TensorProto, what: &str) -> Result<Const, String> {
             dtype::FLOAT => {
                 Data::F32(raw.chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect())
             }
+            // Exact: every f16 is an f32.
+            dtype::FLOAT16 => Data::F32(
+                raw.chunks_exact(2)
+                    .map(|c| ekb_wire::f16::to_f32(u16::from_le_bytes([c[0], c[1]])))
+                    .collect(),
+            ),
             dtype::DOUBLE => Data::F32(
                 raw.chunks_exact(8)
                     .map(|c| f64::from_le_bytes(c.try_into().expect("8 bytes")) as f32)
@@ -173,6 +180,13 @@ pub fn decode(t: &TensorProto, what: &str) -> Result<Const, String> {
                 return Err(count_error(t.int64_data.len()));
             }
             Data::Int(t.int64_data.clone())
+        }
+        dtype::FLOAT16 => {
+            // The bits of each element, in int32_data.
+            if t.int32_data.len() != n {
+                return Err(count_error(t.int32_data.len()));
+            }
+            Data::F32(t.int32_data.iter().map(|&x| ekb_wire::f16::to_f32(x as u16)).collect())
         }
         dtype::UINT32 => {
             if t.uint64_data.len() != n {
@@ -204,12 +218,13 @@ fn int_le(c: &[u8], ty: i32) -> i64 {
     }
 }
 
-/// An f32, i32 or i8 tensor as an initializer (little-endian `raw_data`).
+/// An f32, i32, i8 or f16 tensor as an initializer (little-endian `raw_data`).
 pub fn encode_buf(name: &str, dims: &[usize], data: &BufData) -> TensorProto {
     let (data_type, raw_data) = match data {
         BufData::F32(v) => (dtype::FLOAT, v.iter().flat_map(|x| x.to_le_bytes()).collect()),
         BufData::I32(v) => (dtype::INT32, v.iter().flat_map(|x| x.to_le_bytes()).collect()),
         BufData::I8(v) => (dtype::INT8, v.iter().map(|&x| x as u8).collect()),
+        BufData::F16(v) => (dtype::FLOAT16, v.iter().flat_map(|x| x.to_le_bytes()).collect()),
     };
     TensorProto {
         name: name.into(),

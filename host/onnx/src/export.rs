@@ -112,6 +112,7 @@ fn elem(d: DType) -> i32 {
         DType::F32 => dtype::FLOAT,
         DType::I32 => dtype::INT32,
         DType::I8 => dtype::INT8,
+        DType::F16 => dtype::FLOAT16,
     }
 }
 
@@ -121,6 +122,7 @@ fn scalar_data(dt: DType, v: f64) -> ekb_ir::tensor::BufData {
         DType::F32 => ekb_ir::tensor::BufData::F32(vec![v as f32]),
         DType::I32 => ekb_ir::tensor::BufData::I32(vec![v as i32]),
         DType::I8 => ekb_ir::tensor::BufData::I8(vec![v as i8]),
+        DType::F16 => ekb_ir::tensor::BufData::F16(vec![ekb_wire::f16::from_f32(v as f32)]),
     }
 }
 

@@ -265,9 +265,10 @@ impl<'a> Importer<'a> {
             dtype::FLOAT => DType::F32,
             dtype::INT32 => DType::I32,
             dtype::INT8 => DType::I8,
+            dtype::FLOAT16 => DType::F16,
             other => {
                 return Err(format!(
-                    "input `{}` has element type {}; L0 inputs are FLOAT (f32), INT32 (i32) or INT8 (i8)",
+                    "input `{}` has element type {}; L0 inputs are FLOAT (f32), INT32 (i32), INT8 (i8) or FLOAT16 (f16)",
                     vi.name,
                     dtype::name(other)
                 ))
@@ -400,6 +401,9 @@ impl<'a> Importer<'a> {
                 }
             },
             DType::I8 => c.to_i8_buf().map_err(|e| format!("constant `{onnx}`: {e}"))?,
+            DType::F16 => {
+                BufData::F16(c.as_f64().iter().map(|&x| ekb_wire::f16::from_f32(x as f32)).collect())
+            }
         };
         let ty = TensorType::new(dt, c.dims.clone());
         let out = if init || !c.is_uniform() || c.numel() == 0 {
@@ -879,9 +883,10 @@ impl<'a> Importer<'a> {
                     dtype::FLOAT => DType::F32,
                     dtype::INT32 | dtype::INT64 => DType::I32,
                     dtype::INT8 => DType::I8,
+                    dtype::FLOAT16 => DType::F16,
                     other => {
                         return Err(format!(
-                            "a cast to {} is not supported (L0 has f32, i32 and i8)",
+                            "a cast to {} is not supported (L0 has f32, i32, i8 and f16)",
                             dtype::name(other)
                         ))
                     }
@@ -902,6 +907,12 @@ impl<'a> Importer<'a> {
                             (DType::I8, Data::F32(v)) => {
                                 Data::Int(v.iter().map(|&v| i64::from(v as i8)).collect())
                             }
+                            (DType::F16, _) => Data::F32(
+                                c.as_f64()
+                                    .iter()
+                                    .map(|&v| ekb_wire::f16::to_f32(ekb_wire::f16::from_f32(v as f32)))
+                                    .collect(),
+                            ),
                         };
                         one(Val::C {
                             c: Rc::new(Const { onnx_type: to, dims: c.dims.clone(), data }),

@@ -1,7 +1,7 @@
 //! Reading `.npy` files (format versions 1 to 3): the outputs the Python helpers write.
 //!
-//! Accepts little-endian `<f4`, `<i4` and `<i8` (numpy's default integer), and `|i1` (int8), C
-//! order; `<i8` values must fit in i32. Anything else is an error naming the file, never a panic.
+//! Accepts little-endian `<f4`, `<f2` (float16), `<i4` and `<i8` (numpy's default integer), and
+//! `|i1` (int8), C order; `<i8` values must fit in i32. Anything else is an error naming the file, never a panic.
 
 use ekb_ir::tensor::{BufData, Buffer};
 use ekb_ir::types::{DType, TensorType};
@@ -76,11 +76,18 @@ pub fn parse(bytes: &[u8]) -> Result<Buffer, String> {
                 .collect::<Result<Vec<_>, _>>()?;
             (DType::I32, BufData::I32(v))
         }
+        "<f2" => {
+            check_len(body, n * 2)?;
+            (
+                DType::F16,
+                BufData::F16(body.chunks_exact(2).map(|c| u16::from_le_bytes([c[0], c[1]])).collect()),
+            )
+        }
         "|i1" => {
             check_len(body, n)?;
             (DType::I8, BufData::I8(body.iter().map(|&b| b as i8).collect()))
         }
-        other => return Err(format!("unsupported dtype `{other}` (expected <f4, <i4, <i8 or |i1)")),
+        other => return Err(format!("unsupported dtype `{other}` (expected <f4, <f2, <i4, <i8 or |i1)")),
     };
     Ok(Buffer { ty: TensorType::new(dtype, shape), data })
 }
@@ -109,6 +116,11 @@ mod tests {
             Buffer { ty: TensorType::new(DType::I32, Vec::<usize>::new()), data: BufData::I32(vec![-7]) },
             Buffer { ty: TensorType::new(DType::I32, [3]), data: BufData::I32(vec![1, 2, 3]) },
             Buffer { ty: TensorType::new(DType::I8, [2, 2]), data: BufData::I8(vec![-128, -1, 0, 127]) },
+            // 1.0, -2.0, 65504, -0.0, a subnormal.
+            Buffer {
+                ty: TensorType::new(DType::F16, [5]),
+                data: BufData::F16(vec![0x3c00, 0xc000, 0x7bff, 0x8000, 0x0001]),
+            },
         ] {
             let p = dir.join("a.npy");
             ekb_ir::tensor::write_npy(&p, &buf).unwrap();

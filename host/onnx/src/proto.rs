@@ -18,6 +18,7 @@ pub mod dtype {
     pub const INT32: i32 = 6;
     pub const INT64: i32 = 7;
     pub const BOOL: i32 = 9;
+    pub const FLOAT16: i32 = 10;
     pub const DOUBLE: i32 = 11;
     pub const UINT32: i32 = 12;
 

@@ -915,3 +915,58 @@ fn integer_products_refuse_zero_points_and_uint8() {
         assert!(notes.contains(want), "missing `{want}` in\n{notes}");
     }
 }
+
+#[test]
+fn float16_inputs_initializers_and_casts_import_as_f16() {
+    // An f16 initializer as its bits in int32_data: 1, 65504, 2^-24, -2.
+    let h = TensorProto {
+        name: "h".into(),
+        dims: vec![4],
+        data_type: dtype::FLOAT16,
+        int32_data: vec![0x3c00, 0x7bff, 0x0001, 0xc000],
+        ..Default::default()
+    };
+    let mut m = model(
+        17,
+        &[("x", &[4])],
+        vec![h],
+        vec![
+            node("Cast", &["x"], "xh", vec![A::int("to", i64::from(dtype::FLOAT16))]),
+            node("Concat", &["xh", "h", "k"], "y", vec![A::int("axis", 0)]),
+            node("Cast", &["y"], "z", vec![A::int("to", i64::from(dtype::FLOAT))]),
+        ],
+        &["z"],
+    );
+    // A second input, of FLOAT16.
+    m.graph.as_mut().unwrap().input.push(ValueInfoProto::tensor("k", dtype::FLOAT16, &[2]));
+    let im = import(&ekb_onnx::export::encode(&m), &opts("half")).unwrap_or_else(|d| panic!("{d}"));
+    let text = print(&im.graph);
+    assert!(text.contains("k: f16[2]"), "{text}");
+    assert!(text.contains("cast(x, dtype=f16)"), "{text}");
+    assert!(text.contains("param h: f16[4]"), "{text}");
+    assert!(text.contains("cast(%y, dtype=f32)"), "{text}");
+    let p = im.graph.params.iter().find(|p| p.name == "h").expect("the f16 parameter");
+    let values = p.data.as_ref().and_then(|d| d.values.as_deref()).expect("loaded values");
+    assert_eq!(*values, ekb_ir::tensor::BufData::F16(vec![0x3c00, 0x7bff, 0x0001, 0xc000]));
+    // The interpreter reads them exactly: z = [cast(x), 1, 65504, 2^-24, -2, k].
+    let x: &[f64] = &[0.1, 65520.0, -0.0, 3.0];
+    let inputs = std::collections::HashMap::from([
+        (
+            "x".to_string(),
+            ekb_ir::tensor::Tensor { ty: ekb_ir::TensorType::new(ekb_ir::DType::F32, [4]), data: x.to_vec() },
+        ),
+        (
+            "k".to_string(),
+            ekb_ir::tensor::Tensor {
+                ty: ekb_ir::TensorType::new(ekb_ir::DType::F16, [2]),
+                data: vec![0.5, -1.5],
+            },
+        ),
+    ]);
+    let mut params = ekb_ir::l0::inputs::generate_tensors(&im.graph, 0).unwrap();
+    params.retain(|k, _| k == "h");
+    params.extend(inputs);
+    let z = ekb_ir::l0::interp::run(&im.graph, &params).unwrap_or_else(|d| panic!("{d}"));
+    let want = [0.0999755859375, f64::INFINITY, -0.0, 3.0, 1.0, 65504.0, 2f64.powi(-24), -2.0, 0.5, -1.5];
+    assert_eq!(z[0].data, want);
+}

@@ -18,6 +18,7 @@ use super::func::{elem_align, elem_ty, llvm_ty, BufRef, FnCx, Val};
 use super::Callee;
 use ekb_ir::diag::{Diagnostic, Span};
 use ekb_ir::l1::{BinOp, Expr, ExprKind, Intrinsic, Ty, UnOp};
+use ekb_ir::DType;
 
 type R<T> = Result<T, Diagnostic>;
 
@@ -74,6 +75,10 @@ impl FnCx<'_> {
                 let v = self.op("ld", ty, format!("load {elem}, ptr {p}, align {align}"));
                 if elem == llvm_ty(ty) {
                     return Ok(v);
+                }
+                if b.ty.dtype == DType::F16 {
+                    let h2f = self.m.callee(Callee::HalfToFloat);
+                    return Ok(self.op("hf", ty, format!("call float {h2f}(i16 {})", v.repr)));
                 }
                 // An i8 element widens with its sign.
                 Ok(self.op("sx", ty, format!("sext {elem} {} to {}", v.repr, llvm_ty(ty))))

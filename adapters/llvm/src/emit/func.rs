@@ -52,10 +52,12 @@ pub(super) fn llvm_ty(t: Ty) -> &'static str {
 }
 
 /// LLVM type of a buffer element (in memory: an i8 element is an `i8`, which loads
-/// sign-extended to the `i32` expressions use).
+/// sign-extended to the `i32` expressions use; an f16 element is an `i16` holding its bits,
+/// converted to and from the `float` expressions use by `ekb_h2f`/`ekb_f2h`).
 pub(super) fn elem_ty(d: DType) -> &'static str {
     match d {
         DType::I8 => "i8",
+        DType::F16 => "i16",
         _ => llvm_ty(Ty::of(d)),
     }
 }

@@ -120,11 +120,20 @@ pub(crate) enum Callee {
     SMax,
     FptosiSat,
     Trap,
+    /// f16 bits to their exact f32 value, in integer operations (no library call).
+    HalfToFloat,
+    /// An f32 to the bits of the nearest f16 (ties to even), in integer operations.
+    FloatToHalf,
 }
 
 impl Callee {
     /// The `declare` line. Math imports are pure (`memory(none)`: no errno) and, like the
-    /// parallel entry, `nonlazybind` (called through the GOT).
+    /// parallel entry, `nonlazybind` (called through the GOT). The f16 conversions are
+    /// definitions instead: LLVM's `fpext`/`fptrunc` of `half` become calls to compiler-rt's
+    /// `__extendhfsf2`/`__truncsfhf2` on the x86-64 baseline (no F16C), which the static runtime
+    /// does not have, so they are written out as integer code that is inlined (the algorithm of
+    /// `ekb_wire::f16`, bit for bit; subnormals are rounded by one exact-or-nearest f32 add or
+    /// subtract, which needs the default rounding mode and no fast-math flags).
     fn decl(self) -> &'static str {
         match self {
             Callee::ParallelFor => "declare void @ekb_parallel_for(ptr, ptr, i64) #1",
@@ -147,6 +156,8 @@ impl Callee {
             Callee::SMax => "declare i32 @llvm.smax.i32(i32, i32)",
             Callee::FptosiSat => "declare i32 @llvm.fptosi.sat.i32.f32(float)",
             Callee::Trap => "declare void @llvm.trap()",
+            Callee::HalfToFloat => HALF_TO_FLOAT,
+            Callee::FloatToHalf => FLOAT_TO_HALF,
         }
     }
 
@@ -158,6 +169,67 @@ impl Callee {
         &d[start..end]
     }
 }
+
+/// `ekb_h2f`: the exponent and mantissa shifted into place and rebiased; infinities and NaN
+/// (exponent 31) rebiased again, NaN made quiet; subnormals renormalised by subtracting 2^-14
+/// from a float holding `2^-14 + m * 2^-24` (exact).
+const HALF_TO_FLOAT: &str = "define internal float @ekb_h2f(i16 %h) alwaysinline nounwind {\n\
+  %w = zext i16 %h to i32\n\
+  %em = and i32 %w, 32767\n\
+  %sh = shl i32 %em, 13\n\
+  %exp = and i32 %sh, 260046848\n\
+  %adj = add i32 %sh, 939524096\n\
+  %isspecial = icmp eq i32 %exp, 260046848\n\
+  %special = add i32 %adj, 939524096\n\
+  %man = and i32 %w, 1023\n\
+  %hasman = icmp ne i32 %man, 0\n\
+  %quiet = select i1 %hasman, i32 4194304, i32 0\n\
+  %nan = or i32 %special, %quiet\n\
+  %iszero = icmp eq i32 %exp, 0\n\
+  %sub.u = add i32 %adj, 8388608\n\
+  %sub.f = bitcast i32 %sub.u to float\n\
+  %sub.r = fsub float %sub.f, 0x3F10000000000000\n\
+  %sub = bitcast float %sub.r to i32\n\
+  %a = select i1 %iszero, i32 %sub, i32 %adj\n\
+  %b = select i1 %isspecial, i32 %nan, i32 %a\n\
+  %sgn16 = and i32 %w, 32768\n\
+  %sgn = shl i32 %sgn16, 16\n\
+  %r = or i32 %b, %sgn\n\
+  %f = bitcast i32 %r to float\n\
+  ret float %f\n\
+}";
+
+/// `ekb_f2h`: at or above 2^16, infinity (or a quiet NaN keeping the top payload bits); below
+/// 2^-14, `|x| + 0.5` rounds to a multiple of 2^-24 (ties to even) whose low bits are the
+/// subnormal; otherwise the rebiased bits plus `0xfff` plus the lowest kept bit (ties to even),
+/// shifted right by 13, a carry rounding up into the next exponent or to infinity.
+const FLOAT_TO_HALF: &str = "define internal i16 @ekb_f2h(float %x) alwaysinline nounwind {\n\
+  %u = bitcast float %x to i32\n\
+  %sgn32 = and i32 %u, -2147483648\n\
+  %abs = and i32 %u, 2147483647\n\
+  %big = icmp uge i32 %abs, 1199570944\n\
+  %isnan = icmp ugt i32 %abs, 2139095040\n\
+  %pay = lshr i32 %abs, 13\n\
+  %pay10 = and i32 %pay, 1023\n\
+  %nan = or i32 %pay10, 32256\n\
+  %inf = select i1 %isnan, i32 %nan, i32 31744\n\
+  %small = icmp ult i32 %abs, 947912704\n\
+  %absf = bitcast i32 %abs to float\n\
+  %dn.f = fadd float %absf, 5.000000e-01\n\
+  %dn.u = bitcast float %dn.f to i32\n\
+  %dn = sub i32 %dn.u, 1056964608\n\
+  %odd.s = lshr i32 %abs, 13\n\
+  %odd = and i32 %odd.s, 1\n\
+  %nb = add i32 %abs, -939520001\n\
+  %nb2 = add i32 %nb, %odd\n\
+  %nm = lshr i32 %nb2, 13\n\
+  %fin = select i1 %small, i32 %dn, i32 %nm\n\
+  %mag = select i1 %big, i32 %inf, i32 %fin\n\
+  %sgn = lshr i32 %sgn32, 16\n\
+  %r = or i32 %mag, %sgn\n\
+  %h = trunc i32 %r to i16\n\
+  ret i16 %h\n\
+}";
 
 /// The module being written: finished functions, declarations in use, metadata nodes.
 pub(crate) struct ModuleCx {

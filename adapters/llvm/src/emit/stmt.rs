@@ -11,6 +11,7 @@ use super::func::{buffer_param, elem_align, elem_ty, llvm_ty, BufRef, FnCx, Val}
 use super::{Callee, UNROLL_COUNT, UNROLL_FULL_MAX_TRIPS};
 use ekb_ir::diag::{Diagnostic, Span};
 use ekb_ir::l1::{Expr, ExprKind, LoopKind, Stmt, Ty};
+use ekb_ir::DType;
 use std::collections::BTreeSet;
 
 type R<T> = Result<T, Diagnostic>;
@@ -85,7 +86,11 @@ impl FnCx<'_> {
                     self.typed(value, want, &format!("a value stored to `{}` ({})", buf.name, b.ty))?;
                 let p = self.address(&buf.name, &b, index, *span)?;
                 let (elem, align) = (elem_ty(b.ty.dtype), elem_align(b.ty.dtype));
-                if elem != llvm_ty(want) {
+                if b.ty.dtype == DType::F16 {
+                    // Rounded to the nearest f16, ties to even.
+                    let f2h = self.m.callee(Callee::FloatToHalf);
+                    v = self.op("fh", want, format!("call i16 {f2h}(float {})", v.repr));
+                } else if elem != llvm_ty(want) {
                     // An i8 element keeps the low 8 bits of the i32 value.
                     v = self.op("tr", want, format!("trunc {} {} to {elem}", llvm_ty(want), v.repr));
                 }

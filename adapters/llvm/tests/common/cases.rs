@@ -17,10 +17,16 @@ pub struct Case {
 }
 
 /// Checks every expected output under the evaluation tolerance (integers exactly; a NaN
-/// reference needs a NaN).
+/// reference needs a NaN). f16 outputs must match bit for bit (any NaN for a NaN).
 pub fn check(case: &str, expected: &Bufs, got: &Bufs) {
     for (name, want) in expected {
         let have = got.get(name).unwrap_or_else(|| panic!("{case}: output `{name}` missing"));
+        if let (BufData::F16(w), BufData::F16(h)) = (&want.data, &have.data) {
+            let nan = |b: u16| b & 0x7fff > 0x7c00;
+            let bad = w.iter().zip(h).position(|(&w, &h)| w != h && !(nan(w) && nan(h)));
+            assert!(bad.is_none() && w.len() == h.len(), "{case}: output `{name}` differs at {bad:?}");
+            continue;
+        }
         if let Err(m) = compare(&want.to_tensor(), &have.to_tensor(), Tolerance::default_for(want.ty.dtype)) {
             panic!("{case}: output `{name}`: {m}\n expected {:?}\n      got {:?}", want.data, have.data);
         }
@@ -65,6 +71,7 @@ pub fn all() -> Vec<Case> {
         Case { name: "big_local", text: BIG_LOCAL, inputs: big_local_inputs, expect: big_local_expect },
         Case { name: "trig", text: TRIG, inputs: trig_inputs, expect: trig_expect },
         Case { name: "int8", text: INT8, inputs: int8_inputs, expect: int8_expect },
+        Case { name: "half", text: HALF, inputs: half_inputs, expect: half_expect },
     ]
 }
 
@@ -923,4 +930,128 @@ fn int8_inputs_cover_the_i8_extremes_and_both_tie_parities() {
     assert_eq!(as_i8(get(&e, "n"))[qi], -128);
     assert_eq!(as_i8(get(&e, "s"))[at(1.5)], 5);
     assert_eq!((as_i8(get(&e, "s"))[35], as_i8(get(&e, "s"))[36]), (-128, 127));
+}
+
+// ---- half: f16 buffers (loads widen exactly, stores round to nearest even), vectorized, scalar
+// and through a local f16 allocation, against every f16 and every rounding boundary ----
+
+/// The f16 value of bits `h`, computed by hand from the fields (independent of the conversion
+/// under test): `(-1)^s * 2^(e-15) * 1.m` for normals, `(-1)^s * 2^-14 * 0.m` for subnormals.
+fn half_value(h: u16) -> f64 {
+    let (s, e, m) = (h >> 15, (h >> 10) & 0x1f, f64::from(h & 0x3ff));
+    let mag = match e {
+        0 => m * 2f64.powi(-24),
+        0x1f if m == 0.0 => f64::INFINITY,
+        0x1f => f64::NAN,
+        _ => (1.0 + m / 1024.0) * 2f64.powi(i32::from(e) - 15),
+    };
+    if s == 1 {
+        -mag
+    } else {
+        mag
+    }
+}
+
+/// The bits of the f16 nearest to `x` by exhaustive comparison with the neighbours of the
+/// truncated value (ties to the even bits; from 65520 on, infinity).
+fn nearest_half(x: f32) -> u16 {
+    if x.is_nan() {
+        return 0x7e00 | ((x.to_bits() >> 16) as u16 & 0x8000) | ((x.to_bits() >> 13) as u16 & 0x1ff);
+    }
+    let x = f64::from(x);
+    let sign = if x.is_sign_negative() { 0x8000u16 } else { 0 };
+    let a = x.abs();
+    if a >= 65520.0 {
+        return sign | 0x7c00;
+    }
+    // The largest finite magnitude not above |x|, then the nearer of it and the next one.
+    let below = (0..0x7c00u16).rev().find(|&h| half_value(h) <= a).unwrap_or(0);
+    let (lo, hi) = (half_value(below), half_value(below + 1));
+    let pick = if a - lo < hi - a || (a - lo == hi - a && below % 2 == 0) { below } else { below + 1 };
+    sign | pick
+}
+
+pub const HALF: &str = "module half {
+  input h: f16[2048]
+  input x: f32[2048]
+  output w: f32[2048]
+  output y: f16[2048]
+  output ys: f16[2048]
+
+  kernel vector(h: f16[2048] in, x: f32[2048] in, w: f32[2048] out, y: f16[2048] out) {
+    vectorize i in 0..2048 {
+      w[i] = h[i]
+      y[i] = x[i]
+    }
+  }
+
+  kernel scalar(x: f32[2048] in, ys: f16[2048] out) {
+    for i in 0..2048 {
+      alloc t: f16[1] local
+      t[0] = x[i]
+      ys[i] = t[0]
+    }
+  }
+
+  run vector(h, x, w, y)
+  run scalar(x, ys)
+}
+";
+
+fn half_inputs() -> Bufs {
+    // h: every 32nd f16 bit pattern plus the edges (both zeros, subnormals, the largest finite,
+    // infinities, NaNs). x: f16 values, the ties between neighbours and the f32 values next to
+    // the ties, around 1, 2^-14 (the subnormal boundary), 2^-24, 65504 and 65520, and NaN.
+    let mut h: Vec<u16> = (0..2048u32).map(|i| (i * 32) as u16).collect();
+    h[..12].copy_from_slice(&[
+        0x0000, 0x8000, 0x0001, 0x83ff, 0x0400, 0x7bff, 0xfbff, 0x7c00, 0xfc00, 0x7e00, 0xfd23, 0x3c01,
+    ]);
+    let mut x = Vec::with_capacity(2048);
+    let bases: [u16; 8] = [0x3c00, 0x0400, 0x03fe, 0x0000, 0x7bfe, 0x3555, 0x5640, 0x0200];
+    let mut k = 0u16;
+    while x.len() < 2040 {
+        let b = bases[usize::from(k) % bases.len()] + k / 8;
+        let (lo, hi) = (half_value(b), half_value(b + 1));
+        let tie = ((lo + hi) / 2.0) as f32;
+        for v in [lo as f32, tie, f32::from_bits(tie.to_bits() + 1), f32::from_bits(tie.to_bits() - 1)] {
+            x.push(v);
+            x.push(-v);
+        }
+        k += 1;
+    }
+    x.truncate(2040);
+    x.extend([65504.0, 65519.996, 65520.0, -65520.0, 1e30, f32::NAN, 2.9802322e-8, 2.9802326e-8]);
+    inputs(vec![("h", f16s(&[2048], h)), ("x", f32s(&[2048], x))])
+}
+
+fn half_expect(i: &Bufs) -> Bufs {
+    let BufData::F16(h) = &get(i, "h").data else { panic!("h is f16") };
+    let x = as_f32(get(i, "x"));
+    let w = h.iter().map(|&b| half_value(b) as f32).collect();
+    let y: Vec<u16> = x.iter().map(|&v| nearest_half(v)).collect();
+    out(vec![("w", f32s(&[2048], w)), ("y", f16s(&[2048], y.clone())), ("ys", f16s(&[2048], y))])
+}
+
+#[test]
+fn half_reference_agrees_with_hand_values_and_the_wire_conversion() {
+    assert_eq!(half_value(0x3c00), 1.0);
+    assert_eq!(half_value(0x7bff), 65504.0);
+    assert_eq!(half_value(0x0001), 2f64.powi(-24));
+    assert_eq!(nearest_half(65519.996), 0x7bff);
+    assert_eq!(nearest_half(65520.0), 0x7c00);
+    assert_eq!(nearest_half(2.9802322e-8), 0x0000, "2^-25 is the tie between 0 and 2^-24");
+    assert_eq!(nearest_half(2.9802326e-8), 0x0001);
+    assert_eq!(nearest_half(1.0 + 2f32.powi(-11)), 0x3c00);
+    assert_eq!(nearest_half(-0.1), 0xae66);
+    // The host's conversion (rounding a tensor to an f16 buffer) agrees on every input.
+    let i = half_inputs();
+    let x = as_f32(get(&i, "x"));
+    let t = ekb_ir::tensor::Tensor {
+        ty: TensorType::new(DType::F16, [x.len()]),
+        data: x.iter().map(|&v| f64::from(v)).collect(),
+    };
+    let BufData::F16(host) = t.to_buffer().data else { panic!("an f16 buffer") };
+    for (&v, &h) in x.iter().zip(&host) {
+        assert_eq!(nearest_half(v), h, "{v:e}");
+    }
 }

@@ -4,7 +4,7 @@
 //! and for aarch64 with `aarch64-linux-gnu-gcc`, where it runs under `qemu-aarch64`.
 
 use super::cases::Bufs;
-use ekb_ir::l1::interp::{POISON_F32_BITS, POISON_I32, POISON_I8};
+use ekb_ir::l1::interp::{POISON_F16_BITS, POISON_F32_BITS, POISON_I32, POISON_I8};
 use ekb_ir::l1::{BufferRole, Module};
 use ekb_ir::tensor::Buffer;
 use ekb_ir::types::DType;
@@ -97,6 +97,7 @@ impl Toolchain {
                     DType::F32 => POISON_F32_BITS.to_le_bytes().repeat(b.ty.numel()),
                     DType::I32 => POISON_I32.to_le_bytes().repeat(b.ty.numel()),
                     DType::I8 => vec![POISON_I8 as u8; b.ty.numel()],
+                    DType::F16 => POISON_F16_BITS.to_le_bytes().repeat(b.ty.numel()),
                 },
             };
             bytes.extend_from_slice(&(data.len() as u64).to_le_bytes());

@@ -52,6 +52,13 @@ pub fn as_i8(b: &Buffer) -> &[i8] {
     }
 }
 
+/// An f16 buffer from the bits of its elements.
+pub fn f16s(shape: &[usize], data: Vec<u16>) -> Buffer {
+    let ty = TensorType::new(DType::F16, shape);
+    assert_eq!(ty.numel(), data.len());
+    Buffer { ty, data: BufData::F16(data) }
+}
+
 pub fn i32s(shape: &[usize], data: Vec<i32>) -> Buffer {
     let ty = TensorType::new(DType::I32, shape);
     assert_eq!(ty.numel(), data.len());

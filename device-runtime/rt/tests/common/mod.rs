@@ -11,10 +11,11 @@ use ekb_ir::l0::Graph;
 use ekb_ir::l1::Module;
 use ekb_ir::TargetProfile;
 use ekb_lower::{lower, Schedule};
+use ekb_wire::f16;
 use ekb_wire::payload::{
-    f32s_to_le, i32s_to_le, i8s_to_le, le_f32s, le_i32s, le_i8s, Access, Backend, BlobKind, BufferDecl,
-    DType, ExpectedOutput, KernelDecl, Launch, LaunchStep, Manifest, MemoryPlan, ParamDecl, Payload,
-    PayloadBuilder, Role, Source, TimingSettings, Tolerance,
+    f16s_to_le, f32s_to_le, i32s_to_le, i8s_to_le, le_f16s, le_f32s, le_i32s, le_i8s, Access, Backend,
+    BlobKind, BufferDecl, DType, ExpectedOutput, KernelDecl, Launch, LaunchStep, Manifest, MemoryPlan,
+    ParamDecl, Payload, PayloadBuilder, Role, Source, TimingSettings, Tolerance,
 };
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -63,12 +64,16 @@ pub fn payload_with(
                 DType::F32 => le_f32s(&data).map(f64::from).collect(),
                 DType::I32 => le_i32s(&data).map(f64::from).collect(),
                 DType::I8 => le_i8s(&data).map(f64::from).collect(),
+                DType::F16 => le_f16s(&data).map(|h| f64::from(f16::to_f32(h))).collect(),
             };
             tweak(e.seed as usize, &b.name, &mut values);
             data = match b.dtype {
                 DType::F32 => f32s_to_le(&values.iter().map(|&v| v as f32).collect::<Vec<_>>()),
                 DType::I32 => i32s_to_le(&values.iter().map(|&v| v as i32).collect::<Vec<_>>()),
                 DType::I8 => i8s_to_le(&values.iter().map(|&v| v as i8).collect::<Vec<_>>()),
+                DType::F16 => {
+                    f16s_to_le(&values.iter().map(|&v| f16::from_f32(v as f32)).collect::<Vec<_>>())
+                }
             };
         }
         pb.add_blob(blob.kind, data);

@@ -20,17 +20,19 @@ use alloc::vec::Vec;
 use core::fmt;
 use serde::{Deserialize, Serialize};
 
-/// Element types of buffers: `f32` and `i32` are 4 bytes, `i8` one byte, stored little-endian
-/// in blobs.
+/// Element types of buffers: `f32` and `i32` are 4 bytes, `f16` (IEEE binary16) two, `i8` one
+/// byte, stored little-endian in blobs.
 ///
 /// `I8` (code 2) came after format version 3 without a new version: appending a variant leaves
 /// the bytes of every earlier manifest unchanged (no earlier writer produced code 2), so every
-/// version reads it; a reader built before it refuses such a manifest as undecodable.
+/// version reads it; a reader built before it refuses such a manifest as undecodable. `F16`
+/// (code 3) was appended the same way.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum DType {
     F32,
     I32,
     I8,
+    F16,
 }
 
 impl DType {
@@ -39,6 +41,7 @@ impl DType {
             DType::F32 => "f32",
             DType::I32 => "i32",
             DType::I8 => "i8",
+            DType::F16 => "f16",
         }
     }
 
@@ -46,6 +49,7 @@ impl DType {
         match self {
             DType::F32 | DType::I32 => 4,
             DType::I8 => 1,
+            DType::F16 => 2,
         }
     }
 }
@@ -569,12 +573,12 @@ fn bad(field: String, value: String, rule: &'static str) -> PayloadError {
 /// `kaiming_uniform` bound for the shape.
 fn check_init(init: &Init, dtype: DType, shape: &[u64]) -> Result<(), InitError> {
     match (dtype, init) {
-        (DType::F32, Init::KaimingUniform) => {
+        (DType::F32 | DType::F16, Init::KaimingUniform) => {
             // A dimension beyond usize makes the fan-in overflow, which is reported as such.
             let shape: Vec<usize> = shape.iter().map(|&d| usize::try_from(d).unwrap_or(usize::MAX)).collect();
             seeded::kaiming_bound(&shape).map(|_| ())
         }
-        (DType::F32, _) => seeded::fill_f32(init, &[1], 0, &mut [0.0]),
+        (DType::F32 | DType::F16, _) => seeded::fill_f32(init, &[1], 0, &mut [0.0]),
         (DType::I32, _) => seeded::fill_i32(init, 0, &mut [0]),
         (DType::I8, _) => seeded::fill_i8(init, 0, &mut [0]),
     }
@@ -902,15 +906,18 @@ mod tests {
 
     #[test]
     fn dtype_codes_and_sizes_are_stable() {
-        // The postcard code of each dtype is its position: appending I8 left F32 and I32 as
-        // they were, so older manifests decode unchanged.
-        for (d, code, size) in [(DType::F32, 0u8, 4u64), (DType::I32, 1, 4), (DType::I8, 2, 1)] {
+        // The postcard code of each dtype is its position: appending I8, then F16, left the
+        // earlier codes as they were, so older manifests decode unchanged.
+        for (d, code, size) in
+            [(DType::F32, 0u8, 4u64), (DType::I32, 1, 4), (DType::I8, 2, 1), (DType::F16, 3, 2)]
+        {
             assert_eq!(postcard::to_allocvec(&d).unwrap(), [code], "{d}");
             assert_eq!(postcard::from_bytes::<DType>(&[code]).unwrap(), d);
             assert_eq!(d.size_bytes(), size, "{d}");
         }
-        assert!(postcard::from_bytes::<DType>(&[3]).is_err(), "no fourth dtype");
+        assert!(postcard::from_bytes::<DType>(&[4]).is_err(), "no fifth dtype");
         assert_eq!(DType::I8.name(), "i8");
+        assert_eq!(DType::F16.name(), "f16");
     }
 
     #[test]

@@ -49,7 +49,7 @@ pub const DATA_PARAM_INIT: Init = Init::Uniform { lo: 0.0, hi: 0.0 };
 
 /// Where a parameter's real values are: `file("NAME.bin", offset=N, crc32="xxxxxxxx")`.
 ///
-/// The file holds the elements little-endian (f32, i32 or i8, as the parameter's dtype),
+/// The file holds the elements little-endian (f32, i32, i8 or f16, as the parameter's dtype),
 /// row-major, `numel * element size` bytes from `offset`; `crc32` is the IEEE CRC-32 of exactly those bytes.
 #[derive(Clone, PartialEq)]
 pub struct ParamData {
@@ -77,6 +77,7 @@ impl fmt::Debug for ParamData {
             BufData::F32(x) => x.len(),
             BufData::I32(x) => x.len(),
             BufData::I8(x) => x.len(),
+            BufData::F16(x) => x.len(),
         });
         f.debug_struct("ParamData")
             .field("file", &self.file)
@@ -93,6 +94,7 @@ pub fn le_bytes(data: &BufData) -> Vec<u8> {
         BufData::F32(v) => v.iter().flat_map(|x| x.to_le_bytes()).collect(),
         BufData::I32(v) => v.iter().flat_map(|x| x.to_le_bytes()).collect(),
         BufData::I8(v) => v.iter().flat_map(|x| x.to_le_bytes()).collect(),
+        BufData::F16(v) => v.iter().flat_map(|x| x.to_le_bytes()).collect(),
     }
 }
 

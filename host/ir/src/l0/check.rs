@@ -196,9 +196,9 @@ fn check_decl(d: &TensorDecl, is_param: bool, errs: &mut Vec<Diagnostic>) -> boo
         return false;
     }
     let problem = match (d.init, d.ty.dtype) {
-        (Init::RandInt { .. }, DType::F32) => Some(
+        (Init::RandInt { .. }, DType::F32 | DType::F16) => Some(
             bad("`randint` initialises only integer (i32, i8) tensors".into())
-                .with_hint("use `uniform(lo, hi)` for f32"),
+                .with_hint(format!("use `uniform(lo, hi)` for {}", d.ty.dtype)),
         ),
         (Init::RandInt { lo, hi }, DType::I32) => {
             let range = i64::from(i32::MIN)..=i64::from(i32::MAX);
@@ -219,7 +219,7 @@ fn check_decl(d: &TensorDecl, is_param: bool, errs: &mut Vec<Diagnostic>) -> boo
             }
         }
         (_, DType::I32 | DType::I8) => Some(
-            bad(format!("`{}` initialises only f32 tensors", init_text(&d.init)))
+            bad(format!("`{}` initialises only float (f32, f16) tensors", init_text(&d.init)))
                 .with_hint(format!("use `randint(lo, hi)` for {}", d.ty.dtype)),
         ),
         (Init::Uniform { lo, hi }, _) if !(lo.is_finite() && hi.is_finite() && lo < hi) => {

@@ -16,7 +16,7 @@ use crate::diag::Diagnostic;
 use crate::l0::ast::{Graph, ParamData, TensorDecl};
 use crate::tensor::{BufData, Buffer, Tensor};
 use crate::types::DType;
-use ekb_wire::seeded::{fill_f32, fill_i32, fill_i8, tensor_key, InitError};
+use ekb_wire::seeded::{fill_f16, fill_f32, fill_i32, fill_i8, tensor_key, InitError};
 use std::collections::HashMap;
 use std::path::Path;
 use std::sync::Arc;
@@ -102,6 +102,7 @@ fn decode(d: &TensorDecl, data: &ParamData, bytes: &[u8], path: &Path) -> Result
         DType::F32 => BufData::F32(words.map(f32::from_le_bytes).collect()),
         DType::I32 => BufData::I32(words.map(i32::from_le_bytes).collect()),
         DType::I8 => BufData::I8(slice.iter().map(|&b| b as i8).collect()),
+        DType::F16 => BufData::F16(slice.chunks_exact(2).map(|c| u16::from_le_bytes([c[0], c[1]])).collect()),
     })
 }
 
@@ -130,6 +131,11 @@ fn generate_one(g: &Graph, d: &TensorDecl, seed: u64) -> Result<Buffer, Diagnost
             fill_i8(&d.init, key, &mut v).map_err(|e| init_error(d, e))?;
             BufData::I8(v)
         }
+        DType::F16 => {
+            let mut v = alloc::<u16>(n, d)?;
+            fill_f16(&d.init, &d.ty.shape, key, &mut v).map_err(|e| init_error(d, e))?;
+            BufData::F16(v)
+        }
     };
     Ok(Buffer { ty: d.ty.clone(), data })
 }
@@ -148,6 +154,7 @@ fn data_values(d: &TensorDecl, data: &ParamData) -> Result<Buffer, Diagnostic> {
         BufData::F32(v) => (DType::F32, v.len()),
         BufData::I32(v) => (DType::I32, v.len()),
         BufData::I8(v) => (DType::I8, v.len()),
+        BufData::F16(v) => (DType::F16, v.len()),
     };
     if dtype != d.ty.dtype || len != d.ty.numel() {
         return Err(Diagnostic::error(format!(

@@ -9,7 +9,9 @@
 //!   bits (two's complement), as a board computes it. i8 tensors hold integral f64 values in
 //!   `-128..=127`; `quantize_linear` and `dequantize_linear` compute in f32 exactly as the
 //!   lowered code does (the input rounded to f32, one rounding per operation), so their i8 and
-//!   f32 results match compiled code bit for bit. `matmul`, `linear` and `conv2d` of i8
+//!   f32 results match compiled code bit for bit. f16 tensors hold exact f16 values; a value
+//!   written to one (`cast`, `full`, a `pad` value) is rounded to f32 and then to f16, as a
+//!   board does, and the operators that accept f16 only move values. `matmul`, `linear` and `conv2d` of i8
 //!   operands sum their products exactly (in f64, exact at these magnitudes) and wrap the sum,
 //!   bias included, to i32: the compiled i32 accumulator's result, whatever its order.
 //! - NaN propagates through max/min, clip, relu, pools and max/min reductions (as in PyTorch);
@@ -35,6 +37,7 @@ use crate::l0::ast::{
 use crate::l0::inputs;
 use crate::tensor::Tensor;
 use crate::types::{strides, DType, TensorType};
+use ekb_wire::f16;
 use std::collections::HashMap;
 
 /// Evaluates `g` on `inputs`, which holds every graph input and every parameter by name, and
@@ -127,6 +130,13 @@ fn check_inputs(g: &Graph, inputs: &HashMap<String, Tensor>) -> Result<(), Diagn
                 ))
                 .at(d.span)
                 .with_expected(format!("integral values in the {} range", t.ty.dtype)));
+            }
+        }
+        if t.ty.dtype == DType::F16 {
+            if let Some(v) = t.data.iter().find(|&&v| !v.is_nan() && to_dtype(DType::F16, v) != v) {
+                return Err(Diagnostic::error(format!("{kind} `{}` is f16 but holds the value {v}", d.name))
+                    .at(d.span)
+                    .with_expected("values that are exactly f16 (round them to f16 first)"));
             }
         }
     }
@@ -348,10 +358,12 @@ fn wrap_i32(v: i64) -> f64 {
 
 /// A value stored into a tensor of `dtype`: f32 keeps the f64 value (no rounding in the oracle);
 /// i32 and i8 truncate toward zero, saturate and map NaN to 0 (Rust's `as`, which is `cast`'s
-/// rule from f32).
+/// rule from f32); f16 rounds to the nearest f32 and then to the nearest f16, as a board rounds
+/// the f32 it computed.
 fn to_dtype(dtype: DType, v: f64) -> f64 {
     match dtype {
         DType::F32 => v,
+        DType::F16 => f64::from(f16::to_f32(f16::from_f32(v as f32))),
         DType::I32 => f64::from(v as i32),
         DType::I8 => f64::from(v as i8),
     }

@@ -167,7 +167,7 @@ impl AttrKind {
             AttrKind::Choice(c) => {
                 format!("one of {}", c.iter().map(|s| format!("`{s}`")).collect::<Vec<_>>().join(", "))
             }
-            AttrKind::DType => "a dtype (`f32`, `i32` or `i8`)".into(),
+            AttrKind::DType => "a dtype (`f32`, `i32`, `i8` or `f16`)".into(),
         }
     }
 }
@@ -885,7 +885,7 @@ fn check_kind(spec: &OpSpec, s: &AttrSpec, at: &Attr) -> Result<(), Diagnostic> 
     if let AttrValue::Ident(v) = &at.value {
         let choices: &[&str] = match s.kind {
             AttrKind::Choice(c) => c,
-            AttrKind::DType => &["f32", "i32", "i8"],
+            AttrKind::DType => &["f32", "i32", "i8", "f16"],
             _ => &[],
         };
         if let Some(h) = did_you_mean(v, choices.iter().copied()) {
@@ -1193,13 +1193,21 @@ pub fn infer(op: &Op, inputs: &[&TensorType], span: Span) -> Result<TensorType, 
             return Ok(());
         }
         let names: Vec<&str> = allowed.iter().map(|d| d.name()).collect();
-        Err(err(format!(
+        let d = err(format!(
             "input `{}` has dtype {}, expected {}",
             spec.input_name(i),
             t.dtype,
             names.join(" or ")
         ))
-        .with_expected(names.join(" or ")))
+        .with_expected(names.join(" or "));
+        if t.dtype == DType::F16 && allowed.contains(&DType::F32) {
+            // f16 is a storage type: arithmetic is written on f32 values.
+            return Err(d.with_hint(format!(
+                "f16 is a storage type: `cast` `{}` to f32 first (`cast(x, dtype=f32)`), and the result back to f16",
+                spec.input_name(i)
+            )));
+        }
+        Err(d)
     };
     let axis = |axis: i64, rank: usize, what: &str| -> Result<usize, Diagnostic> {
         normalise_axis(axis, rank).ok_or_else(|| {
@@ -1676,9 +1684,9 @@ pub fn infer(op: &Op, inputs: &[&TensorType], span: Span) -> Result<TensorType, 
             TensorType::new(a.dtype, shape)
         }
         Op::Iota { ty, axis: ax } => {
-            if ty.dtype == DType::I8 {
-                return Err(err("`dtype` must be f32 or i32 (indices do not fit in i8)".into())
-                    .with_hint("make an i32 iota and `cast` it to i8"));
+            if matches!(ty.dtype, DType::I8 | DType::F16) {
+                return Err(err(format!("`dtype` must be f32 or i32 (indices do not fit in {})", ty.dtype))
+                    .with_hint(format!("make an i32 iota and `cast` it to {}", ty.dtype)));
             }
             axis(*ax, ty.rank(), "axis")?;
             ty.clone()

@@ -355,8 +355,8 @@ impl Parser<'_> {
         let Some(dtype) = DType::from_name(&name) else {
             let mut d = Diagnostic::error(format!("unknown dtype `{name}`"))
                 .at(span)
-                .with_expected("`f32`, `i32` or `i8`");
-            if let Some(h) = did_you_mean(&name, ["f32", "i32", "i8"]) {
+                .with_expected("`f32`, `i32`, `i8` or `f16`");
+            if let Some(h) = did_you_mean(&name, ["f32", "i32", "i8", "f16"]) {
                 d = d.with_hint(h);
             }
             return Err(d);

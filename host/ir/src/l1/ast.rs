@@ -156,10 +156,11 @@ pub enum Ty {
 
 impl Ty {
     /// The type of an element of a buffer of dtype `d` in expressions: an i8 element loads
-    /// sign-extended to an i32 and is stored from an i32 (keeping its low 8 bits).
+    /// sign-extended to an i32 and is stored from an i32 (keeping its low 8 bits); an f16
+    /// element loads as its exact f32 value and is stored from an f32 (rounded to nearest even).
     pub fn of(d: DType) -> Ty {
         match d {
-            DType::F32 => Ty::F32,
+            DType::F32 | DType::F16 => Ty::F32,
             DType::I32 | DType::I8 => Ty::I32,
         }
     }

@@ -1,4 +1,4 @@
-//! The L1 interpreter: runs a module's plan on f32/i32/i8 buffers with every access bounds-checked.
+//! The L1 interpreter: runs a module's plan on f32/i32/i8/f16 buffers with every access bounds-checked.
 //!
 //! It is the ground truth for lowering bugs, so its semantics are exactly those of
 //! `docs/ir-l1.md`: IEEE f32 arithmetic rounded to nearest (each operation rounds once; no fused
@@ -8,7 +8,9 @@
 //! to `i32::MIN`, `i32::MIN % -1` is 0), and division by zero is an error; casts as the AST says
 //! (f32 to i32 truncates and saturates, NaN gives 0); `round` rounds half to even
 //! (`f32::round_ties_even`). An i8 element loads sign-extended to i32, and a store into an i8
-//! buffer keeps the low 8 bits of its i32 value (two's complement wrap). `&&`, `||` and `select` evaluate both
+//! buffer keeps the low 8 bits of its i32 value (two's complement wrap); an f16 element loads as
+//! its exact f32 value, and a store into an f16 buffer rounds the f32 to nearest even
+//! (`ekb_wire::f16`). `&&`, `||` and `select` evaluate both
 //! sides. Loops of every kind (`parallel`, `vectorize`, `unroll`) run serially in order, so a
 //! run is deterministic. A GPU `launch` runs its blocks one after another (linear order, x
 //! fastest); inside a block, the body is cut at its barriers into segments, and each segment runs
@@ -20,7 +22,8 @@
 //!
 //! Before the plan runs, temps and outputs are poisoned, and every `alloc` is poisoned each time
 //! its statement runs: f32 elements hold the NaN with bits [`POISON_F32_BITS`], i32 elements hold
-//! [`POISON_I32`] (`0x7eadbeef`), i8 elements [`POISON_I8`] (`0xef`, its low byte). A program that reads what it never wrote shows the pattern
+//! [`POISON_I32`] (`0x7eadbeef`), i8 elements [`POISON_I8`] (`0xef`, its low byte), f16 elements
+//! the NaN [`POISON_F16_BITS`] (`0x7ead`). A program that reads what it never wrote shows the pattern
 //! instead of plausible numbers.
 //!
 //! What this interpreter must keep true: it runs only modules that verify (it refuses the others
@@ -36,6 +39,7 @@ use super::verify::verify;
 use crate::diag::{Diagnostic, Span};
 use crate::tensor::{BufData, Buffer};
 use crate::types::{DType, TensorType};
+use ekb_wire::f16;
 use std::collections::HashMap;
 
 /// Bits of the NaN that fills unwritten f32 elements (a quiet NaN with payload `0xdead`).
@@ -44,6 +48,8 @@ pub const POISON_F32_BITS: u32 = 0x7fc0_dead;
 pub const POISON_I32: i32 = 0x7ead_beef;
 /// The value that fills unwritten i8 elements: the low byte of [`POISON_I32`] (`0xef`, -17).
 pub const POISON_I8: i8 = POISON_I32 as i8;
+/// The bits that fill unwritten f16 elements: a quiet NaN, the high half of [`POISON_I32`].
+pub const POISON_F16_BITS: u16 = 0x7ead;
 /// The interpreter refuses modules whose buffers together exceed this many bytes.
 pub const MAX_BYTES: u64 = 4 << 30;
 
@@ -90,6 +96,7 @@ pub fn run(m: &Module, inputs: &HashMap<String, Buffer>) -> Result<HashMap<Strin
                     DType::F32 => BufData::F32(frame.fb[s as usize].clone()),
                     DType::I32 => BufData::I32(frame.ib[s as usize].clone()),
                     DType::I8 => BufData::I8(frame.qb[s as usize].clone()),
+                    DType::F16 => BufData::F16(frame.hb[s as usize].clone()),
                 },
                 None => {
                     moved.push((b, dtype, slot));
@@ -100,6 +107,7 @@ pub fn run(m: &Module, inputs: &HashMap<String, Buffer>) -> Result<HashMap<Strin
                 BufData::F32(v) => frame.fb[slot as usize] = v,
                 BufData::I32(v) => frame.ib[slot as usize] = v,
                 BufData::I8(v) => frame.qb[slot as usize] = v,
+                BufData::F16(v) => frame.hb[slot as usize] = v,
             }
         }
         if let Err(trap) = exec_block(&ck.body, &mut frame) {
@@ -110,6 +118,7 @@ pub fn run(m: &Module, inputs: &HashMap<String, Buffer>) -> Result<HashMap<Strin
                 DType::F32 => BufData::F32(std::mem::take(&mut frame.fb[slot as usize])),
                 DType::I32 => BufData::I32(std::mem::take(&mut frame.ib[slot as usize])),
                 DType::I8 => BufData::I8(std::mem::take(&mut frame.qb[slot as usize])),
+                DType::F16 => BufData::F16(std::mem::take(&mut frame.hb[slot as usize])),
             };
         }
     }
@@ -131,6 +140,7 @@ fn poisoned(dtype: DType, n: usize) -> BufData {
         DType::F32 => BufData::F32(vec![f32::from_bits(POISON_F32_BITS); n]),
         DType::I32 => BufData::I32(vec![POISON_I32; n]),
         DType::I8 => BufData::I8(vec![POISON_I8; n]),
+        DType::F16 => BufData::F16(vec![POISON_F16_BITS; n]),
     }
 }
 
@@ -157,6 +167,7 @@ fn input_data(m: &Module, b: &BufferDecl, inputs: &HashMap<String, Buffer>) -> R
         BufData::F32(v) => (v.len(), DType::F32),
         BufData::I32(v) => (v.len(), DType::I32),
         BufData::I8(v) => (v.len(), DType::I8),
+        BufData::F16(v) => (v.len(), DType::F16),
     };
     if dtype != b.ty.dtype || len != b.ty.numel() {
         return Err(Diagnostic::error(format!(
@@ -249,6 +260,8 @@ enum FE {
     Const(f32),
     Var(u32),
     Load(Box<Access>),
+    /// A load from an f16 buffer: its exact f32 value.
+    LoadH(Box<Access>),
     Neg(Box<FE>),
     Bin(Arith, Box<FE>, Box<FE>),
     Select(Box<BE>, Box<FE>, Box<FE>),
@@ -289,8 +302,11 @@ enum St {
     StoreF(Access, FE),
     /// A store into an i8 buffer: the low 8 bits of the value.
     StoreQ(Access, IE),
+    /// A store into an f16 buffer: the value rounded to nearest even.
+    StoreH(Access, FE),
     AllocI(u32, usize),
     AllocQ(u32, usize),
+    AllocH(u32, usize),
     AllocF(u32, usize),
     Launch(Box<CLaunch>),
 }
@@ -334,7 +350,7 @@ struct CKernel {
     /// Per parameter: its dtype and buffer slot.
     params: Vec<(DType, u32)>,
     body: Vec<St>,
-    slots: [u32; 6],
+    slots: [u32; 7],
     sites: Vec<Site>,
 }
 
@@ -346,11 +362,12 @@ struct Frame {
     fb: Vec<Vec<f32>>,
     ib: Vec<Vec<i32>>,
     qb: Vec<Vec<i8>>,
+    hb: Vec<Vec<u16>>,
 }
 
 impl CKernel {
     fn frame(&self) -> Frame {
-        let [ni, nf, nb, nfb, nib, nqb] = self.slots.map(|n| n as usize);
+        let [ni, nf, nb, nfb, nib, nqb, nhb] = self.slots.map(|n| n as usize);
         Frame {
             iv: vec![0; ni],
             fv: vec![0.0; nf],
@@ -358,6 +375,7 @@ impl CKernel {
             fb: vec![Vec::new(); nfb],
             ib: vec![Vec::new(); nib],
             qb: vec![Vec::new(); nqb],
+            hb: vec![Vec::new(); nhb],
         }
     }
 
@@ -415,8 +433,9 @@ enum Binding {
 struct Compiler<'a> {
     k: &'a Kernel,
     scope: Vec<(String, Binding)>,
-    /// Next free slot: i32 vars, f32 vars, bool vars, f32 buffers, i32 buffers, i8 buffers.
-    slots: [u32; 6],
+    /// Next free slot: i32 vars, f32 vars, bool vars, f32 buffers, i32 buffers, i8 buffers,
+    /// f16 buffers.
+    slots: [u32; 7],
     sites: Vec<Site>,
     /// The parameters' `(dtype, slot)`.
     params: Vec<(DType, u32)>,
@@ -431,7 +450,7 @@ impl<'a> Compiler<'a> {
         Compiler {
             k,
             scope: Vec::new(),
-            slots: [0; 6],
+            slots: [0; 7],
             sites: Vec::new(),
             params: Vec::new(),
             shared: Vec::new(),
@@ -458,6 +477,7 @@ impl<'a> Compiler<'a> {
             DType::F32 => 3,
             DType::I32 => 4,
             DType::I8 => 5,
+            DType::F16 => 6,
         });
         self.scope.push((name.to_string(), Binding::Buf(ty.dtype, s, ty.shape.clone())));
         s
@@ -522,6 +542,7 @@ impl<'a> Compiler<'a> {
                     DType::F32 => St::StoreF(acc, self.float(value)?),
                     DType::I32 => St::StoreI(acc, self.int(value)?),
                     DType::I8 => St::StoreQ(acc, self.int(value)?),
+                    DType::F16 => St::StoreH(acc, self.float(value)?),
                 }
             }
             Stmt::Alloc { name, ty, .. } => {
@@ -537,6 +558,7 @@ impl<'a> Compiler<'a> {
                     DType::F32 => St::AllocF(slot, ty.numel()),
                     DType::I32 => St::AllocI(slot, ty.numel()),
                     DType::I8 => St::AllocQ(slot, ty.numel()),
+                    DType::F16 => St::AllocH(slot, ty.numel()),
                 }
             }
             Stmt::Launch { grid, block, body, .. } => {
@@ -713,6 +735,7 @@ impl<'a> Compiler<'a> {
             },
             ExprKind::Load { buf, index } => match self.access(buf, index, e.span)? {
                 (acc, DType::F32) => FE::Load(Box::new(acc)),
+                (acc, DType::F16) => FE::LoadH(Box::new(acc)),
                 _ => return Err(self.mismatch(e, "an f32")),
             },
             ExprKind::Unary { op: UnOp::Neg, arg } => FE::Neg(b(self.float(arg))?),
@@ -836,6 +859,11 @@ fn exec(s: &St, f: &mut Frame) -> R<()> {
             let v = int(e, f)?;
             f.qb[a.buf as usize][off] = v as i8;
         }
+        St::StoreH(a, e) => {
+            let off = offset(a, f)?;
+            let v = float(e, f)?;
+            f.hb[a.buf as usize][off] = f16::from_f32(v);
+        }
         St::StoreF(a, e) => {
             let off = offset(a, f)?;
             let v = float(e, f)?;
@@ -850,6 +878,11 @@ fn exec(s: &St, f: &mut Frame) -> R<()> {
             let b = &mut f.qb[*s as usize];
             b.clear();
             b.resize(*n, POISON_I8);
+        }
+        St::AllocH(s, n) => {
+            let b = &mut f.hb[*s as usize];
+            b.clear();
+            b.resize(*n, POISON_F16_BITS);
         }
         St::AllocF(s, n) => {
             let b = &mut f.fb[*s as usize];
@@ -871,6 +904,7 @@ impl Frame {
             fb: vec![Vec::new(); self.fb.len()],
             ib: vec![Vec::new(); self.ib.len()],
             qb: vec![Vec::new(); self.qb.len()],
+            hb: vec![Vec::new(); self.hb.len()],
         }
     }
 }
@@ -914,6 +948,11 @@ fn exec_launch(l: &CLaunch, f: &mut Frame) -> R<()> {
                     let b = &mut f.qb[slot as usize];
                     b.clear();
                     b.resize(n, POISON_I8);
+                }
+                DType::F16 => {
+                    let b = &mut f.hb[slot as usize];
+                    b.clear();
+                    b.resize(n, POISON_F16_BITS);
                 }
             }
         }
@@ -970,6 +1009,7 @@ fn swap_common(l: &CLaunch, a: &mut Frame, b: &mut Frame) {
             DType::F32 => std::mem::swap(&mut a.fb[s], &mut b.fb[s]),
             DType::I32 => std::mem::swap(&mut a.ib[s], &mut b.ib[s]),
             DType::I8 => std::mem::swap(&mut a.qb[s], &mut b.qb[s]),
+            DType::F16 => std::mem::swap(&mut a.hb[s], &mut b.hb[s]),
         }
     }
 }
@@ -1058,6 +1098,7 @@ fn float(e: &FE, f: &Frame) -> R<f32> {
         FE::Const(v) => *v,
         FE::Var(s) => f.fv[*s as usize],
         FE::Load(a) => f.fb[a.buf as usize][offset(a, f)?],
+        FE::LoadH(a) => f16::to_f32(f.hb[a.buf as usize][offset(a, f)?]),
         FE::Neg(a) => -float(a, f)?,
         FE::Bin(op, a, b) => {
             let (x, y) = (float(a, f)?, float(b, f)?);

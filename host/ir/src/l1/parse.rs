@@ -312,12 +312,12 @@ impl Parser<'_> {
                 Some(d) => d,
                 None => {
                     let mut msg = format!("unknown element type `{s}`");
-                    if let Some(h) = did_you_mean(s, ["f32", "i32", "i8"]) {
+                    if let Some(h) = did_you_mean(s, ["f32", "i32", "i8", "f16"]) {
                         msg = format!("{msg}: {h}");
                     }
                     return Err(Diagnostic::error(msg)
                         .at(t.span)
-                        .with_expected("`f32`, `i32` or `i8` (the element types of L1 buffers)"));
+                        .with_expected("`f32`, `i32`, `i8` or `f16` (the element types of L1 buffers)"));
                 }
             },
             _ => return Err(self.unexpected("a tensor type such as `f32[4,8]`")),
