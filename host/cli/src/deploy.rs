@@ -8,7 +8,6 @@
 
 use ekb_deploy::command::System;
 use ekb_deploy::transport::{self, Device, RemoteOptions};
-use ekb_llvm::Arch;
 use std::process::ExitCode;
 
 /// Install the device runtime on a device (`ekb run` does this too, when needed).
@@ -41,12 +40,7 @@ pub struct Args {
 
 pub fn run(args: Args) -> Result<ExitCode, String> {
     let target = crate::source::target(&args.target)?;
-    let arch = Arch::of_triple(&target.cpu.triple).ok_or_else(|| {
-        format!(
-            "error: target `{}` has triple `{}`, which no runtime supports",
-            target.name, target.cpu.triple
-        )
-    })?;
+    let arch = crate::source::arch(&target)?;
     let device = match &args.device {
         Some(d) => Device::parse(d).map_err(|d| d.to_string())?,
         None => Device::default_for(arch),

@@ -15,7 +15,6 @@ use ekb_eval::report::{self, Format};
 use ekb_eval::results::{utc_now, CandidateResult, Run};
 use ekb_eval::tasks::{Backend, Filter};
 use ekb_ir::TargetProfile;
-use ekb_llvm::Arch;
 use ekb_lower::Schedule;
 use ekb_wire::payload::TimingSettings;
 use ekb_wire::protocol::PairedSettings;
@@ -140,13 +139,7 @@ impl Plan {
     pub fn links(&self, backends: &[Backend]) -> Result<BTreeMap<Backend, evaluate::DeviceLink>, String> {
         let mut links = BTreeMap::new();
         for &b in backends {
-            let target = &self.config.targets[&b];
-            let arch = Arch::of_triple(&target.cpu.triple).ok_or_else(|| {
-                format!(
-                    "error: target `{}` has triple `{}`, which no runtime supports",
-                    target.name, target.cpu.triple
-                )
-            })?;
+            let arch = crate::source::arch(&self.config.targets[&b])?;
             let runtime = crate::runtime::find_or_build(arch, b != Backend::Cpu)?;
             let transport =
                 transport::connect(&self.device, &runtime, &self.remote).map_err(|d| d.to_string())?;
@@ -166,12 +159,7 @@ pub fn plan(
         return Err(format!("error: `--budget {}` must be a positive number of seconds", e.budget));
     }
     let target: TargetProfile = crate::source::target(&e.target)?;
-    let arch = Arch::of_triple(&target.cpu.triple).ok_or_else(|| {
-        format!(
-            "error: target `{}` has triple `{}`, which no runtime supports",
-            target.name, target.cpu.triple
-        )
-    })?;
+    let arch = crate::source::arch(&target)?;
     let device = match &e.device {
         Some(d) => Device::parse(d).map_err(|d| d.to_string())?,
         None => Device::default_for(arch),

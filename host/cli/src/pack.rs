@@ -4,7 +4,6 @@
 //! person at the board. `ekb collect` reads the reports back.
 
 use crate::build::{build_file, is_payload, payload_name, BuildArgs};
-use ekb_llvm::Arch;
 use ekb_wire::payload::{Backend, Payload};
 use serde::Serialize;
 use std::path::PathBuf;
@@ -56,12 +55,7 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
         (None, Some(t)) => crate::source::target(&t)?,
         (None, None) => crate::source::target("host")?,
     };
-    let arch = Arch::of_triple(&target.cpu.triple).ok_or_else(|| {
-        format!(
-            "error: target `{}` has triple `{}`, which no runtime supports",
-            target.name, target.cpu.triple
-        )
-    })?;
+    let arch = crate::source::arch(&target)?;
     let mut payloads = Vec::new();
     for f in &args.files {
         let bytes = if is_payload(f) {

@@ -12,7 +12,6 @@ use crate::build::{build_file, is_payload, payload_name, BuildArgs};
 use ekb_deploy::command::System;
 use ekb_deploy::report;
 use ekb_deploy::transport::{self, Device, Mode, RemoteOptions, RunSettings};
-use ekb_llvm::Arch;
 use ekb_wire::payload::{Backend, Payload};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -96,12 +95,7 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
     let scratch =
         tempfile::tempdir().map_err(|e| format!("error: cannot create a temporary directory: {e}"))?;
     let (path, bytes, target) = payload(&args, scratch.path())?;
-    let arch = Arch::of_triple(&target.cpu.triple).ok_or_else(|| {
-        format!(
-            "error: target `{}` has triple `{}`, which no runtime supports",
-            target.name, target.cpu.triple
-        )
-    })?;
+    let arch = crate::source::arch(&target)?;
     let device = match &args.device {
         Some(d) => Device::parse(d).map_err(err)?,
         None => Device::default_for(arch),

@@ -37,3 +37,14 @@ pub fn render(diags: &[Diagnostic]) -> String {
 pub fn target(name: &str) -> Result<ekb_ir::TargetProfile, String> {
     ekb_ir::TargetProfile::load(name).map_err(|e| format!("error: {e}"))
 }
+
+/// The architecture of a target's CPU, which decides the runtime; a CLI error string for a
+/// triple no runtime supports.
+pub fn arch(target: &ekb_ir::TargetProfile) -> Result<ekb_llvm::Arch, String> {
+    ekb_llvm::Arch::of_triple(&target.cpu.triple).ok_or_else(|| {
+        format!(
+            "error: target `{}` has triple `{}`, which no runtime supports",
+            target.name, target.cpu.triple
+        )
+    })
+}
