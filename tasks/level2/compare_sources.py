@@ -95,7 +95,6 @@ source("lraspp_head_upsample_mobilenetv3_large",
 # timm
 source("dwsep_mobilenetv1_blocks0", lambda: tm("mobilenetv1_100").blocks[0][0])
 source("dwsep_s2_mobilenetv1_blocks1", lambda: tm("mobilenetv1_100").blocks[1][0])
-source("dwsep_mobilenetv1_blocks3", lambda: tm("mobilenetv1_100").blocks[3][1])
 for _name, _variant, _stage in [("convnext_block_convnext_atto_stage0", "atto", 0),
                                 ("convnext_block_convnext_femto_stage1", "femto", 1),
                                 ("convnext_block_convnext_pico_stage2", "pico", 2),
@@ -178,7 +177,6 @@ def decode_step(attn, h, cos, sin, past_key, past_value):
 source("swiglu_mlp_decode_qwen2_05b", lambda: modeling_qwen2.Qwen2MLP(QWEN))
 source("swiglu_mlp_qwen2_05b_spec8", lambda: modeling_qwen2.Qwen2MLP(QWEN))
 source("swiglu_mlp_smollm2_135m", lambda: modeling_llama.LlamaMLP(SMOL_135M))
-source("swiglu_mlp_decode_smollm2_360m", lambda: modeling_llama.LlamaMLP(SMOL_360M))
 source("mlp_gelu_tanh_gpt2_decode", lambda: modeling_gpt2.GPT2MLP(3072, transformers.GPT2Config()))
 source("attention_output_minilm_l6",
        lambda: Wrap(modeling_bert.BertAttention(MINILM), lambda m, h: m(h)[0]))

@@ -18,6 +18,7 @@ use ekb_wire::protocol::OutputCheck;
 /// Compares `got` (native-endian elements as the kernel wrote them) with `expected`
 /// (little-endian elements, as stored in the payload) for buffer `buffer`.
 pub fn compare(buffer: &str, dtype: DType, got: &[u8], expected: &[u8], tol: Tolerance) -> OutputCheck {
+    let tol = tol.for_dtype(dtype);
     let mut c = OutputCheck {
         buffer: buffer.to_string(),
         ok: true,
@@ -65,7 +66,8 @@ pub fn compare(buffer: &str, dtype: DType, got: &[u8], expected: &[u8], tol: Tol
             }
         }
         DType::F16 => {
-            // Compared as their exact f32 values, under the same rule as f32.
+            // Compared as their exact f32 values, under the same rule as f32 (with a relative
+            // bound of at least one f16 step).
             let got = got.chunks_exact(2).map(|b| f16::to_f32(u16::from_ne_bytes([b[0], b[1]])));
             for (i, (r, g)) in le_f16s(expected).map(f16::to_f32).zip(got).enumerate() {
                 let (r, g) = (f64::from(r), f64::from(g));
@@ -176,11 +178,16 @@ mod tests {
         // 1.0, 65504, infinity, 0.0999755859375 (0x2e66).
         let exp = f16s_to_le(&[0x3c00, 0x7bff, 0x7c00, 0x2e66]);
         let ne = |v: &[u16]| v.iter().flat_map(|h| h.to_ne_bytes()).collect::<Vec<u8>>();
-        // One f16 step above 1 (2^-10) is within 1e-3 + 1e-3 * 1; the rest equal.
-        let tol = Tolerance { atol: 1e-3, rtol: 1e-3 };
+        // Under the payload's tolerance 1e-4, f16 outputs are compared at rtol 1e-3: one f16
+        // step above 1 (2^-10) is within 1e-4 + 1e-3 * 1; the rest equal.
+        let tol = TOL;
         let c = compare("y", DType::F16, &ne(&[0x3c01, 0x7bff, 0x7c00, 0x2e66]), &exp, tol);
         assert!(c.ok, "{c:?}");
         assert!((c.max_abs_err - 2f64.powi(-10)).abs() < 1e-12, "{}", c.max_abs_err);
+        // Two steps (2^-9) are not; a looser payload tolerance widens f16 outputs too.
+        let two_steps = ne(&[0x3c02, 0x7bff, 0x7c00, 0x2e66]);
+        assert!(!compare("y", DType::F16, &two_steps, &exp, tol).ok);
+        assert!(compare("y", DType::F16, &two_steps, &exp, Tolerance { atol: 3e-3, rtol: 0.0 }).ok);
         // 65504 for infinity fails, and so does the poison NaN.
         let c = compare(
             "y",

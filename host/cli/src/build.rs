@@ -7,9 +7,9 @@
 //! file ([`build_file`]) live here too, so the three commands build identically.
 
 use crate::source::{self, Program};
-use ekb_deploy::build::{BuildOptions, Built, Program as Input, Sources};
+use ekb_deploy::build::{BuildOptions, Built, Program as Input, Sources, TOLERANCE};
 use ekb_ir::{SourceFile, TargetProfile};
-use ekb_wire::payload::TimingSettings;
+use ekb_wire::payload::{TimingSettings, Tolerance};
 use ekb_wire::protocol::TimingOverrides;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -98,7 +98,7 @@ impl BuildArgs {
     fn options(&self) -> Result<BuildOptions, String> {
         let schedule = ekb_lower::Schedule::from_name(&self.schedule).map_err(|d| d.to_string())?;
         let timing = self.timing_overrides().apply(&TimingSettings::DEFAULT);
-        Ok(BuildOptions { schedule, seeds: self.seeds.clone(), timing, references: None })
+        Ok(BuildOptions { schedule, seeds: self.seeds.clone(), timing, ..BuildOptions::default() })
     }
 }
 
@@ -111,7 +111,7 @@ pub fn is_payload(path: &Path) -> bool {
 
 /// Builds one IR file for `target`; warnings go to stderr, errors come back rendered.
 pub fn build_file(path: &Path, args: &BuildArgs, target: &TargetProfile) -> Result<Built, String> {
-    let options = args.options()?;
+    let mut options = args.options()?;
     let (src, program) = source::load(path).map_err(|d| source::render(&d))?;
     let graph_file: Option<(SourceFile, ekb_ir::l0::Graph)>;
     let (input, sources) = match &program {
@@ -137,6 +137,7 @@ pub fn build_file(path: &Path, args: &BuildArgs, target: &TargetProfile) -> Resu
             (Input::Module { module: m, graph: g }, Sources { graph: Some(gsrc), module: Some(&src) })
         }
     };
+    options.tolerance = task_tolerance(sources.graph.expect("an L0 graph is always read"))?;
     let choice = ekb_deploy::BackendChoice::from_name(&args.backend).map_err(|d| source::render(&[d]))?;
     let built =
         ekb_deploy::build_for(input, sources, target, &options, choice).map_err(|d| source::render(&d))?;
@@ -144,6 +145,19 @@ pub fn build_file(path: &Path, args: &BuildArgs, target: &TargetProfile) -> Resu
         eprint!("{}", source::render(&built.warnings));
     }
     Ok(built)
+}
+
+/// The f32 tolerance a graph file asks for: a task file's `# tolerance:` line (a task's header
+/// starts with one of its keys), else the protocol's default. A task header that does not parse
+/// is an error, located in the file.
+fn task_tolerance(src: &SourceFile) -> Result<Tolerance, String> {
+    use ekb_eval::tasks::meta;
+    let first = src.text.lines().next().unwrap_or("");
+    if !meta::KEYS.iter().any(|k| first.starts_with(&format!("# {k}:"))) {
+        return Ok(TOLERANCE);
+    }
+    let m = meta::parse_header(src).map_err(|d| source::render(&d))?;
+    Ok(m.tolerance.map_or(TOLERANCE, |t| Tolerance { atol: t.atol, rtol: t.rtol }))
 }
 
 /// `NAME.ekp` for an input file `NAME.ekir`.

@@ -17,7 +17,7 @@ use std::process::ExitCode;
 #[command(after_help = "Examples:\n  \
 ekb tasks                                    counts by level x backend x domain\n  \
 ekb tasks list --domain robotics conv        tasks of a domain whose name contains `conv`\n  \
-ekb tasks show conv2d_dw3x3_s2_mobilenetv2   metadata, shapes, FLOPs, bytes, peak memory, graph\n  \
+ekb tasks show conv2d_dw3x3_mobilenetv2      metadata, shapes, FLOPs, bytes, peak memory, graph\n  \
 ekb tasks validate                           every task: references on 3 seeds, twins\n  \
 ekb tasks export-io relu6_mobilenetv2_expand --seed 1 --out io/")]
 pub struct Args {

@@ -82,6 +82,27 @@ fn build_writes_a_payload_and_prints_a_summary() {
     assert_eq!(j["summary"]["target"], "host");
     assert_eq!(j["summary"]["seeds"], serde_json::json!([4, 5]));
     assert_eq!(j["summary"]["payload_bytes"], std::fs::metadata(dir.path().join("relu.ekp")).unwrap().len());
+    let tolerance = |name: &str| {
+        let bytes = std::fs::read(dir.path().join(name)).unwrap();
+        let t = ekb_wire::payload::Payload::parse(&bytes).unwrap().manifest().tolerance;
+        (t.atol, t.rtol)
+    };
+    // A plain graph is compared at the protocol's default; a task file at its own tolerance.
+    assert_eq!(tolerance("relu.ekp"), (1e-4, 1e-4));
+    let task = dir.path().join("relu_task.ekir");
+    let graph = std::fs::read_to_string(corpus("relu.ekir")).unwrap();
+    let graph = &graph[graph.find("graph ").unwrap()..];
+    std::fs::write(
+        &task,
+        format!(
+            "# task: level=1 family=activation domains=[mobile]\n\
+             # provenance: model=test layer=relu module=torch.nn.ReLU\n\
+             # tolerance: atol=2e-3 rtol=1e-3 reason=\"a test\"\n{graph}"
+        ),
+    )
+    .unwrap();
+    ok(&ekb(&["build", task.to_str().unwrap(), "-o", "task.ekp"], dir.path()));
+    assert_eq!(tolerance("task.ekp"), (2e-3, 1e-3));
 }
 
 #[test]

@@ -50,8 +50,8 @@ use std::path::Path;
 /// The seeds a payload checks when none are given (the evaluation protocol checks three).
 pub const DEFAULT_SEEDS: [u64; 3] = [0, 1, 2];
 
-/// The tolerance written into every payload: the evaluation protocol's f32 default. Integer
-/// outputs are always compared exactly (the manifest's rule), whatever the tolerance.
+/// The tolerance a payload is built with by default: the evaluation protocol's f32 default.
+/// Integer outputs are always compared exactly (the manifest's rule), whatever the tolerance.
 pub const TOLERANCE: Tolerance = Tolerance { atol: 1e-4, rtol: 1e-4 };
 
 /// What the payload's `producer` field says.
@@ -122,6 +122,9 @@ pub struct BuildOptions {
     /// already (an evaluation builds many payloads of one task); `None`: computed here with the
     /// reference interpreter.
     pub references: Option<std::sync::Arc<Vec<Vec<Tensor>>>>,
+    /// The bound the board compares f32 outputs at (f16 ones at no less than one f16 step,
+    /// integers exactly): a task's own tolerance, else [`TOLERANCE`].
+    pub tolerance: Tolerance,
 }
 
 impl Default for BuildOptions {
@@ -131,6 +134,7 @@ impl Default for BuildOptions {
             seeds: DEFAULT_SEEDS.to_vec(),
             timing: TimingSettings::DEFAULT,
             references: None,
+            tolerance: TOLERANCE,
         }
     }
 }
@@ -552,7 +556,7 @@ pub fn assemble(
         buffers,
         plan,
         seeds: options.seeds.clone(),
-        tolerance: TOLERANCE,
+        tolerance: options.tolerance,
         expected,
         timing: options.timing,
         memory: MemoryPlan {
@@ -681,15 +685,6 @@ pub fn expected_bytes(reference: &Tensor, dtype: DType) -> Vec<u8> {
     }
 }
 
-fn dtype(d: ekb_ir::DType) -> DType {
-    match d {
-        ekb_ir::DType::F32 => DType::F32,
-        ekb_ir::DType::I32 => DType::I32,
-        ekb_ir::DType::I8 => DType::I8,
-        ekb_ir::DType::F16 => DType::F16,
-    }
-}
-
 fn shape(s: &[usize]) -> Vec<u64> {
     s.iter().map(|&d| d as u64).collect()
 }
@@ -707,7 +702,7 @@ fn kernel_decl(k: &l1::Kernel, blob: u32, backend: Backend) -> KernelDecl {
         .iter()
         .map(|p| ParamDecl {
             name: p.name.clone(),
-            dtype: dtype(p.ty.dtype),
+            dtype: p.ty.dtype.into(),
             shape: shape(&p.ty.shape),
             access: match p.access {
                 l1::Access::In => Access::In,
@@ -824,7 +819,7 @@ fn bind_buffers(m: &Module, g: &Graph) -> Result<Vec<BufferDecl>, Vec<Diagnostic
         };
         out.push(BufferDecl {
             name: b.name.clone(),
-            dtype: dtype(b.ty.dtype),
+            dtype: b.ty.dtype.into(),
             shape: shape(&b.ty.shape),
             role,
             source: None,

@@ -8,13 +8,19 @@ holding `io.json` and its `.npy` files (ROOT may itself be one export). For each
 1. import the twin (`io.json`'s `twin_file`, or TASKS/levelL/NAME.py with --tasks-dir), build
    `Model(*get_init_inputs())` and put it in eval mode;
 2. check that `get_inputs()` gives tensors of the exported inputs' shapes, and that the model's
-   floating-point state_dict entries, in order, have the exported parameters' shapes;
-3. load the exported parameters and inputs (integer inputs as int64, PyTorch's index type);
-4. run on the CPU in float64 and in float32 and compare every output with the exported
-   reference (the task's f64 reference rounded to f32):
+   state_dict entries other than int64 ones (counters such as `num_batches_tracked`), in order,
+   have the exported parameters' shapes;
+3. load the exported parameters and inputs: f32 ones at the run's precision, f16 ones as
+   float16, i8 and i32 parameters as int8 and int32, i8 inputs as int8 and i32 inputs as int64
+   (PyTorch's index type);
+4. run on the CPU in float64 and in float32 (the precision of the f32 parameters and inputs)
+   and compare every output with the exported reference (the task's f64 reference rounded to
+   the output's dtype):
    - float64 must agree to |out - ref| <= 1e-6 * (1 + |ref|) (the reference's own f32 rounding
      is about 6e-8 relative), which catches semantic differences a loose tolerance would hide;
    - float32 must pass the task's tolerance |out - ref| <= atol + rtol * |ref|;
+   - f16 outputs pass the task's f16 tolerance (at least one f16 step relative) in both runs:
+     a twin computing in float32 and the reference in f64 may round to neighbouring f16 values;
    - integer outputs must be equal.
 
 Prints one line per export and a last summary line; writes the full results as JSON with --out.
@@ -69,6 +75,17 @@ def compare(got, ref, atol, rtol, exact):
     }
 
 
+def at_precision(arr, dtype_name, run_dtype):
+    """An exported array as the run feeds it: f32 at the run's precision, f16 as float16,
+    integers as they are (i32 inputs already widened to int64)."""
+    t = torch.from_numpy(np.array(arr))
+    if dtype_name == "f32":
+        return t.to(run_dtype)
+    if dtype_name == "f16":
+        return t.to(torch.float16)
+    return t
+
+
 def check_export(d, tasks_dir):
     with open(os.path.join(d, "io.json")) as f:
         io = json.load(f)
@@ -87,33 +104,37 @@ def check_export(d, tasks_dir):
     for k, (s, e) in enumerate(zip(sample, io["inputs"])):
         if list(s.shape) != e["shape"]:
             res["problems"].append(f"input {k} `{e['name']}`: get_inputs() shape {list(s.shape)}, task {e['shape']}")
-    # Parameters: floating-point state_dict entries, in order.
+    # Parameters: state_dict entries but int64 counters, in order.
     sd = model.state_dict()
-    keys = [k for k, v in sd.items() if v.is_floating_point()]
+    keys = [k for k, v in sd.items() if v.dtype != torch.int64]
     if len(keys) != len(io["params"]):
         res["problems"].append(
-            f"the model has {len(keys)} floating-point state_dict entries {keys}, the task has {len(io['params'])} parameters"
+            f"the model has {len(keys)} state_dict entries {keys}, the task has {len(io['params'])} parameters"
         )
+    params = {}  # key -> (exported array, dtype)
     for key, e in zip(keys, io["params"]):
         arr = np.load(os.path.join(d, e["file"]))
         if list(sd[key].shape) != list(arr.shape):
             res["problems"].append(f"state_dict `{key}` has shape {list(sd[key].shape)}, task parameter `{e['name']}` {list(arr.shape)}")
         else:
-            sd[key] = torch.from_numpy(arr.astype(np.float64))
+            params[key] = (arr, e["dtype"])
     if res["problems"]:
         return res
     inputs = []
     for e in io["inputs"]:
         arr = np.load(os.path.join(d, e["file"]))
-        inputs.append(torch.from_numpy(arr.astype(np.int64 if e["dtype"] == "i32" else np.float64)))
+        inputs.append((arr.astype(np.int64) if e["dtype"] == "i32" else arr, e["dtype"]))
     refs = [np.load(os.path.join(d, o["file"])) for o in io["outputs"]]
     ok = True
     for dtype, label in ((torch.float64, "f64"), (torch.float32, "f32")):
-        # Convert first, then load: loading into float32 tensors would round the f64 run's weights.
+        # Convert the f32 parameters first, then assign every exported one in its own dtype:
+        # loading into float32 tensors would round the f64 run's weights.
         m = copy.deepcopy(model).to(dtype).eval()
-        m.load_state_dict({k: (v.to(dtype) if v.is_floating_point() else v) for k, v in sd.items()})
-        # Fresh copies: a twin may update its inputs in place (`out += identity`).
-        xs = [x.to(dtype).clone() if x.is_floating_point() else x.clone() for x in inputs]
+        state = {k: (v.to(dtype) if v.is_floating_point() else v) for k, v in sd.items()}
+        state.update({k: at_precision(arr, dt, dtype) for k, (arr, dt) in params.items()})
+        m.load_state_dict(state, assign=True)
+        # Fresh tensors: a twin may update its inputs in place (`out += identity`).
+        xs = [at_precision(arr, dt, dtype) for arr, dt in inputs]
         with torch.no_grad():
             outs = as_list(m(*xs))
         if len(outs) != len(refs):
@@ -125,9 +146,9 @@ def check_export(d, tasks_dir):
             entry = {"output": o["name"], "dtype": label}
             if list(got.shape) != list(ref.shape):
                 entry.update(ok=False, problem=f"shape {list(got.shape)}, reference {list(ref.shape)}")
-            elif o["dtype"] == "i32":
+            elif o["dtype"] in ("i32", "i8"):
                 entry.update(compare(got.astype(np.int64), ref.astype(np.int64), 0, 0, True))
-            elif label == "f64":
+            elif label == "f64" and o["dtype"] != "f16":
                 entry.update(compare(got, ref, F64_TOL, F64_TOL, False))
             else:
                 entry.update(compare(got, ref, o["atol"], o["rtol"], False))

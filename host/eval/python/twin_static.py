@@ -4,15 +4,17 @@ Usage: python3 twin_static.py TWIN.py...   (or the script on stdin: python3 - TW
 
 For each file, prints one JSON object per line on stdout:
   {"file": ..., "errors": [{"line": N, "message": ...}],
-   "inputs": [{"shape": [...], "dtype": "float"|"int", "line": N}],
-   "params": [{"name": "conv.weight", "shape": [...], "line": N}],
+   "inputs": [{"shape": [...], "dtype": DTYPE, "line": N}],
+   "params": [{"name": "conv.weight", "shape": [...], "dtype": DTYPE, "line": N}],
    "init_inputs": [...]}
 
-`inputs` are the tensors `get_inputs()` returns, in order. `params` are the floating-point
-entries of `Model(*get_init_inputs()).state_dict()` in state_dict order (a module's own
-parameters, then its own buffers, then each child module in registration order), worked out
-from the constructors in `Model.__init__`; integer buffers (`num_batches_tracked`, integer
-`register_buffer`s) and non-persistent buffers are left out. Each entry's line is that of the
+`inputs` are the tensors `get_inputs()` returns, in order. `params` are the entries of
+`Model(*get_init_inputs()).state_dict()` in state_dict order (a module's own parameters, then its
+own buffers, then each child module in registration order), worked out from the constructors in
+`Model.__init__`; int64 buffers (`num_batches_tracked`, index tables) and non-persistent buffers
+are left out. DTYPE is "float" (float32, torch's default), "half" (float16), "int8", "int32" or
+"int64" (`torch.int` is int32; `long`, `torch.randint` without a dtype and other integer
+types are "int64"). Each entry's line is that of the
 call that made its module or `nn.Parameter`. Anything the reader cannot follow is an error with
 its line, never a guess: twins keep to the constructs below.
 
@@ -293,9 +295,23 @@ PARAM_MODULES = {
 }
 CONTAINERS = {"Sequential", "ModuleList", "ModuleDict"}
 
-INT_DTYPES = {"int8", "uint8", "int16", "int32", "int64", "int", "long"}
+DTYPES = {"float32": "float", "float": "float", "float64": "float", "double": "float",
+          "float16": "half", "half": "half", "int8": "int8", "int32": "int32", "int": "int32"}
+INT_DTYPES = {"uint8", "int16", "int64", "long"}
+
+
+def dtype_class(name):
+    """The class of a torch dtype's attribute name (`torch.int8` -> "int8"); see the header."""
+    if name in DTYPES:
+        return DTYPES[name]
+    return "int64" if name in INT_DTYPES else "float"
+
+
+def dtype_arg(node):
+    """The class of a `dtype=torch.X` argument."""
+    return dtype_class(node.attr if isinstance(node, ast.Attribute) else "")
 TENSOR_MAKERS = {"rand", "randn", "zeros", "ones", "empty"}
-SAME_SHAPE_METHODS = {"uniform_", "normal_", "abs", "abs_", "float", "clamp", "clamp_", "add_",
+SAME_SHAPE_METHODS = {"uniform_", "normal_", "abs", "abs_", "clamp", "clamp_", "add_",
                       "mul_", "exp", "sqrt", "contiguous", "clone"}
 BUILTINS = {"range": range, "len": len, "min": min, "max": max, "abs": abs, "int": int,
             "float": float, "round": round, "sum": sum, "list": list, "tuple": tuple, "zip": zip,
@@ -324,13 +340,13 @@ def torch_name(func):
 class Param:
     """An `nn.Parameter` made at `line`."""
 
-    def __init__(self, shape, line):
-        self.shape, self.line = shape, line
+    def __init__(self, shape, dtype, line):
+        self.shape, self.dtype, self.line = shape, dtype, line
 
 
 class Mod:
-    """A module made at `line`: its own parameters and floating-point persistent buffers
-    ({name: (shape, line)}) and its children ({name: Mod}), each in registration order."""
+    """A module made at `line`: its own parameters and persistent buffers other than int64 ones
+    ({name: (shape, dtype, line)}) and its children ({name: Mod}), each in registration order."""
 
     def __init__(self, kind, line, sequence=False):
         self.kind, self.line, self.sequence = kind, line, sequence
@@ -346,7 +362,7 @@ class Mod:
 
     def entries(self, prefix=""):
         own = list(self.params.items()) + list(self.buffers.items())
-        out = [(prefix + n, e[0], e[1]) for n, e in own if e is not None]
+        out = [(prefix + n,) + e for n, e in own if e is not None]
         for n, c in self.children.items():
             if c is not None:
                 out.extend(c.entries(prefix + n + "."))
@@ -458,8 +474,8 @@ class Reader:
         if m == "Parameter":
             if not node.args:
                 raise Unsupported(node, "nn.Parameter needs a tensor")
-            shape, _ = self.tensor(node.args[0])
-            return Param(shape, node.lineno)
+            shape, dtype = self.tensor(node.args[0])
+            return Param(shape, dtype, node.lineno)
         if any(k.arg is None for k in node.keywords):
             raise Unsupported(node, f"nn.{m}: `**kwargs` is not understood")
         args = self.elements(node.args)
@@ -477,9 +493,9 @@ class Reader:
                 if "." in n:  # a fixed child, e.g. MultiheadAttention's out_proj
                     child, n = n.split(".", 1)
                     owner = mod.children.setdefault(child, Mod("nn.Linear", node.lineno))
-                owner.params[n] = (s, node.lineno)
+                owner.params[n] = (s, "float", node.lineno)
             for n, s in bs:
-                mod.buffers[n] = (s, node.lineno)
+                mod.buffers[n] = (s, "float", node.lineno)
             return mod
         if m in PARAMLESS:
             return Mod(f"nn.{m}", node.lineno)
@@ -597,8 +613,7 @@ class Reader:
                 dtype = "float"
                 for k in node.keywords:
                     if k.arg == "dtype":
-                        name = k.value.attr if isinstance(k.value, ast.Attribute) else ""
-                        dtype = "int" if name in INT_DTYPES else "float"
+                        dtype = dtype_arg(k.value)
                     else:
                         self.const(k.value)
                 if t == "full":
@@ -612,11 +627,15 @@ class Reader:
                 args = [self.const(a) for a in node.args]
                 if len(args) != 3:
                     raise Unsupported(node, "write torch.randint(low, high, shape)")
-                return shape_of(args[2], node), "int"
+                dtype = "int64"
+                for k in node.keywords:
+                    if k.arg == "dtype":
+                        dtype = dtype_arg(k.value)
+                return shape_of(args[2], node), dtype
             if t == "tensor":
                 v = self.const(node.args[0])
                 if isinstance(v, (int, float)):
-                    return [], "float" if isinstance(v, float) else "int"
+                    return [], "float" if isinstance(v, float) else "int64"
                 return [len(v)], "float"
             if isinstance(node.func, ast.Attribute) and node.func.attr in SAME_SHAPE_METHODS:
                 return self.tensor(node.func.value)
@@ -633,8 +652,11 @@ class Reader:
                         known *= d if d != -1 else 1
                     shape = [n // known if d == -1 else d for d in shape]
                 return shape, dtype
-            if isinstance(node.func, ast.Attribute) and node.func.attr in ("int", "long"):
-                return self.tensor(node.func.value)[0], "int"
+            conversions = {"int": "int32", "long": "int64", "half": "half", "float": "float", "double": "float"}
+            if isinstance(node.func, ast.Attribute) and node.func.attr in conversions:
+                return self.tensor(node.func.value)[0], conversions[node.func.attr]
+            if isinstance(node.func, ast.Attribute) and node.func.attr == "to" and len(node.args) == 1:
+                return self.tensor(node.func.value)[0], dtype_arg(node.args[0])
         if isinstance(node, ast.BinOp):
             for side, other in ((node.left, node.right), (node.right, node.left)):
                 try:
@@ -709,7 +731,7 @@ class InitRunner:
             for d in slots:
                 if d is not mine:
                     d.pop(attr, None)
-            mine[attr] = (value.shape, value.line) if isinstance(value, Param) else value
+            mine[attr] = (value.shape, value.dtype, value.line) if isinstance(value, Param) else value
         elif any(attr in d for d in slots):
             if value is not None:
                 raise Unsupported(node, f"`self.{attr}` is a parameter, buffer or module; "
@@ -735,8 +757,8 @@ class InitRunner:
                 if len(call.args) > 2:
                     persistent = r.const(call.args[2])
                 shape, dtype = r.tensor(call.args[1])
-                if persistent and dtype == "float":
-                    self.mod.buffers[name] = (shape, call.lineno)
+                if persistent and dtype != "int64":
+                    self.mod.buffers[name] = (shape, dtype, call.lineno)
                 return
             if func.attr in ("add_module", "register_module"):
                 args = r.elements(call.args) + [r.const(k.value) for k in call.keywords]
@@ -901,8 +923,8 @@ def facts(path):
                 shape, dtype = reader.tensor(e)
                 out["inputs"].append({"shape": shape, "dtype": dtype, "line": e.lineno})
         if cls is not None and fns["get_init_inputs"] is not None:
-            for name, shape, line in model_params(cls, out["init_inputs"], env, classes):
-                out["params"].append({"name": name, "shape": shape, "line": line})
+            for name, shape, dtype, line in model_params(cls, out["init_inputs"], env, classes):
+                out["params"].append({"name": name, "shape": shape, "dtype": dtype, "line": line})
     except Unsupported as e:
         out["errors"].append({"line": e.line, "message": str(e)})
     except EVAL_ERRORS as e:

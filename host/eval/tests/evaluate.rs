@@ -206,3 +206,32 @@ fn another_folders_candidates_can_be_the_baseline() {
     let why = r.baseline_failure.as_deref().unwrap_or_default();
     assert!(why.contains("the baseline candidate failed (syntax/API: L1)"), "{why}");
 }
+
+#[test]
+fn the_board_compares_at_the_task_tolerance() {
+    // relu_tiny with a looser bound of its own: atol 1e-2.
+    let tmp = tempfile::tempdir().unwrap();
+    let path = tmp.path().join("relu_tiny.ekir");
+    std::fs::write(
+        &path,
+        "# task: level=1 family=activation domains=[mobile]\n\
+         # provenance: model=test layer=relu module=torch.nn.ReLU source=tests\n\
+         # tolerance: atol=1e-2 rtol=1e-4 reason=\"a test of the bound\"\n\
+         graph relu_tiny(x: f32[64,64]) -> (y: f32[64,64]) {\n  %0: f32[64,64] = relu(x)\n  return %0\n}\n",
+    )
+    .unwrap();
+    let task = ekb_eval::tasks::load_task(&path).unwrap_or_else(|ds| panic!("{}", ds[0]));
+    let cands = tmp.path().join("cands");
+    // Off by 5e-3 everywhere: outside the protocol's default (1e-4), inside the task's; then
+    // off by 5e-2, outside both.
+    for (i, body) in ["max(x[i, j], 0.0) + 0.005", "max(x[i, j], 0.0) + 0.05"].iter().enumerate() {
+        let dir = cands.join(format!("relu_tiny/cpu/sample-{i}"));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("candidate.ekir"), l1(body)).unwrap();
+    }
+    let cfg = config(Candidates::Dir(cands), 2);
+    let run = evaluate_dir(&task, &cfg, &tmp.path().join("run"), false, &mut Quiet::default());
+    assert!(result_of(&run, 0).correct, "{:?}", result_of(&run, 0).failure);
+    let off = result_of(&run, 1);
+    assert_eq!(off.failure.as_ref().map(|f| f.class), Some(FailureClass::Correctness), "{off:?}");
+}

@@ -262,18 +262,42 @@ fn validate_reads_twins_statically_and_reports_mismatches() {
     assert!(
         r.problems.iter().any(|m| m
             == &format!(
-            "twin: {py}:17: input 1 is a float tensor [1,8,32,64] but the graph's `x` is `f32[1,8,64,64]`"
+            "twin: {py}:17: input 1 is a [1,8,32,64] float tensor but the graph's `x` is `f32[1,8,64,64]`"
         )),
         "{:?}",
         r.problems
     );
     assert!(
-        r.problems.iter().any(|m| m.contains(
-            "state_dict has 1 floating-point entries (`conv.weight`) but the graph has 2 parameters"
-        )),
+        r.problems
+            .iter()
+            .any(|m| m.contains("state_dict has 1 entries (`conv.weight`) but the graph has 2 parameters")),
         "{:?}",
         r.problems
     );
+
+    // Dtypes count: an int8 input where the graph has f32, and an int8 buffer (the model's own,
+    // so the first entry) where the graph has an f32 parameter; an int64 buffer (a counter, as
+    // `num_batches_tracked`) is not an entry.
+    let int8 = twin
+        .replace(
+            "torch.rand(1, C, 64, 64) * 2 - 1",
+            "torch.randint(-128, 128, (1, C, 64, 64), dtype=torch.int8)",
+        )
+        .replace(
+            "self.conv = nn.Conv2d(cin, cout, 3, padding=1, bias=bias)",
+            "self.conv = nn.Conv2d(cin, cout, 3, padding=1, bias=False)\n        \
+             self.register_buffer(\"steps\", torch.zeros(1, dtype=torch.long))\n        \
+             self.register_buffer(\"b\", torch.zeros(cout, dtype=torch.int8))",
+        );
+    std::fs::write(p.with_extension("py"), int8).unwrap();
+    let r = validate_one(&p, TwinChecks::Auto);
+    let want = [
+        format!("twin: {py}:19: input 1 is a [1,8,64,64] int8 tensor but the graph's `x` is `f32[1,8,64,64]`"),
+        format!("twin: {py}:12: state_dict entry 1 `b` is a [32] int8 tensor but graph parameter 1 `w` is `f32[32,8,3,3]`"),
+    ];
+    for w in &want {
+        assert!(r.problems.contains(w), "{w}\n{:?}", r.problems);
+    }
 
     // A construct the reader cannot follow is an error with its line, not a silent pass.
     std::fs::write(p.with_extension("py"), twin.replace("nn.Conv2d(", "nn.LazyConv2d(")).unwrap();

@@ -73,6 +73,18 @@ impl DType {
     }
 }
 
+/// The payload's name for the same element type.
+impl From<DType> for ekb_wire::payload::DType {
+    fn from(d: DType) -> Self {
+        match d {
+            DType::F32 => ekb_wire::payload::DType::F32,
+            DType::I32 => ekb_wire::payload::DType::I32,
+            DType::I8 => ekb_wire::payload::DType::I8,
+            DType::F16 => ekb_wire::payload::DType::F16,
+        }
+    }
+}
+
 impl fmt::Display for DType {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.name())

@@ -315,12 +315,30 @@ pub struct ExpectedOutput {
     pub blob: u32,
 }
 
-/// The correctness bound for float outputs: `|out - ref| <= atol + rtol * |ref|` elementwise.
-/// Integer outputs must match exactly.
+/// The correctness bound for float outputs: `|out - ref| <= atol + rtol * |ref|` elementwise,
+/// f16 outputs at a relative bound of at least [`Tolerance::F16_MIN_RTOL`]. Integer outputs must match exactly.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Tolerance {
     pub atol: f64,
     pub rtol: f64,
+}
+
+impl Tolerance {
+    /// The smallest relative bound an f16 output is compared at: one f16 step is at most 2^-10
+    /// of the value, so a result one rounding away from the reference (an f32 computed in
+    /// another order, then rounded to f16) passes.
+    pub const F16_MIN_RTOL: f64 = 1e-3;
+
+    /// The bound an output of `dtype` is compared at when the payload's tolerance is `self`:
+    /// integers exactly, f32 at `self`, f16 at `self` with `rtol` at least
+    /// [`Tolerance::F16_MIN_RTOL`].
+    pub fn for_dtype(self, dtype: DType) -> Tolerance {
+        match dtype {
+            DType::I32 | DType::I8 => Tolerance { atol: 0.0, rtol: 0.0 },
+            DType::F32 => self,
+            DType::F16 => Tolerance { atol: self.atol, rtol: self.rtol.max(Self::F16_MIN_RTOL) },
+        }
+    }
 }
 
 /// How a run is timed.

@@ -58,8 +58,8 @@ pub struct Config {
 }
 
 impl Config {
-    /// Build options for the payloads of one task, whose reference outputs on the seeds are
-    /// computed once here (every payload of the instance shares them). If the interpreter fails,
+    /// Build options for the payloads of one task, compared at the task's tolerance, whose
+    /// reference outputs on the seeds are computed once here (every payload of the instance shares them). If the interpreter fails,
     /// each build computes them again and reports the failure located in the task's file.
     fn build_options(&self, task: &Task) -> BuildOptions {
         let references = self
@@ -74,6 +74,10 @@ impl Config {
             seeds: self.seeds.clone(),
             timing: self.timing,
             references,
+            tolerance: {
+                let t = task.tolerance(ekb_ir::DType::F32);
+                ekb_wire::payload::Tolerance { atol: t.atol, rtol: t.rtol }
+            },
         }
     }
 

@@ -46,18 +46,15 @@ pub struct Task {
 }
 
 impl Task {
-    /// The comparison tolerance for an output of this dtype: integers exact, f32 the task's
-    /// bound or the protocol's default, f16 the task's bound but never tighter than one f16
-    /// step (the f16 default).
+    /// The comparison tolerance for an output of this dtype, as the board applies it: integers
+    /// exact, f32 the task's bound or the protocol's default, f16 the same with a relative bound
+    /// of at least one f16 step.
     pub fn tolerance(&self, dtype: DType) -> Tolerance {
-        match (dtype, &self.meta.tolerance) {
-            (DType::F32, Some(t)) => Tolerance { atol: t.atol, rtol: t.rtol },
-            (DType::F16, Some(t)) => {
-                let d = Tolerance::default_for(DType::F16);
-                Tolerance { atol: t.atol.max(d.atol), rtol: t.rtol.max(d.rtol) }
-            }
-            _ => Tolerance::default_for(dtype),
-        }
+        let f32_bound = self.meta.tolerance.as_ref().map_or(ekb_deploy::build::TOLERANCE, |t| {
+            ekb_wire::payload::Tolerance { atol: t.atol, rtol: t.rtol }
+        });
+        let t = f32_bound.for_dtype(dtype.into());
+        Tolerance { atol: t.atol, rtol: t.rtol }
     }
 
     /// The graph text without the header.

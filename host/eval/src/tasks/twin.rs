@@ -1,9 +1,11 @@
 //! The PyTorch twin of each task (`NAME.py` beside `NAME.ekir`), checked two ways.
 //!
 //! - Statically, always: `python/twin_static.py` reads every twin with Python's `ast` (no torch
-//!   needed) and reports the shapes `get_inputs()` returns and the floating-point state_dict
-//!   entries `Model(*get_init_inputs())` has, in order; they must equal the graph's inputs and
-//!   parameters, in order (dtypes too: f32 ↔ float, i32 ↔ int).
+//!   needed) and reports the shapes and dtypes `get_inputs()` returns and the state_dict entries
+//!   `Model(*get_init_inputs())` has (int64 counters such as `num_batches_tracked` left out), in
+//!   order; they must equal the graph's inputs and parameters, in order, dtypes included: f32 ↔
+//!   float32, f16 ↔ float16, i8 ↔ int8, i32 ↔ int32 (an i32 input may also be int64, PyTorch's
+//!   index type).
 //! - By running it, where torch is importable: `python/check_twins.py` loads a seed's exported
 //!   I/O, runs the twin on the CPU in float64 and float32 with the same parameters and inputs,
 //!   and compares with the reference outputs.
@@ -42,7 +44,18 @@ struct TwinInput {
 struct TwinParam {
     name: String,
     shape: Vec<usize>,
+    dtype: String,
     line: usize,
+}
+
+/// The twin reader's dtype class of a graph dtype (see `twin_static.py`).
+fn twin_dtype(d: DType) -> &'static str {
+    match d {
+        DType::F32 => "float",
+        DType::F16 => "half",
+        DType::I8 => "int8",
+        DType::I32 => "int32",
+    }
 }
 
 #[derive(Debug, Deserialize)]
@@ -127,14 +140,16 @@ fn compare(t: &Task, f: &Facts) -> Vec<String> {
         ));
     }
     for (k, (ti, gi)) in f.inputs.iter().zip(&g.inputs).enumerate() {
-        let want_dtype = if gi.ty.dtype == DType::I32 { "int" } else { "float" };
-        if ti.shape != gi.ty.shape || ti.dtype != want_dtype {
+        // Index inputs are int64 in PyTorch; the graph's i32 holds them.
+        let dtype_ok =
+            ti.dtype == twin_dtype(gi.ty.dtype) || (gi.ty.dtype == DType::I32 && ti.dtype == "int64");
+        if ti.shape != gi.ty.shape || !dtype_ok {
             out.push(format!(
-                "twin: {}: input {} is a {} tensor {} but the graph's `{}` is `{}`",
+                "twin: {}: input {} is a {} {} tensor but the graph's `{}` is `{}`",
                 at(ti.line),
                 k + 1,
-                ti.dtype,
                 shape_text(&ti.shape),
+                ti.dtype,
                 gi.name,
                 gi.ty
             ));
@@ -143,7 +158,7 @@ fn compare(t: &Task, f: &Facts) -> Vec<String> {
     if f.params.len() != g.params.len() {
         let names: Vec<String> = f.params.iter().map(|p| format!("`{}`", p.name)).collect();
         out.push(format!(
-            "twin: {}: the model's state_dict has {} floating-point entries ({}) but the graph has {} parameters",
+            "twin: {}: the model's state_dict has {} entries ({}) but the graph has {} parameters",
             at(0),
             f.params.len(),
             names.join(", "),
@@ -151,13 +166,14 @@ fn compare(t: &Task, f: &Facts) -> Vec<String> {
         ));
     }
     for (k, (tp, gp)) in f.params.iter().zip(&g.params).enumerate() {
-        if tp.shape != gp.ty.shape {
+        if tp.shape != gp.ty.shape || tp.dtype != twin_dtype(gp.ty.dtype) {
             out.push(format!(
-                "twin: {}: state_dict entry {} `{}` has shape {} but graph parameter {} `{}` is `{}`",
+                "twin: {}: state_dict entry {} `{}` is a {} {} tensor but graph parameter {} `{}` is `{}`",
                 at(tp.line),
                 k + 1,
                 tp.name,
                 shape_text(&tp.shape),
+                tp.dtype,
                 k + 1,
                 gp.name,
                 gp.ty
