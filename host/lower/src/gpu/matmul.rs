@@ -1,7 +1,7 @@
-//! Tiled matrix products on a GPU: `matmul` (with broadcast batch dims and either operand
-//! transposed) and `linear` (`x @ w^T + b`).
+//! Matrix products on a GPU: `matmul` (with broadcast batch dims and either operand transposed)
+//! and `linear` (`x @ w^T + b`), tiled, or as dot products where the output has few rows.
 //!
-//! Each block computes a [`TILE`]x[`TILE`] tile of the output, one element per thread. Along
+//! Tiled: each block computes a [`TILE`]x[`TILE`] tile of the output, one element per thread. Along
 //! `k`, tiles of both operands are staged in shared memory (zero outside the matrices), a barrier,
 //! a `TILE`-step product from shared memory, another barrier before the tiles are overwritten.
 //! The `b` tile has a padding column so that a warp reading down a column of it hits distinct
@@ -11,7 +11,14 @@
 //! memory): a load widens each element to i32 and the store back keeps exactly that byte, the
 //! padding is 0, and each thread accumulates in i32, the result's dtype (wrapping sums are
 //! exact in any order).
+//!
+//! Dot products, for outputs of at most [`DOT_MAX_ROWS`] rows per batch (matrix-vector products,
+//! a decoding step's projections), where a tile would leave most of its threads idle: one block
+//! per output element, each thread summing a strided share of `k`, then a shared-memory tree
+//! over the block's partial sums (as the row reductions do); consecutive threads read
+//! consecutive elements of a row of `w` (`linear`, or `matmul` with `b` transposed).
 
+use super::reduce::Block;
 use super::{barrier, launch, shared, unflatten, Gpu};
 use crate::build::{int, let_, loop_, var, zero, Buf, Names, E};
 use crate::elementwise::broadcast_index;
@@ -49,6 +56,49 @@ struct Product<'a> {
 
 /// CUDA's limit on the grid's y and z extents, the smallest of the targets.
 const GRID_YZ_MAX: usize = 65535;
+
+/// Output rows per batch up to which a product is computed as dot products: at 4 rows a 16x16
+/// tile already leaves three quarters of its threads idle.
+pub const DOT_MAX_ROWS: usize = 4;
+
+/// Threads summing one dot product, at most: enough to stream a row of `w` in wide, coalesced
+/// reads; fewer leave the tree shorter (a barrier per level).
+const DOT_THREADS: usize = 128;
+
+/// Tiles or dot products, by the output's rows.
+fn product(gpu: &Gpu, names: Names, p: &Product) -> Option<Vec<Stmt>> {
+    if p.m <= DOT_MAX_ROWS {
+        dot(gpu, names, p)
+    } else {
+        tiled(gpu, names, p)
+    }
+}
+
+fn dot(gpu: &Gpu, mut names: Names, p: &Product) -> Option<Vec<Stmt>> {
+    if p.m > GRID_YZ_MAX || p.batch > GRID_YZ_MAX {
+        return None;
+    }
+    let [col, row, bz] = ["col", "row", "bz"].map(|n| names.fresh(n));
+    let b = Block::new(&mut names, gpu.block_tree(p.k.min(DOT_THREADS)), p.result);
+    let acc = Buf::new(names.fresh("acc"), TensorType::new(p.result, [1]));
+    let bidx = unflatten(&var(&bz), p.batch_shape);
+    let mut body = vec![shared(&b.part), acc.alloc(), acc.store1(int(0), zero(p.result))];
+    body.push(b.strided(&mut names, p.k, |kk| {
+        let prod = (p.a_at)(&bidx, var(&row), kk.clone()) * (p.b_at)(&bidx, kk, var(&col));
+        vec![acc.store1(int(0), acc.load1(int(0)) + prod)]
+    }));
+    body.extend(b.tree(acc.load1(int(0)), |x, y| x + y));
+    body.push(crate::build::if_(
+        var(&b.tx).lt(int(1)),
+        vec![(p.store)(&bidx, var(&row), var(&col), b.part.load1(int(0)))],
+        Vec::new(),
+    ));
+    let mut grid = vec![(col.as_str(), p.n), (row.as_str(), p.m)];
+    if p.batch > 1 {
+        grid.push((bz.as_str(), p.batch));
+    }
+    Some(vec![launch(&grid, &[(&b.tx, b.size)], body)])
+}
 
 fn tiled(gpu: &Gpu, mut names: Names, p: &Product) -> Option<Vec<Stmt>> {
     let (gm, gn) = (p.m.div_ceil(TILE), p.n.div_ceil(TILE));
@@ -142,7 +192,7 @@ pub fn matmul(gpu: &Gpu, names: Names, ta: bool, tb: bool, a: &Buf, b: &Buf, y: 
         operands: a.ty.dtype,
         result: y.ty.dtype,
     };
-    tiled(gpu, names, &p)
+    product(gpu, names, &p)
 }
 
 /// `y = linear(x, w[, bias])`: `y[.., o] = sum_i x[.., i] * w[o, i] + bias[o]`; the leading dims
@@ -174,7 +224,7 @@ pub fn linear(gpu: &Gpu, names: Names, x: &Buf, w: &Buf, bias: Option<&Buf>, y: 
         operands: x.ty.dtype,
         result: y.ty.dtype,
     };
-    tiled(gpu, names, &p)
+    product(gpu, names, &p)
 }
 
 #[cfg(test)]
@@ -217,6 +267,52 @@ mod tests {
         for (o, w) in g.outputs.iter().zip(&want) {
             compare(w, &got[&o.name].to_tensor(), Tolerance::default_for(DType::I32))
                 .unwrap_or_else(|e| panic!("output `{}`: {e}", o.name));
+        }
+    }
+
+    #[test]
+    fn products_of_few_rows_are_dot_products_through_a_tree() {
+        // Up to 4 rows per batch: a matrix-vector product (with a bias), a batched product of 3
+        // rows against a transposed operand, an i8 one; then 5 rows, which are tiled.
+        let text = "graph g(x: f32[1,300], w: f32[37,300], c: f32[37], a: f32[2,3,300], b: f32[2,300,21], \
+                    q: i8[1,1,300], v: i8[37,300], e: f32[5,40], u: f32[9,40]) \
+                    -> (y: f32[1,37], z: f32[2,3,21], n: i32[1,1,37], t: f32[5,9]) {
+  %y = linear(x, w, c)
+  %z = matmul(a, b, transpose_a=false, transpose_b=false)
+  %n = linear(q, v)
+  %t = linear(e, u)
+  return %y, %z, %n, %t
+}
+";
+        let g = check::load(&SourceFile::new("t.ekir", text)).unwrap_or_else(|d| panic!("{}", d[0]));
+        let target = TargetProfile::load("pocl").unwrap();
+        let m = lower_gpu(&g, Schedule::Default, &target).unwrap_or_else(|d| panic!("{d}"));
+        let shared: Vec<Vec<(DType, Vec<usize>)>> = m
+            .kernels
+            .iter()
+            .map(|k| {
+                let Some(Stmt::Launch { body, .. }) = k.body.first() else {
+                    panic!("{}: one launch", k.name)
+                };
+                body.iter()
+                    .filter_map(|s| match s {
+                        Stmt::Alloc { ty, scope: Scope::Shared, .. } => Some((ty.dtype, ty.shape.clone())),
+                        _ => None,
+                    })
+                    .collect()
+            })
+            .collect();
+        // The tree of partial sums is as wide as the threads: 128 (at most) for k = 300.
+        let tree = |d| vec![(d, vec![128])];
+        assert_eq!(shared[..3], [tree(DType::F32), tree(DType::F32), tree(DType::I32)]);
+        assert_eq!(shared[3], vec![(DType::F32, vec![16, 16]), (DType::F32, vec![16, 17])], "5 rows: tiles");
+        let bufs = inputs::generate(&g, 2).unwrap();
+        let tensors = bufs.iter().map(|(n, b)| (n.clone(), b.to_tensor())).collect();
+        let want = interp::run(&g, &tensors).unwrap();
+        let got = l1::interp::run(&m, &bufs.into_iter().collect()).unwrap_or_else(|d| panic!("{d}"));
+        for (o, w) in g.outputs.iter().zip(&want) {
+            let tol = Tolerance::default_for(o.ty.dtype);
+            compare(w, &got[&o.name].to_tensor(), tol).unwrap_or_else(|e| panic!("output `{}`: {e}", o.name));
         }
     }
 }

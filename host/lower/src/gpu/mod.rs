@@ -10,7 +10,9 @@
 //! 2. per node, an operator-specific GPU kernel where there is one ([`reduce`]: sum, mean, max
 //!    and min over trailing axes, and softmax / log_softmax over the last axis, through a
 //!    shared-memory tree reduction, one block per output row; [`matmul`]: matmul and linear
-//!    (f32, or i8 operands with i32 sums) with 16x16 tiles staged in shared memory; [`norm`]:
+//!    (f32, or i8 operands with i32 sums) with 16x16 tiles staged in shared memory, or, for
+//!    outputs of at most 4 rows per batch, one block per output element summing through a
+//!    tree; [`norm`]:
 //!    group_norm, one thread per group of an image, whose channel index the binding of step 3
 //!    could not prove disjoint);
 //! 3. every other kernel through [`bind`]: the naive loop nest's outer loops (those whose

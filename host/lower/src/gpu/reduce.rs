@@ -25,16 +25,23 @@ fn reducer(kind: ReduceKind, dtype: DType) -> (E, fn(E, E) -> E) {
 }
 
 /// The block's threads and its shared partials, for the tree.
-struct Block {
-    tx: String,
-    size: usize,
-    part: Buf,
+pub(super) struct Block {
+    pub tx: String,
+    pub size: usize,
+    pub part: Buf,
 }
 
 impl Block {
+    /// A block of `size` threads (a power of two) whose partials are `dtype`.
+    pub fn new(names: &mut Names, size: usize, dtype: DType) -> Block {
+        let tx = names.fresh("tx");
+        let part = Buf::new(names.fresh("part"), TensorType::new(dtype, [size]));
+        Block { tx, size, part }
+    }
+
     /// `part[tx] = value`, a barrier, then the tree levels: afterwards `part[0]` holds the
     /// combination of every thread's value, visible to all.
-    fn tree(&self, value: E, combine: fn(E, E) -> E) -> Vec<Stmt> {
+    pub fn tree(&self, value: E, combine: fn(E, E) -> E) -> Vec<Stmt> {
         let tx = var(&self.tx);
         let mut out = vec![self.part.store1(tx.clone(), value), barrier()];
         let mut half = self.size / 2;
@@ -52,7 +59,7 @@ impl Block {
 
     /// `for r in 0..ceil(n / size) { let k = r * size + tx; if k < n { body(k) } }`: the thread's
     /// strided share of a row of `n` elements.
-    fn strided(&self, names: &mut Names, n: usize, body: impl FnOnce(E) -> Vec<Stmt>) -> Stmt {
+    pub fn strided(&self, names: &mut Names, n: usize, body: impl FnOnce(E) -> Vec<Stmt>) -> Stmt {
         let (r, k) = (names.fresh("r"), names.fresh("k"));
         let inner = vec![
             let_(&k, var(&r) * int(self.size) + var(&self.tx)),
@@ -66,11 +73,9 @@ impl Block {
 /// accumulator.
 fn block(gpu: &Gpu, names: &mut Names, n: usize, dtype: DType) -> (String, Block, Buf) {
     let row = names.fresh("row");
-    let tx = names.fresh("tx");
-    let size = gpu.block_tree(n);
-    let part = Buf::new(names.fresh("part"), TensorType::new(dtype, [size]));
+    let b = Block::new(names, gpu.block_tree(n), dtype);
     let acc = Buf::new(names.fresh("acc"), TensorType::new(dtype, [1]));
-    (row, Block { tx, size, part }, acc)
+    (row, b, acc)
 }
 
 /// `y = reduce(x)` over the last `nred` axes of `x` (`y` has the kept dims, with or without the
