@@ -267,3 +267,38 @@ fn vectorize_width_is_left_to_llvm_for_short_constant_loops() {
     assert!(ir.contains("llvm.loop.vectorize.enable"), "{ir}");
     assert!(!ir.contains("llvm.loop.vectorize.width"), "{ir}");
 }
+
+#[test]
+fn vectorize_width_counts_the_narrowest_elements_the_loop_touches() {
+    // An i8 dot product: 4 times the f32 lanes; an f16 copy: twice; the f32 loop: the lanes.
+    let m = module(
+        "module narrow {
+  input a: i8[256]
+  input h: f16[256]
+  output s: i32[1]
+  output g: f16[256]
+  output f: f32[256]
+  kernel k(a: i8[256] in, h: f16[256] in, s: i32[1] out, g: f16[256] out, f: f32[256] out) {
+    s[0] = 0
+    vectorize i in 0..256 {
+      s[0] = s[0] + a[i] * a[i]
+    }
+    vectorize j in 0..256 {
+      g[j] = h[j]
+    }
+    vectorize l in 0..256 {
+      f[l] = 1.0
+    }
+  }
+  run k(a, h, s, g, f)
+}
+",
+    );
+    let ir = ekb_llvm::emit(&m, &host()).unwrap();
+    let b = function(&ir, "ekb.k.body");
+    let lanes = host().cpu_f32_lanes();
+    for (i, want) in [4 * lanes, 2 * lanes, lanes].into_iter().enumerate() {
+        let p = props(&ir, loop_md(&ir, b, i));
+        assert_eq!(p[2], format!("!{{!\"llvm.loop.vectorize.width\", i32 {want}}}"), "loop {i}: {p:?}");
+    }
+}

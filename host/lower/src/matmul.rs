@@ -19,7 +19,8 @@
 //! i8 operands (integer `matmul` and `linear`) take the same layouts with an i32 accumulator: an
 //! i8 load is already an i32, the products of two i8 fit easily, and i32 addition wraps and is
 //! associative, so the vectorized reductions of the dot-product tiles give the exact sum, and
-//! the bias (i32) is added once at the end, as for f32.
+//! the bias (i32) is added once at the end, as for f32. Their dot-product tiles are 1x1 (see
+//! `emit`).
 
 use crate::build::{int, let_, var, zero, Buf, E};
 use crate::elementwise::broadcast_index;
@@ -126,6 +127,11 @@ fn emit(cx: &mut Cx, g: &Gemm) -> Vec<Stmt> {
         // Column tiles outside: one `K x cols` panel of `B` stays in cache while the row
         // blocks stream past it.
         grid(cx, g, axpy_tile(cx.lanes()), Outer::Cols, axpy_tile_body)
+    } else if g.acc == DType::I32 {
+        // One integer dot product per tile: its loop is then the pattern the backends turn into
+        // widening multiply-adds (x86 `pmaddwd`, Arm `sdot`/`smlal`); sharing the `A` loads
+        // across 4x4 tiles leaves them 32-bit multiplies (`pmulld`), slower than the naive loop.
+        grid(cx, g, (1, 1), Outer::Rows, dot_tile_body)
     } else {
         grid(cx, g, (DOT_ROWS, DOT_COLS), Outer::Rows, dot_tile_body)
     }

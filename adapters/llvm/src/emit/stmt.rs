@@ -33,7 +33,7 @@ impl FnCx<'_> {
             Stmt::Loop { var, kind, lo, hi, body, .. } => {
                 let lo = self.typed(lo, Ty::I32, "a loop bound")?;
                 let hi = self.typed(hi, Ty::I32, "a loop bound")?;
-                let props = self.loop_props(*kind, &lo, &hi);
+                let props = self.loop_props(*kind, &lo, &hi, body);
                 let hint = match kind {
                     LoopKind::Vectorize => "vec",
                     LoopKind::Unroll => "unroll",
@@ -111,15 +111,19 @@ impl FnCx<'_> {
         }
     }
 
-    /// The `!llvm.loop` properties of a loop kind, given its (possibly constant) bounds.
-    fn loop_props(&mut self, kind: LoopKind, lo: &Val, hi: &Val) -> Vec<String> {
+    /// The `!llvm.loop` properties of a loop kind, given its (possibly constant) bounds and its
+    /// body.
+    fn loop_props(&mut self, kind: LoopKind, lo: &Val, hi: &Val, body: &[Stmt]) -> Vec<String> {
         let trips = lo.const_i32().zip(hi.const_i32()).map(|(l, h)| (i64::from(h) - i64::from(l)).max(0));
         let mut props = vec!["!{!\"llvm.loop.mustprogress\"}".to_string()];
         match kind {
             LoopKind::Serial | LoopKind::Parallel => {}
             LoopKind::Vectorize => {
                 props.push("!{!\"llvm.loop.vectorize.enable\", i1 true}".into());
-                let lanes = self.m.lanes;
+                // A vector holds more elements of a narrower type: a loop over i8 data runs 4
+                // times the f32 lanes (its i32 sums widen into several registers, or into dot
+                // product instructions, as the backend chooses).
+                let lanes = self.m.lanes * 4 / self.narrowest_element(body);
                 // A fixed width only where a full vector fits; a shorter loop is left to the
                 // cost model (it may still vectorise with narrower vectors).
                 if lanes > 1 && trips.is_none_or(|t| t >= i64::from(lanes)) {
@@ -139,6 +143,18 @@ impl FnCx<'_> {
             },
         }
         props
+    }
+
+    /// The smallest element size, in bytes, of the buffers `body` reads or writes (4 if none).
+    fn narrowest_element(&self, body: &[Stmt]) -> u32 {
+        let (mut scalars, mut bufs) = (BTreeSet::new(), BTreeSet::new());
+        uses(body, &mut scalars, &mut bufs);
+        bufs.iter()
+            .filter_map(|b| self.buf(b, Span::NONE).ok())
+            .map(|b| b.ty.dtype.size_bytes() as u32)
+            .min()
+            .unwrap_or(4)
+            .clamp(1, 4)
     }
 
     /// A rotated counted loop `var in lo..hi` over i32 (`hint` names its blocks); `body` emits
