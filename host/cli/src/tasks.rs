@@ -344,6 +344,13 @@ fn run_show(dir: &Option<PathBuf>, s: &ShowArgs, json: bool) -> Result<ExitCode,
         ),
         None => println!("tolerance (f32): atol {:e}, rtol {:e} (protocol default)", tol.atol, tol.rtol),
     }
+    if t.graph.outputs.iter().any(|o| o.ty.dtype == ekb_ir::DType::F16) {
+        let h = t.tolerance(ekb_ir::DType::F16);
+        println!(
+            "tolerance (f16 outputs): atol {:e}, rtol {:e} (at least one f16 step relative)",
+            h.atol, h.rtol
+        );
+    }
     if !m.notes.is_empty() {
         println!("notes: {}", m.notes);
     }

@@ -214,3 +214,23 @@ fn bench_checks_and_times_a_workload() {
     assert_eq!(o.status.code(), Some(1));
     assert!(stderr(&o).contains("matmul_512"), "{}", stderr(&o));
 }
+
+#[test]
+fn tasks_show_gives_the_bounds_outputs_are_compared_at() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tasks");
+    let show = |name: &str| {
+        let o = ekb(&["tasks", "show", name, "--dir", dir.to_str().unwrap()]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        stdout(&o)
+    };
+    let f16 = show("silu_f16_llama32_1b_mlp");
+    assert!(f16.contains("tolerance (f32): atol 1e-4, rtol 1e-4 (protocol default)\n"), "{f16}");
+    assert!(
+        f16.contains("tolerance (f16 outputs): atol 1e-4, rtol 1e-3 (at least one f16 step relative)\n"),
+        "{f16}"
+    );
+    let own = show("rms_norm_f16_qwen2_05b");
+    assert!(own.contains("tolerance (f16 outputs): atol 1e-4, rtol 3e-3"), "{own}");
+    let f32 = show("relu_resnet18_stem");
+    assert!(!f32.contains("f16 outputs"), "{f32}");
+}
