@@ -436,7 +436,8 @@ pub trait Executor {
     fn execute(&mut self, sync_each: bool) -> Result<Execution, GpuError>;
 }
 
-/// Builds and allocates `plan` on the first device of its interface.
+/// Builds and allocates `plan` on the device of its interface (for OpenCL the one
+/// `EKB_OPENCL_DEVICE` names, else the first).
 pub fn open(plan: &Plan) -> Result<Box<dyn Executor>, GpuError> {
     plan.check()?;
     match plan.api()? {
@@ -462,7 +463,7 @@ pub fn compile(plan: &Plan) -> Result<Built, GpuError> {
     }
 }
 
-/// The first device of `api`.
+/// The device of `api` that `open` would use.
 pub fn device(api: Api) -> Result<DeviceInfo, GpuError> {
     match api {
         #[cfg(feature = "opencl")]

@@ -1,8 +1,9 @@
 //! The OpenCL executor (feature `opencl`): PoCL on a workstation, libmali on a Mali board.
 //!
 //! `libOpenCL` is loaded through the ICD loader on first use (`OPENCL_DYLIB_PATH`,
-//! `;`-separated, names libraries to try first, e.g. a board's `libmali.so`); the first device
-//! of the first platform that has one is used. Programs are built on the device with their
+//! `;`-separated, names libraries to try first, e.g. a board's `libmali.so`); the device is the
+//! first one whose `PLATFORM: DEVICE` name contains [`DEVICE_ENV`] (case-insensitively), or the
+//! first device of the first platform that has one when it is unset. Programs are built on the device with their
 //! build log kept; one in-order queue with profiling enabled runs the steps, flushed every
 //! [`FLUSH_EVERY`] kernels, and each kernel's time is `END - START` of its profiling event.
 //! Buffers are allocated with `CL_MEM_ALLOC_HOST_PTR` (memory the host can map, which unified
@@ -20,13 +21,14 @@ use crate::{
 };
 use opencl3::command_queue::{CommandQueue, CL_QUEUE_PROFILING_ENABLE};
 use opencl3::context::Context;
-use opencl3::device::{get_all_devices, Device, CL_DEVICE_TYPE_ALL};
+use opencl3::device::{Device, CL_DEVICE_TYPE_ALL};
 use opencl3::error_codes::ClError;
 use opencl3::event::Event;
 use opencl3::kernel::Kernel;
 use opencl3::memory::{Buffer, ClMem, CL_MEM_ALLOC_HOST_PTR, CL_MEM_READ_WRITE};
+use opencl3::platform::get_platforms;
 use opencl3::program::Program;
-use opencl3::types::{cl_mem, CL_BLOCKING};
+use opencl3::types::{cl_device_id, cl_mem, CL_BLOCKING};
 use std::ptr;
 use std::sync::Mutex;
 
@@ -49,6 +51,34 @@ fn cl_err(what: &str, e: ClError) -> GpuError {
     GpuError::new(kind_of(&e), format!("OpenCL: {what} failed: {e}"))
 }
 
+/// The environment variable that picks the OpenCL device where a system has several (a board
+/// with its GPU driver and PoCL, a workstation with two GPUs): part of the device's
+/// `PLATFORM: DEVICE` name, e.g. `Mali` or `Portable Computing Language`.
+pub const DEVICE_ENV: &str = "EKB_OPENCL_DEVICE";
+
+/// Every device of every platform, as (`PLATFORM: DEVICE`, id), in the ICD loader's order.
+fn all_devices() -> Result<Vec<(String, cl_device_id)>, GpuError> {
+    let platforms = get_platforms().map_err(|e| {
+        let mut err = cl_err("listing platforms", e);
+        err.kind = ErrorKind::Unavailable;
+        err.message.push_str(
+            " (install an OpenCL driver, e.g. Debian's pocl-opencl-icd and ocl-icd-libopencl1, or name the \
+             driver library in OPENCL_DYLIB_PATH)",
+        );
+        err
+    })?;
+    let mut out = Vec::new();
+    for p in platforms {
+        let platform = p.name().unwrap_or_else(|_| "?".into());
+        // A platform without devices answers CL_DEVICE_NOT_FOUND: it has none to offer.
+        for id in p.get_devices(CL_DEVICE_TYPE_ALL).unwrap_or_default() {
+            let name = Device::new(id).name().unwrap_or_else(|_| "?".into());
+            out.push((format!("{platform}: {name}"), id));
+        }
+    }
+    Ok(out)
+}
+
 /// An OpenCL device with its context and profiling queue.
 pub struct ClDevice {
     queue: CommandQueue,
@@ -60,23 +90,41 @@ pub struct ClDevice {
 }
 
 impl ClDevice {
-    /// The first OpenCL device of the system.
+    /// The device [`DEVICE_ENV`] names, else the first OpenCL device of the system.
     pub fn open() -> Result<ClDevice, GpuError> {
+        let selector = std::env::var(DEVICE_ENV).ok().filter(|s| !s.is_empty());
+        ClDevice::open_matching(selector.as_deref())
+    }
+
+    /// The first device whose `PLATFORM: DEVICE` name contains `selector` (case-insensitively),
+    /// or the first device of all with `None`; no match is an [`ErrorKind::Unavailable`] that
+    /// lists the devices there are.
+    pub fn open_matching(selector: Option<&str>) -> Result<ClDevice, GpuError> {
         // Drivers may initialise their platforms lazily and not thread-safely (PoCL can report
         // no devices to a second thread asking at the same time): one discovery at a time.
         static DISCOVERY: Mutex<()> = Mutex::new(());
         let _one = DISCOVERY.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-        let ids = get_all_devices(CL_DEVICE_TYPE_ALL).map_err(|e| {
-            let mut err = cl_err("listing devices", e);
-            err.kind = ErrorKind::Unavailable;
-            err.message.push_str(
-                " (install an OpenCL driver, e.g. Debian's pocl-opencl-icd and ocl-icd-libopencl1, or name the \
-                 driver library in OPENCL_DYLIB_PATH)",
-            );
-            err
-        })?;
-        let Some(&id) = ids.first() else {
+        let devices = all_devices()?;
+        if devices.is_empty() {
             return Err(GpuError::new(ErrorKind::Unavailable, "OpenCL: no device found"));
+        }
+        let chosen = match selector {
+            None => devices.first(),
+            Some(sel) => {
+                let want = sel.to_lowercase();
+                devices.iter().find(|(name, _)| name.to_lowercase().contains(&want))
+            }
+        };
+        let Some(&(_, id)) = chosen else {
+            let names: Vec<String> = devices.iter().map(|(n, _)| format!("`{n}`")).collect();
+            return Err(GpuError::new(
+                ErrorKind::Unavailable,
+                format!(
+                    "OpenCL: no device matches {DEVICE_ENV}=`{}`; the devices are {}",
+                    selector.unwrap_or_default(),
+                    names.join(", ")
+                ),
+            ));
         };
         let device = Device::new(id);
         let q = |what: &str, e: ClError| cl_err(&format!("reading {what}"), e);
@@ -170,7 +218,7 @@ fn build_all(dev: &ClDevice, plan: &Plan) -> Result<(Vec<Program>, Built), GpuEr
     Ok((programs, Built { device: dev.info.clone(), build_logs, kernels }))
 }
 
-/// Builds `plan`'s programs on the first device and reads its kernels' resources.
+/// Builds `plan`'s programs on the chosen device and reads its kernels' resources.
 pub fn compile(plan: &Plan) -> Result<Built, GpuError> {
     let dev = ClDevice::open()?;
     Ok(build_all(&dev, plan)?.1)
@@ -361,5 +409,27 @@ impl Executor for ClExecutor {
             last = last.max(end);
         }
         Ok(Execution { step_ns, span_ns: last.saturating_sub(first) })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Needs an OpenCL driver (PoCL in CI).
+    #[test]
+    fn a_device_is_chosen_by_part_of_its_name() {
+        let first = ClDevice::open_matching(None).expect("an OpenCL device (PoCL in CI)");
+        // Part of the device's name, in another case, finds it again.
+        let part = first.info.name.chars().take(3).collect::<String>().to_uppercase();
+        let again = ClDevice::open_matching(Some(&part)).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(again.info.name, first.info.name);
+        // A name no device has is refused, listing the devices there are.
+        let e = ClDevice::open_matching(Some("no such device")).err().expect("nothing matches");
+        assert_eq!(e.kind, ErrorKind::Unavailable);
+        assert!(e
+            .message
+            .starts_with("OpenCL: no device matches EKB_OPENCL_DEVICE=`no such device`; the devices are `"));
+        assert!(e.message.contains(&format!(": {}`", first.info.name)), "{}", e.message);
     }
 }
