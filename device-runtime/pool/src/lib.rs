@@ -3,7 +3,9 @@
 //! only, so that the runtime stays a small static binary.
 //!
 //! A [`Pool`] has `threads - 1` persistent workers, started once and asleep on a condition
-//! variable between launches, each with a stack of [`PoolConfig::stack_bytes`] (rounded up to
+//! variable between launches (after a job a worker first spins for [`SPIN`], and so does a
+//! launcher waiting for its workers, since waking a sleeping thread can cost more than a small
+//! kernel's whole run), each with a stack of [`PoolConfig::stack_bytes`] (rounded up to
 //! whole pages) and optionally pinned to a CPU of [`PoolConfig::cpus`]. A launch
 //! ([`Pool::parallel_for`]) splits `[0, n)` into at most `threads` contiguous, near-equal chunks;
 //! the launching thread runs chunk 0 and worker `i` runs chunk `i`.
@@ -31,9 +33,10 @@ use std::ffi::c_void;
 use std::fmt;
 use std::io;
 use std::marker::PhantomData;
-use std::sync::atomic::{AtomicPtr, Ordering};
+use std::sync::atomic::{AtomicPtr, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{mpsc, Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
 
 /// The outlined body of a `parallel` loop: runs iterations `[begin, end)`.
 pub type ChunkFn = unsafe extern "C" fn(ctx: *mut c_void, begin: i64, end: i64);
@@ -191,6 +194,31 @@ struct Shared {
     state: Mutex<State>,
     work: Condvar,
     done: Condvar,
+    /// `State::generation` and `State::pending`, mirrored after each update under the lock, for
+    /// the spinning phases to watch; the lock still hands the job and its results over.
+    generation: AtomicU64,
+    pending: AtomicUsize,
+}
+
+/// How long a worker watches for the next job after finishing one, and a launcher for its
+/// workers to finish, before sleeping: a kernel's launches follow each other closely, and a
+/// wake-up through the scheduler takes tens of microseconds on a virtual machine.
+pub const SPIN: Duration = Duration::from_millis(1);
+
+/// Spins until `ready()` or [`SPIN`] has passed; whether `ready()` became true.
+fn spin_until(ready: impl Fn() -> bool) -> bool {
+    let start = Instant::now();
+    loop {
+        for _ in 0..64 {
+            if ready() {
+                return true;
+            }
+            std::hint::spin_loop();
+        }
+        if start.elapsed() >= SPIN {
+            return ready();
+        }
+    }
 }
 
 impl Shared {
@@ -244,6 +272,8 @@ impl Pool {
             state: Mutex::new(State { generation: 0, job: None, pending: 0, shutdown: false }),
             work: Condvar::new(),
             done: Condvar::new(),
+            generation: AtomicU64::new(0),
+            pending: AtomicUsize::new(0),
         });
         let init = Arc::new(init);
         let mut pool =
@@ -332,9 +362,12 @@ impl Pool {
             s.generation += 1;
             s.job = Some(job);
             s.pending = chunks - 1;
+            self.shared.pending.store(s.pending, Ordering::Release);
+            self.shared.generation.store(s.generation, Ordering::Release);
         }
         self.shared.work.notify_all();
         job.run_chunk(0);
+        spin_until(|| self.shared.pending.load(Ordering::Acquire) == 0);
         let mut s = self.shared.lock();
         while s.pending > 0 {
             s = self.shared.done.wait(s).unwrap_or_else(|e| e.into_inner());
@@ -347,6 +380,7 @@ impl Pool {
 fn worker(shared: &Shared, id: usize) {
     let mut seen = 0;
     loop {
+        spin_until(|| shared.generation.load(Ordering::Acquire) != seen);
         let job = {
             let mut s = shared.lock();
             loop {
@@ -364,6 +398,7 @@ fn worker(shared: &Shared, id: usize) {
             job.run_chunk(id);
             let mut s = shared.lock();
             s.pending -= 1;
+            shared.pending.store(s.pending, Ordering::Release);
             if s.pending == 0 {
                 shared.done.notify_all();
             }
