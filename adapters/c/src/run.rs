@@ -127,49 +127,11 @@ impl Gpu {
             }
             return Err(d);
         }
-        let launches = kernels(m)?;
         let code = match self.info.api {
             Api::OpenCl => Code::OpenClSource(source.to_string()),
             Api::Cuda => Code::CudaSource(source.to_string()),
         };
-        let buffer_index = |name: &str| m.buffers.iter().position(|b| b.name == name);
-        let mut steps = Vec::new();
-        for (i, run) in m.plan.iter().enumerate() {
-            let kernel = launches
-                .iter()
-                .position(|k| k.name == run.kernel)
-                .ok_or_else(|| Diagnostic::error(format!("run {i} names unknown kernel `{}`", run.kernel)))?;
-            let args = run
-                .args
-                .iter()
-                .map(|a| {
-                    buffer_index(&a.name)
-                        .ok_or_else(|| Diagnostic::error(format!("unknown buffer `{}`", a.name)))
-                })
-                .collect::<Result<_, _>>()?;
-            steps.push(Step { kernel, args });
-        }
-        let plan = Plan {
-            programs: vec![code],
-            kernels: launches
-                .iter()
-                .map(|k| ekb_gpu::KernelSpec {
-                    symbol: k.name.clone(),
-                    program: 0,
-                    grid: k.launch.grid,
-                    block: k.launch.block,
-                    dynamic_shared_bytes: if k.launch.shared_optin {
-                        u32::try_from(k.launch.shared_bytes.next_multiple_of(DYNAMIC_SHARED_ALIGN))
-                            .unwrap_or(u32::MAX)
-                    } else {
-                        0
-                    },
-                    shared_optin: k.launch.shared_optin,
-                })
-                .collect(),
-            buffers: m.buffers.iter().map(|b| b.ty.size_bytes() as u64).collect(),
-            steps,
-        };
+        let plan = plan(m, code)?;
         let mut exec = ekb_gpu::open(&plan).map_err(|e| {
             let d = match e.kind {
                 ekb_gpu::ErrorKind::Build => Diagnostic::error(match self.info.api {
@@ -263,6 +225,50 @@ impl Gpu {
             .collect();
         Ok(Report { device: built.device.clone(), build_log: built.build_logs.concat(), steps, outputs })
     }
+}
+
+/// The `ekb-gpu` plan of `m` with its kernels in `code` (one program): each kernel's launch as
+/// [`kernels`] describes it (dynamic shared memory, rounded up to [`DYNAMIC_SHARED_ALIGN`], only
+/// for kernels that opt in), one buffer per module buffer, one step per `run`.
+pub fn plan(m: &Module, code: Code) -> Result<Plan, Diagnostic> {
+    let launches = kernels(m)?;
+    let buffer_index = |name: &str| m.buffers.iter().position(|b| b.name == name);
+    let mut steps = Vec::new();
+    for (i, run) in m.plan.iter().enumerate() {
+        let kernel = launches
+            .iter()
+            .position(|k| k.name == run.kernel)
+            .ok_or_else(|| Diagnostic::error(format!("run {i} names unknown kernel `{}`", run.kernel)))?;
+        let args = run
+            .args
+            .iter()
+            .map(|a| {
+                buffer_index(&a.name).ok_or_else(|| Diagnostic::error(format!("unknown buffer `{}`", a.name)))
+            })
+            .collect::<Result<_, _>>()?;
+        steps.push(Step { kernel, args });
+    }
+    Ok(Plan {
+        programs: vec![code],
+        kernels: launches
+            .iter()
+            .map(|k| ekb_gpu::KernelSpec {
+                symbol: k.name.clone(),
+                program: 0,
+                grid: k.launch.grid,
+                block: k.launch.block,
+                dynamic_shared_bytes: if k.launch.shared_optin {
+                    u32::try_from(k.launch.shared_bytes.next_multiple_of(DYNAMIC_SHARED_ALIGN))
+                        .unwrap_or(u32::MAX)
+                } else {
+                    0
+                },
+                shared_optin: k.launch.shared_optin,
+            })
+            .collect(),
+        buffers: m.buffers.iter().map(|b| b.ty.size_bytes() as u64).collect(),
+        steps,
+    })
 }
 
 /// The elements as native-endian bytes (what device buffers hold).

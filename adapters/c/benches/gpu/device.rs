@@ -1,9 +1,9 @@
 //! One L1 module built once on a device and executed many times: the benchmark's runner.
 //!
 //! [`Loaded::new`] checks the module's launches against the device's live limits, emits it in
-//! the device's dialect for the target profile (which verifies it), builds the plan the way
-//! `ekb_gpu_c::run` does (same kernels, launches, buffers and steps) and opens it with
-//! `ekb_gpu`; the program is built once and the buffers allocated once. [`Loaded::time`] runs
+//! the device's dialect for the target profile (which verifies it), builds the plan with
+//! `ekb_gpu_c::run::plan` (the kernels, launches, buffers and steps `ekb_gpu_c::run` runs) and
+//! opens it with `ekb_gpu`; the program is built once and the buffers allocated once. [`Loaded::time`] runs
 //! the whole plan repeatedly and keeps each execution's span by the driver's clock (OpenCL
 //! profiling events, CUDA events); [`Loaded::host_wall`] times one launch and its synchronisation
 //! by the host's clock.
@@ -13,9 +13,9 @@
 //! device, a build, a driver error, a kernel writing into a guard) is an `Err` with the
 //! driver's words, never a panic.
 
-use ekb_gpu::{Code, Executor, KernelSpec, Plan, Step};
+use ekb_gpu::{Code, Executor};
 use ekb_gpu_c::run::{Api, Gpu};
-use ekb_gpu_c::{emit, kernels, Dialect, DYNAMIC_SHARED_ALIGN};
+use ekb_gpu_c::{emit, Dialect};
 use ekb_ir::l1::interp::{POISON_F32_BITS, POISON_I32};
 use ekb_ir::l1::{BufferRole, Module};
 use ekb_ir::{DType, TargetProfile};
@@ -106,40 +106,7 @@ impl Loaded {
             Api::Cuda => (Dialect::Cuda, Code::CudaSource),
         };
         let source = emit(&m, dialect, target).map_err(|d| d.to_string())?;
-        let launches = kernels(&m).map_err(|d| d.to_string())?;
-        let buffer = |name: &str| {
-            m.buffers.iter().position(|b| b.name == name).ok_or_else(|| format!("unknown buffer `{name}`"))
-        };
-        let mut steps = Vec::new();
-        for run in &m.plan {
-            let kernel = launches
-                .iter()
-                .position(|k| k.name == run.kernel)
-                .ok_or_else(|| format!("unknown kernel `{}`", run.kernel))?;
-            let args = run.args.iter().map(|a| buffer(&a.name)).collect::<Result<_, _>>()?;
-            steps.push(Step { kernel, args });
-        }
-        let plan = Plan {
-            programs: vec![code(source)],
-            kernels: launches
-                .iter()
-                .map(|k| KernelSpec {
-                    symbol: k.name.clone(),
-                    program: 0,
-                    grid: k.launch.grid,
-                    block: k.launch.block,
-                    dynamic_shared_bytes: if k.launch.shared_optin {
-                        u32::try_from(k.launch.shared_bytes.next_multiple_of(DYNAMIC_SHARED_ALIGN))
-                            .unwrap_or(u32::MAX)
-                    } else {
-                        0
-                    },
-                    shared_optin: k.launch.shared_optin,
-                })
-                .collect(),
-            buffers: m.buffers.iter().map(|b| b.ty.numel() as u64 * 4).collect(),
-            steps,
-        };
+        let plan = ekb_gpu_c::run::plan(&m, code(source)).map_err(|d| d.to_string())?;
         let mut exec = ekb_gpu::open(&plan).map_err(|e| e.to_string())?;
         for (i, b) in m.buffers.iter().enumerate().filter(|(_, b)| b.role != BufferRole::Input) {
             let poison = if b.ty.dtype == DType::F32 { POISON_F32_BITS } else { POISON_I32 as u32 };
