@@ -156,8 +156,7 @@ fn task_tolerance(src: &SourceFile) -> Result<Tolerance, String> {
     if !meta::KEYS.iter().any(|k| first.starts_with(&format!("# {k}:"))) {
         return Ok(TOLERANCE);
     }
-    let m = meta::parse_header(src).map_err(|d| source::render(&d))?;
-    Ok(m.tolerance.map_or(TOLERANCE, |t| Tolerance { atol: t.atol, rtol: t.rtol }))
+    Ok(meta::parse_header(src).map_err(|d| source::render(&d))?.payload_tolerance())
 }
 
 /// `NAME.ekp` for an input file `NAME.ekir`.

@@ -74,10 +74,7 @@ impl Config {
             seeds: self.seeds.clone(),
             timing: self.timing,
             references,
-            tolerance: {
-                let t = task.tolerance(ekb_ir::DType::F32);
-                ekb_wire::payload::Tolerance { atol: t.atol, rtol: t.rtol }
-            },
+            tolerance: task.meta.payload_tolerance(),
         }
     }
 

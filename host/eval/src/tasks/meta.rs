@@ -146,6 +146,15 @@ impl TaskMeta {
     pub fn backends(&self) -> Vec<Backend> {
         self.domains.iter().map(|d| d.backend()).collect()
     }
+
+    /// The tolerance a payload of this task carries: the task's bound, else the protocol's
+    /// default (the board applies it per output dtype, [`ekb_wire::payload::Tolerance::for_dtype`]).
+    pub fn payload_tolerance(&self) -> ekb_wire::payload::Tolerance {
+        self.tolerance.as_ref().map_or(ekb_deploy::build::TOLERANCE, |t| ekb_wire::payload::Tolerance {
+            atol: t.atol,
+            rtol: t.rtol,
+        })
+    }
 }
 
 /// The header keys, in the order the canonical header writes them.

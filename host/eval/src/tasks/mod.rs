@@ -50,10 +50,7 @@ impl Task {
     /// exact, f32 the task's bound or the protocol's default, f16 the same with a relative bound
     /// of at least one f16 step.
     pub fn tolerance(&self, dtype: DType) -> Tolerance {
-        let f32_bound = self.meta.tolerance.as_ref().map_or(ekb_deploy::build::TOLERANCE, |t| {
-            ekb_wire::payload::Tolerance { atol: t.atol, rtol: t.rtol }
-        });
-        let t = f32_bound.for_dtype(dtype.into());
+        let t = self.meta.payload_tolerance().for_dtype(dtype.into());
         Tolerance { atol: t.atol, rtol: t.rtol }
     }
 
