@@ -66,3 +66,33 @@ fn integer_matmul_and_linear_accumulate_in_i32() {
                    b: i32[2] = randint(-1, 0)";
     check_op(extreme, "linear(x, w, b)");
 }
+
+#[test]
+fn integer_dot_products_are_one_per_tile() {
+    // The local accumulators of the default schedule's dot-product tiles: 4x4 for floats, 1x1
+    // for integers (whose single dot product per loop the backends turn into widening
+    // multiply-adds).
+    fn accumulators(m: &ekb_ir::l1::Module) -> Vec<(ekb_ir::DType, Vec<usize>)> {
+        fn walk(body: &[ekb_ir::l1::Stmt], out: &mut Vec<(ekb_ir::DType, Vec<usize>)>) {
+            for s in body {
+                match s {
+                    ekb_ir::l1::Stmt::Alloc { ty, .. } => out.push((ty.dtype, ty.shape.clone())),
+                    ekb_ir::l1::Stmt::Loop { body, .. } => walk(body, out),
+                    ekb_ir::l1::Stmt::If { then_body, else_body, .. } => {
+                        walk(then_body, out);
+                        walk(else_body, out);
+                    }
+                    _ => {}
+                }
+            }
+        }
+        let mut out = Vec::new();
+        m.kernels.iter().for_each(|k| walk(&k.body, &mut out));
+        out.dedup();
+        out
+    }
+    let float = default_module(&op("x: f32[8,256], w: f32[64,256]", "linear(x, w)"));
+    assert_eq!(accumulators(&float), [(ekb_ir::DType::F32, vec![4, 4])]);
+    let int = default_module(&op("x: i8[8,256], w: i8[64,256]", "linear(x, w)"));
+    assert_eq!(accumulators(&int), [(ekb_ir::DType::I32, vec![1, 1])]);
+}
