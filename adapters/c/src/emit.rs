@@ -23,6 +23,7 @@ use crate::dialect::{Dialect, RESERVED};
 use ekb_ir::diag::{Diagnostic, Span};
 use ekb_ir::l1::gpu::LaunchShape;
 use ekb_ir::l1::print::{fmt_f32, print_expr};
+use ekb_ir::l1::visit::{defined_names, has_load};
 use ekb_ir::l1::*;
 use ekb_ir::types::{strides, TensorType};
 use ekb_ir::DType;
@@ -122,7 +123,8 @@ struct KernelCx<'a> {
 impl<'a> KernelCx<'a> {
     fn new(d: Dialect, k: &'a Kernel) -> Self {
         let mut taken: HashSet<String> = RESERVED.iter().map(|s| s.to_string()).collect();
-        collect_names(k, &mut taken);
+        taken.insert(k.name.clone());
+        taken.extend(defined_names(k));
         KernelCx {
             d,
             k,
@@ -539,47 +541,4 @@ impl<'a> KernelCx<'a> {
             CExpr::new(format!("{}f", fmt_f32(x)), level, Ty::F32)
         }
     }
-}
-
-/// Whether an expression reads memory.
-fn has_load(e: &Expr) -> bool {
-    match &e.kind {
-        ExprKind::Load { .. } => true,
-        ExprKind::Int(_) | ExprKind::Float(_) | ExprKind::Bool(_) | ExprKind::Var(_) => false,
-        ExprKind::Unary { arg, .. } | ExprKind::Cast { arg, .. } => has_load(arg),
-        ExprKind::Binary { lhs, rhs, .. } => has_load(lhs) || has_load(rhs),
-        ExprKind::Select { cond, then_val, else_val } => {
-            has_load(cond) || has_load(then_val) || has_load(else_val)
-        }
-        ExprKind::Call { args, .. } => args.iter().any(has_load),
-    }
-}
-
-/// Every name the kernel defines (so generated names avoid them).
-fn collect_names(k: &Kernel, out: &mut HashSet<String>) {
-    fn walk(body: &[Stmt], out: &mut HashSet<String>) {
-        for s in body {
-            match s {
-                Stmt::Loop { var, body, .. } => {
-                    out.insert(var.clone());
-                    walk(body, out);
-                }
-                Stmt::If { then_body, else_body, .. } => {
-                    walk(then_body, out);
-                    walk(else_body, out);
-                }
-                Stmt::Let { name, .. } | Stmt::Alloc { name, .. } => {
-                    out.insert(name.clone());
-                }
-                Stmt::Launch { grid, block, body, .. } => {
-                    out.extend(grid.iter().chain(block).map(|d| d.var.clone()));
-                    walk(body, out);
-                }
-                Stmt::Store { .. } | Stmt::Barrier { .. } => {}
-            }
-        }
-    }
-    out.insert(k.name.clone());
-    out.extend(k.params.iter().map(|p| p.name.clone()));
-    walk(&k.body, out);
 }

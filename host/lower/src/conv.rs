@@ -17,9 +17,9 @@
 //! the output's dtype: each i8 load is already an i32, products and wrapping sums are exact,
 //! and an i32 bias initialises the accumulator as an f32 one does.
 
-use crate::build::{if_, int, ints, let_, loop_, var, zero, Buf, E};
 use crate::sched::{outer, serial, simple_loop, tiles, Cx};
 use ekb_ir::l0::Conv2dAttrs;
+use ekb_ir::l1::build::{if_, int, ints, let_, loop_, var, zero, Buf, E};
 use ekb_ir::l1::{LoopKind, Stmt};
 use ekb_ir::TensorType;
 

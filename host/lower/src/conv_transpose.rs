@@ -8,10 +8,10 @@
 //! serial loop. Every input index is guarded (`t >= 0`, `t % s == 0`, then `t / s < size`), which
 //! is also what lets the verifier's interval analysis prove it in bounds.
 
-use crate::build::{f, if_, int, ints, let_, var, Buf, E};
 use crate::conv::dims4;
 use crate::sched::{outer, serial, Cx};
 use ekb_ir::l0::ConvTranspose2dAttrs;
+use ekb_ir::l1::build::{f, if_, int, ints, let_, var, Buf, E};
 use ekb_ir::l1::Stmt;
 use ekb_ir::{DType, TensorType};
 

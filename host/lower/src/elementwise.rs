@@ -11,9 +11,9 @@
 //! Broadcasting maps an output index to an input index by aligning trailing dims; an input
 //! dim of extent 1 is indexed at 0.
 
-use crate::build::{f, int, ints, let_, select, var, Buf, E};
 use crate::sched::{elementwise, Cx};
 use ekb_ir::l0::{BinaryOp, CompareOp, UnaryOp};
+use ekb_ir::l1::build::{f, int, ints, let_, select, var, Buf, E};
 use ekb_ir::l1::Stmt;
 use ekb_ir::DType;
 

@@ -11,7 +11,6 @@
 //! Every module produced passes `ekb_ir::l1::verify::verify` against the target it was lowered
 //! for. The steps are in [`lower`]; each operator family lives in its own file.
 
-mod build;
 mod conv;
 mod conv_transpose;
 mod elementwise;

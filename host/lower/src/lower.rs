@@ -2,13 +2,13 @@
 //! place every value in a module buffer, emit one kernel per node in node order, emit copy
 //! kernels for outputs no node writes, and assemble the plan.
 
-use crate::build::{Buf, Names};
 use crate::sched::Cx;
 use crate::{
     conv, conv_transpose, elementwise, matmul, movement, norm, plan, pool, reduce, resize, scan, Schedule,
 };
 use ekb_ir::l0::ops::infer;
 use ekb_ir::l0::{Graph, Node, Op, ReduceKind};
+use ekb_ir::l1::build::{Buf, Names};
 use ekb_ir::l1::{verify, Access, Kernel, KernelParam, Module, Name, Run, Stmt};
 use ekb_ir::{Diagnostic, Span, TargetProfile};
 

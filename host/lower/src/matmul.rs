@@ -22,9 +22,9 @@
 //! the bias (i32) is added once at the end, as for f32. Their dot-product tiles are 1x1 (see
 //! `emit`).
 
-use crate::build::{int, let_, var, zero, Buf, E};
 use crate::elementwise::broadcast_index;
 use crate::sched::{outer, serial, simple_loop, tiles, Cx, PAR_PER_CORE};
+use ekb_ir::l1::build::{int, let_, var, zero, Buf, E};
 use ekb_ir::l1::{LoopKind, Stmt};
 use ekb_ir::{DType, TensorType};
 

@@ -12,11 +12,11 @@
 //! into the axis: an index the reference rejects (out of range) then reads some element of the
 //! axis instead of memory outside the buffer.
 
-use crate::build::{f, int, ints, let_, loop_, select, var, Buf, E};
 use crate::elementwise::broadcast_index;
 use crate::reduce::norm_axis;
 use crate::sched::{elementwise, outer, simple_loop, Cx};
 use ekb_ir::l0::PadMode;
+use ekb_ir::l1::build::{f, int, ints, let_, loop_, select, var, Buf, E};
 use ekb_ir::l1::{LoopKind, Stmt};
 use ekb_ir::types::strides;
 
@@ -248,7 +248,7 @@ pub fn pad(cx: &mut Cx, pads: &[usize], mode: PadMode, x: &Buf, y: &Buf) -> Vec<
             let store = y.store(idx, x.load(&src));
             match (mode, inside) {
                 (PadMode::Constant(v), Some(c)) => {
-                    lets.push(crate::build::if_(c, vec![store], vec![y.store(idx, fill(v))]));
+                    lets.push(ekb_ir::l1::build::if_(c, vec![store], vec![y.store(idx, fill(v))]));
                 }
                 _ => lets.push(store),
             }
@@ -266,7 +266,7 @@ pub fn pad(cx: &mut Cx, pads: &[usize], mode: PadMode, x: &Buf, y: &Buf) -> Vec<
     let range = |cx: &mut Cx, lo: usize, hi: usize, value: &dyn Fn(E) -> E| -> Option<Stmt> {
         (lo < hi).then(|| {
             let j = cx.fresh("j");
-            crate::build::loop_(
+            ekb_ir::l1::build::loop_(
                 cx.inner_kind(hi - lo),
                 &j,
                 int(lo),
@@ -290,7 +290,7 @@ pub fn pad(cx: &mut Cx, pads: &[usize], mode: PadMode, x: &Buf, y: &Buf) -> Vec<
     match (mode, inside) {
         (PadMode::Constant(v), Some(c)) => {
             let all = range(cx, 0, ow, &|_| fill(v)).into_iter().collect();
-            body.push(crate::build::if_(c, row, all));
+            body.push(ekb_ir::l1::build::if_(c, row, all));
         }
         _ => body.extend(row),
     }

@@ -8,8 +8,8 @@
 //! multiplies by a per-row `1 / sqrt(var + eps)` instead of dividing every element. `group_norm`
 //! is the same three passes per (image, group), its channel index `group * C/G + c`.
 
-use crate::build::{f, int, let_, var, Buf, E};
 use crate::sched::{elementwise, outer, serial, Cx, Nest};
+use ekb_ir::l1::build::{f, int, let_, var, Buf, E};
 use ekb_ir::l1::Stmt;
 use ekb_ir::{DType, TensorType};
 

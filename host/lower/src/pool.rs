@@ -10,10 +10,10 @@
 //! `kh` with one `if` for padded input rows, and per `kw` one vectorized loop over the literal
 //! range of `ow` whose input column is inside the image (the same scheme as `conv`).
 
-use crate::build::{f, int, ints, let_, var, Buf, E};
 use crate::conv::{dims4, valid_range};
 use crate::sched::{outer, serial, simple_loop, Cx};
 use ekb_ir::l0::Pool2dAttrs;
+use ekb_ir::l1::build::{f, int, ints, let_, var, Buf, E};
 use ekb_ir::l1::{LoopKind, Stmt};
 use ekb_ir::{DType, TensorType};
 
@@ -53,7 +53,7 @@ fn pool(cx: &mut Cx, a: &Pool2dAttrs, kind: Kind, x: &Buf, y: &Buf) -> Vec<Stmt>
         let tap = vec![
             let_(&ih, hi * int(sh) + red.idx[0].clone() - ints(pt)),
             let_(&iw, wi * int(sw) + red.idx[1].clone() - ints(pl)),
-            crate::build::if_(
+            ekb_ir::l1::build::if_(
                 var(&ih).in_range(int(0), int(h)).and(var(&iw).in_range(int(0), int(wd))),
                 vec![
                     acc.store(&[int(0)], combine(acc.load(&[int(0)]), x.load(&[ni, ci, var(&ih), var(&iw)]))),
@@ -91,7 +91,7 @@ fn pool(cx: &mut Cx, a: &Pool2dAttrs, kind: Kind, x: &Buf, y: &Buf) -> Vec<Stmt>
             let j = cx.fresh("j");
             let xv = x.load(&[ni.clone(), ci.clone(), var(&ih), var(&j) * int(sw) + ints(off)]);
             let upd = acc.store(&[var(&j)], combine(acc.load(&[var(&j)]), xv));
-            per_kw.push(crate::build::loop_(cx.inner_kind(hi - lo), &j, int(lo), int(hi), vec![upd]));
+            per_kw.push(ekb_ir::l1::build::loop_(cx.inner_kind(hi - lo), &j, int(lo), int(hi), vec![upd]));
         }
     }
     let h0 = ohv.clone() * int(sh) - ints(pt);
@@ -112,7 +112,7 @@ fn pool(cx: &mut Cx, a: &Pool2dAttrs, kind: Kind, x: &Buf, y: &Buf) -> Vec<Stmt>
             kh,
             vec![
                 let_(&ih, h0 + var(&khv)),
-                crate::build::if_(var(&ih).in_range(int(0), int(h)), per_kw, vec![]),
+                ekb_ir::l1::build::if_(var(&ih).in_range(int(0), int(h)), per_kw, vec![]),
             ],
         ),
         simple_loop(lanes, &j2, ow, vec![y.store(&[ni, ci, ohv, var(&j2)], value)]),

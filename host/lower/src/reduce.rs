@@ -9,9 +9,9 @@
 //! tile loop vectorized inside the serial reduction loops, so lanes never reduce across each
 //! other.
 
-use crate::build::{f, int, ints, isnan, let_, select, var, Buf, E};
 use crate::sched::{outer, serial, tiles, Cx, Nest};
 use ekb_ir::l0::ReduceKind;
+use ekb_ir::l1::build::{f, int, ints, isnan, let_, select, var, Buf, E};
 use ekb_ir::l1::{LoopKind, Stmt};
 use ekb_ir::{DType, TensorType};
 
@@ -178,7 +178,7 @@ pub fn argmax(cx: &mut Cx, axis: i64, keepdims: bool, x: &Buf, y: &Buf) -> Vec<S
         let at = |e: E| x.load(&ax.merge(&nest.idx, &[e]));
         let scan = vec![
             let_(&v, at(var(&k))),
-            crate::build::if_(
+            ekb_ir::l1::build::if_(
                 beats(var(&v), best.load(&[int(0)]), x.ty.dtype),
                 vec![best.store(&[int(0)], var(&v)), arg.store(&[int(0)], var(&k))],
                 vec![],
@@ -189,7 +189,7 @@ pub fn argmax(cx: &mut Cx, axis: i64, keepdims: bool, x: &Buf, y: &Buf) -> Vec<S
             arg.alloc(),
             best.store(&[int(0)], at(int(0))),
             arg.store(&[int(0)], int(0)),
-            crate::build::loop_(LoopKind::Serial, &k, int(1), int(n), scan),
+            ekb_ir::l1::build::loop_(LoopKind::Serial, &k, int(1), int(n), scan),
             y.store(&ax.out_index(&nest.idx, keepdims), arg.load(&[int(0)])),
         ];
         return nest.wrap(body);
@@ -224,7 +224,7 @@ pub fn argmax(cx: &mut Cx, axis: i64, keepdims: bool, x: &Buf, y: &Buf) -> Vec<S
                     arg.store(&[var(&j0)], int(0)),
                 ],
             ),
-            crate::build::loop_(LoopKind::Serial, &k, int(1), int(n), vec![lanes(cx, &j1, len, step)]),
+            ekb_ir::l1::build::loop_(LoopKind::Serial, &k, int(1), int(n), vec![lanes(cx, &j1, len, step)]),
             lanes(cx, &j2, len, vec![y.store(&ax.out_index(&kept_at(&j2), keepdims), arg.load(&[var(&j2)]))]),
         ]
     });
@@ -248,7 +248,7 @@ pub fn softmax(cx: &mut Cx, axis: i64, log: bool, x: &Buf, y: &Buf) -> Vec<Stmt>
         let kind = cx.inner_kind(n);
         let body = softmax_passes(cx, log, 1, &|k, _| ax.merge(&row, &[k]), x, y, &|cx, body| {
             let k = cx.fresh("k");
-            crate::build::loop_(kind, &k, int(0), int(n), body(var(&k), int(0)))
+            ekb_ir::l1::build::loop_(kind, &k, int(0), int(n), body(var(&k), int(0)))
         });
         return nest.wrap(body);
     }
@@ -264,7 +264,7 @@ pub fn softmax(cx: &mut Cx, axis: i64, log: bool, x: &Buf, y: &Buf) -> Vec<Stmt>
         softmax_passes(cx, log, len, &at, x, y, &|cx, body| {
             let (k, j) = (cx.fresh("k"), cx.fresh("j"));
             let inner = lanes(cx, &j, len, body(var(&k), var(&j)));
-            crate::build::loop_(LoopKind::Serial, &k, int(0), int(n), vec![inner])
+            ekb_ir::l1::build::loop_(LoopKind::Serial, &k, int(0), int(n), vec![inner])
         })
     });
     nest.wrap(body)

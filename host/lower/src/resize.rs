@@ -8,9 +8,9 @@
 //! bounds heights and widths so that `m` fits in an i32; every index is then in bounds by interval
 //! reasoning. Both schedules use the elementwise layout over the output.
 
-use crate::build::{f, int, let_, var, Buf, E};
 use crate::sched::{elementwise, Cx};
 use ekb_ir::l0::ResizeMode;
+use ekb_ir::l1::build::{f, int, let_, var, Buf, E};
 use ekb_ir::l1::Stmt;
 
 /// `y = resize(x, mode, align_corners)` (the size is `y`'s shape).

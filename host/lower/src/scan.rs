@@ -8,10 +8,10 @@
 //! loop: lanes never depend on each other. Both add the elements in the same order, so they give
 //! the same bits.
 
-use crate::build::{f, int, let_, loop_, var, Buf, E};
 use crate::norm::row_nest;
 use crate::reduce::norm_axis;
 use crate::sched::{outer, serial, Cx};
+use ekb_ir::l1::build::{f, int, let_, loop_, var, Buf, E};
 use ekb_ir::l1::{LoopKind, Stmt};
 use ekb_ir::{DType, TensorType};
 

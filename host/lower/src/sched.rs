@@ -13,8 +13,8 @@
 //! helpers produce lies within its dimension by interval reasoning alone (`p / s % d` for a
 //! flattened loop), which is what the verifier's bound analysis can confirm.
 
-use crate::build::{int, let_, loop_, var, wrap, Header, Names, E};
 use crate::Schedule;
+use ekb_ir::l1::build::{int, let_, loop_, var, wrap, Header, Names, E};
 use ekb_ir::l1::{LoopKind, Stmt};
 use ekb_ir::TargetProfile;
 

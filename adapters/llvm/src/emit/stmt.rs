@@ -10,9 +10,9 @@
 use super::func::{buffer_param, elem_align, elem_ty, llvm_ty, BufRef, FnCx, Val};
 use super::{Callee, UNROLL_COUNT, UNROLL_FULL_MAX_TRIPS};
 use ekb_ir::diag::{Diagnostic, Span};
-use ekb_ir::l1::{Expr, ExprKind, LoopKind, Stmt, Ty};
+use ekb_ir::l1::visit::names_used;
+use ekb_ir::l1::{Expr, LoopKind, Stmt, Ty};
 use ekb_ir::DType;
-use std::collections::BTreeSet;
 
 type R<T> = Result<T, Diagnostic>;
 
@@ -147,8 +147,7 @@ impl FnCx<'_> {
 
     /// The smallest element size, in bytes, of the buffers `body` reads or writes (4 if none).
     fn narrowest_element(&self, body: &[Stmt]) -> u32 {
-        let (mut scalars, mut bufs) = (BTreeSet::new(), BTreeSet::new());
-        uses(body, &mut scalars, &mut bufs);
+        let (_, bufs) = names_used(body);
         bufs.iter()
             .filter_map(|b| self.buf(b, Span::NONE).ok())
             .map(|b| b.ty.dtype.size_bytes() as u32)
@@ -205,8 +204,7 @@ impl FnCx<'_> {
 
         // What the body uses from the enclosing scopes: buffers by pointer, scalars by value
         // (constants are re-materialised in the body instead of travelling in the context).
-        let (mut used_scalars, mut used_bufs) = (BTreeSet::new(), BTreeSet::new());
-        uses(body, &mut used_scalars, &mut used_bufs);
+        let (used_scalars, used_bufs) = names_used(body);
         let bufs: Vec<(String, BufRef)> =
             self.visible_bufs().into_iter().filter(|(n, _)| used_bufs.contains(n)).collect();
         let mut scalars: Vec<(String, Val)> = Vec::new();
@@ -341,56 +339,5 @@ impl FnCx<'_> {
         args.push("i64 %end".into());
         t.push_str(&format!("  call void @{outlined}.body({})\n  ret void\n}}\n", args.join(", ")));
         self.m.funcs.push(t);
-    }
-}
-
-/// Scalar and buffer names a block refers to (a superset of what it captures: names it binds
-/// itself are included too, and capturing them costs nothing).
-fn uses(stmts: &[Stmt], scalars: &mut BTreeSet<String>, bufs: &mut BTreeSet<String>) {
-    for s in stmts {
-        match s {
-            Stmt::Loop { lo, hi, body, .. } => {
-                expr_uses(lo, scalars, bufs);
-                expr_uses(hi, scalars, bufs);
-                uses(body, scalars, bufs);
-            }
-            Stmt::If { cond, then_body, else_body, .. } => {
-                expr_uses(cond, scalars, bufs);
-                uses(then_body, scalars, bufs);
-                uses(else_body, scalars, bufs);
-            }
-            Stmt::Let { value, .. } => expr_uses(value, scalars, bufs),
-            Stmt::Store { buf, index, value, .. } => {
-                bufs.insert(buf.name.clone());
-                index.iter().for_each(|e| expr_uses(e, scalars, bufs));
-                expr_uses(value, scalars, bufs);
-            }
-            Stmt::Launch { body, .. } => uses(body, scalars, bufs),
-            Stmt::Alloc { .. } | Stmt::Barrier { .. } => {}
-        }
-    }
-}
-
-fn expr_uses(e: &Expr, scalars: &mut BTreeSet<String>, bufs: &mut BTreeSet<String>) {
-    match &e.kind {
-        ExprKind::Int(_) | ExprKind::Float(_) | ExprKind::Bool(_) => {}
-        ExprKind::Var(n) => {
-            scalars.insert(n.clone());
-        }
-        ExprKind::Load { buf, index } => {
-            bufs.insert(buf.name.clone());
-            index.iter().for_each(|e| expr_uses(e, scalars, bufs));
-        }
-        ExprKind::Unary { arg, .. } | ExprKind::Cast { arg, .. } => expr_uses(arg, scalars, bufs),
-        ExprKind::Binary { lhs, rhs, .. } => {
-            expr_uses(lhs, scalars, bufs);
-            expr_uses(rhs, scalars, bufs);
-        }
-        ExprKind::Select { cond, then_val, else_val } => {
-            for e in [cond, then_val, else_val] {
-                expr_uses(e, scalars, bufs);
-            }
-        }
-        ExprKind::Call { args, .. } => args.iter().for_each(|e| expr_uses(e, scalars, bufs)),
     }
 }

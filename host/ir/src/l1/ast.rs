@@ -366,15 +366,7 @@ impl Kernel {
 
     /// Whether any statement of the kernel is a `launch` (well-formed or not).
     pub fn has_launch(&self) -> bool {
-        fn any(body: &[Stmt]) -> bool {
-            body.iter().any(|s| match s {
-                Stmt::Launch { .. } => true,
-                Stmt::Loop { body, .. } => any(body),
-                Stmt::If { then_body, else_body, .. } => any(then_body) || any(else_body),
-                Stmt::Let { .. } | Stmt::Store { .. } | Stmt::Alloc { .. } | Stmt::Barrier { .. } => false,
-            })
-        }
-        any(&self.body)
+        super::visit::any_stmt(&self.body, |s| matches!(s, Stmt::Launch { .. }))
     }
 }
 

@@ -36,6 +36,7 @@
 use super::ast::*;
 use super::print::print_expr;
 use super::verify::verify;
+use super::visit::any_stmt;
 use crate::diag::{Diagnostic, Span};
 use crate::tensor::{BufData, Buffer};
 use crate::types::{DType, TensorType};
@@ -591,7 +592,7 @@ impl<'a> Compiler<'a> {
                     let slot = self.bind_buf(name, ty);
                     self.shared.push((ty.dtype, slot, ty.numel()));
                 }
-                Stmt::Loop { var, lo, hi, body, span, .. } if has_barrier(body) => {
+                Stmt::Loop { var, lo, hi, body, span, .. } if any_stmt(body, is_barrier) => {
                     out.push(Sync::Seg(std::mem::take(&mut seg)));
                     let text = format!("the range `{}..{}` of loop `{var}`", print_expr(lo), print_expr(hi));
                     let site = self.site(String::new(), vec![text], Vec::new(), vec![*span]);
@@ -603,7 +604,7 @@ impl<'a> Compiler<'a> {
                     out.push(Sync::Loop { var, lo, hi, body, site });
                 }
                 Stmt::If { cond, then_body, else_body, span }
-                    if has_barrier(then_body) || has_barrier(else_body) =>
+                    if any_stmt(then_body, is_barrier) || any_stmt(else_body, is_barrier) =>
                 {
                     out.push(Sync::Seg(std::mem::take(&mut seg)));
                     let text = format!("the condition `{}`", print_expr(cond));
@@ -799,14 +800,8 @@ impl<'a> Compiler<'a> {
     }
 }
 
-/// Whether a barrier is among the statements (at any depth).
-fn has_barrier(body: &[Stmt]) -> bool {
-    body.iter().any(|s| match s {
-        Stmt::Barrier { .. } => true,
-        Stmt::Loop { body, .. } | Stmt::Launch { body, .. } => has_barrier(body),
-        Stmt::If { then_body, else_body, .. } => has_barrier(then_body) || has_barrier(else_body),
-        Stmt::Let { .. } | Stmt::Store { .. } | Stmt::Alloc { .. } => false,
-    })
+fn is_barrier(s: &Stmt) -> bool {
+    matches!(s, Stmt::Barrier { .. })
 }
 
 fn arith(op: BinOp) -> Option<Arith> {

@@ -24,6 +24,7 @@
 //! a panic.
 
 use super::ast::*;
+use super::visit::{for_each_stmt, walk_block, walk_stmt, Visitor};
 use crate::types::TensorType;
 use std::fmt;
 
@@ -64,60 +65,48 @@ pub fn type_bytes(ty: &TensorType) -> u64 {
 
 /// The stack peak of one kernel (see the module header).
 pub fn kernel_stack(k: &Kernel) -> StackUse {
-    let mut best = StackUse::default();
-    let mut live = Vec::new();
-    walk_stack(&k.body, &mut live, &mut best);
-    best
+    let mut stack = Stack { live: Vec::new(), best: StackUse::default() };
+    stack.block(&k.body);
+    stack.best
 }
 
 /// Shared memory one block of a GPU kernel uses: every `alloc .. shared` of its launch (they
 /// all live for the whole launch), in order. Zero for a CPU kernel.
 pub fn kernel_shared(k: &Kernel) -> StackUse {
     let mut used = StackUse::default();
-    fn walk(body: &[Stmt], used: &mut StackUse) {
-        for s in body {
-            match s {
-                Stmt::Alloc { name, ty, scope: Scope::Shared, .. } => {
-                    let b = type_bytes(ty);
-                    used.bytes = used.bytes.saturating_add(b);
-                    used.allocs.push((name.clone(), b));
-                }
-                Stmt::Loop { body, .. } | Stmt::Launch { body, .. } => walk(body, used),
-                Stmt::If { then_body, else_body, .. } => {
-                    walk(then_body, used);
-                    walk(else_body, used);
-                }
-                Stmt::Alloc { .. } | Stmt::Let { .. } | Stmt::Store { .. } | Stmt::Barrier { .. } => {}
-            }
+    for_each_stmt(&k.body, &mut |s| {
+        if let Stmt::Alloc { name, ty, scope: Scope::Shared, .. } = s {
+            let b = type_bytes(ty);
+            used.bytes = used.bytes.saturating_add(b);
+            used.allocs.push((name.clone(), b));
         }
-    }
-    walk(&k.body, &mut used);
+    });
     used
 }
 
-fn walk_stack(body: &[Stmt], live: &mut Vec<(String, u64)>, best: &mut StackUse) {
-    let depth = live.len();
-    for s in body {
-        match s {
-            Stmt::Alloc { name, ty, scope: Scope::Local, .. } => {
-                live.push((name.clone(), type_bytes(ty)));
-                let bytes = live.iter().fold(0u64, |a, (_, b)| a.saturating_add(*b));
-                if bytes > best.bytes {
-                    *best = StackUse { bytes, allocs: live.clone() };
-                }
-            }
-            Stmt::Loop { body, .. } | Stmt::Launch { body, .. } => walk_stack(body, live, best),
-            Stmt::If { then_body, else_body, .. } => {
-                walk_stack(then_body, live, best);
-                walk_stack(else_body, live, best);
-            }
-            Stmt::Alloc { scope: Scope::Shared, .. }
-            | Stmt::Let { .. }
-            | Stmt::Store { .. }
-            | Stmt::Barrier { .. } => {}
-        }
+/// The local allocations live at each point (a block's end frees those it made), and the
+/// largest total seen.
+struct Stack {
+    live: Vec<(String, u64)>,
+    best: StackUse,
+}
+
+impl<'a> Visitor<'a> for Stack {
+    fn block(&mut self, body: &'a [Stmt]) {
+        let depth = self.live.len();
+        walk_block(self, body);
+        self.live.truncate(depth);
     }
-    live.truncate(depth);
+    fn stmt(&mut self, s: &'a Stmt) {
+        if let Stmt::Alloc { name, ty, scope: Scope::Local, .. } = s {
+            self.live.push((name.clone(), type_bytes(ty)));
+            let bytes = self.live.iter().fold(0u64, |a, (_, b)| a.saturating_add(*b));
+            if bytes > self.best.bytes {
+                self.best = StackUse { bytes, allocs: self.live.clone() };
+            }
+        }
+        walk_stmt(self, s);
+    }
 }
 
 /// The module's memory peak (see the module header for the definition).

@@ -1,16 +1,22 @@
 //! L1, the loop level: kernels of explicit loop nests over buffers, and the plan that runs them.
 //!
-//! `parse` reads the text form, `print` writes the canonical text, `verify` checks types,
+//! `ast` is the tree, `build` a typed builder for generated code, `visit` the walks (a visitor
+//! and a mutator) and the queries built on them, `analysis` the facts passes rely on (index
+//! intervals, the regions a loop reads and writes, dependences between iterations, uniformity
+//! across GPU threads). `parse` reads the text form, `print` writes the canonical text, `verify` checks types,
 //! scopes, bounds and allocation legality, `memory` computes the plan's peak memory, and
 //! `interp` runs a module with bounds-checked accesses; `gpu` gives a GPU kernel's launch shape
 //! and checks it against GPU limits.
 
+pub mod analysis;
 pub mod ast;
+pub mod build;
 pub mod gpu;
 pub mod interp;
 pub mod memory;
 pub mod parse;
 pub mod print;
 pub mod verify;
+pub mod visit;
 
 pub use ast::*;

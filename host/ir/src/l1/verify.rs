@@ -14,7 +14,7 @@
 //! target profile, stack allocations, GPU launch limits (`gpu::check_kernel`) and peak memory
 //! against its limits.
 //!
-//! Interval analysis: each i32 expression gets an interval `[lo, hi]` when one is known: literals,
+//! Interval analysis (the arithmetic is `analysis::interval`): each i32 expression gets an interval `[lo, hi]` when one is known: literals,
 //! loop variables (`[lo.min, hi.max - 1]`), `let`s, `+ - *`, `/` and `%` (by divisors whose sign
 //! is known), `min`, `max`, `abs`, `select` (the union of both arms), `i32(...)` of an i32 or a
 //! bool. Inside `if c`, conditions `e CMP e'` (combined with `&&`; `||` and `!` in the `else`
@@ -29,11 +29,14 @@
 //! kernel, buffer or variable it is about, so it reads well without a source location (generated
 //! modules carry `Span::NONE`), and carries the span when there is one.
 
+use super::analysis::interval::{Interval as Iv, I32_MAX, I32_MIN};
+use super::analysis::uniform;
 use super::ast::*;
 use super::gpu::{check_kernel, GpuLimits};
 use super::memory::{kernel_stack, peak_memory, type_bytes};
 use super::parse::{is_valid_name, KEYWORDS};
 use super::print::print_expr;
+use super::visit::{for_each_stmt, has_load};
 use crate::diag::{did_you_mean, Diagnostic, Span};
 use crate::target::TargetProfile;
 use crate::types::TensorType;
@@ -102,85 +105,6 @@ fn check_type_size(ty: &TensorType, what: &str, span: Span, diags: &mut Vec<Diag
                 .with_expected("at most 2^31-1 elements, so that element offsets fit in i32"),
         );
     }
-}
-
-// ---------------------------------------------------------------------------------------------
-// Intervals
-
-/// A closed interval of i32 values, held in i64 so that arithmetic on bounds cannot overflow.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Iv {
-    lo: i64,
-    hi: i64,
-}
-
-const I32_MIN: i64 = i32::MIN as i64;
-const I32_MAX: i64 = i32::MAX as i64;
-
-impl Iv {
-    fn new(lo: i64, hi: i64) -> Iv {
-        Iv { lo, hi }
-    }
-
-    fn point(v: i64) -> Iv {
-        Iv { lo: v, hi: v }
-    }
-
-    /// Everything an i32 can hold: what a narrowing starts from when nothing is known.
-    const FULL: Iv = Iv { lo: I32_MIN, hi: I32_MAX };
-
-    /// `None` when the result could wrap: then nothing is known.
-    fn fit(self) -> Option<Iv> {
-        (self.lo >= I32_MIN && self.hi <= I32_MAX && self.lo <= self.hi).then_some(self)
-    }
-
-    /// Both ends known (not an end of the i32 range left open by a one-sided narrowing).
-    fn bounded(self) -> bool {
-        self.lo > I32_MIN && self.hi < I32_MAX
-    }
-
-    fn union(self, o: Iv) -> Iv {
-        Iv::new(self.lo.min(o.lo), self.hi.max(o.hi))
-    }
-
-    /// The intersection; `lo > hi` means empty.
-    fn meet(self, o: Iv) -> Iv {
-        Iv::new(self.lo.max(o.lo), self.hi.min(o.hi))
-    }
-
-    fn is_empty(self) -> bool {
-        self.lo > self.hi
-    }
-
-    fn corners(self, o: Iv, f: impl Fn(i64, i64) -> i64) -> Iv {
-        let c = [f(self.lo, o.lo), f(self.lo, o.hi), f(self.hi, o.lo), f(self.hi, o.hi)];
-        Iv::new(*c.iter().min().unwrap_or(&0), *c.iter().max().unwrap_or(&0))
-    }
-}
-
-/// C division and remainder (truncating) on interval bounds.
-fn iv_div(a: Iv, b: Iv) -> Option<Iv> {
-    if b.lo > 0 || b.hi < 0 {
-        // Truncating division is monotonic in each argument while the divisor keeps its sign.
-        a.corners(b, |x, y| x / y).fit()
-    } else {
-        None
-    }
-}
-
-fn iv_rem(a: Iv, b: Iv) -> Option<Iv> {
-    if b.lo <= 0 && b.hi >= 0 {
-        return None;
-    }
-    // |a % b| < |b|, and the result has the sign of `a`.
-    let m = b.lo.abs().max(b.hi.abs()) - 1;
-    let exact_small = b.lo.abs().min(b.hi.abs());
-    if a.lo > -exact_small && a.hi < exact_small {
-        return Some(a);
-    }
-    let lo = if a.lo < 0 { a.lo.max(-m) } else { 0 };
-    let hi = if a.hi > 0 { a.hi.min(m) } else { 0 };
-    Some(Iv::new(lo, hi))
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -432,35 +356,18 @@ impl<'a> KernelChecker<'a> {
     /// same for all (constants, grid variables, uniform `let`s and loops, loads of `in`
     /// parameters at uniform indices: those are never written while a kernel runs).
     fn divergence(&self, e: &Expr) -> Option<String> {
-        match &e.kind {
-            ExprKind::Int(_) | ExprKind::Float(_) | ExprKind::Bool(_) => None,
-            ExprKind::Var(v) => match self.lookup(v) {
-                Some(Entry::Var { div: Some(why), what, .. }) => {
-                    Some(if why.starts_with("thread variable") && *what == "launch variable" {
-                        why.clone()
-                    } else {
-                        format!("`{v}`, which depends on {why}")
-                    })
-                }
-                _ => None,
-            },
-            ExprKind::Load { buf, index } => {
-                let read_only =
-                    matches!(self.lookup(&buf.name), Some(Entry::Buf { access: Some(Access::In), .. }));
-                if read_only {
-                    index.iter().find_map(|i| self.divergence(i))
+        let var = |v: &str| match self.lookup(v) {
+            Some(Entry::Var { div: Some(why), what, .. }) => {
+                Some(if why.starts_with("thread variable") && *what == "launch variable" {
+                    why.clone()
                 } else {
-                    Some(format!("a load from `{}`, which the block's threads may write", buf.name))
-                }
+                    format!("`{v}`, which depends on {why}")
+                })
             }
-            ExprKind::Unary { arg, .. } | ExprKind::Cast { arg, .. } => self.divergence(arg),
-            ExprKind::Binary { lhs, rhs, .. } => self.divergence(lhs).or_else(|| self.divergence(rhs)),
-            ExprKind::Select { cond, then_val, else_val } => self
-                .divergence(cond)
-                .or_else(|| self.divergence(then_val))
-                .or_else(|| self.divergence(else_val)),
-            ExprKind::Call { args, .. } => args.iter().find_map(|a| self.divergence(a)),
-        }
+            _ => None,
+        };
+        let read_only = |b: &str| matches!(self.lookup(b), Some(Entry::Buf { access: Some(Access::In), .. }));
+        uniform::divergence(e, &var, &read_only)
     }
 
     fn loop_stmt(&mut self, var: &str, kind: LoopKind, lo: &Expr, hi: &Expr, body: &[Stmt], span: Span) {
@@ -915,14 +822,7 @@ impl<'a> KernelChecker<'a> {
                 if result == Ty::Bool || lt == Ty::F32 {
                     return (Some(result), None);
                 }
-                let iv = liv.zip(riv).and_then(|(a, b)| match op {
-                    BinOp::Add => Some(Iv::new(a.lo + b.lo, a.hi + b.hi)),
-                    BinOp::Sub => Some(Iv::new(a.lo - b.hi, a.hi - b.lo)),
-                    BinOp::Mul => Some(a.corners(b, |x, y| x * y)),
-                    BinOp::Div => iv_div(a, b),
-                    BinOp::Rem => iv_rem(a, b),
-                    _ => None,
-                });
+                let iv = liv.zip(riv).and_then(|(a, b)| Iv::arith(op, a, b));
                 (Some(Ty::I32), iv)
             }
         }
@@ -960,13 +860,7 @@ impl<'a> KernelChecker<'a> {
             Ty::F32 => (Some(Ty::F32), None),
             Ty::I32 if int_ok => {
                 let ivs: Option<Vec<Iv>> = typed.iter().map(|t| t.1).collect();
-                let iv = ivs.map(|v| match func {
-                    Intrinsic::Min => Iv::new(v[0].lo.min(v[1].lo), v[0].hi.min(v[1].hi)),
-                    Intrinsic::Max => Iv::new(v[0].lo.max(v[1].lo), v[0].hi.max(v[1].hi)),
-                    _ if v[0].lo >= 0 => v[0],
-                    _ if v[0].hi <= 0 => Iv::new(-v[0].hi, -v[0].lo),
-                    _ => Iv::new(0, (-v[0].lo).max(v[0].hi)),
-                });
+                let iv = ivs.and_then(|v| Iv::call(func, &v));
                 (Some(Ty::I32), iv)
             }
             t => {
@@ -1016,19 +910,6 @@ fn narrowable(e: &Expr) -> Option<String> {
         ExprKind::Int(_) | ExprKind::Float(_) | ExprKind::Bool(_) => None,
         _ if has_load(e) => None,
         _ => Some(print_expr(e)),
-    }
-}
-
-fn has_load(e: &Expr) -> bool {
-    match &e.kind {
-        ExprKind::Load { .. } => true,
-        ExprKind::Int(_) | ExprKind::Float(_) | ExprKind::Bool(_) | ExprKind::Var(_) => false,
-        ExprKind::Unary { arg, .. } | ExprKind::Cast { arg, .. } => has_load(arg),
-        ExprKind::Binary { lhs, rhs, .. } => has_load(lhs) || has_load(rhs),
-        ExprKind::Select { cond, then_val, else_val } => {
-            has_load(cond) || has_load(then_val) || has_load(else_val)
-        }
-        ExprKind::Call { args, .. } => args.iter().any(has_load),
     }
 }
 
@@ -1180,7 +1061,8 @@ fn allocations(m: &Module, t: &TargetProfile, diags: &mut Vec<Diagnostic>) {
             continue;
         }
         let mut over = false;
-        walk_allocs(&k.body, &mut |name, ty, span| {
+        for_each_stmt(&k.body, &mut |s| {
+            let Stmt::Alloc { name, ty, span, .. } = s else { return };
             let bytes = type_bytes(ty);
             if bytes > stack_limit {
                 over = true;
@@ -1191,7 +1073,7 @@ fn allocations(m: &Module, t: &TargetProfile, diags: &mut Vec<Diagnostic>) {
                         k.name,
                         source("stack_bytes")
                     ))
-                    .at(span)
+                    .at(*span)
                     .with_hint("tile the computation so the local buffer is smaller, or use a temp `buffer`"),
                 );
             }
@@ -1248,19 +1130,5 @@ fn allocations(m: &Module, t: &TargetProfile, diags: &mut Vec<Diagnostic>) {
             .at(m.span)
             .with_note(peak.to_string()),
         );
-    }
-}
-
-fn walk_allocs(body: &[Stmt], f: &mut impl FnMut(&str, &TensorType, Span)) {
-    for s in body {
-        match s {
-            Stmt::Alloc { name, ty, span, .. } => f(name, ty, *span),
-            Stmt::Loop { body, .. } | Stmt::Launch { body, .. } => walk_allocs(body, f),
-            Stmt::If { then_body, else_body, .. } => {
-                walk_allocs(then_body, f);
-                walk_allocs(else_body, f);
-            }
-            Stmt::Let { .. } | Stmt::Store { .. } | Stmt::Barrier { .. } => {}
-        }
     }
 }

@@ -20,8 +20,8 @@
 
 use super::reduce::Block;
 use super::{barrier, launch, shared, unflatten, Gpu};
-use crate::build::{int, let_, loop_, var, zero, Buf, Names, E};
 use crate::elementwise::broadcast_index;
+use ekb_ir::l1::build::{int, let_, loop_, var, zero, Buf, Names, E};
 use ekb_ir::l1::{LoopKind, Stmt};
 use ekb_ir::{DType, TensorType};
 
@@ -88,7 +88,7 @@ fn dot(gpu: &Gpu, mut names: Names, p: &Product) -> Option<Vec<Stmt>> {
         vec![acc.store1(int(0), acc.load1(int(0)) + prod)]
     }));
     body.extend(b.tree(acc.load1(int(0)), |x, y| x + y));
-    body.push(crate::build::if_(
+    body.push(ekb_ir::l1::build::if_(
         var(&b.tx).lt(int(1)),
         vec![(p.store)(&bidx, var(&row), var(&col), b.part.load1(int(0)))],
         Vec::new(),
@@ -115,13 +115,13 @@ fn tiled(gpu: &Gpu, mut names: Names, p: &Product) -> Option<Vec<Stmt>> {
     let pad = zero(p.operands);
     let stage = vec![
         let_(&ka, var(&t) * int(TILE) + txv.clone()),
-        crate::build::if_(
+        ekb_ir::l1::build::if_(
             var(&row).lt(int(p.m)).and(var(&ka).lt(int(p.k))),
             vec![ta.store(&[tyv.clone(), txv.clone()], (p.a_at)(&bidx, var(&row), var(&ka)))],
             vec![ta.store(&[tyv.clone(), txv.clone()], pad.clone())],
         ),
         let_(&kb, var(&t) * int(TILE) + tyv.clone()),
-        crate::build::if_(
+        ekb_ir::l1::build::if_(
             var(&kb).lt(int(p.k)).and(var(&col).lt(int(p.n))),
             vec![tb.store(&[tyv.clone(), txv.clone()], (p.b_at)(&bidx, var(&kb), var(&col)))],
             vec![tb.store(&[tyv.clone(), txv.clone()], pad)],
@@ -147,7 +147,7 @@ fn tiled(gpu: &Gpu, mut names: Names, p: &Product) -> Option<Vec<Stmt>> {
         let_(&col, var(&bx) * int(TILE) + txv.clone()),
         acc.store1(int(0), zero(p.result)),
         loop_(LoopKind::Serial, &t, int(0), int(p.k.div_ceil(TILE)), stage),
-        crate::build::if_(
+        ekb_ir::l1::build::if_(
             var(&row).lt(int(p.m)).and(var(&col).lt(int(p.n))),
             vec![(p.store)(&bidx, var(&row), var(&col), acc.load1(int(0)))],
             Vec::new(),

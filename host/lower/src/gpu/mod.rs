@@ -30,10 +30,10 @@ mod matmul;
 mod norm;
 mod reduce;
 
-use crate::build::{Buf, Names};
 use crate::reduce::norm_axis;
 use crate::{plan, Schedule};
 use ekb_ir::l0::{Graph, Node, Op, ReduceKind};
+use ekb_ir::l1::build::{Buf, Names};
 use ekb_ir::l1::verify::verify;
 use ekb_ir::l1::{Kernel, LaunchDim, Module, Run, Stmt};
 use ekb_ir::{Diagnostic, Span, TargetProfile};
@@ -193,8 +193,8 @@ fn shared(b: &Buf) -> Stmt {
 
 /// Row-major index expressions of the dims `shape` for a flat index `flat` in `0..numel`:
 /// `flat / stride % extent` (no `%` on the first dim, no `/` on the last).
-fn unflatten(flat: &crate::build::E, shape: &[usize]) -> Vec<crate::build::E> {
-    use crate::build::int;
+fn unflatten(flat: &ekb_ir::l1::build::E, shape: &[usize]) -> Vec<ekb_ir::l1::build::E> {
+    use ekb_ir::l1::build::int;
     let mut stride: usize = shape.iter().product();
     shape
         .iter()

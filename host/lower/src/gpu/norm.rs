@@ -4,9 +4,9 @@
 //! groups; here disjointness holds by construction, since each thread writes only its group.
 
 use super::{launch, unflatten, Gpu};
-use crate::build::{int, let_, var, Buf, Names};
 use crate::sched::Cx;
 use crate::Schedule;
+use ekb_ir::l1::build::{int, let_, var, Buf, Names};
 use ekb_ir::l1::Stmt;
 use ekb_ir::TargetProfile;
 
@@ -31,7 +31,7 @@ pub fn group_norm(
     if total.is_multiple_of(block) {
         stmts.extend(body);
     } else {
-        stmts.push(crate::build::if_(var(&gid).lt(int(total)), body, Vec::new()));
+        stmts.push(ekb_ir::l1::build::if_(var(&gid).lt(int(total)), body, Vec::new()));
     }
     vec![launch(&[(&bx, total.div_ceil(block))], &[(&tx, block)], stmts)]
 }

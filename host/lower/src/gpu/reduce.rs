@@ -9,8 +9,8 @@
 //! evaluation tolerance allows; `max` and `min` are the same operations in any order.
 
 use super::{barrier, launch, shared, unflatten, Gpu};
-use crate::build::{f, int, ints, let_, loop_, var, Buf, Names, E};
 use ekb_ir::l0::ReduceKind;
+use ekb_ir::l1::build::{f, int, ints, let_, loop_, var, Buf, Names, E};
 use ekb_ir::l1::{LoopKind, Stmt};
 use ekb_ir::{DType, TensorType};
 
@@ -50,7 +50,7 @@ impl Block {
                 tx.clone(),
                 combine(self.part.load1(tx.clone()), self.part.load1(tx.clone() + int(half))),
             );
-            out.push(crate::build::if_(tx.clone().lt(int(half)), vec![step], Vec::new()));
+            out.push(ekb_ir::l1::build::if_(tx.clone().lt(int(half)), vec![step], Vec::new()));
             out.push(barrier());
             half /= 2;
         }
@@ -63,7 +63,7 @@ impl Block {
         let (r, k) = (names.fresh("r"), names.fresh("k"));
         let inner = vec![
             let_(&k, var(&r) * int(self.size) + var(&self.tx)),
-            crate::build::if_(var(&k).lt(int(n)), body(var(&k)), Vec::new()),
+            ekb_ir::l1::build::if_(var(&k).lt(int(n)), body(var(&k)), Vec::new()),
         ];
         loop_(LoopKind::Serial, &r, int(0), int(n.div_ceil(self.size)), inner)
     }
@@ -98,7 +98,7 @@ pub fn rows(gpu: &Gpu, mut names: Names, kind: ReduceKind, nred: usize, x: &Buf,
     // `y` holds the kept dims, and the reduced ones as 1s with `keepdims`.
     let mut out_idx = kept_idx.clone();
     out_idx.resize(y.rank(), int(0));
-    body.push(crate::build::if_(var(&b.tx).lt(int(1)), vec![y.store(&out_idx, value)], Vec::new()));
+    body.push(ekb_ir::l1::build::if_(var(&b.tx).lt(int(1)), vec![y.store(&out_idx, value)], Vec::new()));
     vec![launch(&[(&row, rows)], &[(&b.tx, b.size)], body)]
 }
 

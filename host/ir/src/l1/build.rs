@@ -7,8 +7,9 @@
 //! float arithmetic is never folded, so the emitted formulas are exactly the written ones.
 //! Everything built here carries `Span::NONE` (generated IR has no source text).
 
-use ekb_ir::l1::{BinOp, Expr, ExprKind, Intrinsic, LoopKind, Name, Scope, Stmt, Ty, UnOp};
-use ekb_ir::{Span, TensorType};
+use super::ast::{BinOp, Expr, ExprKind, Intrinsic, LoopKind, Name, Scope, Stmt, Ty, UnOp};
+use crate::diag::Span;
+use crate::types::TensorType;
 use std::collections::HashSet;
 use std::ops::{Add, Div, Mul, Neg, Not, Rem, Sub};
 
@@ -37,7 +38,7 @@ pub fn f(v: f64) -> E {
 }
 
 /// The zero of an accumulator of `dtype`: `0.0` for f32, `0` for the integer dtypes.
-pub fn zero(dtype: ekb_ir::DType) -> E {
+pub fn zero(dtype: crate::types::DType) -> E {
     if dtype.is_float() {
         f(0.0)
     } else {
@@ -329,7 +330,7 @@ impl Names {
     pub fn fresh(&mut self, base: &str) -> String {
         let mut name = base.to_string();
         let mut i = 1;
-        while self.used.contains(&name) || ekb_ir::l1::parse::KEYWORDS.contains(&name.as_str()) {
+        while self.used.contains(&name) || super::parse::KEYWORDS.contains(&name.as_str()) {
             name = format!("{base}{i}");
             i += 1;
         }
@@ -406,7 +407,7 @@ mod tests {
 
     #[test]
     fn wrap_nests_outermost_first_with_prologues() {
-        let y = Buf::new("y", TensorType::new(ekb_ir::DType::F32, [2, 3]));
+        let y = Buf::new("y", TensorType::new(crate::types::DType::F32, [2, 3]));
         let s = wrap(
             vec![
                 Header::new(LoopKind::Parallel, "i", int(0), int(2)),
