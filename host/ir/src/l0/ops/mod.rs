@@ -2,6 +2,14 @@
 //! in the fixed order the canonical form prints them), valid attribute ranges, and its shape and
 //! type rule.
 //!
+//! This module holds what every operator shares: the spec types, the table ([`SPECS`], put
+//! together from the families' tables) and its lookup, the resolution of a node's attributes
+//! against its spec (kinds, defaults, "did you mean"), arity, the context of a type rule
+//! ([`infer`] dispatches to the family's rule), and the shape helpers ([`check_numel`],
+//! [`normalise_axis`], [`broadcast`]). Each operator family has one file with its specs, how its
+//! operators are built from attributes and printed back, and its type rules: `elementwise.rs`,
+//! `reduce.rs`, `norm.rs`, `matmul.rs`, `spatial.rs` and `movement.rs`.
+//!
 //! Invariants kept here:
 //! - [`OP_NAMES`] lists every operator name once; [`SPECS`] has one entry per operator form
 //!   (`max`/`min` have a binary and a reduction form, told apart by their inputs and attributes).
@@ -10,11 +18,17 @@
 //! - [`infer`] never panics and never overflows: shapes are computed with checked arithmetic and
 //!   no tensor may have more than [`MAX_NUMEL`] elements.
 
+mod elementwise;
+mod matmul;
+mod movement;
+mod norm;
+mod reduce;
+mod spatial;
+
+pub use spatial::RESIZE_MAX;
+
 use crate::diag::{did_you_mean, Diagnostic, Span};
-use crate::l0::ast::{
-    BinaryOp, CompareOp, Conv2dAttrs, ConvTranspose2dAttrs, Op, PadMode, Pool2dAttrs, ReduceKind, ResizeMode,
-    UnaryOp,
-};
+use crate::l0::ast::{BinaryOp, CompareOp, Op, ReduceKind, UnaryOp};
 use crate::types::{fmt_float, DType, TensorType};
 use std::fmt;
 
@@ -248,182 +262,51 @@ const fn spec(name: &'static str, inputs: &'static [&'static str], attrs: &'stat
     OpSpec { name, inputs, attrs, is_reduction: false }
 }
 
-const fn reduction(name: &'static str) -> OpSpec {
-    OpSpec { name, inputs: X, attrs: REDUCE_ATTRS, is_reduction: true }
-}
-
-use AttrDefault as D;
-use AttrKind as K;
-
 const X: &[&str] = &["x"];
 const AB: &[&str] = &["a", "b"];
-const REDUCE_ATTRS: &[AttrSpec] = &[a("axes", K::Ints, D::Required), a("keepdims", K::Bool, D::Bool(false))];
-const POOL_ATTRS: &[AttrSpec] = &[
-    a("kernel", K::Ints, D::Required),
-    a("stride", K::Ints, D::Derived("the kernel")),
-    a("pad", K::Ints, D::Ints(&[0, 0, 0, 0])),
+
+/// The families' tables in the order of [`OP_NAMES`], the elementwise and movement ones in parts.
+const TABLES: &[&[OpSpec]] = &[
+    elementwise::ARITHMETIC,
+    reduce::SPECS,
+    norm::SPECS,
+    matmul::SPECS,
+    spatial::SPECS,
+    movement::LAYOUT,
+    elementwise::CAST_FULL_IOTA,
+    movement::EXPAND_GATHER,
+    elementwise::QUANTIZATION,
 ];
 
 /// Every operator form, in the order of [`OP_NAMES`] (with the reduction forms of `max` and
-/// `min` beside `sum` and `mean`).
-pub const SPECS: &[OpSpec] = &[
-    spec("relu", X, &[]),
-    spec("relu6", X, &[]),
-    spec("leaky_relu", X, &[a("alpha", K::Float, D::Float(0.01))]),
-    spec("gelu", X, &[a("approximate", K::Choice(&["none", "tanh"]), D::Ident("none"))]),
-    spec("silu", X, &[]),
-    spec("sigmoid", X, &[]),
-    spec("tanh", X, &[]),
-    spec("hardswish", X, &[]),
-    spec("hardsigmoid", X, &[]),
-    spec("softplus", X, &[a("beta", K::Float, D::Float(1.0)), a("threshold", K::Float, D::Float(20.0))]),
-    spec("elu", X, &[a("alpha", K::Float, D::Float(1.0))]),
-    spec("exp", X, &[]),
-    spec("log", X, &[]),
-    spec("sqrt", X, &[]),
-    spec("rsqrt", X, &[]),
-    spec("sin", X, &[]),
-    spec("cos", X, &[]),
-    spec("abs", X, &[]),
-    spec("neg", X, &[]),
-    spec(
-        "clip",
-        X,
-        &[a("min", K::Float, D::Float(f64::NEG_INFINITY)), a("max", K::Float, D::Float(f64::INFINITY))],
-    ),
-    spec("add", AB, &[]),
-    spec("sub", AB, &[]),
-    spec("mul", AB, &[]),
-    spec("div", AB, &[]),
-    spec("max", AB, &[]),
-    spec("min", AB, &[]),
-    spec("pow", AB, &[]),
-    spec("less", AB, &[]),
-    spec("less_equal", AB, &[]),
-    spec("greater", AB, &[]),
-    spec("greater_equal", AB, &[]),
-    spec("equal", AB, &[]),
-    spec("where", &["cond", "a", "b"], &[]),
-    reduction("sum"),
-    reduction("mean"),
-    reduction("max"),
-    reduction("min"),
-    spec("argmax", X, &[a("axis", K::Int, D::Required), a("keepdims", K::Bool, D::Bool(false))]),
-    spec("softmax", X, &[a("axis", K::Int, D::Int(-1))]),
-    spec("log_softmax", X, &[a("axis", K::Int, D::Int(-1))]),
-    spec(
-        "cumsum",
-        X,
-        &[
-            a("axis", K::Int, D::Required),
-            a("exclusive", K::Bool, D::Bool(false)),
-            a("reverse", K::Bool, D::Bool(false)),
-        ],
-    ),
-    spec("layer_norm", &["x", "weight", "bias"], &[a("eps", K::Float, D::Float(1e-5))]),
-    spec("rms_norm", &["x", "weight"], &[a("eps", K::Float, D::Float(1e-6))]),
-    spec("batch_norm", &["x", "gamma", "beta", "mean", "var"], &[a("eps", K::Float, D::Float(1e-5))]),
-    spec(
-        "group_norm",
-        &["x", "scale", "bias"],
-        &[a("groups", K::Int, D::Required), a("eps", K::Float, D::Float(1e-5))],
-    ),
-    spec(
-        "matmul",
-        AB,
-        &[a("transpose_a", K::Bool, D::Bool(false)), a("transpose_b", K::Bool, D::Bool(false))],
-    ),
-    spec("linear", &["x", "w", "b?"], &[]),
-    spec(
-        "conv2d",
-        &["x", "w", "b?"],
-        &[
-            a("stride", K::Ints, D::Ints(&[1, 1])),
-            a("pad", K::Ints, D::Ints(&[0, 0, 0, 0])),
-            a("dilation", K::Ints, D::Ints(&[1, 1])),
-            a("groups", K::Int, D::Int(1)),
-        ],
-    ),
-    spec(
-        "conv_transpose2d",
-        &["x", "w", "b?"],
-        &[
-            a("stride", K::Ints, D::Ints(&[1, 1])),
-            a("pad", K::Ints, D::Ints(&[0, 0, 0, 0])),
-            a("output_padding", K::Ints, D::Ints(&[0, 0])),
-            a("dilation", K::Ints, D::Ints(&[1, 1])),
-            a("groups", K::Int, D::Int(1)),
-        ],
-    ),
-    spec("max_pool2d", X, POOL_ATTRS),
-    spec(
-        "avg_pool2d",
-        X,
-        &[
-            a("kernel", K::Ints, D::Required),
-            a("stride", K::Ints, D::Derived("the kernel")),
-            a("pad", K::Ints, D::Ints(&[0, 0, 0, 0])),
-            a("count_include_pad", K::Bool, D::Bool(true)),
-        ],
-    ),
-    spec("global_avg_pool2d", X, &[]),
-    spec(
-        "resize",
-        X,
-        &[
-            a("size", K::Ints, D::Required),
-            a("mode", K::Choice(&["nearest", "bilinear"]), D::Ident("nearest")),
-            a("align_corners", K::Bool, D::Bool(false)),
-        ],
-    ),
-    spec("reshape", X, &[a("shape", K::Ints, D::Required)]),
-    spec("transpose", X, &[a("perm", K::Ints, D::Required)]),
-    spec("concat", &["xs..."], &[a("axis", K::Int, D::Required)]),
-    spec(
-        "slice",
-        X,
-        &[
-            a("axes", K::Ints, D::Required),
-            a("starts", K::Ints, D::Required),
-            a("ends", K::Ints, D::Required),
-            a("steps", K::Ints, D::Derived("1 for every axis")),
-        ],
-    ),
-    spec(
-        "pad",
-        X,
-        &[
-            a("pads", K::Ints, D::Required),
-            a("mode", K::Choice(&["constant", "reflect", "edge"]), D::Ident("constant")),
-            a("value", K::Float, D::Float(0.0)),
-        ],
-    ),
-    spec("cast", X, &[a("dtype", K::DType, D::Required)]),
-    spec(
-        "full",
-        &[],
-        &[
-            a("shape", K::Ints, D::Required),
-            a("value", K::Float, D::Required),
-            a("dtype", K::DType, D::Ident("f32")),
-        ],
-    ),
-    spec(
-        "iota",
-        &[],
-        &[
-            a("shape", K::Ints, D::Required),
-            a("axis", K::Int, D::Required),
-            a("dtype", K::DType, D::Ident("i32")),
-        ],
-    ),
-    spec("expand", X, &[a("shape", K::Ints, D::Required)]),
-    spec("gather", &["x", "indices"], &[a("axis", K::Int, D::Int(0))]),
-    spec("quantize_linear", X, QUANT_ATTRS),
-    spec("dequantize_linear", &["q"], QUANT_ATTRS),
-];
+/// `min` beside `sum` and `mean`): the families' tables one after another.
+pub const SPECS: &[OpSpec] = &concat::<{ count(TABLES) }>(TABLES);
 
-const QUANT_ATTRS: &[AttrSpec] = &[a("scale", K::Float, D::Required), a("zero_point", K::Int, D::Int(0))];
+/// The number of entries of `tables`.
+const fn count(tables: &[&[OpSpec]]) -> usize {
+    let (mut n, mut i) = (0, 0);
+    while i < tables.len() {
+        n += tables[i].len();
+        i += 1;
+    }
+    n
+}
+
+/// The entries of `tables` one after another (`N` of them).
+const fn concat<const N: usize>(tables: &[&[OpSpec]]) -> [OpSpec; N] {
+    let mut out = [tables[0][0]; N];
+    let (mut n, mut i) = (0, 0);
+    while i < tables.len() {
+        let mut j = 0;
+        while j < tables[i].len() {
+            out[n] = tables[i][j];
+            n += 1;
+            j += 1;
+        }
+        i += 1;
+    }
+    out
+}
 
 /// The spec of an operator form by name; `reduction` picks the reduction form of `max`/`min`.
 pub fn find_spec(name: &str, reduction: bool) -> Option<&'static OpSpec> {
@@ -519,113 +402,13 @@ impl Op {
     /// Every attribute with its value, in the canonical order, defaults included (`pad` prints
     /// `value` only in constant mode).
     pub fn attrs_for_print(&self) -> Vec<(&'static str, AttrValue)> {
-        use AttrValue as V;
-        let ints = |v: &[usize]| V::Ints(v.iter().map(|&x| x as i64).collect());
-        match self {
-            Op::Unary(u) => match *u {
-                UnaryOp::LeakyRelu { alpha } | UnaryOp::Elu { alpha } => vec![("alpha", V::Float(alpha))],
-                UnaryOp::Gelu { tanh } => {
-                    vec![("approximate", V::Ident(if tanh { "tanh" } else { "none" }.into()))]
-                }
-                UnaryOp::Softplus { beta, threshold } => {
-                    vec![("beta", V::Float(beta)), ("threshold", V::Float(threshold))]
-                }
-                UnaryOp::Clip { min, max } => vec![("min", V::Float(min)), ("max", V::Float(max))],
-                _ => vec![],
-            },
-            Op::Binary(_) | Op::Linear | Op::GlobalAvgPool2d | Op::Compare(_) | Op::Where => vec![],
-            Op::Reduce { axes, keepdims, .. } => {
-                vec![("axes", V::Ints(axes.clone())), ("keepdims", V::Bool(*keepdims))]
-            }
-            Op::ArgMax { axis, keepdims } => vec![("axis", V::Int(*axis)), ("keepdims", V::Bool(*keepdims))],
-            Op::Softmax { axis, .. } => vec![("axis", V::Int(*axis))],
-            Op::LayerNorm { eps } | Op::RmsNorm { eps } | Op::BatchNorm { eps } => {
-                vec![("eps", V::Float(*eps))]
-            }
-            Op::MatMul { transpose_a, transpose_b } => {
-                vec![("transpose_a", V::Bool(*transpose_a)), ("transpose_b", V::Bool(*transpose_b))]
-            }
-            Op::Conv2d(c) => vec![
-                ("stride", ints(&c.stride)),
-                ("pad", ints(&c.pad)),
-                ("dilation", ints(&c.dilation)),
-                ("groups", V::Int(c.groups as i64)),
-            ],
-            Op::MaxPool2d(p) => {
-                vec![("kernel", ints(&p.kernel)), ("stride", ints(&p.stride)), ("pad", ints(&p.pad))]
-            }
-            Op::AvgPool2d { pool: p, count_include_pad } => vec![
-                ("kernel", ints(&p.kernel)),
-                ("stride", ints(&p.stride)),
-                ("pad", ints(&p.pad)),
-                ("count_include_pad", V::Bool(*count_include_pad)),
-            ],
-            Op::Reshape { shape } => vec![("shape", V::Ints(shape.clone()))],
-            Op::Transpose { perm } => vec![("perm", ints(perm))],
-            Op::Concat { axis } => vec![("axis", V::Int(*axis))],
-            Op::Slice { axes, starts, ends, steps } => vec![
-                ("axes", V::Ints(axes.clone())),
-                ("starts", V::Ints(starts.clone())),
-                ("ends", V::Ints(ends.clone())),
-                ("steps", V::Ints(steps.clone())),
-            ],
-            Op::Pad { pads, mode } => {
-                let mut v = vec![("pads", ints(pads))];
-                match mode {
-                    PadMode::Constant(value) => {
-                        v.push(("mode", V::Ident("constant".into())));
-                        v.push(("value", V::Float(*value)));
-                    }
-                    PadMode::Reflect => v.push(("mode", V::Ident("reflect".into()))),
-                    PadMode::Edge => v.push(("mode", V::Ident("edge".into()))),
-                }
-                v
-            }
-            Op::Cast { dtype } => vec![("dtype", V::Ident(dtype.name().into()))],
-            Op::Full { ty, value } => vec![
-                ("shape", ints(&ty.shape)),
-                ("value", V::Float(*value)),
-                ("dtype", V::Ident(ty.dtype.name().into())),
-            ],
-            Op::Iota { ty, axis } => vec![
-                ("shape", ints(&ty.shape)),
-                ("axis", V::Int(*axis)),
-                ("dtype", V::Ident(ty.dtype.name().into())),
-            ],
-            Op::Expand { shape } => vec![("shape", ints(shape))],
-            Op::Gather { axis } => vec![("axis", V::Int(*axis))],
-            Op::CumSum { axis, exclusive, reverse } => vec![
-                ("axis", V::Int(*axis)),
-                ("exclusive", V::Bool(*exclusive)),
-                ("reverse", V::Bool(*reverse)),
-            ],
-            Op::GroupNorm { groups, eps } => {
-                vec![("groups", V::Int(*groups as i64)), ("eps", V::Float(*eps))]
-            }
-            Op::ConvTranspose2d(c) => vec![
-                ("stride", ints(&c.stride)),
-                ("pad", ints(&c.pad)),
-                ("output_padding", ints(&c.output_padding)),
-                ("dilation", ints(&c.dilation)),
-                ("groups", V::Int(c.groups as i64)),
-            ],
-            Op::Resize { size, mode, align_corners } => vec![
-                ("size", ints(size)),
-                (
-                    "mode",
-                    V::Ident(
-                        match mode {
-                            ResizeMode::Nearest => "nearest",
-                            ResizeMode::Bilinear => "bilinear",
-                        }
-                        .into(),
-                    ),
-                ),
-                ("align_corners", V::Bool(*align_corners)),
-            ],
-            Op::QuantizeLinear { scale, zero_point } | Op::DequantizeLinear { scale, zero_point } => {
-                vec![("scale", V::Float(*scale)), ("zero_point", V::Int(*zero_point))]
-            }
+        match family(self) {
+            Family::Elementwise => elementwise::attrs(self),
+            Family::Reduce => reduce::attrs(self),
+            Family::Norm => norm::attrs(self),
+            Family::MatMul => matmul::attrs(self),
+            Family::Spatial => spatial::attrs(self),
+            Family::Movement => movement::attrs(self),
         }
     }
 
@@ -651,6 +434,54 @@ impl Op {
         check_arity(spec, n_inputs, name_span)?;
         Ok(op)
     }
+}
+
+/// An operator family: the file with its specs, its builder, its attributes and its type rules.
+enum Family {
+    Elementwise,
+    Reduce,
+    Norm,
+    MatMul,
+    Spatial,
+    Movement,
+}
+
+/// The family `op` is of.
+fn family(op: &Op) -> Family {
+    match op {
+        Op::Unary(_)
+        | Op::Binary(_)
+        | Op::Compare(_)
+        | Op::Where
+        | Op::Cast { .. }
+        | Op::Full { .. }
+        | Op::Iota { .. }
+        | Op::QuantizeLinear { .. }
+        | Op::DequantizeLinear { .. } => Family::Elementwise,
+        Op::Reduce { .. } | Op::ArgMax { .. } | Op::Softmax { .. } | Op::CumSum { .. } => Family::Reduce,
+        Op::LayerNorm { .. } | Op::RmsNorm { .. } | Op::BatchNorm { .. } | Op::GroupNorm { .. } => {
+            Family::Norm
+        }
+        Op::MatMul { .. } | Op::Linear => Family::MatMul,
+        Op::Conv2d(_)
+        | Op::ConvTranspose2d(_)
+        | Op::MaxPool2d(_)
+        | Op::AvgPool2d { .. }
+        | Op::GlobalAvgPool2d
+        | Op::Resize { .. } => Family::Spatial,
+        Op::Reshape { .. }
+        | Op::Transpose { .. }
+        | Op::Concat { .. }
+        | Op::Slice { .. }
+        | Op::Pad { .. }
+        | Op::Expand { .. }
+        | Op::Gather { .. } => Family::Movement,
+    }
+}
+
+/// A list of sizes as an attribute value.
+fn ints(v: &[usize]) -> AttrValue {
+    AttrValue::Ints(v.iter().map(|&x| x as i64).collect())
 }
 
 fn reduce_name(kind: ReduceKind) -> &'static str {
@@ -904,280 +735,112 @@ fn check_kind(spec: &OpSpec, s: &AttrSpec, at: &Attr) -> Result<(), Diagnostic> 
     Err(d)
 }
 
+/// A family's builder: the operator `spec` names, built from its resolved attributes with their
+/// value ranges checked; `None` when `spec` is of another family.
+type Builder = fn(&'static OpSpec, &Resolved) -> Result<Option<Op>, Diagnostic>;
+
+const BUILDERS: [Builder; 6] =
+    [elementwise::build, reduce::build, norm::build, matmul::build, spatial::build, movement::build];
+
 /// Builds the `Op` from resolved attributes, checking value ranges.
 fn build(spec: &'static OpSpec, r: &Resolved) -> Result<Op, Diagnostic> {
-    let op = match spec.name {
-        "relu" => Op::Unary(UnaryOp::Relu),
-        "relu6" => Op::Unary(UnaryOp::Relu6),
-        "leaky_relu" => Op::Unary(UnaryOp::LeakyRelu { alpha: r.finite("alpha")?.0 }),
-        "gelu" => Op::Unary(UnaryOp::Gelu { tanh: r.ident("approximate") == "tanh" }),
-        "silu" => Op::Unary(UnaryOp::Silu),
-        "sigmoid" => Op::Unary(UnaryOp::Sigmoid),
-        "tanh" => Op::Unary(UnaryOp::Tanh),
-        "hardswish" => Op::Unary(UnaryOp::HardSwish),
-        "hardsigmoid" => Op::Unary(UnaryOp::HardSigmoid),
-        "softplus" => {
-            let (beta, span) = r.finite("beta")?;
-            if beta <= 0.0 {
-                return Err(r.err("beta", span, format!("must be > 0, found {}", fmt_float(beta))));
-            }
-            Op::Unary(UnaryOp::Softplus { beta, threshold: r.finite("threshold")?.0 })
+    for build in BUILDERS {
+        if let Some(op) = build(spec, r)? {
+            return Ok(op);
         }
-        "elu" => Op::Unary(UnaryOp::Elu { alpha: r.finite("alpha")?.0 }),
-        "exp" => Op::Unary(UnaryOp::Exp),
-        "log" => Op::Unary(UnaryOp::Log),
-        "sqrt" => Op::Unary(UnaryOp::Sqrt),
-        "rsqrt" => Op::Unary(UnaryOp::Rsqrt),
-        "sin" => Op::Unary(UnaryOp::Sin),
-        "cos" => Op::Unary(UnaryOp::Cos),
-        "abs" => Op::Unary(UnaryOp::Abs),
-        "neg" => Op::Unary(UnaryOp::Neg),
-        "clip" => {
-            let (min, _) = r.float("min")?;
-            let (max, span) = r.float("max")?;
-            if min > max {
-                return Err(r.err(
-                    "max",
-                    span,
-                    format!("must be >= `min`, found min={} > max={}", fmt_float(min), fmt_float(max)),
-                ));
-            }
-            Op::Unary(UnaryOp::Clip { min, max })
+    }
+    unreachable!("operator `{}` has a spec but no builder", spec.name)
+}
+
+/// The dtypes of an f32 operand, and of an operand that may also be i32.
+const F: &[DType] = &[DType::F32];
+const FI: &[DType] = &[DType::F32, DType::I32];
+
+/// What a type rule reads: the operator's spec (its input names, for messages), the input types
+/// and where to point (the operator name).
+struct Rule<'a> {
+    spec: &'static OpSpec,
+    inputs: &'a [&'a TensorType],
+    span: Span,
+}
+
+impl Rule<'_> {
+    /// `NAME: msg`, at the operator.
+    fn err(&self, msg: String) -> Diagnostic {
+        Diagnostic::error(format!("{}: {msg}", self.spec.name)).at(self.span)
+    }
+
+    /// Input `i` has one of the `allowed` dtypes.
+    fn want(&self, i: usize, allowed: &[DType]) -> Result<(), Diagnostic> {
+        let t = self.inputs[i];
+        if allowed.contains(&t.dtype) {
+            return Ok(());
         }
-        "add" => Op::Binary(BinaryOp::Add),
-        "sub" => Op::Binary(BinaryOp::Sub),
-        "mul" => Op::Binary(BinaryOp::Mul),
-        "div" => Op::Binary(BinaryOp::Div),
-        "max" if !spec.is_reduction => Op::Binary(BinaryOp::Max),
-        "min" if !spec.is_reduction => Op::Binary(BinaryOp::Min),
-        "pow" => Op::Binary(BinaryOp::Pow),
-        "less" => Op::Compare(CompareOp::Less),
-        "less_equal" => Op::Compare(CompareOp::LessEqual),
-        "greater" => Op::Compare(CompareOp::Greater),
-        "greater_equal" => Op::Compare(CompareOp::GreaterEqual),
-        "equal" => Op::Compare(CompareOp::Equal),
-        "where" => Op::Where,
-        "sum" | "mean" | "max" | "min" => {
-            let kind = match spec.name {
-                "sum" => ReduceKind::Sum,
-                "mean" => ReduceKind::Mean,
-                "max" => ReduceKind::Max,
-                _ => ReduceKind::Min,
-            };
-            let (axes, span) = r.ints("axes").unwrap_or_default();
-            if axes.is_empty() {
-                return Err(r.err("axes", span, "must list at least one axis"));
-            }
-            Op::Reduce { kind, axes, keepdims: r.bool("keepdims") }
+        let names: Vec<&str> = allowed.iter().map(|d| d.name()).collect();
+        let d = self
+            .err(format!(
+                "input `{}` has dtype {}, expected {}",
+                self.spec.input_name(i),
+                t.dtype,
+                names.join(" or ")
+            ))
+            .with_expected(names.join(" or "));
+        if t.dtype == DType::F16 && allowed.contains(&DType::F32) {
+            // f16 is a storage type: arithmetic is written on f32 values.
+            return Err(d.with_hint(format!(
+                "f16 is a storage type: `cast` `{}` to f32 first (`cast(x, dtype=f32)`), and the result back to f16",
+                self.spec.input_name(i)
+            )));
         }
-        "argmax" => Op::ArgMax { axis: r.int("axis"), keepdims: r.bool("keepdims") },
-        "softmax" => Op::Softmax { axis: r.int("axis"), log: false },
-        "log_softmax" => Op::Softmax { axis: r.int("axis"), log: true },
-        "cumsum" => {
-            Op::CumSum { axis: r.int("axis"), exclusive: r.bool("exclusive"), reverse: r.bool("reverse") }
-        }
-        "layer_norm" | "rms_norm" | "batch_norm" | "group_norm" => {
-            let (eps, span) = r.finite("eps")?;
-            if eps < 0.0 {
-                return Err(r.err("eps", span, format!("must be >= 0, found {}", fmt_float(eps))));
+        Err(d)
+    }
+
+    /// `axis` of a tensor of rank `rank` counted from the front (`what` names it in messages).
+    fn axis(&self, axis: i64, rank: usize, what: &str) -> Result<usize, Diagnostic> {
+        normalise_axis(axis, rank).ok_or_else(|| {
+            self.err(format!("{what} {axis} is out of range for rank {rank}")).with_expected(axis_range(rank))
+        })
+    }
+
+    /// The dtype of a product (`matmul`, `linear`, `conv2d`): f32 operands give f32; i8 operands
+    /// give their exact i32 sums (zero points 0, as ONNX `MatMulInteger`/`ConvInteger` without
+    /// them), and then a bias, if any, is i32 too.
+    fn product(&self) -> Result<DType, Diagnostic> {
+        let (x, w) = (self.inputs[0].dtype, self.inputs[1].dtype);
+        let (xn, wn) = (self.spec.input_name(0), self.spec.input_name(1));
+        let out = match (x, w) {
+            (DType::F32, DType::F32) => DType::F32,
+            (DType::I8, DType::I8) => DType::I32,
+            _ if x == w => {
+                return Err(self
+                    .err(format!("inputs `{xn}` and `{wn}` have dtype {x}, expected f32 or i8"))
+                    .with_expected("f32 operands, or i8 operands (whose product is i32)")
+                    .with_hint("cast i32 values to f32, or narrow quantized values to i8"))
             }
-            match spec.name {
-                "layer_norm" => Op::LayerNorm { eps },
-                "rms_norm" => Op::RmsNorm { eps },
-                "batch_norm" => Op::BatchNorm { eps },
-                _ => Op::GroupNorm { groups: r.groups()?, eps },
+            _ => {
+                return Err(self
+                    .err(format!(
+                        "inputs `{xn}` ({x}) and `{wn}` ({w}) have different dtypes; both must be f32, or both i8"
+                    ))
+                    .with_hint(
+                        "dequantize the i8 operand (`dequantize_linear` or `cast`), or quantize the f32 one \
+                         (`quantize_linear`)",
+                    ))
             }
-        }
-        "matmul" => Op::MatMul { transpose_a: r.bool("transpose_a"), transpose_b: r.bool("transpose_b") },
-        "linear" => Op::Linear,
-        "conv2d" => Op::Conv2d(Conv2dAttrs {
-            stride: r.sizes("stride", 1)?.unwrap_or([1, 1]),
-            pad: r.sizes("pad", 0)?.unwrap_or([0; 4]),
-            dilation: r.sizes("dilation", 1)?.unwrap_or([1, 1]),
-            groups: r.groups()?,
-        }),
-        "conv_transpose2d" => {
-            let stride = r.sizes("stride", 1)?.unwrap_or([1, 1]);
-            let dilation = r.sizes("dilation", 1)?.unwrap_or([1, 1]);
-            let output_padding = r.sizes("output_padding", 0)?.unwrap_or([0, 0]);
-            for (i, axis) in ["height", "width"].into_iter().enumerate() {
-                if output_padding[i] >= stride[i].max(dilation[i]) {
-                    let span = r.get("output_padding").map_or(r.span, |g| g.1);
-                    return Err(r
-                        .err(
-                            "output_padding",
-                            span,
-                            format!(
-                                "{} (the {axis}) must be smaller than the stride {} or the dilation {}",
-                                output_padding[i], stride[i], dilation[i]
-                            ),
-                        )
-                        .with_expected(format!(
-                            "output_padding < max(stride, dilation) = {}",
-                            stride[i].max(dilation[i])
-                        )));
-                }
-            }
-            Op::ConvTranspose2d(ConvTranspose2dAttrs {
-                stride,
-                pad: r.sizes("pad", 0)?.unwrap_or([0; 4]),
-                output_padding,
-                dilation,
-                groups: r.groups()?,
-            })
-        }
-        "max_pool2d" | "avg_pool2d" => {
-            let kernel = r.sizes("kernel", 1)?.unwrap_or([1, 1]);
-            let pool = Pool2dAttrs {
-                kernel,
-                stride: r.sizes("stride", 1)?.unwrap_or(kernel),
-                pad: r.sizes("pad", 0)?.unwrap_or([0; 4]),
-            };
-            if spec.name == "max_pool2d" {
-                Op::MaxPool2d(pool)
-            } else {
-                Op::AvgPool2d { pool, count_include_pad: r.bool("count_include_pad") }
+        };
+        if let Some(b) = self.inputs.get(2) {
+            if b.dtype != out {
+                return Err(self
+                    .err(format!(
+                        "the bias `{}` has dtype {}, expected {out} ({x} operands accumulate in {out})",
+                        self.spec.input_name(2),
+                        b.dtype
+                    ))
+                    .with_expected(out.name()));
             }
         }
-        "global_avg_pool2d" => Op::GlobalAvgPool2d,
-        "resize" => {
-            let size = r.sizes("size", 1)?.unwrap_or([1, 1]);
-            let mode = if r.ident("mode") == "bilinear" { ResizeMode::Bilinear } else { ResizeMode::Nearest };
-            let align_corners = r.bool("align_corners");
-            if align_corners && mode == ResizeMode::Nearest {
-                let span = r.get("align_corners").map_or(r.span, |g| g.1);
-                return Err(r
-                    .err("align_corners", span, "applies only to `mode=bilinear`")
-                    .with_hint("remove `align_corners=true` or use `mode=bilinear`"));
-            }
-            Op::Resize { size, mode, align_corners }
-        }
-        "reshape" => {
-            let (shape, span) = r.ints("shape").unwrap_or_default();
-            for &d in &shape {
-                if d != -1 {
-                    r.size("shape", d, 1, span)
-                        .map_err(|e| e.with_note("use -1 for one inferred dimension"))?;
-                }
-            }
-            if shape.iter().filter(|&&d| d == -1).count() > 1 {
-                return Err(r.err("shape", span, "may contain at most one -1"));
-            }
-            Op::Reshape { shape }
-        }
-        "transpose" => {
-            let (perm, span) = r.ints("perm").unwrap_or_default();
-            let mut out = Vec::with_capacity(perm.len());
-            for (i, &p) in perm.iter().enumerate() {
-                let p = r.size("perm", p, 0, span)?;
-                if out.contains(&p) {
-                    return Err(r.err(
-                        "perm",
-                        span,
-                        format!("must be a permutation, but {p} appears twice (again at position {i})"),
-                    ));
-                }
-                out.push(p);
-            }
-            Op::Transpose { perm: out }
-        }
-        "concat" => Op::Concat { axis: r.int("axis") },
-        "slice" => {
-            let (axes, span) = r.ints("axes").unwrap_or_default();
-            let (starts, starts_span) = r.ints("starts").unwrap_or_default();
-            let (ends, ends_span) = r.ints("ends").unwrap_or_default();
-            let steps = match r.ints("steps") {
-                Some((steps, steps_span)) => {
-                    if steps.len() != axes.len() {
-                        return Err(r.err(
-                            "steps",
-                            steps_span,
-                            format!("has {} entries but `axes` has {}", steps.len(), axes.len()),
-                        ));
-                    }
-                    if let Some(s) = steps.iter().find(|&&s| s < 1) {
-                        return Err(r.err("steps", steps_span, format!("entries must be >= 1, found {s}")));
-                    }
-                    steps
-                }
-                None => vec![1; axes.len()],
-            };
-            if axes.is_empty() {
-                return Err(r.err("axes", span, "must list at least one axis"));
-            }
-            for (what, v, s) in [("starts", &starts, starts_span), ("ends", &ends, ends_span)] {
-                if v.len() != axes.len() {
-                    return Err(r.err(
-                        what,
-                        s,
-                        format!("has {} entries but `axes` has {}", v.len(), axes.len()),
-                    ));
-                }
-            }
-            Op::Slice { axes, starts, ends, steps }
-        }
-        "pad" => {
-            let (pads, span) = r.ints("pads").unwrap_or_default();
-            let pads = pads.iter().map(|&p| r.size("pads", p, 0, span)).collect::<Result<Vec<_>, _>>()?;
-            let mode = match r.ident("mode").as_str() {
-                "reflect" => PadMode::Reflect,
-                "edge" => PadMode::Edge,
-                _ => PadMode::Constant(r.float("value")?.0),
-            };
-            if !matches!(mode, PadMode::Constant(_)) && r.is_given("value") {
-                let span = r.get("value").map_or(r.span, |v| v.1);
-                return Err(r
-                    .err("value", span, "applies only to `mode=constant`")
-                    .with_hint("remove `value=...` or use `mode=constant`"));
-            }
-            Op::Pad { pads, mode }
-        }
-        "cast" => Op::Cast { dtype: r.dtype("dtype") },
-        "full" => {
-            let (shape, span) = r.ints("shape").unwrap_or_default();
-            let shape = shape.iter().map(|&d| r.size("shape", d, 0, span)).collect::<Result<Vec<_>, _>>()?;
-            Op::Full { ty: TensorType::new(r.dtype("dtype"), shape), value: r.float("value")?.0 }
-        }
-        "iota" => {
-            let (shape, span) = r.ints("shape").unwrap_or_default();
-            let shape = shape.iter().map(|&d| r.size("shape", d, 0, span)).collect::<Result<Vec<_>, _>>()?;
-            Op::Iota { ty: TensorType::new(r.dtype("dtype"), shape), axis: r.int("axis") }
-        }
-        "expand" => {
-            let (shape, span) = r.ints("shape").unwrap_or_default();
-            let shape = shape.iter().map(|&d| r.size("shape", d, 0, span)).collect::<Result<Vec<_>, _>>()?;
-            Op::Expand { shape }
-        }
-        "gather" => Op::Gather { axis: r.int("axis") },
-        "quantize_linear" | "dequantize_linear" => {
-            let (scale, span) = r.finite("scale")?;
-            // The scale is used as the nearest f32: it must be a positive normal f32 there.
-            let s32 = scale as f32;
-            if !(s32.is_normal() && s32 > 0.0) {
-                return Err(r
-                    .err("scale", span, format!("must be a positive normal f32, found {}", fmt_float(scale)))
-                    .with_expected(format!(
-                        "{} <= scale <= {} (the positive normal f32 range)",
-                        fmt_float(f64::from(f32::MIN_POSITIVE)),
-                        fmt_float(f64::from(f32::MAX))
-                    )));
-            }
-            let zero_point = r.int("zero_point");
-            if !(-128..=127).contains(&zero_point) {
-                let span = r.get("zero_point").map_or(r.span, |g| g.1);
-                return Err(r
-                    .err("zero_point", span, format!("must be an i8, found {zero_point}"))
-                    .with_expected("-128 <= zero_point <= 127"));
-            }
-            if spec.name == "quantize_linear" {
-                Op::QuantizeLinear { scale, zero_point }
-            } else {
-                Op::DequantizeLinear { scale, zero_point }
-            }
-        }
-        other => unreachable!("operator `{other}` has a spec but no builder"),
-    };
-    Ok(op)
+        Ok(out)
+    }
 }
 
 /// The result type of `op` applied to inputs of these types, or one diagnostic naming the first
@@ -1185,652 +848,17 @@ fn build(spec: &'static OpSpec, r: &Resolved) -> Result<Op, Diagnostic> {
 pub fn infer(op: &Op, inputs: &[&TensorType], span: Span) -> Result<TensorType, Diagnostic> {
     let spec = op.spec();
     check_arity(spec, inputs.len(), span)?;
-    let name = spec.name;
-    let err = |msg: String| Diagnostic::error(format!("{name}: {msg}")).at(span);
-    let want = |i: usize, allowed: &[DType]| -> Result<(), Diagnostic> {
-        let t = inputs[i];
-        if allowed.contains(&t.dtype) {
-            return Ok(());
-        }
-        let names: Vec<&str> = allowed.iter().map(|d| d.name()).collect();
-        let d = err(format!(
-            "input `{}` has dtype {}, expected {}",
-            spec.input_name(i),
-            t.dtype,
-            names.join(" or ")
-        ))
-        .with_expected(names.join(" or "));
-        if t.dtype == DType::F16 && allowed.contains(&DType::F32) {
-            // f16 is a storage type: arithmetic is written on f32 values.
-            return Err(d.with_hint(format!(
-                "f16 is a storage type: `cast` `{}` to f32 first (`cast(x, dtype=f32)`), and the result back to f16",
-                spec.input_name(i)
-            )));
-        }
-        Err(d)
-    };
-    let axis = |axis: i64, rank: usize, what: &str| -> Result<usize, Diagnostic> {
-        normalise_axis(axis, rank).ok_or_else(|| {
-            err(format!("{what} {axis} is out of range for rank {rank}")).with_expected(axis_range(rank))
-        })
-    };
-    const F: &[DType] = &[DType::F32];
-    const FI: &[DType] = &[DType::F32, DType::I32];
-    // The dtype of a product (`matmul`, `linear`, `conv2d`): f32 operands give f32; i8 operands
-    // give their exact i32 sums (zero points 0, as ONNX `MatMulInteger`/`ConvInteger` without
-    // them), and then a bias, if any, is i32 too.
-    let product = || -> Result<DType, Diagnostic> {
-        let (x, w) = (inputs[0].dtype, inputs[1].dtype);
-        let (xn, wn) = (spec.input_name(0), spec.input_name(1));
-        let out = match (x, w) {
-            (DType::F32, DType::F32) => DType::F32,
-            (DType::I8, DType::I8) => DType::I32,
-            _ if x == w => {
-                return Err(err(format!("inputs `{xn}` and `{wn}` have dtype {x}, expected f32 or i8"))
-                    .with_expected("f32 operands, or i8 operands (whose product is i32)")
-                    .with_hint("cast i32 values to f32, or narrow quantized values to i8"))
-            }
-            _ => {
-                return Err(err(format!(
-                    "inputs `{xn}` ({x}) and `{wn}` ({w}) have different dtypes; both must be f32, or both i8"
-                ))
-                .with_hint(
-                    "dequantize the i8 operand (`dequantize_linear` or `cast`), or quantize the f32 one \
-                     (`quantize_linear`)",
-                ))
-            }
-        };
-        if let Some(b) = inputs.get(2) {
-            if b.dtype != out {
-                return Err(err(format!(
-                    "the bias `{}` has dtype {}, expected {out} ({x} operands accumulate in {out})",
-                    spec.input_name(2),
-                    b.dtype
-                ))
-                .with_expected(out.name()));
-            }
-        }
-        Ok(out)
-    };
-
-    let out = match op {
-        Op::Unary(u) => {
-            let int_ok = matches!(u, UnaryOp::Relu | UnaryOp::Abs | UnaryOp::Neg | UnaryOp::Clip { .. });
-            want(0, if int_ok { FI } else { F })?;
-            if let (UnaryOp::Clip { min, max }, DType::I32) = (u, inputs[0].dtype) {
-                for (what, v) in [("min", min), ("max", max)] {
-                    if v.is_finite() && v.fract() != 0.0 {
-                        return Err(err(format!(
-                            "`{what}` = {} is not an integer, but the input is i32",
-                            fmt_float(*v)
-                        )));
-                    }
-                }
-            }
-            inputs[0].clone()
-        }
-        Op::Binary(b) => {
-            want(0, if *b == BinaryOp::Pow { F } else { FI })?;
-            if inputs[1].dtype != inputs[0].dtype {
-                return Err(err(format!(
-                    "inputs have different dtypes ({} and {}); insert a `cast`",
-                    inputs[0].dtype, inputs[1].dtype
-                )));
-            }
-            let shape = broadcast(&inputs[0].shape, &inputs[1].shape).map_err(|m| {
-                err(format!("shapes {} and {} {m}", shape_str(&inputs[0].shape), shape_str(&inputs[1].shape)))
-            })?;
-            TensorType::new(inputs[0].dtype, shape)
-        }
-        Op::Reduce { kind, axes, keepdims } => {
-            want(0, if *kind == ReduceKind::Mean { F } else { FI })?;
-            let x = inputs[0];
-            let mut seen = vec![false; x.rank()];
-            for &ax in axes {
-                let a = axis(ax, x.rank(), "axis")?;
-                if seen[a] {
-                    return Err(err(format!("axis {ax} is listed twice in `axes` (it is axis {a})")));
-                }
-                if x.shape[a] == 0 && matches!(kind, ReduceKind::Max | ReduceKind::Min) {
-                    return Err(err(format!("axis {ax} has size 0, so there is no {name}imum")));
-                }
-                seen[a] = true;
-            }
-            let shape = x
-                .shape
-                .iter()
-                .zip(&seen)
-                .filter_map(|(&d, &s)| match (s, keepdims) {
-                    (false, _) => Some(d),
-                    (true, true) => Some(1),
-                    (true, false) => None,
-                })
-                .collect::<Vec<_>>();
-            TensorType::new(x.dtype, shape)
-        }
-        Op::ArgMax { axis: ax, keepdims } => {
-            want(0, FI)?;
-            let x = inputs[0];
-            let a = axis(*ax, x.rank(), "axis")?;
-            if x.shape[a] == 0 {
-                return Err(err(format!("axis {ax} has size 0, so there is no maximum")));
-            }
-            let mut shape = x.shape.clone();
-            if *keepdims {
-                shape[a] = 1;
-            } else {
-                shape.remove(a);
-            }
-            TensorType::new(DType::I32, shape)
-        }
-        Op::Softmax { axis: ax, .. } => {
-            want(0, F)?;
-            axis(*ax, inputs[0].rank(), "axis")?;
-            inputs[0].clone()
-        }
-        Op::LayerNorm { .. } | Op::RmsNorm { .. } => {
-            for i in 0..inputs.len() {
-                want(i, F)?;
-            }
-            let (x, w) = (inputs[0], inputs[1]);
-            let k = w.rank();
-            if k == 0 || k > x.rank() {
-                return Err(err(format!(
-                    "weight has rank {k}, expected 1 to {} (the trailing dims of x to normalise over)",
-                    x.rank()
-                )));
-            }
-            let tail = &x.shape[x.rank() - k..];
-            if w.shape != tail {
-                return Err(err(format!(
-                    "weight has shape {} but the last {k} dims of x are {}",
-                    shape_str(&w.shape),
-                    shape_str(tail)
-                )));
-            }
-            if let Some(b) = inputs.get(2) {
-                if b.shape != w.shape {
-                    return Err(err(format!(
-                        "bias has shape {} but weight has shape {}",
-                        shape_str(&b.shape),
-                        shape_str(&w.shape)
-                    )));
-                }
-            }
-            x.clone()
-        }
-        Op::BatchNorm { .. } => {
-            for i in 0..inputs.len() {
-                want(i, F)?;
-            }
-            let x = inputs[0];
-            if x.rank() < 2 {
-                return Err(err(format!(
-                    "x has rank {}, expected at least 2 (channels on axis 1)",
-                    x.rank()
-                )));
-            }
-            for (i, p) in inputs.iter().enumerate().skip(1) {
-                if p.shape != [x.shape[1]] {
-                    return Err(err(format!(
-                        "`{}` has shape {} but x has {} channels, expected [{}]",
-                        spec.input_name(i),
-                        shape_str(&p.shape),
-                        x.shape[1],
-                        x.shape[1]
-                    )));
-                }
-            }
-            x.clone()
-        }
-        Op::MatMul { transpose_a, transpose_b } => {
-            let dtype = product()?;
-            let (a, b) = (inputs[0], inputs[1]);
-            for (n, t) in [("a", a), ("b", b)] {
-                if t.rank() < 2 {
-                    return Err(err(format!("`{n}` has rank {}, expected at least 2", t.rank())));
-                }
-            }
-            let last2 = |t: &TensorType, tr: bool| {
-                let (r, c) = (t.shape[t.rank() - 2], t.shape[t.rank() - 1]);
-                if tr {
-                    (c, r)
-                } else {
-                    (r, c)
-                }
-            };
-            let (m, k) = last2(a, *transpose_a);
-            let (k2, n) = last2(b, *transpose_b);
-            if k != k2 {
-                return Err(err(format!(
-                    "inner dimensions differ: a is [..,{m},{k}] and b is [..,{k2},{n}] (after transposes)"
-                )));
-            }
-            let mut shape = broadcast(&a.shape[..a.rank() - 2], &b.shape[..b.rank() - 2])
-                .map_err(|m| err(format!("batch dimensions {m}")))?;
-            shape.extend([m, n]);
-            TensorType::new(dtype, shape)
-        }
-        Op::Linear => {
-            let dtype = product()?;
-            let (x, w) = (inputs[0], inputs[1]);
-            if x.rank() < 1 {
-                return Err(err("x is a scalar, expected rank >= 1".into()));
-            }
-            if w.rank() != 2 {
-                return Err(err(format!("w has rank {}, expected 2 ([out, in])", w.rank())));
-            }
-            let inner = x.shape[x.rank() - 1];
-            if w.shape[1] != inner {
-                return Err(err(format!(
-                    "x has {inner} input features but w has shape {} (expected [out, {inner}])",
-                    shape_str(&w.shape)
-                )));
-            }
-            if let Some(b) = inputs.get(2) {
-                if b.shape != [w.shape[0]] {
-                    return Err(err(format!(
-                        "b has shape {}, expected [{}]",
-                        shape_str(&b.shape),
-                        w.shape[0]
-                    )));
-                }
-            }
-            let mut shape = x.shape.clone();
-            *shape.last_mut().expect("rank >= 1") = w.shape[0];
-            TensorType::new(dtype, shape)
-        }
-        Op::Conv2d(c) => {
-            let dtype = product()?;
-            let (x, w) = (inputs[0], inputs[1]);
-            for (n, t) in [("x", x), ("w", w)] {
-                if t.rank() != 4 {
-                    return Err(err(format!(
-                        "`{n}` has rank {}, expected 4 ({})",
-                        t.rank(),
-                        if n == "x" { "[N,C,H,W]" } else { "[OC,C/groups,KH,KW]" }
-                    )));
-                }
-            }
-            let ch = x.shape[1];
-            let expect_ch = w.shape[1].checked_mul(c.groups);
-            if expect_ch != Some(ch) {
-                return Err(err(format!(
-                    "input has {ch} channels but weight expects {} (= w.shape[1] * groups)",
-                    expect_ch.map_or("too many".to_string(), |e| e.to_string())
-                )));
-            }
-            let oc = w.shape[0];
-            if oc % c.groups != 0 {
-                return Err(err(format!(
-                    "output channels {oc} (w.shape[0]) are not divisible by groups={}",
-                    c.groups
-                )));
-            }
-            if let Some(b) = inputs.get(2) {
-                if b.shape != [oc] {
-                    return Err(err(format!("b has shape {}, expected [{oc}]", shape_str(&b.shape))));
-                }
-            }
-            let mut out = vec![x.shape[0], oc];
-            for (i, dim) in ["height", "width"].into_iter().enumerate() {
-                let size = x.shape[2 + i];
-                let k = w.shape[2 + i];
-                let dil = c.dilation[i];
-                let ek = k.checked_sub(1).and_then(|k1| k1.checked_mul(dil)).map(|e| e + 1);
-                let padded = size + c.pad[i] + c.pad[i + 2];
-                match ek {
-                    Some(ek) if k > 0 && ek <= padded => out.push((padded - ek) / c.stride[i] + 1),
-                    _ => {
-                        return Err(err(format!(
-                        "the kernel {dim} {k} (dilation {dil}) does not fit the padded input {dim} {padded}"
-                    )))
-                    }
-                }
-            }
-            TensorType::new(dtype, out)
-        }
-        Op::MaxPool2d(p) | Op::AvgPool2d { pool: p, .. } => {
-            want(0, F)?;
-            let x = inputs[0];
-            if x.rank() != 4 {
-                return Err(err(format!("x has rank {}, expected 4 ([N,C,H,W])", x.rank())));
-            }
-            let mut out = vec![x.shape[0], x.shape[1]];
-            for (i, dim) in ["height", "width"].into_iter().enumerate() {
-                let k = p.kernel[i];
-                for (side, pad) in [(["top", "left"][i], p.pad[i]), (["bottom", "right"][i], p.pad[i + 2])] {
-                    if pad > k / 2 {
-                        return Err(err(format!("pad {side} {pad} is more than half the kernel {dim} {k}"))
-                            .with_expected(format!("pad <= {} (kernel / 2)", k / 2)));
-                    }
-                }
-                let padded = x.shape[2 + i] + p.pad[i] + p.pad[i + 2];
-                if k > padded {
-                    return Err(err(format!(
-                        "the kernel {dim} {k} is larger than the padded input {dim} {padded}"
-                    )));
-                }
-                out.push((padded - k) / p.stride[i] + 1);
-            }
-            TensorType::new(DType::F32, out)
-        }
-        Op::GlobalAvgPool2d => {
-            want(0, F)?;
-            let x = inputs[0];
-            if x.rank() != 4 {
-                return Err(err(format!("x has rank {}, expected 4 ([N,C,H,W])", x.rank())));
-            }
-            TensorType::new(DType::F32, [x.shape[0], x.shape[1], 1, 1])
-        }
-        Op::Reshape { shape } => {
-            let x = inputs[0];
-            let known: Option<usize> =
-                shape.iter().filter(|&&d| d != -1).try_fold(1usize, |acc, &d| acc.checked_mul(d as usize));
-            let n = x.numel();
-            let mut out = Vec::with_capacity(shape.len());
-            let has_hole = shape.contains(&-1);
-            match known {
-                Some(k) if has_hole && k > 0 && n.is_multiple_of(k) => {
-                    out.extend(shape.iter().map(|&d| if d == -1 { n / k } else { d as usize }))
-                }
-                Some(k) if !has_hole && k == n => out.extend(shape.iter().map(|&d| d as usize)),
-                _ => {
-                    return Err(err(format!(
-                        "cannot reshape {} ({n} elements) to {}",
-                        shape_str(&x.shape),
-                        AttrValue::Ints(shape.clone())
-                    )))
-                }
-            }
-            TensorType::new(x.dtype, out)
-        }
-        Op::Transpose { perm } => {
-            let x = inputs[0];
-            if perm.len() != x.rank() {
-                return Err(err(format!("`perm` has {} entries but x has rank {}", perm.len(), x.rank())));
-            }
-            if let Some(p) = perm.iter().find(|&&p| p >= x.rank()) {
-                return Err(err(format!("`perm` entry {p} is out of range for rank {}", x.rank())));
-            }
-            TensorType::new(x.dtype, perm.iter().map(|&p| x.shape[p]).collect::<Vec<_>>())
-        }
-        Op::Concat { axis: ax } => {
-            let first = inputs[0];
-            let a = axis(*ax, first.rank(), "axis")?;
-            let mut total = 0usize;
-            for (i, t) in inputs.iter().enumerate() {
-                if t.dtype != first.dtype {
-                    return Err(err(format!(
-                        "input {i} has dtype {} but input 0 has {}",
-                        t.dtype, first.dtype
-                    )));
-                }
-                let same_others = t.rank() == first.rank()
-                    && t.shape.iter().zip(&first.shape).enumerate().all(|(j, (p, q))| j == a || p == q);
-                if !same_others {
-                    return Err(err(format!(
-                        "input {i} has shape {} but input 0 has {}; all dims except axis {a} must be equal",
-                        shape_str(&t.shape),
-                        shape_str(&first.shape)
-                    )));
-                }
-                total = total.saturating_add(t.shape[a]);
-            }
-            let mut shape = first.shape.clone();
-            shape[a] = total;
-            TensorType::new(first.dtype, shape)
-        }
-        Op::Slice { axes, starts, ends, steps } => {
-            let x = inputs[0];
-            let mut shape = x.shape.clone();
-            let mut seen = vec![false; x.rank()];
-            for (((&ax, &start), &end), &step) in axes.iter().zip(starts).zip(ends).zip(steps) {
-                let a = axis(ax, x.rank(), "axis")?;
-                if seen[a] {
-                    return Err(err(format!("axis {ax} is listed twice in `axes` (it is axis {a})")));
-                }
-                seen[a] = true;
-                let dim = x.shape[a] as i64;
-                let clamp = |v: i64| if v < 0 { v.saturating_add(dim) } else { v }.clamp(0, dim);
-                let (s, e) = (clamp(start), clamp(end));
-                let len = (e - s).max(0);
-                let step = step.max(1);
-                shape[a] = (len / step + i64::from(len % step != 0)) as usize;
-            }
-            TensorType::new(x.dtype, shape)
-        }
-        Op::Pad { pads, mode } => {
-            let x = inputs[0];
-            let r = x.rank();
-            if pads.len() != 2 * r {
-                return Err(err(format!(
-                    "`pads` has {} entries, expected {} (all begins, then all ends, for rank {r})",
-                    pads.len(),
-                    2 * r
-                )));
-            }
-            if let (PadMode::Constant(v), Some(range)) = (mode, x.dtype.int_range()) {
-                if !int_in(*v, range) {
-                    return Err(err(format!(
-                        "`value` = {} is not an {1}, but the input is {1}",
-                        fmt_float(*v),
-                        x.dtype
-                    )));
-                }
-            }
-            let mut shape = Vec::with_capacity(r);
-            for (i, &d) in x.shape.iter().enumerate() {
-                let (b, e) = (pads[i], pads[r + i]);
-                match mode {
-                    PadMode::Reflect if b >= d || e >= d => {
-                        return Err(err(format!(
-                        "reflect padding of axis {i} ({b} before, {e} after) must be less than its size {d}"
-                    )))
-                    }
-                    PadMode::Edge if d == 0 && b + e > 0 => {
-                        return Err(err(format!("edge padding of axis {i} needs a non-empty axis")))
-                    }
-                    _ => {}
-                }
-                shape.push(d + b + e);
-            }
-            TensorType::new(x.dtype, shape)
-        }
-        Op::Cast { dtype } => TensorType::new(*dtype, inputs[0].shape.clone()),
-        Op::Full { ty, value } => {
-            if let Some(range) = ty.dtype.int_range() {
-                if !int_in(*value, range) {
-                    return Err(err(format!(
-                        "`value` = {} is not an {1}, but `dtype` is {1}",
-                        fmt_float(*value),
-                        ty.dtype
-                    )));
-                }
-            }
-            ty.clone()
-        }
-        Op::Compare(_) => {
-            want(0, FI)?;
-            if inputs[1].dtype != inputs[0].dtype {
-                return Err(err(format!(
-                    "inputs have different dtypes ({} and {}); insert a `cast`",
-                    inputs[0].dtype, inputs[1].dtype
-                )));
-            }
-            let shape = broadcast(&inputs[0].shape, &inputs[1].shape).map_err(|m| {
-                err(format!("shapes {} and {} {m}", shape_str(&inputs[0].shape), shape_str(&inputs[1].shape)))
-            })?;
-            TensorType::new(DType::I32, shape)
-        }
-        Op::Where => {
-            want(0, &[DType::I32])
-                .map_err(|d| d.with_note("comparisons give i32 1 or 0; `cast` an f32 condition first"))?;
-            let (c, a, b) = (inputs[0], inputs[1], inputs[2]);
-            if a.dtype != b.dtype {
-                return Err(err(format!(
-                    "`a` and `b` have different dtypes ({} and {}); insert a `cast`",
-                    a.dtype, b.dtype
-                )));
-            }
-            let shape = broadcast(&c.shape, &a.shape).and_then(|s| broadcast(&s, &b.shape)).map_err(|m| {
-                err(format!(
-                    "shapes {}, {} and {} {m}",
-                    shape_str(&c.shape),
-                    shape_str(&a.shape),
-                    shape_str(&b.shape)
-                ))
-            })?;
-            TensorType::new(a.dtype, shape)
-        }
-        Op::Iota { ty, axis: ax } => {
-            if matches!(ty.dtype, DType::I8 | DType::F16) {
-                return Err(err(format!("`dtype` must be f32 or i32 (indices do not fit in {})", ty.dtype))
-                    .with_hint(format!("make an i32 iota and `cast` it to {}", ty.dtype)));
-            }
-            axis(*ax, ty.rank(), "axis")?;
-            ty.clone()
-        }
-        Op::Expand { shape } => {
-            let x = inputs[0];
-            let fits = shape.len() >= x.rank() && broadcast(&x.shape, shape).is_ok_and(|b| b == *shape);
-            if !fits {
-                return Err(err(format!(
-                    "x of shape {} cannot be expanded to {}",
-                    shape_str(&x.shape),
-                    shape_str(shape)
-                ))
-                .with_expected(
-                    "a shape of rank >= rank(x) whose trailing dims equal x's, or where x's are 1",
-                ));
-            }
-            TensorType::new(x.dtype, shape.clone())
-        }
-        Op::Gather { axis: ax } => {
-            want(1, &[DType::I32])?;
-            let (x, idx) = (inputs[0], inputs[1]);
-            let a = axis(*ax, x.rank(), "axis")?;
-            let shape = [&x.shape[..a], &idx.shape[..], &x.shape[a + 1..]].concat();
-            TensorType::new(x.dtype, shape)
-        }
-        Op::CumSum { axis: ax, .. } => {
-            want(0, FI)?;
-            axis(*ax, inputs[0].rank(), "axis")?;
-            inputs[0].clone()
-        }
-        Op::GroupNorm { groups, .. } => {
-            for i in 0..inputs.len() {
-                want(i, F)?;
-            }
-            let x = inputs[0];
-            if x.rank() < 2 {
-                return Err(err(format!(
-                    "x has rank {}, expected at least 2 ([N,C,...], channels on axis 1)",
-                    x.rank()
-                )));
-            }
-            let c = x.shape[1];
-            if !c.is_multiple_of(*groups) {
-                return Err(err(format!("{c} channels cannot be split into groups={groups}"))
-                    .with_expected("a number of groups that divides the channels (x.shape[1])"));
-            }
-            for (i, p) in inputs.iter().enumerate().skip(1) {
-                if p.shape != [c] {
-                    return Err(err(format!(
-                        "`{}` has shape {} but x has {c} channels, expected [{c}]",
-                        spec.input_name(i),
-                        shape_str(&p.shape)
-                    )));
-                }
-            }
-            x.clone()
-        }
-        Op::ConvTranspose2d(c) => {
-            for i in 0..inputs.len() {
-                want(i, F)?;
-            }
-            let (x, w) = (inputs[0], inputs[1]);
-            for (n, t) in [("x", x), ("w", w)] {
-                if t.rank() != 4 {
-                    return Err(err(format!(
-                        "`{n}` has rank {}, expected 4 ({})",
-                        t.rank(),
-                        if n == "x" { "[N,C,H,W]" } else { "[C,OC/groups,KH,KW]" }
-                    )));
-                }
-            }
-            let ch = x.shape[1];
-            if w.shape[0] != ch {
-                return Err(err(format!(
-                    "input has {ch} channels but the weight has {} (w.shape[0])",
-                    w.shape[0]
-                )));
-            }
-            if ch % c.groups != 0 {
-                return Err(err(format!("input channels {ch} are not divisible by groups={}", c.groups)));
-            }
-            let oc = w.shape[1]
-                .checked_mul(c.groups)
-                .ok_or_else(|| err("the output has too many channels".to_string()))?;
-            if let Some(b) = inputs.get(2) {
-                if b.shape != [oc] {
-                    return Err(err(format!(
-                        "b has shape {}, expected [{oc}] (w.shape[1] * groups)",
-                        shape_str(&b.shape)
-                    )));
-                }
-            }
-            let mut out = vec![x.shape[0], oc];
-            for (i, dim) in ["height", "width"].into_iter().enumerate() {
-                let (size, k) = (x.shape[2 + i] as i128, w.shape[2 + i] as i128);
-                if size == 0 || k == 0 {
-                    return Err(err(format!("the input {dim} {size} and kernel {dim} {k} must be >= 1")));
-                }
-                let full = (size - 1) * c.stride[i] as i128
-                    + c.dilation[i] as i128 * (k - 1)
-                    + c.output_padding[i] as i128
-                    + 1;
-                let pads = (c.pad[i] + c.pad[i + 2]) as i128;
-                if full <= pads {
-                    return Err(err(format!(
-                        "the output {dim} would be {} (the full {dim} {full} minus the pads {pads})",
-                        full - pads
-                    ))
-                    .with_expected(format!("pads that leave an output {dim} >= 1")));
-                }
-                out.push(usize::try_from(full - pads).unwrap_or(usize::MAX));
-            }
-            TensorType::new(DType::F32, out)
-        }
-        Op::Resize { size, .. } => {
-            want(0, F)?;
-            let x = inputs[0];
-            if x.rank() != 4 {
-                return Err(err(format!("x has rank {}, expected 4 ([N,C,H,W])", x.rank())));
-            }
-            for (i, dim) in ["height", "width"].into_iter().enumerate() {
-                let (from, to) = (x.shape[2 + i], size[i]);
-                if from == 0 {
-                    return Err(err(format!("cannot resize an input of {dim} 0")));
-                }
-                if from > RESIZE_MAX || to > RESIZE_MAX {
-                    return Err(err(format!("a {dim} of {} is too large to resize", from.max(to)))
-                        .with_expected(format!("input and output heights and widths <= {RESIZE_MAX}")));
-                }
-            }
-            TensorType::new(DType::F32, [x.shape[0], x.shape[1], size[0], size[1]])
-        }
-        Op::QuantizeLinear { .. } => {
-            want(0, F)?;
-            TensorType::new(DType::I8, inputs[0].shape.clone())
-        }
-        Op::DequantizeLinear { .. } => {
-            want(0, &[DType::I8])?;
-            TensorType::new(DType::F32, inputs[0].shape.clone())
-        }
-    };
+    let rule = Rule { spec, inputs, span };
+    let out = match family(op) {
+        Family::Elementwise => elementwise::infer(op, &rule),
+        Family::Reduce => reduce::infer(op, &rule),
+        Family::Norm => norm::infer(op, &rule),
+        Family::MatMul => matmul::infer(op, &rule),
+        Family::Spatial => spatial::infer(op, &rule),
+        Family::Movement => movement::infer(op, &rule),
+    }?;
     check_numel(&out.shape)
-        .map_err(|n| err(format!("the result {} would have {n}", shape_str(&out.shape))))?;
+        .map_err(|n| rule.err(format!("the result {} would have {n}", shape_str(&out.shape))))?;
     Ok(out)
 }
 
@@ -1838,10 +866,6 @@ pub fn infer(op: &Op, inputs: &[&TensorType], span: Span) -> Result<TensorType, 
 fn int_in(v: f64, (min, max): (i64, i64)) -> bool {
     v.fract() == 0.0 && v >= min as f64 && v <= max as f64
 }
-
-/// The largest height or width `resize` reads or writes: `2 * in * out + in` (its exact source
-/// arithmetic) then fits in an i32.
-pub const RESIZE_MAX: usize = 32767;
 
 /// The element count of a shape if it and every dimension are at most [`MAX_NUMEL`];
 /// otherwise a description of the count for the message.
@@ -1897,6 +921,7 @@ fn shape_str(s: &[usize]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::l0::ast::{Conv2dAttrs, ConvTranspose2dAttrs, ResizeMode};
 
     #[test]
     fn op_names_match_the_spec_table() {
