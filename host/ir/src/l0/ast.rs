@@ -130,7 +130,7 @@ pub struct Node {
 }
 
 /// Every L0 operator with its attributes. The semantics of each are written down in
-/// `docs/ir.md`; shape rules live in `ops.rs`.
+/// `docs/ir.md`; shape rules live in `ops/` (one file per operator family).
 #[derive(Debug, Clone, PartialEq)]
 pub enum Op {
     /// Elementwise, one input.
