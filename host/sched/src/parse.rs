@@ -1,0 +1,320 @@
+//! The trace reader: text into a [`Trace`] (the grammar is in `docs/schedules.md`).
+//!
+//! What this reader must keep true: it never panics; every error is one diagnostic located at
+//! the offending word, saying what was found and what was expected (with "did you mean" for a
+//! misspelt primitive); a bare loop name resolves to the kernel of the loop written before it.
+
+use crate::trace::{LoopRef, Prim, Step, Trace, PRIMITIVES};
+use ekb_ir::diag::did_you_mean;
+use ekb_ir::l1::parse::is_valid_name;
+use ekb_ir::{Diagnostic, SourceFile, Span};
+
+#[derive(Debug, Clone, PartialEq)]
+enum Tok {
+    /// A primitive, a loop (`k.v`, `v@2`), a name or a number.
+    Word(String),
+    Arrow,
+    Comma,
+    /// `;` or a new line.
+    End,
+}
+
+impl Tok {
+    fn describe(&self) -> String {
+        match self {
+            Tok::Word(w) => format!("`{w}`"),
+            Tok::Arrow => "`->`".into(),
+            Tok::Comma => "`,`".into(),
+            Tok::End => "the end of the step".into(),
+        }
+    }
+}
+
+/// Reads a trace. Errors are located in `src`.
+pub fn parse(src: &SourceFile) -> Result<Trace, Diagnostic> {
+    let toks = lex(&src.text).map_err(|d| src.locate(d))?;
+    let mut p = Parser { toks, pos: 0, kernel: None };
+    p.trace().map_err(|d| src.locate(d))
+}
+
+fn lex(text: &str) -> Result<Vec<(Tok, Span)>, Diagnostic> {
+    let mut out = Vec::new();
+    let b = text.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        let c = b[i];
+        let word = |c: u8| c.is_ascii_alphanumeric() || c == b'_' || c == b'.' || c == b'@';
+        match c {
+            b'#' => {
+                while i < b.len() && b[i] != b'\n' {
+                    i += 1;
+                }
+            }
+            b'\n' | b';' => {
+                out.push((Tok::End, Span::new(i, i + 1)));
+                i += 1;
+            }
+            b' ' | b'\t' | b'\r' => i += 1,
+            b',' => {
+                out.push((Tok::Comma, Span::new(i, i + 1)));
+                i += 1;
+            }
+            b'-' if b.get(i + 1) == Some(&b'>') => {
+                out.push((Tok::Arrow, Span::new(i, i + 2)));
+                i += 2;
+            }
+            c if word(c) => {
+                let start = i;
+                while i < b.len() && word(b[i]) {
+                    i += 1;
+                }
+                out.push((Tok::Word(text[start..i].to_string()), Span::new(start, i)));
+            }
+            _ => {
+                let ch = text[i..].chars().next().unwrap_or('?');
+                return Err(Diagnostic::error(format!("unexpected character `{ch}` in a schedule trace"))
+                    .at(Span::new(i, i + ch.len_utf8()))
+                    .with_expected("primitive names, loops (`kernel.var`), names, numbers, `,`, `->`, `;`"));
+            }
+        }
+    }
+    out.push((Tok::End, Span::new(b.len(), b.len())));
+    Ok(out)
+}
+
+struct Parser {
+    toks: Vec<(Tok, Span)>,
+    pos: usize,
+    /// The kernel of the last loop written: what a bare loop name refers to.
+    kernel: Option<String>,
+}
+
+type R<T> = Result<T, Diagnostic>;
+
+impl Parser {
+    fn peek(&self) -> &(Tok, Span) {
+        &self.toks[self.pos.min(self.toks.len() - 1)]
+    }
+
+    fn next(&mut self) -> (Tok, Span) {
+        let t = self.peek().clone();
+        self.pos += 1;
+        t
+    }
+
+    fn unexpected(&self, expected: &str) -> Diagnostic {
+        let (t, span) = self.peek();
+        Diagnostic::error(format!("expected {expected}, found {}", t.describe()))
+            .at(*span)
+            .with_expected(expected)
+    }
+
+    fn trace(&mut self) -> R<Trace> {
+        let mut steps = Vec::new();
+        loop {
+            while self.peek().0 == Tok::End && self.pos + 1 < self.toks.len() {
+                self.pos += 1;
+            }
+            if self.pos + 1 >= self.toks.len() {
+                return Ok(Trace { steps });
+            }
+            steps.push(self.step()?);
+            if self.peek().0 != Tok::End {
+                return Err(self.unexpected("the end of the step (a new line or `;`)"));
+            }
+        }
+    }
+
+    fn step(&mut self) -> R<Step> {
+        let (tok, start) = self.next();
+        let Tok::Word(name) = tok else {
+            self.pos -= 1;
+            return Err(self.unexpected("a primitive"));
+        };
+        let prim = match name.as_str() {
+            "split" => {
+                let lp = self.loop_ref()?;
+                self.keyword("by")?;
+                let factor = self.factor()?;
+                self.arrow()?;
+                let outer = self.name()?;
+                self.comma()?;
+                let inner = self.name()?;
+                Prim::Split { lp, factor, outer, inner }
+            }
+            "reorder" => {
+                let mut loops = vec![self.loop_ref()?];
+                while self.peek().0 == Tok::Comma {
+                    self.pos += 1;
+                    loops.push(self.loop_ref()?);
+                }
+                if loops.len() < 2 {
+                    return Err(self.unexpected("`,` and another loop (reorder names at least two)"));
+                }
+                Prim::Reorder { loops }
+            }
+            "fuse" => {
+                let outer = self.loop_ref()?;
+                self.comma()?;
+                let inner = self.loop_ref()?;
+                self.arrow()?;
+                Prim::Fuse { outer, inner, fused: self.name()? }
+            }
+            "parallel" => Prim::Parallel { lp: self.loop_ref()? },
+            "vectorize" => Prim::Vectorize { lp: self.loop_ref()? },
+            "unroll" => Prim::Unroll { lp: self.loop_ref()? },
+            "compute_inline" => Prim::ComputeInline { buffer: self.name()? },
+            other => {
+                let mut d = Diagnostic::error(format!("unknown schedule primitive `{other}`"))
+                    .at(start)
+                    .with_expected(format!("one of {}", PRIMITIVES.map(|p| format!("`{p}`")).join(", ")));
+                d.hint = did_you_mean(other, PRIMITIVES);
+                return Err(d);
+            }
+        };
+        let end = self.toks[self.pos - 1].1;
+        Ok(Step { prim, span: start.to(end) })
+    }
+
+    fn word(&mut self, expected: &str) -> R<(String, Span)> {
+        match self.peek().clone() {
+            (Tok::Word(w), span) => {
+                self.pos += 1;
+                Ok((w, span))
+            }
+            _ => Err(self.unexpected(expected)),
+        }
+    }
+
+    fn keyword(&mut self, kw: &str) -> R<()> {
+        match self.peek() {
+            (Tok::Word(w), _) if w == kw => {
+                self.pos += 1;
+                Ok(())
+            }
+            _ => Err(self.unexpected(&format!("`{kw}`"))),
+        }
+    }
+
+    fn comma(&mut self) -> R<()> {
+        if self.peek().0 != Tok::Comma {
+            return Err(self.unexpected("`,`"));
+        }
+        self.pos += 1;
+        Ok(())
+    }
+
+    fn arrow(&mut self) -> R<()> {
+        if self.peek().0 != Tok::Arrow {
+            return Err(self.unexpected("`->` and the names of the new loops"));
+        }
+        self.pos += 1;
+        Ok(())
+    }
+
+    /// A new name (a loop variable or a buffer).
+    fn name(&mut self) -> R<String> {
+        let (w, span) = self.word("a name")?;
+        if !is_valid_name(&w) {
+            return Err(Diagnostic::error(format!("`{w}` cannot name a loop or a buffer"))
+                .at(span)
+                .with_expected("letters, digits and `_`, not starting with a digit, and not an L1 keyword"));
+        }
+        Ok(w)
+    }
+
+    /// A split factor: a positive integer.
+    fn factor(&mut self) -> R<u32> {
+        let (w, span) = self.word("a split factor (a positive integer)")?;
+        match w.parse::<u32>() {
+            Ok(f) if f >= 1 && f <= i32::MAX as u32 => Ok(f),
+            _ => Err(Diagnostic::error(format!("split factor `{w}` is not a positive integer"))
+                .at(span)
+                .with_expected(format!("an integer in 1..={}", i32::MAX))),
+        }
+    }
+
+    /// `kernel.var`, `var`, with an optional `@n`.
+    fn loop_ref(&mut self) -> R<LoopRef> {
+        let (w, span) = self.word("a loop (`kernel.var`, or `var` for the kernel named before)")?;
+        let bad = |why: &str| {
+            Diagnostic::error(format!("`{w}` is not a loop: {why}"))
+                .at(span)
+                .with_expected("`kernel.var`, `var`, or `kernel.var@N` for the N-th loop named `var`")
+        };
+        let (path, nth) = match w.split_once('@') {
+            Some((p, n)) => match n.parse::<u32>() {
+                Ok(n) if n >= 1 => (p, Some(n)),
+                _ => return Err(bad("the number after `@` must be a positive integer")),
+            },
+            None => (w.as_str(), None),
+        };
+        let (kernel, var) = match path.split_once('.') {
+            Some((k, v)) => (k.to_string(), v),
+            None => match &self.kernel {
+                Some(k) => (k.clone(), path),
+                None => {
+                    return Err(Diagnostic::error(format!(
+                        "loop `{path}` names no kernel, and no earlier step named one"
+                    ))
+                    .at(span)
+                    .with_hint(format!(
+                        "write `KERNEL.{path}` (the kernel names are in `ekb lower --schedule naive`)"
+                    )))
+                }
+            },
+        };
+        if !is_valid_name(&kernel) || !is_valid_name(var) {
+            return Err(bad("the kernel and the variable must be identifiers"));
+        }
+        self.kernel = Some(kernel.clone());
+        Ok(LoopRef { kernel, var: var.to_string(), nth })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn p(text: &str) -> Result<Trace, Diagnostic> {
+        parse(&SourceFile::new("t.trace", text))
+    }
+
+    #[test]
+    fn traces_round_trip_and_bare_loops_take_the_previous_kernel() {
+        let text = "# tile\nsplit k0_matmul.j by 16 -> j_o, j_i; vectorize j_i\nparallel k1_relu.i0@2\n\
+                    reorder i0, j\nfuse k0_matmul.i, j_o -> f\ncompute_inline t0\nunroll f\n";
+        let t = p(text).unwrap();
+        assert_eq!(t.steps.len(), 7);
+        assert_eq!(t.steps[1].prim, Prim::Vectorize { lp: LoopRef::new("k0_matmul", "j_i") });
+        let Prim::Parallel { lp } = &t.steps[2].prim else { panic!() };
+        assert_eq!((lp.kernel.as_str(), lp.nth), ("k1_relu", Some(2)));
+        let Prim::Reorder { loops } = &t.steps[3].prim else { panic!() };
+        assert_eq!(loops[1], LoopRef::new("k1_relu", "j"));
+        assert_eq!(t.steps[6].prim, Prim::Unroll { lp: LoopRef::new("k0_matmul", "f") });
+        let printed = t.print();
+        assert!(printed.starts_with("split k0_matmul.j by 16 -> j_o, j_i\nvectorize j_i\n"), "{printed}");
+        assert_eq!(p(&printed).unwrap(), t);
+        assert_eq!(p(&printed).unwrap().print(), printed);
+    }
+
+    #[test]
+    fn errors_name_the_line_and_what_was_expected() {
+        let d = p("split k.j by 0 -> a, b").unwrap_err();
+        assert!(d.message.contains("split factor `0`"), "{d}");
+        let d = p("vectorise k.j").unwrap_err();
+        assert_eq!(d.hint.as_deref(), Some("did you mean `vectorize`?"));
+        let d = p("\n\nvectorize j").unwrap_err();
+        assert!(d.message.contains("names no kernel"), "{d}");
+        assert_eq!(d.location.as_ref().unwrap().line, 3);
+        let d = p("split k.j 16 -> a, b").unwrap_err();
+        assert!(d.message.contains("expected `by`"), "{d}");
+        let d = p("parallel k.i k.j").unwrap_err();
+        assert!(d.message.contains("the end of the step"), "{d}");
+        let d = p("fuse k.i, j -> for").unwrap_err();
+        assert!(d.message.contains("`for` cannot name"), "{d}");
+        assert!(p("reorder k.i").is_err());
+        assert!(p("parallel k.i $").unwrap_err().message.contains("unexpected character `$`"));
+        assert!(p("").unwrap().steps.is_empty());
+    }
+}

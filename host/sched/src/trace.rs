@@ -1,0 +1,177 @@
+//! A schedule trace: the list of primitive applications that turns one L1 module into another,
+//! as data (what a tuner mutates and stores, what an LLM writes) and as text.
+//!
+//! ```text
+//! # tile the output columns of a matmul and put threads on the rows
+//! split k0_matmul.j by 16 -> j_o, j_i
+//! vectorize j_i
+//! parallel i
+//! ```
+//!
+//! One step per line (or separated by `;`), `#` to the end of the line is a comment. A loop is
+//! named `KERNEL.VAR`, or `VAR` alone for a loop of the kernel the previous step named;
+//! `KERNEL.VAR@N` is the N-th loop named `VAR` in program order, when a kernel reuses a name.
+//! The grammar, step by step, is in `docs/schedules.md`. [`Trace::print`] writes the canonical
+//! text (the kernel written where it changes), and parsing it gives the same trace.
+
+use ekb_ir::Span;
+use std::fmt;
+
+/// A parsed trace.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Trace {
+    pub steps: Vec<Step>,
+}
+
+/// One primitive application, with where it was written (`Span::NONE` when built in code).
+/// Two steps are equal when they apply the same primitive, wherever they were written.
+#[derive(Debug, Clone)]
+pub struct Step {
+    pub prim: Prim,
+    pub span: Span,
+}
+
+impl PartialEq for Step {
+    fn eq(&self, o: &Step) -> bool {
+        self.prim == o.prim
+    }
+}
+
+/// A loop of a kernel: `kernel.var`, the `nth` one of that name (1-based) when given.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct LoopRef {
+    pub kernel: String,
+    pub var: String,
+    pub nth: Option<u32>,
+}
+
+/// The primitives. Each lives in its own file under `prim/`, with its legality check.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Prim {
+    /// `split K.v by F -> vo, vi`: `v` becomes `vo` (outer) and `vi` in `0..F` (inner).
+    Split { lp: LoopRef, factor: u32, outer: String, inner: String },
+    /// `reorder K.a, b, c`: the named loops of one perfect nest take the given order.
+    Reorder { loops: Vec<LoopRef> },
+    /// `fuse K.a, b -> f`: loop `b`, directly inside `a`, merges with it into `f`.
+    Fuse { outer: LoopRef, inner: LoopRef, fused: String },
+    /// `parallel K.v`: iterations on CPU threads.
+    Parallel { lp: LoopRef },
+    /// `vectorize K.v`: iterations as SIMD lanes.
+    Vectorize { lp: LoopRef },
+    /// `unroll K.v`: the body replicated by the backend.
+    Unroll { lp: LoopRef },
+    /// `compute_inline t`: the temp `t` is recomputed where it is read, and its kernel goes.
+    ComputeInline { buffer: String },
+}
+
+impl Prim {
+    /// The primitive's name, as written in a trace.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Prim::Split { .. } => "split",
+            Prim::Reorder { .. } => "reorder",
+            Prim::Fuse { .. } => "fuse",
+            Prim::Parallel { .. } => "parallel",
+            Prim::Vectorize { .. } => "vectorize",
+            Prim::Unroll { .. } => "unroll",
+            Prim::ComputeInline { .. } => "compute_inline",
+        }
+    }
+
+    /// The loops the step names, in order.
+    pub fn loops(&self) -> Vec<&LoopRef> {
+        match self {
+            Prim::Split { lp, .. } | Prim::Parallel { lp } | Prim::Vectorize { lp } | Prim::Unroll { lp } => {
+                vec![lp]
+            }
+            Prim::Reorder { loops } => loops.iter().collect(),
+            Prim::Fuse { outer, inner, .. } => vec![outer, inner],
+            Prim::ComputeInline { .. } => Vec::new(),
+        }
+    }
+}
+
+/// Every primitive name, for "did you mean" and for `--help`.
+pub const PRIMITIVES: [&str; 7] =
+    ["split", "reorder", "fuse", "parallel", "vectorize", "unroll", "compute_inline"];
+
+impl LoopRef {
+    pub fn new(kernel: impl Into<String>, var: impl Into<String>) -> LoopRef {
+        LoopRef { kernel: kernel.into(), var: var.into(), nth: None }
+    }
+
+    /// `var` or `var@n`, without the kernel.
+    fn local(&self) -> String {
+        match self.nth {
+            Some(n) => format!("{}@{n}", self.var),
+            None => self.var.clone(),
+        }
+    }
+}
+
+impl fmt::Display for LoopRef {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}.{}", self.kernel, self.local())
+    }
+}
+
+impl Step {
+    pub fn new(prim: Prim) -> Step {
+        Step { prim, span: Span::NONE }
+    }
+
+    /// The step as text, every loop with its kernel (for diagnostics: self-contained).
+    pub fn text(&self) -> String {
+        print_step(&self.prim, None)
+    }
+}
+
+impl fmt::Display for Step {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.text())
+    }
+}
+
+/// One step; loops of kernel `current` are written without it.
+fn print_step(p: &Prim, current: Option<&str>) -> String {
+    let mut cur = current.map(str::to_string);
+    let mut lp = |l: &LoopRef| {
+        let s = if cur.as_deref() == Some(l.kernel.as_str()) { l.local() } else { l.to_string() };
+        cur = Some(l.kernel.clone());
+        s
+    };
+    match p {
+        Prim::Split { lp: l, factor, outer, inner } => {
+            format!("split {} by {factor} -> {outer}, {inner}", lp(l))
+        }
+        Prim::Reorder { loops } => {
+            let names: Vec<String> = loops.iter().map(&mut lp).collect();
+            format!("reorder {}", names.join(", "))
+        }
+        Prim::Fuse { outer, inner, fused } => {
+            let (a, b) = (lp(outer), lp(inner));
+            format!("fuse {a}, {b} -> {fused}")
+        }
+        Prim::Parallel { lp: l } | Prim::Vectorize { lp: l } | Prim::Unroll { lp: l } => {
+            format!("{} {}", p.name(), lp(l))
+        }
+        Prim::ComputeInline { buffer } => format!("compute_inline {buffer}"),
+    }
+}
+
+impl Trace {
+    /// The canonical text: one step per line, a loop's kernel written only where it differs
+    /// from the kernel of the loop before it.
+    pub fn print(&self) -> String {
+        let mut out = String::new();
+        let mut current: Option<String> = None;
+        for s in &self.steps {
+            out.push_str(&print_step(&s.prim, current.as_deref()));
+            out.push('\n');
+            if let Some(l) = s.prim.loops().last() {
+                current = Some(l.kernel.clone());
+            }
+        }
+        out
+    }
+}

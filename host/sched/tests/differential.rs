@@ -1,0 +1,140 @@
+//! The schedule primitives keep meaning: random programs (the corpus of `tests/ops` and the
+//! small Level-1 tasks), lowered naively, get random traces; every step that is applied must
+//! leave a module that computes bit for bit what the unscheduled one computes on the L1
+//! interpreter (3 seeds), and every refused step must leave the module as it was.
+
+mod support;
+
+use ekb_ir::l1::print::print;
+use ekb_ir::l1::{BufferRole, Module, Stmt};
+use ekb_sched::handle::loops;
+use ekb_sched::{apply_step, LoopRef, Prim, Step};
+use proptest::prelude::*;
+use proptest::test_runner::{Config, TestRunner};
+use std::path::PathBuf;
+
+/// The op corpus: small programs of every operator family, interpreted many times.
+const CORPUS: (&str, usize) = ("tests/ops", 40_000);
+/// The Level-1 tasks have real shapes: only the smallest are interpreted (6 runs per trace).
+const TASKS: (&str, usize) = ("tasks/level1", 300_000);
+
+/// The programs of `dir` whose buffers hold at most `max` elements in all, by file name.
+fn programs((dir, max): (&str, usize)) -> Vec<(String, support::Program)> {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let mut files: Vec<PathBuf> = Vec::new();
+    {
+        let mut here: Vec<PathBuf> = std::fs::read_dir(root.join(dir))
+            .expect("corpus folder")
+            .map(|e| e.expect("entry").path())
+            .filter(|p| p.extension().is_some_and(|e| e == "ekir"))
+            .collect();
+        here.sort();
+        files.extend(here);
+    }
+    files
+        .into_iter()
+        .filter_map(|f| {
+            let text = std::fs::read_to_string(&f).ok()?;
+            let p = support::load(&f.display().to_string(), &text).ok()?;
+            let elements: usize = p.module.buffers.iter().map(|b| b.ty.numel()).sum();
+            // Graphs whose parameters come from data files are seeded like any other input.
+            (elements <= max).then(|| (f.file_name().unwrap().to_string_lossy().into_owned(), p))
+        })
+        .collect()
+}
+
+/// A loop handle for the `n`-th loop of kernel `k` (in program order).
+fn handle(m: &Module, k: usize, n: usize) -> Option<LoopRef> {
+    let kernel = &m.kernels[k];
+    let all = loops(&kernel.body);
+    let (var, _) = all.get(n)?;
+    let same = all.iter().filter(|(v, _)| v == var).count();
+    let nth = all[..=n].iter().filter(|(v, _)| v == var).count() as u32;
+    Some(LoopRef { kernel: kernel.name.clone(), var: var.clone(), nth: (same > 1).then_some(nth) })
+}
+
+/// The loop directly inside the `n`-th loop, when it is that loop's only non-`let` statement.
+fn child(m: &Module, k: usize, n: usize) -> Option<LoopRef> {
+    let all = loops(&m.kernels[k].body);
+    let (_, path) = all.get(n)?;
+    let Stmt::Loop { body, .. } = path.get(&m.kernels[k].body) else { return None };
+    let rest: Vec<&Stmt> = body.iter().filter(|s| !matches!(s, Stmt::Let { .. })).collect();
+    let [Stmt::Loop { .. }] = rest.as_slice() else { return None };
+    let idx = all.iter().position(|(_, p)| p.inside(path) && p.outer.len() == path.outer.len() + 1)?;
+    handle(m, k, idx)
+}
+
+/// One random step for `m`, from three random numbers (`None` when the module has nothing the
+/// chosen primitive could name).
+fn random_step(m: &Module, (pick, a, b): (u8, usize, usize), fresh: usize) -> Option<Step> {
+    let k = a % m.kernels.len().max(1);
+    let n_loops = loops(&m.kernels.get(k)?.body).len();
+    let n = if n_loops == 0 { 0 } else { b % n_loops };
+    let prim = match pick % 7 {
+        0 => Prim::Split {
+            lp: handle(m, k, n)?,
+            factor: (a % 9 + 1) as u32,
+            outer: format!("so{fresh}"),
+            inner: format!("si{fresh}"),
+        },
+        1 => Prim::Reorder { loops: vec![child(m, k, n)?, handle(m, k, n)?] },
+        2 => Prim::Fuse { outer: handle(m, k, n)?, inner: child(m, k, n)?, fused: format!("fu{fresh}") },
+        3 => Prim::Parallel { lp: handle(m, k, n)? },
+        4 => Prim::Vectorize { lp: handle(m, k, n)? },
+        5 => Prim::Unroll { lp: handle(m, k, n)? },
+        _ => {
+            let temps: Vec<&str> =
+                m.buffers.iter().filter(|b| b.role == BufferRole::Temp).map(|b| b.name.as_str()).collect();
+            Prim::ComputeInline { buffer: temps.get(b % temps.len().max(1))?.to_string() }
+        }
+    };
+    Some(Step::new(prim))
+}
+
+/// Applies random traces (one per case) to random programs of `programs` and checks the
+/// property; returns how many steps were applied.
+fn check_random_traces(programs: &[(String, support::Program)], cases: u32) -> usize {
+    let config = Config { cases, failure_persistence: None, ..Config::default() };
+    let mut runner = TestRunner::new(config);
+    let steps = proptest::collection::vec((any::<u8>(), any::<usize>(), any::<usize>()), 1..8);
+    let applied = std::cell::Cell::new(0usize);
+    runner
+        .run(&(0..programs.len(), steps), |(i, choices)| {
+            let (name, p) = &programs[i];
+            let mut m = p.module.clone();
+            let mut trace = Vec::new();
+            for (j, c) in choices.into_iter().enumerate() {
+                let Some(step) = random_step(&m, c, j) else { continue };
+                let before = print(&m);
+                match apply_step(&m, &step) {
+                    Ok(next) => {
+                        trace.push(step.text());
+                        m = next;
+                        applied.set(applied.get() + 1);
+                    }
+                    Err(_) => prop_assert_eq!(&print(&m), &before, "a refused step changed {}", name),
+                }
+            }
+            let same = support::same_on_interp(p, &m);
+            prop_assert!(same.is_ok(), "{name} after `{}`: {}", trace.join("; "), same.unwrap_err());
+            Ok(())
+        })
+        .unwrap();
+    applied.get()
+}
+
+#[test]
+fn random_traces_keep_the_corpus_outputs() {
+    let programs = programs(CORPUS);
+    assert!(programs.len() > 80, "only {} programs loaded", programs.len());
+    let applied = check_random_traces(&programs, 128);
+    // The generator must reach legal steps, or the property says nothing.
+    assert!(applied > 150, "only {applied} steps applied");
+}
+
+#[test]
+fn random_traces_keep_the_small_tasks_outputs() {
+    let programs = programs(TASKS);
+    assert!(programs.len() >= 3, "only {} tasks loaded", programs.len());
+    check_random_traces(&programs, 2);
+}

@@ -1,0 +1,94 @@
+//! Helpers of the schedule tests: load a program (an L0 graph lowered naively, or an L1
+//! module), make seeded inputs for it, and compare two modules' outputs bit for bit on the L1
+//! interpreter (and within the task tolerance when compiled by LLVM and run in-process).
+
+#![allow(dead_code)]
+
+use ekb_ir::l0::{check, inputs, Graph};
+use ekb_ir::l1::{self, BufferRole, Module};
+use ekb_ir::tensor::{compare, BufData, Buffer, Tolerance};
+use ekb_ir::{DType, SourceFile, TargetProfile};
+use std::collections::HashMap;
+
+/// A program under test: the graph it came from (if any) and its L1 module.
+pub struct Program {
+    pub graph: Option<Graph>,
+    pub module: Module,
+}
+
+/// An L0 graph (lowered under the naive schedule for the host) or an L1 module.
+pub fn load(name: &str, text: &str) -> Result<Program, String> {
+    let src = SourceFile::new(name, text);
+    match ekb_ir::level(text) {
+        Some("l0") => {
+            let g = check::load(&src).map_err(|ds| ds[0].to_string())?;
+            let host = TargetProfile::load("host").map_err(|e| e.to_string())?;
+            let m = ekb_lower::lower(&g, ekb_lower::Schedule::Naive, &host).map_err(|d| d.to_string())?;
+            Ok(Program { graph: Some(g), module: m })
+        }
+        Some("l1") => Ok(Program { graph: None, module: l1::parse::parse(&src).map_err(|d| d.to_string())? }),
+        _ => Err(format!("{name}: neither a graph nor a module")),
+    }
+}
+
+/// The inputs of seed `seed`: the graph's seeded inputs, or for a bare module small values from
+/// a fixed generator (floats in [-2, 2], integers in [-8, 8]).
+pub fn seeded(p: &Program, seed: u64) -> HashMap<String, Buffer> {
+    if let Some(g) = &p.graph {
+        return inputs::generate(g, seed).expect("seeded inputs").into_iter().collect();
+    }
+    let mut state = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+    let mut next = move || {
+        state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        (state >> 33) as u32
+    };
+    p.module
+        .buffers
+        .iter()
+        .filter(|b| b.role == BufferRole::Input)
+        .map(|b| {
+            let n = b.ty.numel();
+            let data = match b.ty.dtype {
+                DType::F32 => BufData::F32((0..n).map(|_| (next() % 4001) as f32 / 1000.0 - 2.0).collect()),
+                DType::I32 => BufData::I32((0..n).map(|_| (next() % 17) as i32 - 8).collect()),
+                DType::I8 => BufData::I8((0..n).map(|_| ((next() % 17) as i32 - 8) as i8).collect()),
+                DType::F16 => BufData::F16(
+                    (0..n).map(|_| ekb_wire::f16::from_f32((next() % 9) as f32 / 4.0 - 1.0)).collect(),
+                ),
+            };
+            (b.name.clone(), Buffer { ty: b.ty.clone(), data })
+        })
+        .collect()
+}
+
+/// Runs both modules on the L1 interpreter on seeds 0..3 and compares every output bit for bit.
+pub fn same_on_interp(p: &Program, scheduled: &Module) -> Result<(), String> {
+    for seed in 0..3 {
+        let ins = seeded(p, seed);
+        let want = l1::interp::run(&p.module, &ins).map_err(|d| format!("unscheduled: {d}"))?;
+        let got = l1::interp::run(scheduled, &ins).map_err(|d| format!("scheduled: {d}"))?;
+        for (name, w) in &want {
+            let g = got.get(name).ok_or_else(|| format!("output `{name}` missing"))?;
+            if w.as_bytes() != g.as_bytes() {
+                return Err(format!("seed {seed}: output `{name}` differs from the unscheduled module's"));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Compiles the scheduled module for the host with LLVM, runs it in this process on seed 0, and
+/// compares with the unscheduled module on the interpreter within the dtype's tolerance.
+pub fn same_on_llvm(p: &Program, scheduled: &Module) -> Result<(), String> {
+    let host = TargetProfile::load("host").map_err(|e| e.to_string())?;
+    let lib = ekb_llvm::HostModule::build(scheduled, &host, 2).map_err(|d| d.to_string())?;
+    let ins = seeded(p, 0);
+    let want = l1::interp::run(&p.module, &ins).map_err(|d| d.to_string())?;
+    let got = lib.run(scheduled, &ins).map_err(|d| d.to_string())?;
+    for (name, w) in &want {
+        let g = &got[name];
+        compare(&w.to_tensor(), &g.to_tensor(), Tolerance::default_for(w.ty.dtype))
+            .map_err(|e| format!("output `{name}` on LLVM: {e}"))?;
+    }
+    Ok(())
+}
