@@ -6,8 +6,9 @@
 //! with their sidecar files, read back, built, and run by the static runtime on this machine (a
 //! live `local` session) and under qemu-user (aarch64), correct on every seed.
 
-use ekb_deploy::build::{self, BuildOptions, Program, Sources};
+use ekb_deploy::build::{self, BuildOptions};
 use ekb_deploy::command::System;
+use ekb_deploy::driver::{self, CompileOptions, Program, Sources};
 use ekb_deploy::runtime::Runtime;
 use ekb_deploy::transport::{self, Device, Mode, RemoteOptions, RunSettings};
 use ekb_ir::l0::{check, print::print, Graph};
@@ -126,19 +127,19 @@ fn unloaded_data_is_read_from_beside_the_graph_file() {
     assert!(unloaded.params[0].data.as_ref().unwrap().values.is_none());
     let src = SourceFile::new(path.display().to_string(), text.as_str());
     let options = BuildOptions { seeds: vec![3], ..BuildOptions::default() };
-    let compiled = build::compile(Program::Graph(&loaded), Sources::default(), &host(), &options).unwrap();
-    let a =
-        build::assemble(&loaded, &compiled.module, &compiled.object, &host(), &options, Sources::default())
+    let compiled =
+        driver::compile(Program::Graph(&loaded), Sources::default(), &host(), &CompileOptions::default())
             .unwrap();
+    let object = &compiled.code.as_ref().unwrap().bytes;
+    let a =
+        build::assemble(&loaded, &compiled.module, object, &host(), &options, Sources::default()).unwrap();
     let sources = Sources { graph: Some(&src), module: None };
-    let b =
-        build::assemble(&unloaded, &compiled.module, &compiled.object, &host(), &options, sources).unwrap();
+    let b = build::assemble(&unloaded, &compiled.module, object, &host(), &options, sources).unwrap();
     assert_eq!(a.payload, b.payload, "the same payload either way");
 
     // Without a file to start from there is nowhere to look.
-    let e =
-        build::assemble(&unloaded, &compiled.module, &compiled.object, &host(), &options, Sources::default())
-            .unwrap_err();
+    let e = build::assemble(&unloaded, &compiled.module, object, &host(), &options, Sources::default())
+        .unwrap_err();
     let text = messages(&e);
     assert_eq!(text.len(), 2, "{text:?}");
     assert!(
