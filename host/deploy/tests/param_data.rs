@@ -7,7 +7,6 @@
 //! live `local` session) and under qemu-user (aarch64), correct on every seed.
 
 use ekb_deploy::build::{self, BuildOptions};
-use ekb_deploy::command::System;
 use ekb_deploy::driver::{self, CompileOptions, Program, Sources};
 use ekb_deploy::runtime::Runtime;
 use ekb_deploy::transport::{self, Device, Mode, RemoteOptions, RunSettings};
@@ -224,8 +223,9 @@ fn import_model(name: &str, dir: &Path) -> (SourceFile, Graph) {
     (src, g)
 }
 
-/// Builds `g` for `profile` and runs it on `device` with `runtime` as `ekb run` does.
-fn run_on(g: &Graph, src: &SourceFile, profile: &str, device: Device, runtime: &Runtime, dir: &Path) {
+/// Builds `g` for `profile` and runs it on `device` with `runtime` as `ekb run` does
+/// (`driver::measure`).
+fn run_on(g: &Graph, src: &SourceFile, profile: &str, device: Device, runtime: &Runtime) {
     let target = TargetProfile::load(profile).unwrap();
     let sources = Sources { graph: Some(src), module: None };
     let built = build::build(Program::Graph(g), sources, &target, &BuildOptions::default())
@@ -234,8 +234,6 @@ fn run_on(g: &Graph, src: &SourceFile, profile: &str, device: Device, runtime: &
     let data: u64 = g.params.iter().map(|p| p.ty.size_bytes() as u64).sum();
     assert_eq!(built.summary.param_data_bytes, data);
     assert!(built.summary.payload_bytes > data + built.summary.code_bytes);
-    let path = dir.join(format!("{}-{profile}.ekp", g.name));
-    std::fs::write(&path, &built.payload).unwrap();
     let mut t = transport::connect(&device, runtime, &RemoteOptions::default()).unwrap();
     let timing = TimingOverrides {
         warmup: Some(0),
@@ -244,7 +242,7 @@ fn run_on(g: &Graph, src: &SourceFile, profile: &str, device: Device, runtime: &
         ..TimingOverrides::default()
     };
     let settings = RunSettings { seeds: None, timing, threads: Some(2) };
-    let outcome = transport::run_payloads(t.as_mut(), &mut System, &[path], &settings, Mode::Auto).unwrap();
+    let outcome = driver::measure(&built.payload, t.as_mut(), &settings, Mode::Auto).unwrap();
     assert_eq!(outcome.mode, Mode::Serve);
     let report = &outcome.report;
     let rendered = ekb_deploy::report::render(&g.name, report);
@@ -264,7 +262,7 @@ fn imported_pytorch_models_run_correctly_on_the_runtime_here_and_under_qemu() {
     for name in ["squeezenet1_1_half", "mobilenet_v2_w025", "resnet18_w16"] {
         let (src, g) = import_model(name, dir.path());
         assert!(g.params.len() > 20 && g.params.iter().all(|p| p.data.is_some()), "{name}");
-        run_on(&g, &src, "host", Device::Local, &native, dir.path());
-        run_on(&g, &src, "aarch64-qemu", Device::Qemu, &arm, dir.path());
+        run_on(&g, &src, "host", Device::Local, &native);
+        run_on(&g, &src, "aarch64-qemu", Device::Qemu, &arm);
     }
 }
