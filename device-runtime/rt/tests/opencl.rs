@@ -14,7 +14,7 @@
 mod common;
 
 use common::{gpu_graph_payload, gpu_kernel_payload, Client, HandKernel};
-use ekb_deploy::build::{compile_for, BackendChoice, BuildOptions, Program, Sources};
+use ekb_deploy::driver::{self, CompileOptions, Program, Sources, Stage};
 use ekb_e2e::{corpus_files, load_graph, SEEDS};
 use ekb_ir::{SourceFile, TargetProfile};
 use ekb_wire::payload::Backend;
@@ -310,8 +310,9 @@ fn bad_candidates_are_each_classified() {
     let m = ekb_ir::l1::parse::parse(&module).unwrap();
     let sources = Sources { graph: Some(&graph), module: Some(&module) };
     let program = Program::Module { module: &m, graph: &g };
-    let ds =
-        compile_for(program, sources, &target, &BuildOptions::default(), BackendChoice::Auto).unwrap_err();
+    let failure = driver::compile(program, sources, &target, &CompileOptions::default()).unwrap_err();
+    assert_eq!(failure.stage, Stage::Verify);
+    let ds = failure.diagnostics;
     assert!(
         ds[0].message.starts_with("`barrier` under thread-divergent control flow in kernel k"),
         "{}",

@@ -5,24 +5,26 @@
 //! on this machine through the device runtime, stored in a run directory and printed as the
 //! report.
 //!
-//! `--workloads` is the compiler's own benchmark instead: for each built-in workload, lower
-//! with the `naive` and `default` schedules, compile both with clang-19 for this machine, check
-//! both against the f64 reference interpreter (seed 0), then time them in one run in this
-//! process, alternating naive and default sample by sample (the order of each pair drawn at
-//! random), and report medians, the median of the per-pair ratios, and GFLOP/s next to the
-//! machine's practical peak (numpy's BLAS sgemm, measured in the same run). A second table
-//! gives the time to lower, emit and compile every operator of the corpus in `tests/ops`.
+//! `--workloads` is the compiler's own benchmark instead: for each built-in workload, compile
+//! with the `naive` and `default` schedules through the driver (`ekb_deploy::driver`) for this
+//! machine, load both into this process, check both against the f64 reference interpreter
+//! (seed 0), then time them in one run in this process, alternating naive and default sample by
+//! sample (the order of each pair drawn at random), and report medians, the median of the
+//! per-pair ratios, and GFLOP/s next to the machine's practical peak (numpy's BLAS sgemm,
+//! measured in the same run). A second table gives the time to lower, emit and compile every
+//! operator of the corpus in `tests/ops` (the driver's times of its lowering, adapter and
+//! toolchain stages).
 //! Figures are ratios and medians from one run: this is a benchmark, not a test.
 
 use crate::eval::{self, EvalArgs};
 use crate::tasks::{self as task_cli, Select};
+use ekb_deploy::driver::{self, Artifact, BackendChoice, CompileOptions, Program, Sources, Stage};
 use ekb_eval::evaluate::candidate::Candidates;
 use ekb_eval::tasks::Backend;
 use ekb_ir::l0::{self, Graph};
 use ekb_ir::tensor::{compare, Buffer, Tensor, Tolerance};
-use ekb_ir::{l1, SourceFile, TargetProfile};
-use ekb_llvm::HostModule;
-use ekb_lower::{lower, Schedule};
+use ekb_ir::{SourceFile, TargetProfile};
+use ekb_lower::Schedule;
 use serde::Serialize;
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -225,9 +227,28 @@ fn run_workloads(args: Args) -> Result<ExitCode, String> {
     Ok(if all_correct { ExitCode::SUCCESS } else { ExitCode::FAILURE })
 }
 
-fn load(name: &str, text: &str) -> Result<Graph, String> {
-    l0::check::load(&SourceFile::new(format!("{name}.ekir"), text))
-        .map_err(|ds| ds.iter().map(|d| d.to_string()).collect::<Vec<_>>().join("\n"))
+fn load(name: &str, text: &str) -> Result<(SourceFile, Graph), String> {
+    let src = SourceFile::new(format!("{name}.ekir"), text);
+    let g = l0::check::load(&src)
+        .map_err(|ds| ds.iter().map(|d| d.to_string()).collect::<Vec<_>>().join("\n"))?;
+    Ok((src, g))
+}
+
+/// Compiles a workload for this machine's CPU with `schedule`, up to `until`.
+fn compile(
+    src: &SourceFile,
+    g: &Graph,
+    schedule: Schedule,
+    until: Stage,
+    target: &TargetProfile,
+) -> Result<Artifact, String> {
+    let options =
+        CompileOptions { schedule, backend: BackendChoice::Cpu, until, ..CompileOptions::default() };
+    let sources = Sources { graph: Some(src), module: None };
+    driver::compile(Program::Graph(g), sources, target, &options).map_err(|f| {
+        let diags: Vec<String> = f.diagnostics.iter().map(|d| d.to_string()).collect();
+        format!("{} ({schedule}): the {} stage failed:\n{}", g.name, f.stage, diags.join("\n"))
+    })
 }
 
 fn bench_workload(
@@ -237,7 +258,7 @@ fn bench_workload(
     budget: Duration,
     threads_used: &mut usize,
 ) -> Result<WorkloadResult, String> {
-    let g = load(w.name, w.text)?;
+    let (src, g) = load(w.name, w.text)?;
     let inputs: HashMap<String, Buffer> =
         l0::inputs::generate(&g, 0).map_err(|d| d.to_string())?.into_iter().collect();
     let tensors: HashMap<String, Tensor> = inputs.iter().map(|(n, b)| (n.clone(), b.to_tensor())).collect();
@@ -245,11 +266,9 @@ fn bench_workload(
 
     let mut sides = Vec::new();
     for schedule in Schedule::ALL {
-        let m = lower(&g, schedule, target).map_err(|d| format!("{}: {d}", w.name))?;
-        if let Some(e) = l1::verify::verify(&m, Some(target)).into_iter().find(|d| d.is_error()) {
-            return Err(format!("{} ({schedule}): the lowered program does not verify:\n{e}", w.name));
-        }
-        let host = HostModule::build(&m, target, threads).map_err(|d| d.to_string())?;
+        let artifact = compile(&src, &g, schedule, Stage::Toolchain, target)?;
+        let host = driver::load_host(&artifact, threads).map_err(|d| d.to_string())?;
+        let m = artifact.module;
         *threads_used = host.threads();
         let out = host.run(&m, &inputs).map_err(|d| d.to_string())?;
         let mut mismatch = None;
@@ -299,34 +318,26 @@ fn bench_workload(
 }
 
 fn lowering_table(target: &TargetProfile) -> Result<Vec<LoweringTime>, String> {
-    let dir = tempfile::tempdir().map_err(|e| format!("error: cannot create a temporary directory: {e}"))?;
     let mut rows = Vec::new();
     for (name, text) in OP_CORPUS {
-        let g = load(name, text)?;
+        let (src, g) = load(name, text)?;
         let mut lower_us = [0.0; 2];
-        let mut module = None;
         for (i, s) in Schedule::ALL.into_iter().enumerate() {
             let mut times = Vec::new();
             for _ in 0..5 {
-                let t = Instant::now();
-                let m = lower(&g, s, target).map_err(|d| format!("{name}: {d}"))?;
-                times.push(t.elapsed().as_secs_f64() * 1e6);
-                module = Some(m);
+                let a = compile(&src, &g, s, Stage::Lower, target)?;
+                times.push(a.time(Stage::Lower).as_secs_f64() * 1e6);
             }
             lower_us[i] = median(&times);
         }
-        let m = module.expect("lowered at least once");
-        let t = Instant::now();
-        let ir = ekb_llvm::emit(&m, target).map_err(|d| format!("{name}: {d}"))?;
-        let emit_us = t.elapsed().as_secs_f64() * 1e6;
-        let log = ekb_llvm::compile(&ir, target, &dir.path().join(format!("{name}.o")))
-            .map_err(|d| d.to_string())?;
+        let a = compile(&src, &g, Schedule::Default, Stage::Toolchain, target)?;
+        let code = a.code.as_ref().expect("compiled through the toolchain");
         rows.push(LoweringTime {
             operator: name.to_string(),
             lower_naive_us: lower_us[0],
             lower_default_us: lower_us[1],
-            emit_us,
-            compile_ms: log.duration.as_secs_f64() * 1e3,
+            emit_us: a.time(Stage::Adapter).as_secs_f64() * 1e6,
+            compile_ms: code.log.duration.as_secs_f64() * 1e3,
         });
     }
     Ok(rows)

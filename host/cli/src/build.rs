@@ -1,13 +1,15 @@
-//! `ekb build`: an IR file becomes a payload for a target board: lowered (L0), verified against
-//! the profile, compiled with clang-19 for its CPU or written as OpenCL C / CUDA C for its GPU
-//! (`--backend`), the values of data parameters (`file(...)`, read beside the graph's file and
-//! checked) carried along, expected outputs from the reference interpreter.
+//! `ekb build`: an IR file becomes a payload for a target board: compiled by the driver
+//! (`ekb_deploy::driver`: lowered (L0), verified against the profile, compiled with clang-19 for
+//! its CPU or written as OpenCL C / CUDA C for its GPU, `--backend`), the values of data
+//! parameters (`file(...)`, read beside the graph's file and checked) carried along, expected
+//! outputs from the reference interpreter.
 //!
 //! The options shared with `ekb run` and `ekb pack` ([`BuildArgs`]) and the step that builds one
 //! file ([`build_file`]) live here too, so the three commands build identically.
 
 use crate::source::{self, Program};
-use ekb_deploy::build::{BuildOptions, Built, Program as Input, Sources, TOLERANCE};
+use ekb_deploy::build::{BuildOptions, Built, TOLERANCE};
+use ekb_deploy::driver::{Program as Input, Sources};
 use ekb_ir::{SourceFile, TargetProfile};
 use ekb_wire::payload::{TimingSettings, Tolerance};
 use ekb_wire::protocol::TimingOverrides;

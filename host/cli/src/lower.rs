@@ -1,10 +1,15 @@
-//! `ekb lower`: L0 -> L1 (with a schedule) -> LLVM IR -> object file, stopping where asked.
+//! `ekb lower`: an IR file through the compile driver (`ekb_deploy::driver`), stopping where
+//! asked: the L1 loop program, the adapter's LLVM IR or GPU source, or the object file; with
+//! `--dump-stages`, every stage's output on the way.
 //!
 //! The loop program is verified against the target before anything is emitted, so a program
-//! that breaks a board's limits is reported here rather than on the board.
+//! that breaks a board's limits is reported here rather than on the board; what the command
+//! prints is what `ekb build` would put in a payload.
 
 use crate::source::{self, Program};
-use ekb_ir::l1;
+use ekb_deploy::driver::{self, BackendChoice, CompileOptions, Dump, Sources, Stage};
+use ekb_ir::{l1, Diagnostic};
+use ekb_wire::payload::Backend;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -14,7 +19,10 @@ use std::process::ExitCode;
 ekb lower conv.ekir                             L1 loop program, default schedule, host\n  \
 ekb lower conv.ekir --schedule naive            one plain loop nest per operator\n  \
 ekb lower conv.ekir --to llvm --target rk3588   LLVM IR for the RK3588's Cortex-A76\n  \
-ekb lower conv.ekir --to obj -o conv.o          an ELF object of the kernels")]
+ekb lower conv.ekir --to obj -o conv.o          an ELF object of the kernels\n  \
+ekb lower conv.ekir --to c --target pocl        the GPU lowering as OpenCL C\n  \
+ekb lower conv.ekir --dump-stages               every stage's output on stderr\n  \
+ekb lower conv.ekir --to obj -o conv.o --dump-stages=dump/   ... as files in dump/")]
 pub struct Args {
     /// The `.ekir` file (L0 graph or L1 module).
     file: PathBuf,
@@ -22,52 +30,90 @@ pub struct Args {
     #[arg(long, default_value = "host")]
     target: String,
     /// What to produce.
-    #[arg(long, value_enum, default_value_t = Stage::L1)]
-    to: Stage,
+    #[arg(long, value_enum, default_value_t = To::L1)]
+    to: To,
     /// How to lower an L0 graph to loops (ignored for L1 input).
     #[arg(long, default_value = "default")]
     schedule: String,
+    /// `cpu`, `gpu` (the target's OpenCL or CUDA GPU) or `auto` (as `ekb build` picks)
+    /// [default: gpu for `--to c`, else cpu].
+    #[arg(long)]
+    backend: Option<String>,
     /// Write here instead of standard output (required for `--to obj`).
     #[arg(short, long)]
     output: Option<PathBuf>,
+    /// Show each stage's output as it is made: on stderr, each after a header line
+    /// `== STAGE: WHAT ==`, or with a directory (`--dump-stages=DIR`) as one file per stage
+    /// (`1-graph-passes.ekir`, `2-lower.l1.ekir`, ..., `6-toolchain.o`).
+    #[arg(long, value_name = "DIR")]
+    dump_stages: Option<Option<PathBuf>>,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-enum Stage {
+enum To {
     /// The L1 loop program (text).
     L1,
-    /// LLVM IR (text).
+    /// LLVM IR (text), for the CPU.
     Llvm,
-    /// An ELF relocatable object compiled by clang-19.
+    /// OpenCL C or CUDA C (text), for the target's GPU.
+    C,
+    /// An ELF relocatable object compiled by clang-19, for the CPU.
     Obj,
+}
+
+impl To {
+    /// The driver's last stage for this output.
+    fn until(self) -> Stage {
+        match self {
+            To::L1 => Stage::Verify,
+            To::Llvm | To::C => Stage::Adapter,
+            To::Obj => Stage::Toolchain,
+        }
+    }
 }
 
 pub fn run(args: Args) -> Result<ExitCode, String> {
     let target = source::target(&args.target)?;
     let schedule = ekb_lower::Schedule::from_name(&args.schedule).map_err(|d| d.to_string())?;
-    let (src, program) = source::load(&args.file).map_err(|d| source::render(&d))?;
-    let module = match program {
-        Program::Graph(g) => ekb_lower::lower(&g, schedule, &target).map_err(|d| d.to_string())?,
-        Program::Module(m) => m,
+    let backend = match &args.backend {
+        Some(name) => BackendChoice::from_name(name).map_err(|d| d.to_string())?,
+        None if args.to == To::C => BackendChoice::Gpu,
+        None => BackendChoice::Cpu,
     };
-    let diags: Vec<_> =
-        l1::verify::verify(&module, Some(&target)).into_iter().map(|d| src.locate(d)).collect();
-    if !diags.is_empty() {
-        eprint!("{}", source::render(&diags));
+    if args.to == To::Obj && args.output.is_none() {
+        return Err("error: `--to obj` needs `-o FILE`".into());
     }
-    if diags.iter().any(|d| d.is_error()) {
-        return Ok(ExitCode::FAILURE);
+    let (src, program) = source::load(&args.file).map_err(|d| source::render(&d))?;
+    let (input, sources) = match &program {
+        Program::Graph(g) => (driver::Program::Graph(g), Sources { graph: Some(&src), module: None }),
+        Program::Module(m) => (driver::Program::Unbound(m), Sources { graph: None, module: Some(&src) }),
+    };
+    let backend = driver::backend_for(input, &target, backend).map_err(|d| d.to_string())?;
+    check_output(args.to, backend).map_err(|d| d.to_string())?;
+    let dump = match args.dump_stages {
+        None => Dump::None,
+        Some(None) => Dump::Stderr,
+        Some(Some(dir)) => Dump::Dir(dir),
+    };
+    let choice = if backend == Backend::CpuLlvm { BackendChoice::Cpu } else { BackendChoice::Gpu };
+    let options = CompileOptions { schedule, backend: choice, until: args.to.until(), dump };
+    let artifact =
+        driver::compile(input, sources, &target, &options).map_err(|f| source::render(&f.diagnostics))?;
+    if !artifact.warnings.is_empty() {
+        eprint!("{}", source::render(&artifact.warnings));
     }
     let text = match args.to {
-        Stage::L1 => l1::print::print(&module),
-        Stage::Llvm | Stage::Obj => ekb_llvm::emit(&module, &target).map_err(|d| d.to_string())?,
+        To::L1 => l1::print::print(&artifact.module),
+        To::Llvm | To::C => artifact.source.expect("compiled through the adapter"),
+        To::Obj => {
+            let out = args.output.expect("checked above");
+            let code = artifact.code.expect("compiled through the toolchain");
+            std::fs::write(&out, &code.bytes)
+                .map_err(|e| format!("error: cannot write `{}`: {e}", out.display()))?;
+            eprintln!("wrote {} ({:.0} ms)", out.display(), code.log.duration.as_secs_f64() * 1e3);
+            return Ok(ExitCode::SUCCESS);
+        }
     };
-    if args.to == Stage::Obj {
-        let out = args.output.ok_or("error: `--to obj` needs `-o FILE`")?;
-        let log = ekb_llvm::compile(&text, &target, &out).map_err(|d| d.to_string())?;
-        eprintln!("wrote {} ({:.0} ms)", out.display(), log.duration.as_secs_f64() * 1e3);
-        return Ok(ExitCode::SUCCESS);
-    }
     match args.output {
         Some(p) => {
             std::fs::write(&p, text).map_err(|e| format!("error: cannot write `{}`: {e}", p.display()))?
@@ -75,4 +121,24 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
         None => print!("{text}"),
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Whether `backend` makes what `--to` asks for: LLVM IR and objects are CPU code, OpenCL C and
+/// CUDA C GPU code.
+fn check_output(to: To, backend: Backend) -> Result<(), Diagnostic> {
+    let gpu = backend != Backend::CpuLlvm;
+    match to {
+        To::Llvm | To::Obj if gpu => Err(Diagnostic::error(format!(
+            "`--to {}` is CPU code, and this program is built for the GPU ({})",
+            if to == To::Llvm { "llvm" } else { "obj" },
+            backend.name()
+        ))
+        .with_hint("use `--to c` for the GPU's source, or `--backend cpu`")),
+        To::C if !gpu => {
+            Err(Diagnostic::error("`--to c` is GPU source, and this program is built for the CPU").with_hint(
+                "choose a target with a GPU (`pocl`, `rk3588`, `jetson-orin`, `h200`) and `--backend gpu`",
+            ))
+        }
+        _ => Ok(()),
+    }
 }

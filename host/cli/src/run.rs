@@ -1,5 +1,6 @@
-//! `ekb run`: run an IR file (built into a payload first) or a payload on a device, and print
-//! its report: correctness per seed, timing, counters, memory and legality.
+//! `ekb run`: run an IR file (built into a payload first, through the compile driver) or a
+//! payload on a device (`ekb_deploy::measure`), and print its report: correctness per seed,
+//! timing, counters, memory and legality.
 //!
 //! Devices: `local` (the runtime as a child process), `qemu` (the aarch64 runtime under
 //! qemu-user; the default for aarch64 targets on an x86_64 machine), `ssh://[user@]host[:port]`,
@@ -9,11 +10,10 @@
 //! an error.
 
 use crate::build::{build_file, is_payload, payload_name, BuildArgs};
-use ekb_deploy::command::System;
 use ekb_deploy::report;
 use ekb_deploy::transport::{self, Device, Mode, RemoteOptions, RunSettings};
 use ekb_wire::payload::{Backend, Payload};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 /// Run an IR file or a payload on a device and print the report.
@@ -63,8 +63,8 @@ fn err(d: ekb_ir::Diagnostic) -> String {
     d.to_string()
 }
 
-/// The payload to run: the file itself, or one built from IR into `scratch`.
-fn payload(args: &Args, scratch: &Path) -> Result<(PathBuf, Vec<u8>, ekb_ir::TargetProfile), String> {
+/// The payload to run: the file itself, or one built from IR.
+fn payload(args: &Args) -> Result<(Vec<u8>, ekb_ir::TargetProfile), String> {
     if is_payload(&args.file) {
         let bytes = std::fs::read(&args.file)
             .map_err(|e| format!("error: cannot read `{}`: {e}", args.file.display()))?;
@@ -80,21 +80,16 @@ fn payload(args: &Args, scratch: &Path) -> Result<(PathBuf, Vec<u8>, ekb_ir::Tar
             }
         }
         let target = crate::source::target(&built_for)?;
-        return Ok((args.file.clone(), bytes, target));
+        return Ok((bytes, target));
     }
     let target = args.build.profile("host")?;
     let built = build_file(&args.file, &args.build, &target)?;
     eprintln!("built {}", built.summary);
-    let path = scratch.join(format!("{}.ekp", payload_name(&args.file)));
-    std::fs::write(&path, &built.payload)
-        .map_err(|e| format!("error: cannot write `{}`: {e}", path.display()))?;
-    Ok((path, built.payload, target))
+    Ok((built.payload, target))
 }
 
 pub fn run(args: Args) -> Result<ExitCode, String> {
-    let scratch =
-        tempfile::tempdir().map_err(|e| format!("error: cannot create a temporary directory: {e}"))?;
-    let (path, bytes, target) = payload(&args, scratch.path())?;
+    let (bytes, target) = payload(&args)?;
     let arch = crate::source::arch(&target)?;
     let device = match &args.device {
         Some(d) => Device::parse(d).map_err(err)?,
@@ -127,8 +122,7 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
         threads: args.threads,
     };
     let mode = if args.offline { Mode::Offline } else { Mode::Auto };
-    let outcome =
-        transport::run_payloads(transport.as_mut(), &mut System, &[path], &settings, mode).map_err(err)?;
+    let outcome = ekb_deploy::measure(&bytes, transport.as_mut(), &settings, mode).map_err(err)?;
     for line in &outcome.log {
         eprintln!("{line}");
     }

@@ -143,6 +143,84 @@ fn lower_to_obj_writes_an_elf_object() {
 }
 
 #[test]
+fn lower_dump_stages_shows_every_stage_in_order_on_stderr() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("k.o").display().to_string();
+    let o = ekb(&["lower", &corpus("softmax.ekir"), "--to", "obj", "-o", &out, "--dump-stages"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let err = stderr(&o);
+    let headers: Vec<&str> = err.lines().filter(|l| l.starts_with("== ")).collect();
+    let stages: Vec<&str> = headers.iter().map(|h| h[3..].split(':').next().unwrap()).collect();
+    assert_eq!(stages, ["graph-passes", "lower", "verify", "bind", "adapter", "toolchain"], "{err}");
+    assert!(headers[1].contains("CPU lowering, default schedule"), "{}", headers[1]);
+    assert!(err.contains("graph softmax(") && err.contains("module softmax {"), "{err}");
+    assert!(err.contains("define void @ekb_k_"), "the LLVM IR");
+    assert!(err.contains("wrote "), "{err}");
+    // `--to l1` stops after the verifier.
+    let o = ekb(&["lower", &corpus("relu.ekir"), "--dump-stages"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stderr(&o).contains("== verify:") && !stderr(&o).contains("== adapter:"), "{}", stderr(&o));
+    assert!(stdout(&o).starts_with("module relu {"), "{}", stdout(&o));
+}
+
+#[test]
+fn lower_dump_stages_with_a_directory_writes_a_file_per_stage() {
+    let dir = tempfile::tempdir().unwrap();
+    let dump = dir.path().join("dump");
+    let o =
+        ekb(&["lower", &corpus("relu.ekir"), "--to", "llvm", "--dump-stages", &dump.display().to_string()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let mut files: Vec<String> =
+        std::fs::read_dir(&dump).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
+    files.sort();
+    assert_eq!(
+        files,
+        ["1-graph-passes.ekir", "2-lower.l1.ekir", "3-verify.txt", "4-bind.txt", "5-adapter.ll"]
+    );
+    assert_eq!(std::fs::read_to_string(dump.join("5-adapter.ll")).unwrap(), stdout(&o));
+    // The lowered program is a valid input again.
+    let o = ekb(&["check", &dump.join("2-lower.l1.ekir").display().to_string()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+}
+
+#[test]
+fn lower_stops_at_a_verifier_error_before_the_adapter() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = write(
+        dir.path(),
+        "big.l1.ekir",
+        "module big {\n  output y: f32[4]\n\n  kernel k(y: f32[4] out) {\n    alloc t: f32[131072] local\n    \
+         for i in 0..4 {\n      t[i] = 1.0\n      y[i] = t[i]\n    }\n  }\n\n  run k(y)\n}\n",
+    );
+    let o = ekb(&["lower", &f, "--target", "rk3588", "--to", "llvm", "--dump-stages"]);
+    assert_eq!(o.status.code(), Some(1));
+    let err = stderr(&o);
+    assert!(err.contains("== verify:") && !err.contains("== adapter:"), "{err}");
+    assert!(err.contains("stack_bytes") && err.contains("big.l1.ekir:5:"), "{err}");
+    assert!(stdout(&o).is_empty(), "{}", stdout(&o));
+}
+
+#[test]
+fn lower_to_c_writes_the_gpu_lowering_in_the_targets_dialect() {
+    let o = ekb(&["lower", &corpus("relu.ekir"), "--to", "c", "--target", "pocl"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).contains("__kernel"), "{}", stdout(&o));
+    let o = ekb(&["lower", &corpus("relu.ekir"), "--to", "l1", "--target", "pocl", "--backend", "gpu"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).contains("launch grid("), "{}", stdout(&o));
+    // CPU code of a GPU build, GPU source of a CPU build, a GPU the target lacks.
+    let o = ekb(&["lower", &corpus("relu.ekir"), "--to", "llvm", "--target", "pocl", "--backend", "gpu"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("use `--to c`"), "{}", stderr(&o));
+    let o = ekb(&["lower", &corpus("relu.ekir"), "--to", "c", "--backend", "cpu"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("`--to c` is GPU source"), "{}", stderr(&o));
+    let o = ekb(&["lower", &corpus("relu.ekir"), "--to", "c"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("target `host` has no GPU"), "{}", stderr(&o));
+}
+
+#[test]
 fn interp_writes_npy_files_numpy_reads() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("io");

@@ -3,18 +3,16 @@
 //! (`cpu-llvm`: an ELF object) or its GPU (`opencl` or `cuda`: the kernels' source, built on the
 //! device).
 //!
-//! Two steps, usable apart: [`compile`] lowers (L0 input only: [`ekb_lower::lower`] for the CPU,
-//! [`ekb_lower::lower_gpu`] for the GPU), verifies the loop program against the target (errors
-//! stop the build, warnings are returned), ties its buffers to the graph, and emits the code:
-//! LLVM IR compiled with clang-19 for the profile's triple, or OpenCL C / CUDA C from
-//! `ekb_gpu_c::emit`; [`assemble`] packs a loop program and its code into a payload (a module of
-//! GPU kernels gets GPU launches, its shared and local allocations, and the profile's GPU
-//! limits): the values of the graph's data
-//! parameters (read from the files their `file(...)` names, relative to the graph's `.ekir`
-//! file, when not loaded yet, and checked against their CRC-32), the expected outputs of every
-//! seed from the f64 reference interpreter on the inputs of `ekb_ir::l0::inputs::generate`, the
-//! manifest, all written with `PayloadBuilder` (which re-parses what it wrote). [`build`] is the
-//! two in a row.
+//! Two steps, usable apart: the compile driver (`crate::driver::compile`: lowering for the CPU
+//! or the GPU, verification against the target, the buffers tied to the graph, LLVM IR and
+//! clang-19 or OpenCL C / CUDA C) makes the code; [`assemble`] packs a loop program and its code
+//! into a payload (a module of GPU kernels gets GPU launches, its shared and local allocations,
+//! and the profile's GPU limits): the values of the graph's data parameters (read from the files
+//! their `file(...)` names, relative to the graph's `.ekir` file, when not loaded yet, and
+//! checked against their CRC-32), the expected outputs of every seed from the f64 reference
+//! interpreter on the inputs of `ekb_ir::l0::inputs::generate`, the manifest, all written with
+//! `PayloadBuilder` (which re-parses what it wrote). [`package`] packs a driver's artifact;
+//! [`build`] is the two in a row.
 //!
 //! What it must keep true:
 //! - The board fills every input and parameter from the payload alone, with the values the
@@ -28,13 +26,13 @@
 //!   parameters, outputs to graph outputs, and every graph output is produced. A mismatch is a
 //!   diagnostic, never a payload that fails on the board.
 
-use ekb_gpu_c::Dialect;
+use crate::driver::{compile, Artifact, BackendChoice, CompileOptions, Program, Sources};
 use ekb_ir::l0::{self, Graph, TensorDecl};
 use ekb_ir::l1::gpu::LaunchShape;
 use ekb_ir::l1::{self, memory, BufferRole, Module};
 use ekb_ir::target::GpuApi;
 use ekb_ir::tensor::{BufData, Tensor};
-use ekb_ir::{Diagnostic, SourceFile, TargetProfile};
+use ekb_ir::{Diagnostic, TargetProfile};
 use ekb_llvm::CompileLog;
 use ekb_lower::Schedule;
 use ekb_wire::payload::{
@@ -45,7 +43,6 @@ use ekb_wire::payload::{
 use serde::Serialize;
 use std::borrow::Cow;
 use std::fmt;
-use std::path::Path;
 
 /// The seeds a payload checks when none are given (the evaluation protocol checks three).
 pub const DEFAULT_SEEDS: [u64; 3] = [0, 1, 2];
@@ -57,57 +54,6 @@ pub const TOLERANCE: Tolerance = Tolerance { atol: 1e-4, rtol: 1e-4 };
 /// What the payload's `producer` field says.
 pub fn producer() -> String {
     format!("ekb {}", env!("CARGO_PKG_VERSION"))
-}
-
-/// What to build from.
-#[derive(Debug, Clone, Copy)]
-pub enum Program<'a> {
-    /// An L0 graph: lowered with [`BuildOptions::schedule`].
-    Graph(&'a Graph),
-    /// An L1 module and the L0 graph whose task it implements (inputs, initialisers, reference).
-    Module { module: &'a Module, graph: &'a Graph },
-}
-
-impl Program<'_> {
-    /// The task: the graph that defines inputs and reference outputs.
-    pub fn graph(&self) -> &Graph {
-        match self {
-            Program::Graph(g) | Program::Module { graph: g, .. } => g,
-        }
-    }
-}
-
-/// The source files the program came from, so diagnostics point into the right one (graph
-/// problems into the graph's file, loop-program problems into the module's).
-#[derive(Debug, Clone, Copy, Default)]
-pub struct Sources<'a> {
-    pub graph: Option<&'a SourceFile>,
-    pub module: Option<&'a SourceFile>,
-}
-
-impl Sources<'_> {
-    fn graph(&self, d: Diagnostic) -> Diagnostic {
-        match self.graph {
-            Some(s) => s.locate(d),
-            None => d,
-        }
-    }
-
-    /// Loop-program diagnostics: a lowered module has no file of its own, so they point at the
-    /// graph's file (without a line: generated code carries no spans).
-    fn module(&self, d: Diagnostic) -> Diagnostic {
-        match self.module.or(self.graph) {
-            Some(s) => s.locate(d),
-            None => d,
-        }
-    }
-
-    /// The directory of the graph's file, when the graph came from a file on disk: where the
-    /// data files of its parameters are.
-    fn graph_dir(&self) -> Option<&Path> {
-        let path = Path::new(&self.graph?.name);
-        path.is_file().then(|| path.parent().unwrap_or(Path::new("")))
-    }
 }
 
 /// How to build.
@@ -137,78 +83,6 @@ impl Default for BuildOptions {
             tolerance: TOLERANCE,
         }
     }
-}
-
-/// Which of a target's processors a program is built for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum BackendChoice {
-    /// An L1 module by its kernels (GPU launches or CPU loops); an L0 graph for the GPU of a
-    /// profile whose CPU is the machine's own (`cpu = "native"`: a workstation or server around
-    /// its GPU, as `pocl` and `h200`), else for the CPU (boards such as `rk3588` and
-    /// `jetson-orin`, whose GPU is asked for with [`BackendChoice::Gpu`]).
-    #[default]
-    Auto,
-    Cpu,
-    Gpu,
-}
-
-impl BackendChoice {
-    /// `auto`, `cpu` or `gpu`.
-    pub fn from_name(name: &str) -> Result<BackendChoice, Diagnostic> {
-        match name {
-            "auto" => Ok(BackendChoice::Auto),
-            "cpu" => Ok(BackendChoice::Cpu),
-            "gpu" => Ok(BackendChoice::Gpu),
-            other => Err(Diagnostic::error(format!("unknown backend `{other}`"))
-                .with_expected("`auto`, `cpu` or `gpu`")),
-        }
-    }
-}
-
-/// The backend `program` is built with for `target`: `cpu-llvm`, or the GPU's `opencl` or
-/// `cuda`; an error when the GPU is asked for and the target has none.
-pub fn backend_for(
-    program: Program<'_>,
-    target: &TargetProfile,
-    choice: BackendChoice,
-) -> Result<Backend, Diagnostic> {
-    let gpu = match choice {
-        BackendChoice::Cpu => false,
-        BackendChoice::Gpu => true,
-        BackendChoice::Auto => match program {
-            Program::Module { module, .. } => module.kernels.iter().any(|k| LaunchShape::of(k).is_some()),
-            Program::Graph(_) => target.gpu.is_some() && target.cpu.cpu == "native",
-        },
-    };
-    if !gpu {
-        return Ok(Backend::CpuLlvm);
-    }
-    match target.gpu.as_ref().map(|g| g.api) {
-        Some(GpuApi::Opencl) => Ok(Backend::OpenCl),
-        Some(GpuApi::Cuda) => Ok(Backend::Cuda),
-        None => Err(Diagnostic::error(format!("target `{}` has no GPU to build for", target.name))
-            .with_hint(
-                "choose a target with a GPU (`pocl`, `rk3588`, `jetson-orin`, `h200`), or build for the CPU",
-            )),
-    }
-}
-
-/// A program compiled for a target, not yet packed into a payload.
-#[derive(Debug, Clone)]
-pub struct Compiled {
-    /// The loop program that was compiled.
-    pub module: Module,
-    /// The kernels' code: an ELF relocatable object for the profile's triple (`cpu-llvm`), or
-    /// the OpenCL C or CUDA C source (GPU backends).
-    pub object: Vec<u8>,
-    /// What the code is for.
-    pub backend: Backend,
-    /// The verifier's warnings (located).
-    pub warnings: Vec<Diagnostic>,
-    /// What clang did (for GPU code, the emitter: the device compiles).
-    pub compile: CompileLog,
-    /// The schedule an L0 graph was lowered with; `None` for an L1 module.
-    pub schedule: Option<Schedule>,
 }
 
 /// A payload packed by [`assemble`], with its figures.
@@ -321,9 +195,9 @@ pub fn human_bytes(n: u64) -> String {
     }
 }
 
-/// Builds a payload for `target`: [`compile`], then [`assemble`]. Errors (and the warnings
-/// before them) are located in `sources`; nothing is written anywhere but a temporary object
-/// file.
+/// Builds a payload for `target`: the driver's [`compile`], then [`package`]. Errors (and the
+/// warnings before them) are located in `sources`; nothing is written anywhere but a temporary
+/// object file.
 pub fn build(
     program: Program<'_>,
     sources: Sources<'_>,
@@ -333,7 +207,9 @@ pub fn build(
     build_for(program, sources, target, options, BackendChoice::Auto)
 }
 
-/// [`build`] for the processor `choice` picks ([`backend_for`]).
+/// [`build`] for the processor `choice` picks (`crate::driver::backend_for`). A GPU build
+/// lowers an L0 graph with the GPU lowering of [`BuildOptions::schedule`] and writes the
+/// module's kernels in the GPU's dialect.
 pub fn build_for(
     program: Program<'_>,
     sources: Sources<'_>,
@@ -342,11 +218,41 @@ pub fn build_for(
     choice: BackendChoice,
 ) -> Result<Built, Vec<Diagnostic>> {
     check_seeds(options)?;
-    let compiled = compile_for(program, sources, target, options, choice)?;
-    let Compiled { module, object, warnings, compile, schedule, .. } = compiled;
-    let mut assembled = assemble(program.graph(), &module, &object, target, options, sources)?;
+    let Some(graph) = program.graph() else {
+        return Err(vec![Diagnostic::error("an L1 module tied to no task cannot be packed into a payload")
+            .with_note("a payload takes its inputs and reference outputs from the L0 graph of its task")
+            .with_note("this is a bug in the caller of ekb_deploy::build: pass `Program::Module`")]);
+    };
+    let options_compile =
+        CompileOptions { schedule: options.schedule, backend: choice, ..CompileOptions::default() };
+    let artifact = compile(program, sources, target, &options_compile).map_err(|f| f.diagnostics)?;
+    package(artifact, graph, sources, target, options)
+}
+
+/// Packs a compiled artifact into a payload for the task of `graph` ([`assemble`]), keeping
+/// what went into it. The artifact must have been compiled through its code (the driver's
+/// default `until`); `graph` may be another graph than the one compiled, of the same signature
+/// (an L0 candidate is compiled as itself and packed for its task).
+pub fn package(
+    artifact: Artifact,
+    graph: &Graph,
+    sources: Sources<'_>,
+    target: &TargetProfile,
+    options: &BuildOptions,
+) -> Result<Built, Vec<Diagnostic>> {
+    let Artifact { module, warnings, code, schedule, .. } = artifact;
+    let Some(code) = code else {
+        return Err(vec![Diagnostic::error(format!(
+            "module `{}` was not compiled to code, so it cannot be packed into a payload",
+            module.name
+        ))
+        .with_note(
+            "this is a bug in the caller of ekb_deploy::build::package: compile through every stage",
+        )]);
+    };
+    let mut assembled = assemble(graph, &module, &code.bytes, target, options, sources)?;
     assembled.summary.schedule = schedule.map(|s| s.name().to_string());
-    Ok(Built { payload: assembled.payload, module, warnings, compile, summary: assembled.summary })
+    Ok(Built { payload: assembled.payload, module, warnings, compile: code.log, summary: assembled.summary })
 }
 
 fn check_seeds(options: &BuildOptions) -> Result<(), Vec<Diagnostic>> {
@@ -357,80 +263,12 @@ fn check_seeds(options: &BuildOptions) -> Result<(), Vec<Diagnostic>> {
     Ok(())
 }
 
-/// Lowers (an L0 graph, with [`BuildOptions::schedule`]), verifies the loop program against
-/// `target`, checks that it implements the graph's task (its buffers tied to the graph by name
-/// and type), and compiles it with clang-19 (or emits its GPU source), for the backend
-/// [`BackendChoice::Auto`] picks. Nothing is written anywhere but a temporary object file.
-pub fn compile(
-    program: Program<'_>,
-    sources: Sources<'_>,
-    target: &TargetProfile,
-    options: &BuildOptions,
-) -> Result<Compiled, Vec<Diagnostic>> {
-    compile_for(program, sources, target, options, BackendChoice::Auto)
-}
-
-/// [`compile`] for the processor `choice` picks ([`backend_for`]). A GPU build lowers an L0
-/// graph with the GPU lowering (`ekb_lower::lower_gpu`) of [`BuildOptions::schedule`] and
-/// writes the module's kernels in the GPU's dialect.
-pub fn compile_for(
-    program: Program<'_>,
-    sources: Sources<'_>,
-    target: &TargetProfile,
-    options: &BuildOptions,
-    choice: BackendChoice,
-) -> Result<Compiled, Vec<Diagnostic>> {
-    let graph = program.graph();
-    let backend = backend_for(program, target, choice).map_err(|d| vec![d])?;
-    let gpu = backend != Backend::CpuLlvm;
-    let (module, schedule) = match program {
-        Program::Graph(g) if gpu => {
-            let m = ekb_lower::lower_gpu(g, options.schedule, target).map_err(|d| vec![sources.graph(d)])?;
-            (m, Some(options.schedule))
-        }
-        Program::Graph(g) => {
-            let m = ekb_lower::lower(g, options.schedule, target).map_err(|d| vec![sources.graph(d)])?;
-            (m, Some(options.schedule))
-        }
-        Program::Module { module, .. } => (module.clone(), None),
-    };
-    let diags: Vec<Diagnostic> =
-        l1::verify::verify(&module, Some(target)).into_iter().map(|d| sources.module(d)).collect();
-    if l1::verify::has_errors(&diags) {
-        return Err(diags);
-    }
-    let warnings = diags;
-    bind_buffers(&module, graph)
-        .map_err(|ds| ds.into_iter().map(|d| sources.module(d)).collect::<Vec<_>>())?;
-
-    if gpu {
-        let dialect = if backend == Backend::Cuda { Dialect::Cuda } else { Dialect::OpenCl };
-        let started = std::time::Instant::now();
-        let source = ekb_gpu_c::emit(&module, dialect, target).map_err(|d| vec![sources.module(d)])?;
-        let compile = CompileLog {
-            command: vec!["ekb_gpu_c::emit".into(), dialect.name().into(), target.name.clone()],
-            duration: started.elapsed(),
-            stderr: String::new(),
-        };
-        return Ok(Compiled { module, object: source.into_bytes(), backend, warnings, compile, schedule });
-    }
-    let ir = ekb_llvm::emit(&module, target).map_err(|d| vec![sources.module(d)])?;
-    let dir = tempfile::tempdir()
-        .map_err(|e| vec![Diagnostic::error(format!("cannot create a temporary directory: {e}"))])?;
-    let object_path = dir.path().join(format!("{}.o", module.name));
-    let compile = ekb_llvm::compile(&ir, target, &object_path).map_err(|d| vec![d])?;
-    let object = std::fs::read(&object_path).map_err(|e| {
-        vec![Diagnostic::error(format!("cannot read the compiled object `{}`: {e}", object_path.display()))]
-    })?;
-    Ok(Compiled { module, object, backend, warnings, compile, schedule })
-}
-
 /// Packs loop program `module`, compiled into kernel object `object`, into a payload for the
 /// task of `graph`: the graph's data parameters (loaded from the files their `file(...)` names,
 /// relative to the directory of `sources.graph`, unless already loaded; every checksum
 /// verified), the expected outputs of `options.seeds` from the reference interpreter, the
 /// manifest (`options.timing`; `options.schedule` is not used). `module` must implement the
-/// graph's task (see [`compile`]); a mismatch is a diagnostic. A module of GPU kernels is packed
+/// graph's task (see the driver's bind stage); a mismatch is a diagnostic. A module of GPU kernels is packed
 /// for the target's GPU: `object` is then its OpenCL C or CUDA C source (`ekb_gpu_c::emit`), its
 /// kernels are launched on their grids, and the manifest carries the profile's GPU limits and
 /// the GPU's memory as the budget.
@@ -757,7 +595,7 @@ fn kernel_decl(k: &l1::Kernel, blob: u32, backend: Backend) -> KernelDecl {
 /// module inputs are graph inputs (role `Input`) or parameters (`Param`), outputs are graph
 /// outputs, every graph output is a module output, and the types agree. The sources are left
 /// out (`None`): [`assemble`] fills them in.
-fn bind_buffers(m: &Module, g: &Graph) -> Result<Vec<BufferDecl>, Vec<Diagnostic>> {
+pub(crate) fn bind_buffers(m: &Module, g: &Graph) -> Result<Vec<BufferDecl>, Vec<Diagnostic>> {
     let mut diags = Vec::new();
     let mut out = Vec::new();
     let type_mismatch = |b: &l1::BufferDecl, what: &str, ty: &ekb_ir::TensorType| {

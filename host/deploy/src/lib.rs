@@ -1,9 +1,11 @@
 //! `ekb-deploy`: the host side of deployment, everything between an IR file and a report from a
 //! board.
 //!
-//! - [`build`]: an L0 graph or an L1 module becomes a payload file for a target profile
-//!   (lowered, verified, compiled with clang-19 for the CPU or emitted as OpenCL C / CUDA C for
-//!   the GPU, expected outputs from the reference interpreter).
+//! - [`driver`]: the compile pipeline, every stage in order (graph passes, lowering for the CPU
+//!   or the GPU, verification, binding to the task's graph, LLVM IR or OpenCL C / CUDA C,
+//!   clang-19), with per-stage dumps; and the run of one payload on a device (`measure`).
+//! - [`build`]: a compiled program becomes a payload file for a target profile (parameter data,
+//!   expected outputs from the reference interpreter, the manifest).
 //! - [`runtime`]: finding the static `ekb-rt` binaries for each architecture, and the GPU
 //!   builds.
 //! - [`session`]: the protocol client (hello and version negotiation, then requests) over any
@@ -20,11 +22,15 @@
 pub mod build;
 pub mod bundle;
 pub mod command;
+pub mod driver;
 pub mod report;
 pub mod runtime;
 pub mod session;
 pub mod transport;
 
-pub use build::{build, build_for, BackendChoice, BuildOptions, BuildSummary, Built, Program, Sources};
+pub use build::{build, build_for, BuildOptions, BuildSummary, Built};
+pub use driver::{
+    compile, measure, Artifact, BackendChoice, CompileOptions, Dump, Failure, Program, Sources, Stage,
+};
 pub use runtime::{find_gpu_runtime, find_runtime, Runtime};
 pub use transport::{connect, run_payloads, Device, Mode, RemoteOptions, RunOutcome, RunSettings, Transport};

@@ -3,7 +3,8 @@
 //! local allocations, the profile's GPU limits and the GPU's memory as the budget; a launch that
 //! opts in to dynamic shared memory; and the errors a user meets.
 
-use ekb_deploy::build::{self, backend_for, BackendChoice, BuildOptions, Program, Sources};
+use ekb_deploy::build::{self, BuildOptions};
+use ekb_deploy::driver::{backend_for, BackendChoice, Program, Sources};
 use ekb_e2e::{corpus_files, load_graph};
 use ekb_ir::{SourceFile, TargetProfile};
 use ekb_lower::Schedule;

@@ -6,8 +6,8 @@
 //! with their sidecar files, read back, built, and run by the static runtime on this machine (a
 //! live `local` session) and under qemu-user (aarch64), correct on every seed.
 
-use ekb_deploy::build::{self, BuildOptions, Program, Sources};
-use ekb_deploy::command::System;
+use ekb_deploy::build::{self, BuildOptions};
+use ekb_deploy::driver::{self, CompileOptions, Program, Sources};
 use ekb_deploy::runtime::Runtime;
 use ekb_deploy::transport::{self, Device, Mode, RemoteOptions, RunSettings};
 use ekb_ir::l0::{check, print::print, Graph};
@@ -126,19 +126,19 @@ fn unloaded_data_is_read_from_beside_the_graph_file() {
     assert!(unloaded.params[0].data.as_ref().unwrap().values.is_none());
     let src = SourceFile::new(path.display().to_string(), text.as_str());
     let options = BuildOptions { seeds: vec![3], ..BuildOptions::default() };
-    let compiled = build::compile(Program::Graph(&loaded), Sources::default(), &host(), &options).unwrap();
-    let a =
-        build::assemble(&loaded, &compiled.module, &compiled.object, &host(), &options, Sources::default())
+    let compiled =
+        driver::compile(Program::Graph(&loaded), Sources::default(), &host(), &CompileOptions::default())
             .unwrap();
+    let object = &compiled.code.as_ref().unwrap().bytes;
+    let a =
+        build::assemble(&loaded, &compiled.module, object, &host(), &options, Sources::default()).unwrap();
     let sources = Sources { graph: Some(&src), module: None };
-    let b =
-        build::assemble(&unloaded, &compiled.module, &compiled.object, &host(), &options, sources).unwrap();
+    let b = build::assemble(&unloaded, &compiled.module, object, &host(), &options, sources).unwrap();
     assert_eq!(a.payload, b.payload, "the same payload either way");
 
     // Without a file to start from there is nowhere to look.
-    let e =
-        build::assemble(&unloaded, &compiled.module, &compiled.object, &host(), &options, Sources::default())
-            .unwrap_err();
+    let e = build::assemble(&unloaded, &compiled.module, object, &host(), &options, Sources::default())
+        .unwrap_err();
     let text = messages(&e);
     assert_eq!(text.len(), 2, "{text:?}");
     assert!(
@@ -223,8 +223,9 @@ fn import_model(name: &str, dir: &Path) -> (SourceFile, Graph) {
     (src, g)
 }
 
-/// Builds `g` for `profile` and runs it on `device` with `runtime` as `ekb run` does.
-fn run_on(g: &Graph, src: &SourceFile, profile: &str, device: Device, runtime: &Runtime, dir: &Path) {
+/// Builds `g` for `profile` and runs it on `device` with `runtime` as `ekb run` does
+/// (`driver::measure`).
+fn run_on(g: &Graph, src: &SourceFile, profile: &str, device: Device, runtime: &Runtime) {
     let target = TargetProfile::load(profile).unwrap();
     let sources = Sources { graph: Some(src), module: None };
     let built = build::build(Program::Graph(g), sources, &target, &BuildOptions::default())
@@ -233,8 +234,6 @@ fn run_on(g: &Graph, src: &SourceFile, profile: &str, device: Device, runtime: &
     let data: u64 = g.params.iter().map(|p| p.ty.size_bytes() as u64).sum();
     assert_eq!(built.summary.param_data_bytes, data);
     assert!(built.summary.payload_bytes > data + built.summary.code_bytes);
-    let path = dir.join(format!("{}-{profile}.ekp", g.name));
-    std::fs::write(&path, &built.payload).unwrap();
     let mut t = transport::connect(&device, runtime, &RemoteOptions::default()).unwrap();
     let timing = TimingOverrides {
         warmup: Some(0),
@@ -243,7 +242,7 @@ fn run_on(g: &Graph, src: &SourceFile, profile: &str, device: Device, runtime: &
         ..TimingOverrides::default()
     };
     let settings = RunSettings { seeds: None, timing, threads: Some(2) };
-    let outcome = transport::run_payloads(t.as_mut(), &mut System, &[path], &settings, Mode::Auto).unwrap();
+    let outcome = driver::measure(&built.payload, t.as_mut(), &settings, Mode::Auto).unwrap();
     assert_eq!(outcome.mode, Mode::Serve);
     let report = &outcome.report;
     let rendered = ekb_deploy::report::render(&g.name, report);
@@ -263,7 +262,7 @@ fn imported_pytorch_models_run_correctly_on_the_runtime_here_and_under_qemu() {
     for name in ["squeezenet1_1_half", "mobilenet_v2_w025", "resnet18_w16"] {
         let (src, g) = import_model(name, dir.path());
         assert!(g.params.len() > 20 && g.params.iter().all(|p| p.data.is_some()), "{name}");
-        run_on(&g, &src, "host", Device::Local, &native, dir.path());
-        run_on(&g, &src, "aarch64-qemu", Device::Qemu, &arm, dir.path());
+        run_on(&g, &src, "host", Device::Local, &native);
+        run_on(&g, &src, "aarch64-qemu", Device::Qemu, &arm);
     }
 }

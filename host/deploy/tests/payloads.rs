@@ -5,7 +5,8 @@
 //! inputs the reference ran on. Plus the build errors a user meets. (Parameters with data:
 //! `param_data.rs`.)
 
-use ekb_deploy::build::{self, BuildOptions, Program, Sources};
+use ekb_deploy::build::{self, BuildOptions};
+use ekb_deploy::driver::{Program, Sources};
 use ekb_e2e::{corpus_files, load_graph};
 use ekb_ir::l0::Graph;
 use ekb_ir::tensor::{BufData, Buffer};

@@ -8,8 +8,9 @@
 
 mod common;
 
-use ekb_deploy::build::{self, BuildOptions, Program, Sources};
+use ekb_deploy::build::{self, BuildOptions};
 use ekb_deploy::command::{Cmd, Exec, System};
+use ekb_deploy::driver::{Program, Sources};
 use ekb_deploy::runtime::Runtime;
 use ekb_deploy::transport::{self, Device, Mode, RemoteOptions, RunSettings};
 use ekb_ir::TargetProfile;

@@ -5,7 +5,8 @@
 //! runtime binaries.
 #![allow(dead_code)] // Each test binary uses a different subset.
 
-use ekb_deploy::build::{BuildOptions, Sources};
+use ekb_deploy::build::BuildOptions;
+use ekb_deploy::driver::Sources;
 use ekb_e2e::{load_graph, SEEDS};
 use ekb_ir::l0::Graph;
 use ekb_ir::l1::Module;

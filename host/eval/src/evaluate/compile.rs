@@ -9,15 +9,18 @@
 //! - Either way the payload's expected outputs come from the TASK's graph, never from the
 //!   candidate, so a candidate cannot define its own reference.
 //!
-//! Classes: text that does not parse, check or verify, or that does not implement the task's
-//! interface, is `syntax_api`; an allocation over a limit of the target or an index the
-//! verifier proves out of bounds is `memory`; a failure to lower, emit or compile is `compile`.
+//! Either way the candidate goes once through the compile driver (`ekb_deploy::driver`), and
+//! the stage that stopped it gives the class: text that does not parse, check or verify, or that
+//! does not implement the task's interface, is `syntax_api`; an allocation over a limit of the
+//! target or an index the verifier proves out of bounds is `memory`; a failure to lower, emit or
+//! compile is `compile`.
 
 use super::candidate::Found;
 use crate::results::{FailureClass, FailureRecord};
 use crate::tasks::{Backend, Task};
-use ekb_deploy::build::{build_for, BackendChoice};
-use ekb_deploy::{BuildOptions, Built, Program, Sources};
+use ekb_deploy::build::{self, build_for};
+use ekb_deploy::driver::{self, BackendChoice, CompileOptions, Failure, Program, Sources, Stage};
+use ekb_deploy::{BuildOptions, Built};
 use ekb_ir::l0::{self, Graph};
 use ekb_ir::l1::{self, Module};
 use ekb_ir::{Diagnostic, SourceFile, TargetProfile};
@@ -102,15 +105,15 @@ pub fn build_candidate(
                     failure(FailureClass::SyntaxApi, "syntax/API: signature", &[src.locate(d)]),
                 ));
             }
-            let module = match backend {
-                Backend::Cpu => ekb_lower::lower(&graph, Schedule::Default, target),
-                Backend::Cuda | Backend::Opencl => ekb_lower::lower_gpu(&graph, Schedule::Default, target),
-            }
-            .map_err(|d| (kind, failure(FailureClass::Compile, "compile: lowering", &[src.locate(d)])))?;
+            // Compiled as itself (its signature is the task's), packed for the task.
+            let options_compile = CompileOptions { backend: choice(backend), ..CompileOptions::default() };
+            let sources = Sources { graph: Some(&src), module: None };
+            let artifact = driver::compile(Program::Graph(&graph), sources, target, &options_compile)
+                .map_err(|f| (kind, compile_failure(f)))?;
             let sources = Sources { graph: Some(&task.source), module: Some(&src) };
-            build_module(task, &module, sources, backend, target, options)
+            build::package(artifact, &task.graph, sources, target, options)
                 .map(|built| Compiled { built, kind: "l0" })
-                .map_err(|f| (kind, f))
+                .map_err(|ds| (kind, late_failure(&ds)))
         }
         Some("l1") => {
             let kind = Some("l1");
@@ -131,8 +134,8 @@ pub fn build_candidate(
     }
 }
 
-/// Verifies `module` against the target, then builds it as an implementation of the task on
-/// `backend`.
+/// Compiles `module` as an implementation of the task on `backend` (its kernels must be of the
+/// backend) and packs it into a payload.
 fn build_module(
     task: &Task,
     module: &Module,
@@ -158,26 +161,36 @@ fn build_module(
         let d = sources.module.map_or(d.clone(), |s| s.locate(d));
         return Err(failure(FailureClass::SyntaxApi, "syntax/API: wrong backend", &[d]));
     }
-    let diags = l1::verify::verify(module, Some(target));
-    if l1::verify::has_errors(&diags) {
-        let errors: Vec<Diagnostic> = diags
-            .into_iter()
-            .filter(|d| d.severity == ekb_ir::diag::Severity::Error)
-            .map(|d| sources.module.map_or(d.clone(), |s| s.locate(d)))
-            .collect();
-        let (class, detail) = verifier_class(&errors);
-        return Err(failure(class, detail, &errors));
+    let options_compile = CompileOptions { backend: choice(backend), ..CompileOptions::default() };
+    let program = Program::Module { module, graph: &task.graph };
+    let artifact = driver::compile(program, sources, target, &options_compile).map_err(compile_failure)?;
+    build::package(artifact, &task.graph, sources, target, options).map_err(|ds| late_failure(&ds))
+}
+
+/// The class of a candidate the driver stopped: a lowering failure is `compile`, a verifier
+/// failure [`verifier_class`] (its errors as the evidence), a later one [`late_failure`].
+fn compile_failure(f: Failure) -> FailureRecord {
+    match f.stage {
+        Stage::GraphPasses | Stage::Lower => {
+            failure(FailureClass::Compile, "compile: lowering", &f.diagnostics)
+        }
+        Stage::Verify => {
+            let errors: Vec<Diagnostic> = f.diagnostics.into_iter().filter(Diagnostic::is_error).collect();
+            let (class, detail) = verifier_class(&errors);
+            failure(class, detail, &errors)
+        }
+        Stage::Bind | Stage::Adapter | Stage::Toolchain => late_failure(&f.diagnostics),
     }
-    build_for(Program::Module { module, graph: &task.graph }, sources, target, options, choice(backend))
-        .map_err(|ds| {
-            // The module verified, so what is left is its interface to the task's graph (buffer
-            // names and types) or the code generator and toolchain.
-            if ds.iter().any(|d| d.message.contains("graph")) {
-                failure(FailureClass::SyntaxApi, "syntax/API: interface", &ds)
-            } else {
-                failure(FailureClass::Compile, "compile: toolchain", &ds)
-            }
-        })
+}
+
+/// The class of a verified module that did not become a payload: its interface to the task's
+/// graph (buffer names and types), or the code generator and toolchain.
+fn late_failure(ds: &[Diagnostic]) -> FailureRecord {
+    if ds.iter().any(|d| d.message.contains("graph")) {
+        failure(FailureClass::SyntaxApi, "syntax/API: interface", ds)
+    } else {
+        failure(FailureClass::Compile, "compile: toolchain", ds)
+    }
 }
 
 /// The class of a module the verifier rejected: legality and proven out-of-bounds findings are

@@ -12,9 +12,10 @@
 //!   elements differ by more than the tolerance, so hard-coding one seed's outputs fails;
 //! - big enough to time: the task's roofline time on a nominal edge CPU is at least
 //!   `min_edge_seconds`;
-//! - lowerable: the `naive` CPU lowering verifies, compiles with clang-19 for this machine and,
-//!   run in this process on seed 0, matches the reference within the task's tolerance (one seed:
-//!   the lowering does not depend on the data, and the naive code of a whole model is slow).
+//! - lowerable: the `naive` CPU lowering verifies and compiles with clang-19 for this machine
+//!   (the compile driver, `ekb_deploy::driver`) and, run in this process on seed 0, matches the
+//!   reference within the task's tolerance (one seed: the lowering does not depend on the data,
+//!   and the naive code of a whole model is slow).
 //!
 //! What it keeps true: every rule is a pure function of the outputs and the graph, reported as
 //! a sentence naming the output, the seed and the measured share; nothing here panics on a
@@ -22,8 +23,10 @@
 
 use super::cost::{self, Cost};
 use super::Task;
+use ekb_deploy::driver::{self, BackendChoice, CompileOptions, Program, Sources, Stage};
 use ekb_ir::l0;
 use ekb_ir::tensor::{Tensor, Tolerance};
+use ekb_lower::Schedule;
 use serde::Serialize;
 use std::time::Instant;
 
@@ -258,34 +261,43 @@ pub fn validate_task(task: &Task, rules: &Rules) -> TaskReport {
 /// The naive CPU lowering of `task`, compiled for this machine and run in this process on
 /// `seed`, against that seed's reference outputs; one sentence per problem.
 pub fn check_naive(task: &Task, seed: u64, reference: &[Tensor]) -> Vec<String> {
-    let naive = |what: &str, d: ekb_ir::Diagnostic| vec![format!("naive lowering: {what}:\n{d}")];
+    let naive = |what: &str, d: &[ekb_ir::Diagnostic]| {
+        let d: Vec<String> = d.iter().map(|d| d.to_string()).collect();
+        vec![format!("naive lowering: {what}:\n{}", d.join("\n"))]
+    };
     let target = match ekb_ir::TargetProfile::load("host") {
         Ok(t) => t,
         Err(e) => return vec![format!("naive lowering: no `host` target profile: {e}")],
     };
-    let module = match ekb_lower::lower(&task.graph, ekb_lower::Schedule::Naive, &target) {
-        Ok(m) => m,
-        Err(d) => return naive("lowering failed", d),
+    let options =
+        CompileOptions { schedule: Schedule::Naive, backend: BackendChoice::Cpu, ..Default::default() };
+    let sources = Sources { graph: Some(&task.source), module: None };
+    let artifact = match driver::compile(Program::Graph(&task.graph), sources, &target, &options) {
+        Ok(a) => a,
+        Err(f) => {
+            return match f.stage {
+                Stage::GraphPasses | Stage::Lower => naive("lowering failed", &f.diagnostics),
+                Stage::Verify => {
+                    let errors: Vec<_> =
+                        f.diagnostics.into_iter().filter(ekb_ir::Diagnostic::is_error).collect();
+                    naive("the loop program does not verify", &errors)
+                }
+                Stage::Bind | Stage::Adapter | Stage::Toolchain => naive("compiling failed", &f.diagnostics),
+            }
+        }
     };
-    let errors: Vec<String> = ekb_ir::l1::verify::verify(&module, Some(&target))
-        .into_iter()
-        .filter(ekb_ir::Diagnostic::is_error)
-        .map(|d| d.to_string())
-        .collect();
-    if !errors.is_empty() {
-        return vec![format!("naive lowering: the loop program does not verify:\n{}", errors.join("\n"))];
-    }
-    let host = match ekb_llvm::HostModule::build(&module, &target, 1) {
+    let host = match driver::load_host(&artifact, 1) {
         Ok(h) => h,
-        Err(d) => return naive("compiling failed", d),
+        Err(d) => return naive("compiling failed", &[d]),
     };
+    let module = artifact.module;
     let inputs = match l0::inputs::generate(&task.graph, seed) {
         Ok(i) => i.into_iter().collect(),
-        Err(d) => return naive("no inputs", d),
+        Err(d) => return naive("no inputs", &[d]),
     };
     let outputs = match host.run(&module, &inputs) {
         Ok(o) => o,
-        Err(d) => return naive("running failed", d),
+        Err(d) => return naive("running failed", &[d]),
     };
     let mut problems = Vec::new();
     for (o, r) in task.graph.outputs.iter().zip(reference) {

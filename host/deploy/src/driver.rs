@@ -1,0 +1,597 @@
+//! The compile driver: the one place that lists, in order, the stages that turn a program into
+//! code for a target ([`compile`]), and the calls a search loop makes around it: [`compile`] a
+//! program, pack the [`Artifact`] into a payload (`crate::build::package`), [`measure`] the
+//! payload on a device (or [`load_host`] it into this process).
+//!
+//! The stages ([`Stage`]), in order:
+//! 1. **graph passes**: L0 -> L0 rewrites ([`GRAPH_PASSES`]; none yet);
+//! 2. **lower**: L0 -> L1 with a schedule, with the CPU lowering (`ekb_lower::lower`) or the GPU
+//!    lowering (`ekb_lower::lower_gpu`) by backend ([`backend_for`]); the schedule trace, an
+//!    L1 -> L1 rewrite of the lowered module, will be the stage after it;
+//! 3. **verify**: the loop program against the target (`ekb_ir::l1::verify`);
+//! 4. **bind**: the module's buffers tied to the task's graph by name and type;
+//! 5. **adapter**: LLVM IR text (`ekb_llvm::emit`), or OpenCL C / CUDA C (`ekb_gpu_c::emit`);
+//! 6. **toolchain**: clang-19 -> ELF object for the target's triple (CPU code only: a GPU's
+//!    driver compiles its source on the device).
+//!
+//! What it must keep true:
+//! - Every caller that turns IR into code goes through [`compile`] (`ekb lower`; `ekb build`,
+//!   `run` and `pack` through `crate::build`; the evaluator and `ekb bench`; the suite's naive
+//!   check), so a stage added here is added for all of them.
+//! - Nothing after a failed stage runs (a verifier error never reaches an adapter), and the
+//!   failure names its stage.
+//! - Diagnostics are located in [`Sources`]: graph problems in the graph's file, loop-program
+//!   problems in the module's.
+//! - A dump ([`Dump`]) shows each stage's output as the next stage receives it.
+
+use crate::command::System;
+use crate::transport::{self, Mode, RunOutcome, RunSettings, Transport};
+use ekb_gpu_c::Dialect;
+use ekb_ir::l0::{self, Graph};
+use ekb_ir::l1::gpu::LaunchShape;
+use ekb_ir::l1::{self, Module};
+use ekb_ir::target::GpuApi;
+use ekb_ir::{Diagnostic, SourceFile, TargetProfile};
+use ekb_llvm::{CompileLog, HostModule};
+use ekb_lower::Schedule;
+use ekb_wire::payload::{Backend, BufferDecl, Payload};
+use std::borrow::Cow;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+/// What to compile.
+#[derive(Debug, Clone, Copy)]
+pub enum Program<'a> {
+    /// An L0 graph, which is also its own task: lowered with [`CompileOptions::schedule`].
+    Graph(&'a Graph),
+    /// An L1 module and the L0 graph whose task it implements (inputs, initialisers, reference).
+    Module { module: &'a Module, graph: &'a Graph },
+    /// An L1 module on its own (`ekb lower` of an L1 file): compiled without the bind stage; a
+    /// payload needs the graph of its task ([`Program::Module`]).
+    Unbound(&'a Module),
+}
+
+impl Program<'_> {
+    /// The task: the graph that defines inputs and reference outputs; `None` for an unbound
+    /// module.
+    pub fn graph(&self) -> Option<&Graph> {
+        match self {
+            Program::Graph(g) | Program::Module { graph: g, .. } => Some(g),
+            Program::Unbound(_) => None,
+        }
+    }
+}
+
+/// The source files the program came from, so diagnostics point into the right one (graph
+/// problems into the graph's file, loop-program problems into the module's).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Sources<'a> {
+    pub graph: Option<&'a SourceFile>,
+    pub module: Option<&'a SourceFile>,
+}
+
+impl Sources<'_> {
+    pub(crate) fn graph(&self, d: Diagnostic) -> Diagnostic {
+        match self.graph {
+            Some(s) => s.locate(d),
+            None => d,
+        }
+    }
+
+    /// Loop-program diagnostics: a lowered module has no file of its own, so they point at the
+    /// graph's file (without a line: generated code carries no spans).
+    pub(crate) fn module(&self, d: Diagnostic) -> Diagnostic {
+        match self.module.or(self.graph) {
+            Some(s) => s.locate(d),
+            None => d,
+        }
+    }
+
+    /// The directory of the graph's file, when the graph came from a file on disk: where the
+    /// data files of its parameters are.
+    pub(crate) fn graph_dir(&self) -> Option<&Path> {
+        let path = Path::new(&self.graph?.name);
+        path.is_file().then(|| path.parent().unwrap_or(Path::new("")))
+    }
+}
+
+/// Which of a target's processors a program is built for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum BackendChoice {
+    /// An L1 module by its kernels (GPU launches or CPU loops); an L0 graph for the GPU of a
+    /// profile whose CPU is the machine's own (`cpu = "native"`: a workstation or server around
+    /// its GPU, as `pocl` and `h200`), else for the CPU (boards such as `rk3588` and
+    /// `jetson-orin`, whose GPU is asked for with [`BackendChoice::Gpu`]).
+    #[default]
+    Auto,
+    Cpu,
+    Gpu,
+}
+
+impl BackendChoice {
+    /// `auto`, `cpu` or `gpu`.
+    pub fn from_name(name: &str) -> Result<BackendChoice, Diagnostic> {
+        match name {
+            "auto" => Ok(BackendChoice::Auto),
+            "cpu" => Ok(BackendChoice::Cpu),
+            "gpu" => Ok(BackendChoice::Gpu),
+            other => Err(Diagnostic::error(format!("unknown backend `{other}`"))
+                .with_expected("`auto`, `cpu` or `gpu`")),
+        }
+    }
+}
+
+/// The backend `program` is built with for `target`: `cpu-llvm`, or the GPU's `opencl` or
+/// `cuda`; an error when the GPU is asked for and the target has none.
+pub fn backend_for(
+    program: Program<'_>,
+    target: &TargetProfile,
+    choice: BackendChoice,
+) -> Result<Backend, Diagnostic> {
+    let gpu = match choice {
+        BackendChoice::Cpu => false,
+        BackendChoice::Gpu => true,
+        BackendChoice::Auto => match program {
+            Program::Module { module, .. } | Program::Unbound(module) => {
+                module.kernels.iter().any(|k| LaunchShape::of(k).is_some())
+            }
+            Program::Graph(_) => target.gpu.is_some() && target.cpu.cpu == "native",
+        },
+    };
+    if !gpu {
+        return Ok(Backend::CpuLlvm);
+    }
+    match target.gpu.as_ref().map(|g| g.api) {
+        Some(GpuApi::Opencl) => Ok(Backend::OpenCl),
+        Some(GpuApi::Cuda) => Ok(Backend::Cuda),
+        None => Err(Diagnostic::error(format!("target `{}` has no GPU to build for", target.name))
+            .with_hint(
+                "choose a target with a GPU (`pocl`, `rk3588`, `jetson-orin`, `h200`), or build for the CPU",
+            )),
+    }
+}
+
+/// One stage of [`compile`], in pipeline order (`Ord` is that order).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Stage {
+    /// L0 -> L0: the [`GRAPH_PASSES`], in order (L0 input only).
+    GraphPasses,
+    /// L0 -> L1: the CPU or GPU lowering of the schedule (L0 input only).
+    Lower,
+    // The schedule trace goes here, as one variant (`Schedule`): an L1 -> L1 rewrite of the
+    // lowered module, replayed from a recorded trace, before anything checks the module.
+    /// The loop program against the target: types, bounds, memory and GPU limits.
+    Verify,
+    /// The module's buffers tied to the task's graph by name and type (not for an unbound
+    /// module).
+    Bind,
+    /// L1 -> LLVM IR text, or the kernels' OpenCL C / CUDA C.
+    Adapter,
+    /// LLVM IR -> ELF object with clang-19 (CPU code only).
+    Toolchain,
+}
+
+impl Stage {
+    pub const ALL: [Stage; 6] =
+        [Stage::GraphPasses, Stage::Lower, Stage::Verify, Stage::Bind, Stage::Adapter, Stage::Toolchain];
+
+    /// `graph-passes`, `lower`, `verify`, `bind`, `adapter`, `toolchain`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Stage::GraphPasses => "graph-passes",
+            Stage::Lower => "lower",
+            Stage::Verify => "verify",
+            Stage::Bind => "bind",
+            Stage::Adapter => "adapter",
+            Stage::Toolchain => "toolchain",
+        }
+    }
+}
+
+impl std::fmt::Display for Stage {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// An L0 -> L0 rewrite, run before lowering.
+pub struct GraphPass {
+    pub name: &'static str,
+    pub run: fn(&Graph) -> Result<Graph, Diagnostic>,
+}
+
+/// The graph passes, in the order they run. None yet: this is where L0 rewrites (fusion,
+/// constant folding, layout changes) go. A pass must keep the graph's signature (inputs,
+/// parameters with their initialisers, outputs): the bind stage and the payload's reference
+/// read the task's graph as it was written.
+pub const GRAPH_PASSES: &[GraphPass] = &[];
+
+/// Where [`compile`] shows each stage's output.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum Dump {
+    #[default]
+    None,
+    /// On stderr, each after a header line `== STAGE: WHAT ==`.
+    Stderr,
+    /// As files in this directory (created if missing), one per stage that ran, named by the
+    /// stage's number and name: `1-graph-passes.ekir`, `2-lower.l1.ekir`, `3-verify.txt`,
+    /// `4-bind.txt`, `5-adapter.ll` (`.cl`, `.cu`), `6-toolchain.o`. Stage files of an earlier
+    /// run are removed first, so the directory shows this run only.
+    Dir(PathBuf),
+}
+
+/// How to compile.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CompileOptions {
+    /// How an L0 graph is lowered (ignored for an L1 module).
+    pub schedule: Schedule,
+    pub backend: BackendChoice,
+    /// The last stage to run ([`Stage::Toolchain`]: all). An artifact always holds a loop
+    /// program, so the lowering of an L0 graph always runs.
+    pub until: Stage,
+    pub dump: Dump,
+}
+
+impl Default for CompileOptions {
+    fn default() -> CompileOptions {
+        CompileOptions {
+            schedule: Schedule::Default,
+            backend: BackendChoice::Auto,
+            until: Stage::Toolchain,
+            dump: Dump::None,
+        }
+    }
+}
+
+/// A program compiled for a target (up to [`CompileOptions::until`]), not yet packed into a
+/// payload.
+#[derive(Debug, Clone)]
+pub struct Artifact {
+    /// The loop program, as the stages after the lowering saw it.
+    pub module: Module,
+    /// What the code is for.
+    pub backend: Backend,
+    /// The schedule an L0 graph was lowered with; `None` for an L1 module.
+    pub schedule: Option<Schedule>,
+    /// The verifier's warnings (located).
+    pub warnings: Vec<Diagnostic>,
+    /// What the adapter wrote: LLVM IR text (`cpu-llvm`) or the kernels' OpenCL C / CUDA C;
+    /// `None` when the driver stopped before the adapter.
+    pub source: Option<String>,
+    /// The code a payload carries; `None` when the driver stopped before it was made.
+    pub code: Option<Code>,
+    /// How long each stage that ran took, in order.
+    pub times: Vec<(Stage, Duration)>,
+}
+
+impl Artifact {
+    /// How long `stage` took; zero when it did not run.
+    pub fn time(&self, stage: Stage) -> Duration {
+        self.times.iter().find(|(s, _)| *s == stage).map_or(Duration::ZERO, |(_, t)| *t)
+    }
+}
+
+/// The code of a payload.
+#[derive(Debug, Clone)]
+pub struct Code {
+    /// An ELF relocatable object for the profile's triple (`cpu-llvm`), or the OpenCL C or
+    /// CUDA C source (GPU backends).
+    pub bytes: Vec<u8>,
+    /// What clang did (for GPU code, the emitter: the device compiles).
+    pub log: CompileLog,
+}
+
+/// Why [`compile`] stopped: the stage that failed and its diagnostics (located; a verifier
+/// failure also carries the verifier's warnings).
+#[derive(Debug, Clone)]
+pub struct Failure {
+    pub stage: Stage,
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+/// Compiles `program` for `target`: the stages of [`Stage`], in order, up to
+/// `options.until`, each one's output dumped as `options.dump` says. Errors (and the warnings
+/// before them) are located in `sources`; nothing is written anywhere but a temporary object
+/// file and the dump.
+pub fn compile(
+    program: Program<'_>,
+    sources: Sources<'_>,
+    target: &TargetProfile,
+    options: &CompileOptions,
+) -> Result<Artifact, Failure> {
+    let mut run = Run::new(&options.dump);
+    // The backend decides the lowering, so it is chosen first; a GPU asked of a target without
+    // one is a lowering failure.
+    let backend =
+        backend_for(program, target, options.backend).map_err(|d| failure(Stage::Lower, vec![d]))?;
+    let gpu = backend != Backend::CpuLlvm;
+
+    let (module, schedule) = match program {
+        Program::Graph(g) => {
+            // Graph passes before the lowering, which sees one node at a time: a rewrite across
+            // nodes (fusion) has to happen on the graph.
+            let graph =
+                run.stage(Stage::GraphPasses, || graph_passes(g).map_err(|d| vec![sources.graph(d)]))?;
+            let what = format!("L0 graph `{}`, {}", graph.name, passes_done());
+            run.dump(Stage::GraphPasses, &what, "ekir", l0::print::print(&graph).as_bytes())?;
+            // The lowering of the backend: the GPU's puts every operator in `launch` kernels.
+            let lower = if gpu { ekb_lower::lower_gpu } else { ekb_lower::lower };
+            let m = run.stage(Stage::Lower, || {
+                lower(&graph, options.schedule, target).map_err(|d| vec![sources.graph(d)])
+            })?;
+            let lowering = if gpu { "GPU lowering" } else { "CPU lowering" };
+            let what = format!("L0 -> L1, {lowering}, {} schedule", options.schedule);
+            run.dump(Stage::Lower, &what, "l1.ekir", l1::print::print(&m).as_bytes())?;
+            (m, Some(options.schedule))
+        }
+        Program::Module { module, .. } | Program::Unbound(module) => (module.clone(), None),
+    };
+    // The schedule trace will be applied here: after the lowering made the module, before the
+    // verifier sees it (a trace's rewrite must verify like any loop program).
+    let mut artifact = Artifact {
+        module,
+        backend,
+        schedule,
+        warnings: Vec::new(),
+        source: None,
+        code: None,
+        times: Vec::new(),
+    };
+    if options.until <= Stage::Lower {
+        return Ok(run.finish(artifact));
+    }
+
+    // Verify before anything reads the module as correct: the binding below and the adapters
+    // assume a well-typed plan within the target's limits.
+    let module = &artifact.module;
+    let diags = run.stage(Stage::Verify, || {
+        Ok(l1::verify::verify(module, Some(target))
+            .into_iter()
+            .map(|d| sources.module(d))
+            .collect::<Vec<_>>())
+    })?;
+    let what = format!("L1 module `{}` against target `{}`", module.name, target.name);
+    run.dump(Stage::Verify, &what, "txt", findings(&diags).as_bytes())?;
+    if l1::verify::has_errors(&diags) {
+        return Err(failure(Stage::Verify, diags));
+    }
+    artifact.warnings = diags;
+    if options.until == Stage::Verify {
+        return Ok(run.finish(artifact));
+    }
+
+    // Bind before the adapter: a module that does not implement its task is not worth
+    // compiling, and the payload's buffers are these.
+    if let Some(graph) = program.graph() {
+        let bound = run.stage(Stage::Bind, || {
+            crate::build::bind_buffers(module, graph)
+                .map_err(|ds| ds.into_iter().map(|d| sources.module(d)).collect())
+        })?;
+        let what = format!("buffers to graph `{}`", graph.name);
+        run.dump(Stage::Bind, &what, "txt", bind_table(module, &bound).as_bytes())?;
+    }
+    if options.until == Stage::Bind {
+        return Ok(run.finish(artifact));
+    }
+
+    // The adapter of the backend. GPU source is the payload's code as it is: the device's
+    // driver compiles it, so a GPU program ends here.
+    if gpu {
+        let dialect = if backend == Backend::Cuda { Dialect::Cuda } else { Dialect::OpenCl };
+        let (source, log) = run.stage(Stage::Adapter, || {
+            emit_gpu(module, dialect, target).map_err(|d| vec![sources.module(d)])
+        })?;
+        let ext = if dialect == Dialect::Cuda { "cu" } else { "cl" };
+        run.dump(Stage::Adapter, &format!("L1 -> {}", dialect.name()), ext, source.as_bytes())?;
+        artifact.code = Some(Code { bytes: source.clone().into_bytes(), log });
+        artifact.source = Some(source);
+        return Ok(run.finish(artifact));
+    }
+    let ir =
+        run.stage(Stage::Adapter, || ekb_llvm::emit(module, target).map_err(|d| vec![sources.module(d)]))?;
+    run.dump(Stage::Adapter, &format!("L1 -> LLVM IR for {}", target.cpu.triple), "ll", ir.as_bytes())?;
+    if options.until == Stage::Adapter {
+        artifact.source = Some(ir);
+        return Ok(run.finish(artifact));
+    }
+
+    // The toolchain last: clang checks the object against the kernel ABI as it writes it.
+    let code = run.stage(Stage::Toolchain, || clang(&ir, &module.name, target))?;
+    let what = format!("LLVM IR -> ELF object with clang-19, {} bytes", code.bytes.len());
+    run.dump(Stage::Toolchain, &what, "o", &code.bytes)?;
+    artifact.source = Some(ir);
+    artifact.code = Some(code);
+    Ok(run.finish(artifact))
+}
+
+/// `g` after the [`GRAPH_PASSES`]: itself while there are none.
+fn graph_passes(g: &Graph) -> Result<Cow<'_, Graph>, Diagnostic> {
+    let mut graph = Cow::Borrowed(g);
+    for pass in GRAPH_PASSES {
+        graph = Cow::Owned((pass.run)(&graph)?);
+    }
+    Ok(graph)
+}
+
+/// What the graph-passes stage did, for its dump's header.
+fn passes_done() -> String {
+    if GRAPH_PASSES.is_empty() {
+        return "no passes yet".into();
+    }
+    GRAPH_PASSES.iter().map(|p| p.name).collect::<Vec<_>>().join(", ")
+}
+
+/// The bind stage's result, one line per module buffer: its name, role and type.
+fn bind_table(module: &Module, bound: &[BufferDecl]) -> String {
+    // `bind_buffers` made one declaration per module buffer, in module order.
+    bound
+        .iter()
+        .zip(&module.buffers)
+        .map(|(b, decl)| format!("{}: {} {}\n", b.name, b.role.name(), decl.ty))
+        .collect()
+}
+
+/// The kernels of `module` in `dialect`, and what emitting them took (the code's compile log:
+/// a GPU's driver compiles the source on the device).
+fn emit_gpu(
+    module: &Module,
+    dialect: Dialect,
+    target: &TargetProfile,
+) -> Result<(String, CompileLog), Diagnostic> {
+    let started = Instant::now();
+    let source = ekb_gpu_c::emit(module, dialect, target)?;
+    let log = CompileLog {
+        command: vec!["ekb_gpu_c::emit".into(), dialect.name().into(), target.name.clone()],
+        duration: started.elapsed(),
+        stderr: String::new(),
+    };
+    Ok((source, log))
+}
+
+/// The ELF object clang-19 makes of LLVM IR `ir` for `target`.
+fn clang(ir: &str, name: &str, target: &TargetProfile) -> Result<Code, Vec<Diagnostic>> {
+    let dir = tempfile::tempdir()
+        .map_err(|e| vec![Diagnostic::error(format!("cannot create a temporary directory: {e}"))])?;
+    let path = dir.path().join(format!("{name}.o"));
+    let log = ekb_llvm::compile(ir, target, &path).map_err(|d| vec![d])?;
+    let bytes = std::fs::read(&path).map_err(|e| {
+        vec![Diagnostic::error(format!("cannot read the compiled object `{}`: {e}", path.display()))]
+    })?;
+    Ok(Code { bytes, log })
+}
+
+/// The verifier's findings, rendered, or `no findings`.
+fn findings(diags: &[Diagnostic]) -> String {
+    if diags.is_empty() {
+        return "no findings\n".into();
+    }
+    diags.iter().map(|d| format!("{d}\n")).collect()
+}
+
+fn failure(stage: Stage, diagnostics: Vec<Diagnostic>) -> Failure {
+    Failure { stage, diagnostics }
+}
+
+/// The bookkeeping of one [`compile`]: the stages' times and the dump.
+struct Run<'o> {
+    dump: &'o Dump,
+    times: Vec<(Stage, Duration)>,
+    /// Whether the dump directory is ready (created, or cleared of an earlier run's files).
+    dir_ready: bool,
+}
+
+impl<'o> Run<'o> {
+    fn new(dump: &'o Dump) -> Run<'o> {
+        Run { dump, times: Vec::new(), dir_ready: false }
+    }
+
+    /// Runs one stage, timed; its error is the failure of `stage`.
+    fn stage<T>(
+        &mut self,
+        stage: Stage,
+        f: impl FnOnce() -> Result<T, Vec<Diagnostic>>,
+    ) -> Result<T, Failure> {
+        let started = Instant::now();
+        let out = f();
+        self.times.push((stage, started.elapsed()));
+        out.map_err(|ds| failure(stage, ds))
+    }
+
+    /// Shows what `stage` made: on stderr after a header naming the stage and `what` (binary
+    /// output as the header alone), or as the stage's file in the dump directory (extension
+    /// `ext`).
+    fn dump(&mut self, stage: Stage, what: &str, ext: &str, output: &[u8]) -> Result<(), Failure> {
+        match self.dump {
+            Dump::None => Ok(()),
+            Dump::Stderr => {
+                let mut err = std::io::stderr().lock();
+                let _ = writeln!(err, "== {stage}: {what} ==");
+                if let Ok(text) = std::str::from_utf8(output) {
+                    let _ = err.write_all(text.as_bytes());
+                    if !text.ends_with('\n') {
+                        let _ = writeln!(err);
+                    }
+                }
+                Ok(())
+            }
+            Dump::Dir(dir) => {
+                if !self.dir_ready {
+                    clear_dump_dir(dir).map_err(|d| failure(stage, vec![d]))?;
+                    self.dir_ready = true;
+                }
+                let path = dir.join(format!("{}.{ext}", dump_stem(stage)));
+                std::fs::write(&path, output).map_err(|e| {
+                    failure(stage, vec![Diagnostic::error(format!("cannot write `{}`: {e}", path.display()))])
+                })
+            }
+        }
+    }
+
+    fn finish(self, artifact: Artifact) -> Artifact {
+        Artifact { times: self.times, ..artifact }
+    }
+}
+
+/// `N-NAME`: a stage's file in a dump directory, numbered in pipeline order from 1.
+fn dump_stem(stage: Stage) -> String {
+    let n = Stage::ALL.iter().position(|s| *s == stage).expect("every stage is listed") + 1;
+    format!("{n}-{stage}")
+}
+
+/// Creates the dump directory, or removes the stage files an earlier run left in it.
+fn clear_dump_dir(dir: &Path) -> Result<(), Diagnostic> {
+    let cannot =
+        |what: &str, e: std::io::Error| Diagnostic::error(format!("cannot {what} `{}`: {e}", dir.display()));
+    std::fs::create_dir_all(dir).map_err(|e| cannot("create the dump directory", e))?;
+    let stems: Vec<String> = Stage::ALL.iter().map(|&s| format!("{}.", dump_stem(s))).collect();
+    for entry in std::fs::read_dir(dir).map_err(|e| cannot("read the dump directory", e))? {
+        let path = entry.map_err(|e| cannot("read the dump directory", e))?.path();
+        let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+        if stems.iter().any(|s| name.starts_with(s.as_str())) {
+            std::fs::remove_file(&path).map_err(|e| cannot("clear the dump directory", e))?;
+        }
+    }
+    Ok(())
+}
+
+/// Runs one payload on the device behind `transport`, as `ekb run` does: the runtime installed
+/// there first when it is missing or outdated, every seed checked, then timed with the
+/// payload's timing settings changed by `settings`. The report says what happened, including a
+/// payload the runtime refused; `Err` is for a device that could not be used.
+pub fn measure(
+    payload: &[u8],
+    transport: &mut dyn Transport,
+    settings: &RunSettings,
+    mode: Mode,
+) -> Result<RunOutcome, Diagnostic> {
+    let view = Payload::parse(payload).map_err(|e| Diagnostic::error(format!("not a valid payload: {e}")))?;
+    let dir = tempfile::tempdir()
+        .map_err(|e| Diagnostic::error(format!("cannot create a temporary directory: {e}")))?;
+    let path = dir.path().join(format!("{}.ekp", view.manifest().task));
+    std::fs::write(&path, payload)
+        .map_err(|e| Diagnostic::error(format!("cannot write `{}`: {e}", path.display())))?;
+    transport::run_payloads(transport, &mut System, &[path], settings, mode)
+}
+
+/// Loads an artifact compiled for this machine's CPU into this process, with `threads`
+/// threads for its `parallel` loops (0: the available cores): runs without the device runtime
+/// (the workloads of `ekb bench`, the suite's naive check).
+pub fn load_host(artifact: &Artifact, threads: usize) -> Result<HostModule, Diagnostic> {
+    let code = match &artifact.code {
+        Some(code) if artifact.backend == Backend::CpuLlvm => code,
+        _ => {
+            return Err(Diagnostic::error(format!(
+                "module `{}` was not compiled to a CPU object, so it cannot be loaded here",
+                artifact.module.name
+            ))
+            .with_note("compile with the CPU backend through the toolchain stage"))
+        }
+    };
+    let dir = tempfile::tempdir()
+        .map_err(|e| Diagnostic::error(format!("cannot create a temporary directory: {e}")))?;
+    let path = dir.path().join(format!("{}.o", artifact.module.name));
+    std::fs::write(&path, &code.bytes)
+        .map_err(|e| Diagnostic::error(format!("cannot write `{}`: {e}", path.display())))?;
+    HostModule::load(&path, &artifact.module, threads)
+}
