@@ -7,7 +7,7 @@
 //! prints is what `ekb build` would put in a payload.
 
 use crate::source::{self, Program};
-use ekb_deploy::driver::{self, BackendChoice, CompileOptions, Dump, Sources, Stage};
+use ekb_deploy::driver::{self, BackendChoice, CompileOptions, Dump, Sources, Stage, TraceInput};
 use ekb_ir::{l1, Diagnostic};
 use ekb_wire::payload::Backend;
 use std::path::PathBuf;
@@ -22,6 +22,7 @@ ekb lower conv.ekir --to llvm --target rk3588   LLVM IR for the RK3588's Cortex-
 ekb lower conv.ekir --to obj -o conv.o          an ELF object of the kernels\n  \
 ekb lower conv.ekir --to c --target pocl        the GPU lowering as OpenCL C\n  \
 ekb lower conv.ekir --dump-stages               every stage's output on stderr\n  \
+ekb lower conv.ekir --trace conv.trace          the naive lowering rewritten by a schedule trace\n  \
 ekb lower conv.ekir --to obj -o conv.o --dump-stages=dump/   ... as files in dump/")]
 pub struct Args {
     /// The `.ekir` file (L0 graph or L1 module).
@@ -32,9 +33,14 @@ pub struct Args {
     /// What to produce.
     #[arg(long, value_enum, default_value_t = To::L1)]
     to: To,
-    /// How to lower an L0 graph to loops (ignored for L1 input).
-    #[arg(long, default_value = "default")]
-    schedule: String,
+    /// How to lower an L0 graph to loops (ignored for L1 input) [default: naive with
+    /// `--trace`, else default].
+    #[arg(long)]
+    schedule: Option<String>,
+    /// A schedule trace (`docs/schedules.md`) to replay on the loop program: the naive
+    /// lowering's, for an L0 graph. A refused step is reported with its line and the reason.
+    #[arg(long, value_name = "FILE")]
+    trace: Option<PathBuf>,
     /// `cpu`, `gpu` (the target's OpenCL or CUDA GPU) or `auto` (as `ekb build` picks)
     /// [default: gpu for `--to c`, else cpu].
     #[arg(long)]
@@ -44,7 +50,7 @@ pub struct Args {
     output: Option<PathBuf>,
     /// Show each stage's output as it is made: on stderr, each after a header line
     /// `== STAGE: WHAT ==`, or with a directory (`--dump-stages=DIR`) as one file per stage
-    /// (`1-graph-passes.ekir`, `2-lower.l1.ekir`, ..., `6-toolchain.o`).
+    /// (`1-graph-passes.ekir`, `2-lower.l1.ekir`, ..., `7-toolchain.o`).
     #[arg(long, value_name = "DIR")]
     dump_stages: Option<Option<PathBuf>>,
 }
@@ -74,7 +80,16 @@ impl To {
 
 pub fn run(args: Args) -> Result<ExitCode, String> {
     let target = source::target(&args.target)?;
-    let schedule = ekb_lower::Schedule::from_name(&args.schedule).map_err(|d| d.to_string())?;
+    let default = if args.trace.is_some() { "naive" } else { "default" };
+    let schedule = ekb_lower::Schedule::from_name(args.schedule.as_deref().unwrap_or(default))
+        .map_err(|d| d.to_string())?;
+    let trace = match &args.trace {
+        Some(path) => {
+            let src = ekb_ir::SourceFile::read(path).map_err(|d| source::render(&[d]))?;
+            Some(TraceInput::parse(src).map_err(|d| source::render(&[d]))?)
+        }
+        None => None,
+    };
     let backend = match &args.backend {
         Some(name) => BackendChoice::from_name(name).map_err(|d| d.to_string())?,
         None if args.to == To::C => BackendChoice::Gpu,
@@ -96,7 +111,7 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
         Some(Some(dir)) => Dump::Dir(dir),
     };
     let choice = if backend == Backend::CpuLlvm { BackendChoice::Cpu } else { BackendChoice::Gpu };
-    let options = CompileOptions { schedule, backend: choice, until: args.to.until(), dump };
+    let options = CompileOptions { schedule, trace, backend: choice, until: args.to.until(), dump };
     let artifact =
         driver::compile(input, sources, &target, &options).map_err(|f| source::render(&f.diagnostics))?;
     if !artifact.warnings.is_empty() {

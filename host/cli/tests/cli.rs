@@ -175,12 +175,36 @@ fn lower_dump_stages_with_a_directory_writes_a_file_per_stage() {
     files.sort();
     assert_eq!(
         files,
-        ["1-graph-passes.ekir", "2-lower.l1.ekir", "3-verify.txt", "4-bind.txt", "5-adapter.ll"]
+        ["1-graph-passes.ekir", "2-lower.l1.ekir", "4-verify.txt", "5-bind.txt", "6-adapter.ll"]
     );
-    assert_eq!(std::fs::read_to_string(dump.join("5-adapter.ll")).unwrap(), stdout(&o));
+    assert_eq!(std::fs::read_to_string(dump.join("6-adapter.ll")).unwrap(), stdout(&o));
     // The lowered program is a valid input again.
     let o = ekb(&["check", &dump.join("2-lower.l1.ekir").display().to_string()]);
     assert!(o.status.success(), "{}", stderr(&o));
+}
+
+#[test]
+fn lower_replays_a_schedule_trace_on_the_naive_lowering() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = write(dir.path(), "relu.trace", "split k0_relu.i2 by 4 -> c, l\nvectorize l\n");
+    let o = ekb(&["lower", &corpus("relu.ekir"), "--trace", &t, "--dump-stages"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).contains("vectorize l in 0..4 {"), "{}", stdout(&o));
+    let err = stderr(&o);
+    assert!(
+        err.contains("naive schedule") && err.contains("== schedule: 2 steps of the schedule trace =="),
+        "{err}"
+    );
+    // A refused step names itself, its line in the trace, and the reason; nothing is printed.
+    let t = write(dir.path(), "bad.trace", "# not innermost\nvectorize k0_relu.i0\n");
+    let o = ekb(&["lower", &corpus("relu.ekir"), "--trace", &t]);
+    assert_eq!(o.status.code(), Some(1));
+    let err = stderr(&o);
+    assert!(
+        err.contains("step 1 (`vectorize k0_relu.i0`) is refused") && err.contains("bad.trace:2:1"),
+        "{err}"
+    );
+    assert!(stdout(&o).is_empty());
 }
 
 #[test]

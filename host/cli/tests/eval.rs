@@ -154,3 +154,46 @@ fn gpu_instances_run_on_the_gpu_runtime_and_a_wrong_profile_is_refused() {
     );
     assert!(!tmp.path().join("cu").exists(), "nothing is created for a refused plan");
 }
+
+/// A schedule trace written by hand for a Level-1 task is a candidate like any other: compiled
+/// (the task's naive lowering rewritten by the trace), checked and timed; a trace with an
+/// illegal step is a `syntax_api` failure whose evidence names the step, its line and why.
+#[test]
+fn a_hand_written_trace_is_evaluated_and_an_illegal_step_is_a_syntax_api_failure() {
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let cands = tmp.path().join("cands");
+    let traces = [
+        "# threads on channel-rows, lanes on columns\nfuse k0_add.i1, i2 -> f\nparallel f\nvectorize i3\n",
+        "# vectorize a loop that is not innermost\nvectorize k0_add.i1\n",
+    ];
+    for (i, t) in traces.iter().enumerate() {
+        let d = cands.join(format!("add_resnet18_residual/cpu/sample-{i}"));
+        std::fs::create_dir_all(&d).unwrap();
+        std::fs::write(d.join("candidate.trace"), t).unwrap();
+    }
+    let out = tmp.path().join("run");
+    let o = ekb(tmp.path())
+        .args(["eval", "add_resnet18_residual", "--level", "1", "--backend", "cpu", "--samples", "2"])
+        .args(["--budget", "0.3", "--max-cv", "1e9", "--plain", "--dir"])
+        .arg(repo.join("tasks"))
+        .arg("--candidates")
+        .arg(&cands)
+        .arg("--out")
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = std::fs::read_to_string(out.join("results.jsonl")).unwrap();
+    let results: Vec<Value> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let sample = |s: u64| results.iter().find(|r| r["sample"] == s).expect("stored");
+    let good = sample(0);
+    assert_eq!(good["candidate"]["kind"], "trace", "{good}");
+    assert!(good["compiled"].as_bool().unwrap() && good["correct"].as_bool().unwrap(), "{good}");
+    assert!(good["timing"]["speedup"].as_f64().is_some(), "{good}");
+    let bad = sample(1);
+    assert_eq!(bad["failure"]["class"], "syntax_api", "{bad}");
+    let evidence = bad["failure"]["evidence"].as_str().unwrap();
+    assert!(evidence.contains("step 1 (`vectorize k0_add.i1`) is refused"), "{evidence}");
+    assert!(evidence.contains("not innermost") && evidence.contains(":2:1"), "{evidence}");
+}

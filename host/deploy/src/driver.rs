@@ -6,12 +6,13 @@
 //! The stages ([`Stage`]), in order:
 //! 1. **graph passes**: L0 -> L0 rewrites ([`GRAPH_PASSES`]; none yet);
 //! 2. **lower**: L0 -> L1 with a schedule, with the CPU lowering (`ekb_lower::lower`) or the GPU
-//!    lowering (`ekb_lower::lower_gpu`) by backend ([`backend_for`]); the schedule trace, an
-//!    L1 -> L1 rewrite of the lowered module, will be the stage after it;
-//! 3. **verify**: the loop program against the target (`ekb_ir::l1::verify`);
-//! 4. **bind**: the module's buffers tied to the task's graph by name and type;
-//! 5. **adapter**: LLVM IR text (`ekb_llvm::emit`), or OpenCL C / CUDA C (`ekb_gpu_c::emit`);
-//! 6. **toolchain**: clang-19 -> ELF object for the target's triple (CPU code only: a GPU's
+//!    lowering (`ekb_lower::lower_gpu`) by backend ([`backend_for`]);
+//! 3. **schedule**: a schedule trace ([`CompileOptions::trace`], `ekb_sched`) replayed on the
+//!    loop program, when one is given: L1 -> L1 rewrites, each checked for legality;
+//! 4. **verify**: the loop program against the target (`ekb_ir::l1::verify`);
+//! 5. **bind**: the module's buffers tied to the task's graph by name and type;
+//! 6. **adapter**: LLVM IR text (`ekb_llvm::emit`), or OpenCL C / CUDA C (`ekb_gpu_c::emit`);
+//! 7. **toolchain**: clang-19 -> ELF object for the target's triple (CPU code only: a GPU's
 //!    driver compiles its source on the device).
 //!
 //! What it must keep true:
@@ -159,8 +160,8 @@ pub enum Stage {
     GraphPasses,
     /// L0 -> L1: the CPU or GPU lowering of the schedule (L0 input only).
     Lower,
-    // The schedule trace goes here, as one variant (`Schedule`): an L1 -> L1 rewrite of the
-    // lowered module, replayed from a recorded trace, before anything checks the module.
+    /// L1 -> L1: the schedule trace, replayed step by step (only when one is given).
+    Schedule,
     /// The loop program against the target: types, bounds, memory and GPU limits.
     Verify,
     /// The module's buffers tied to the task's graph by name and type (not for an unbound
@@ -173,14 +174,22 @@ pub enum Stage {
 }
 
 impl Stage {
-    pub const ALL: [Stage; 6] =
-        [Stage::GraphPasses, Stage::Lower, Stage::Verify, Stage::Bind, Stage::Adapter, Stage::Toolchain];
+    pub const ALL: [Stage; 7] = [
+        Stage::GraphPasses,
+        Stage::Lower,
+        Stage::Schedule,
+        Stage::Verify,
+        Stage::Bind,
+        Stage::Adapter,
+        Stage::Toolchain,
+    ];
 
-    /// `graph-passes`, `lower`, `verify`, `bind`, `adapter`, `toolchain`.
+    /// `graph-passes`, `lower`, `schedule`, `verify`, `bind`, `adapter`, `toolchain`.
     pub fn name(self) -> &'static str {
         match self {
             Stage::GraphPasses => "graph-passes",
             Stage::Lower => "lower",
+            Stage::Schedule => "schedule",
             Stage::Verify => "verify",
             Stage::Bind => "bind",
             Stage::Adapter => "adapter",
@@ -215,17 +224,36 @@ pub enum Dump {
     /// On stderr, each after a header line `== STAGE: WHAT ==`.
     Stderr,
     /// As files in this directory (created if missing), one per stage that ran, named by the
-    /// stage's number and name: `1-graph-passes.ekir`, `2-lower.l1.ekir`, `3-verify.txt`,
-    /// `4-bind.txt`, `5-adapter.ll` (`.cl`, `.cu`), `6-toolchain.o`. Stage files of an earlier
+    /// stage's number and name: `1-graph-passes.ekir`, `2-lower.l1.ekir`, `3-schedule.l1.ekir`
+    /// (with a trace), `4-verify.txt`, `5-bind.txt`, `6-adapter.ll` (`.cl`, `.cu`),
+    /// `7-toolchain.o`. Stage files of an earlier
     /// run are removed first, so the directory shows this run only.
     Dir(PathBuf),
 }
 
+/// A schedule trace to replay on the loop program, and the text it was read from (where its
+/// diagnostics point; `None` for a trace made in code, such as a tuner's).
+#[derive(Debug, Clone)]
+pub struct TraceInput {
+    pub trace: ekb_sched::Trace,
+    pub source: Option<SourceFile>,
+}
+
+impl TraceInput {
+    /// Reads a trace from its text.
+    pub fn parse(source: SourceFile) -> Result<TraceInput, Diagnostic> {
+        Ok(TraceInput { trace: ekb_sched::parse(&source)?, source: Some(source) })
+    }
+}
+
 /// How to compile.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone)]
 pub struct CompileOptions {
     /// How an L0 graph is lowered (ignored for an L1 module).
     pub schedule: Schedule,
+    /// A schedule trace replayed on the loop program after the lowering (or on an L1 module as
+    /// given).
+    pub trace: Option<TraceInput>,
     pub backend: BackendChoice,
     /// The last stage to run ([`Stage::Toolchain`]: all). An artifact always holds a loop
     /// program, so the lowering of an L0 graph always runs.
@@ -237,6 +265,7 @@ impl Default for CompileOptions {
     fn default() -> CompileOptions {
         CompileOptions {
             schedule: Schedule::Default,
+            trace: None,
             backend: BackendChoice::Auto,
             until: Stage::Toolchain,
             dump: Dump::None,
@@ -327,8 +356,24 @@ pub fn compile(
         }
         Program::Module { module, .. } | Program::Unbound(module) => (module.clone(), None),
     };
-    // The schedule trace will be applied here: after the lowering made the module, before the
-    // verifier sees it (a trace's rewrite must verify like any loop program).
+    // The schedule trace after the lowering made the module, before the verifier sees it: every
+    // step is checked as it is applied, and the result must verify like any loop program.
+    let module = match &options.trace {
+        Some(t) if options.until >= Stage::Schedule => {
+            let m = run.stage(Stage::Schedule, || {
+                ekb_sched::apply(&module, &t.trace)
+                    .map_err(|d| vec![t.source.as_ref().map_or(d.clone(), |s| s.locate(d))])
+            })?;
+            let what = format!(
+                "{} step{} of the schedule trace",
+                t.trace.steps.len(),
+                if t.trace.steps.len() == 1 { "" } else { "s" }
+            );
+            run.dump(Stage::Schedule, &what, "l1.ekir", l1::print::print(&m).as_bytes())?;
+            m
+        }
+        _ => module,
+    };
     let mut artifact = Artifact {
         module,
         backend,

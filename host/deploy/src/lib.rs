@@ -31,6 +31,7 @@ pub mod transport;
 pub use build::{build, build_for, BuildOptions, BuildSummary, Built};
 pub use driver::{
     compile, measure, Artifact, BackendChoice, CompileOptions, Dump, Failure, Program, Sources, Stage,
+    TraceInput,
 };
 pub use runtime::{find_gpu_runtime, find_runtime, Runtime};
 pub use transport::{connect, run_payloads, Device, Mode, RemoteOptions, RunOutcome, RunSettings, Transport};

@@ -1,5 +1,7 @@
 //! Where candidates come from: the built-in schedules (`builtin:default`), or the folder
-//! `ekb generate` wrote (`DIR/TASK/BACKEND/sample-N/candidate.ekir` beside its `meta.json`).
+//! `ekb generate` wrote (`DIR/TASK/BACKEND/sample-N/candidate.ekir` beside its `meta.json`);
+//! a sample may instead hold `candidate.trace`, a schedule trace over the task's naive lowering
+//! (`docs/schedules.md`).
 //!
 //! What must stay true: a sample that has no candidate file is still a sample (it counts as
 //! failed, class `no_candidate`, with the reason `meta.json` gives); a candidate file is read
@@ -78,6 +80,10 @@ pub fn find_in_dir(dir: &Path, task: &str, backend: &str, sample: u32) -> Found 
     let ir = sample_dir.join("candidate.ekir");
     if let Ok(text) = std::fs::read_to_string(&ir) {
         return Found::Text { text, origin: rel.join("candidate.ekir").display().to_string() };
+    }
+    // A schedule trace: the task's naive lowering for its backend, rewritten step by step.
+    if let Ok(text) = std::fs::read_to_string(sample_dir.join("candidate.trace")) {
+        return Found::Text { text, origin: rel.join("candidate.trace").display().to_string() };
     }
     let origin = rel.display().to_string();
     if let Some(native) =

@@ -19,7 +19,7 @@ use super::candidate::Found;
 use crate::results::{FailureClass, FailureRecord};
 use crate::tasks::{Backend, Task};
 use ekb_deploy::build::{self, build_for};
-use ekb_deploy::driver::{self, BackendChoice, CompileOptions, Failure, Program, Sources, Stage};
+use ekb_deploy::driver::{self, BackendChoice, CompileOptions, Failure, Program, Sources, Stage, TraceInput};
 use ekb_deploy::{BuildOptions, Built};
 use ekb_ir::l0::{self, Graph};
 use ekb_ir::l1::{self, Module};
@@ -30,7 +30,7 @@ use ekb_lower::Schedule;
 #[derive(Debug)]
 pub struct Compiled {
     pub built: Built,
-    /// `l0` or `l1`.
+    /// `l0`, `l1` or `trace`.
     pub kind: &'static str,
 }
 
@@ -86,6 +86,9 @@ pub fn build_candidate(
         Found::Text { origin, .. } | Found::Missing { origin, .. } => origin,
     };
     let src = SourceFile::new(origin.clone(), text.clone());
+    if origin.ends_with(".trace") {
+        return build_trace(task, src, backend, target, options);
+    }
     match ekb_ir::level(text) {
         Some("l0") => {
             let kind = Some("l0");
@@ -134,6 +137,33 @@ pub fn build_candidate(
     }
 }
 
+/// A schedule trace candidate: the task's graph lowered with the naive schedule of `backend`,
+/// the trace replayed on it (a step that does not parse or is refused is `syntax_api`, its
+/// evidence naming the step, its line and the reason), then compiled and packed as any module.
+fn build_trace(
+    task: &Task,
+    src: SourceFile,
+    backend: Backend,
+    target: &TargetProfile,
+    options: &BuildOptions,
+) -> Result<Compiled, (Option<&'static str>, FailureRecord)> {
+    let kind = Some("trace");
+    let input = TraceInput::parse(src)
+        .map_err(|d| (kind, failure(FailureClass::SyntaxApi, "syntax/API: schedule trace", &[d])))?;
+    let options_compile = CompileOptions {
+        schedule: Schedule::Naive,
+        backend: choice(backend),
+        trace: Some(input),
+        ..CompileOptions::default()
+    };
+    let sources = Sources { graph: Some(&task.source), module: None };
+    let artifact = driver::compile(Program::Graph(&task.graph), sources, target, &options_compile)
+        .map_err(|f| (kind, compile_failure(f)))?;
+    build::package(artifact, &task.graph, sources, target, options)
+        .map(|built| Compiled { built, kind: "trace" })
+        .map_err(|ds| (kind, late_failure(&ds)))
+}
+
 /// Compiles `module` as an implementation of the task on `backend` (its kernels must be of the
 /// backend) and packs it into a payload.
 fn build_module(
@@ -174,6 +204,7 @@ fn compile_failure(f: Failure) -> FailureRecord {
         Stage::GraphPasses | Stage::Lower => {
             failure(FailureClass::Compile, "compile: lowering", &f.diagnostics)
         }
+        Stage::Schedule => failure(FailureClass::SyntaxApi, "syntax/API: schedule trace", &f.diagnostics),
         Stage::Verify => {
             let errors: Vec<Diagnostic> = f.diagnostics.into_iter().filter(Diagnostic::is_error).collect();
             let (class, detail) = verifier_class(&errors);

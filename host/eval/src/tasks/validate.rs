@@ -276,7 +276,9 @@ pub fn check_naive(task: &Task, seed: u64, reference: &[Tensor]) -> Vec<String> 
         Ok(a) => a,
         Err(f) => {
             return match f.stage {
-                Stage::GraphPasses | Stage::Lower => naive("lowering failed", &f.diagnostics),
+                Stage::GraphPasses | Stage::Lower | Stage::Schedule => {
+                    naive("lowering failed", &f.diagnostics)
+                }
                 Stage::Verify => {
                     let errors: Vec<_> =
                         f.diagnostics.into_iter().filter(ekb_ir::Diagnostic::is_error).collect();
