@@ -9,6 +9,7 @@
 use crate::source::{self, Program};
 use ekb_deploy::driver::{self, BackendChoice, CompileOptions, Dump, Sources, Stage, TraceInput};
 use ekb_ir::{l1, Diagnostic};
+use ekb_lower::Knobs;
 use ekb_wire::payload::Backend;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -23,6 +24,8 @@ ekb lower conv.ekir --to obj -o conv.o          an ELF object of the kernels\n  
 ekb lower conv.ekir --to c --target pocl        the GPU lowering as OpenCL C\n  \
 ekb lower conv.ekir --dump-stages               every stage's output on stderr\n  \
 ekb lower conv.ekir --trace conv.trace          the naive lowering rewritten by a schedule trace\n  \
+ekb lower conv.ekir --to trace > conv.recipe    the default schedule's recipe (its knobs) for it\n  \
+ekb lower conv.ekir --knob conv.ow_tile=8       the default schedule with one knob changed\n  \
 ekb lower conv.ekir --to obj -o conv.o --dump-stages=dump/   ... as files in dump/")]
 pub struct Args {
     /// The `.ekir` file (L0 graph or L1 module).
@@ -41,6 +44,13 @@ pub struct Args {
     /// lowering's, for an L0 graph. A refused step is reported with its line and the reason.
     #[arg(long, value_name = "FILE")]
     trace: Option<PathBuf>,
+    /// A recipe file (`set KNOB = VALUE` lines, as `--to trace` prints) for the default
+    /// schedule's knobs.
+    #[arg(long, value_name = "FILE")]
+    recipe: Option<PathBuf>,
+    /// Set one knob of the default schedule, after `--recipe` (repeatable): `NAME=VALUE`.
+    #[arg(long, value_name = "NAME=VALUE")]
+    knob: Vec<String>,
     /// `cpu`, `gpu` (the target's OpenCL or CUDA GPU) or `auto` (as `ekb build` picks)
     /// [default: gpu for `--to c`, else cpu].
     #[arg(long)]
@@ -59,6 +69,8 @@ pub struct Args {
 enum To {
     /// The L1 loop program (text).
     L1,
+    /// The default schedule's recipe for this graph: its knobs, as `set` lines.
+    Trace,
     /// LLVM IR (text), for the CPU.
     Llvm,
     /// OpenCL C or CUDA C (text), for the target's GPU.
@@ -71,7 +83,7 @@ impl To {
     /// The driver's last stage for this output.
     fn until(self) -> Stage {
         match self {
-            To::L1 => Stage::Verify,
+            To::L1 | To::Trace => Stage::Verify,
             To::Llvm | To::C => Stage::Adapter,
             To::Obj => Stage::Toolchain,
         }
@@ -104,6 +116,7 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
         Program::Module(m) => (driver::Program::Unbound(m), Sources { graph: None, module: Some(&src) }),
     };
     let backend = driver::backend_for(input, &target, backend).map_err(|d| d.to_string())?;
+    let knobs = knobs(&args, &target)?;
     check_output(args.to, backend).map_err(|d| d.to_string())?;
     let dump = match args.dump_stages {
         None => Dump::None,
@@ -111,7 +124,15 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
         Some(Some(dir)) => Dump::Dir(dir),
     };
     let choice = if backend == Backend::CpuLlvm { BackendChoice::Cpu } else { BackendChoice::Gpu };
-    let options = CompileOptions { schedule, trace, backend: choice, until: args.to.until(), dump };
+    if args.to == To::Trace {
+        let Program::Graph(g) = &program else {
+            return Err("error: `--to trace` prints the recipe of an L0 graph; this is an L1 module".into());
+        };
+        print!("{}", recipe(g, &target, backend, &knobs));
+        return Ok(ExitCode::SUCCESS);
+    }
+    let options =
+        CompileOptions { schedule, knobs: Some(knobs), trace, backend: choice, until: args.to.until(), dump };
     let artifact =
         driver::compile(input, sources, &target, &options).map_err(|f| source::render(&f.diagnostics))?;
     if !artifact.warnings.is_empty() {
@@ -119,6 +140,7 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
     }
     let text = match args.to {
         To::L1 => l1::print::print(&artifact.module),
+        To::Trace => unreachable!("printed above"),
         To::Llvm | To::C => artifact.source.expect("compiled through the adapter"),
         To::Obj => {
             let out = args.output.expect("checked above");
@@ -138,6 +160,42 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// The knobs of the default schedule: the target's, then `--recipe`, then each `--knob`.
+fn knobs(args: &Args, target: &ekb_ir::TargetProfile) -> Result<Knobs, String> {
+    let mut knobs = Knobs::for_target(target);
+    if let Some(path) = &args.recipe {
+        let src = ekb_ir::SourceFile::read(path).map_err(|d| source::render(&[d]))?;
+        knobs.parse(&src).map_err(|d| source::render(&[d]))?;
+    }
+    for k in &args.knob {
+        let (name, value) =
+            k.split_once('=').ok_or_else(|| format!("error: `--knob {k}` is not NAME=VALUE"))?;
+        let value: usize = value
+            .trim()
+            .parse()
+            .map_err(|_| format!("error: `--knob {k}`: `{value}` is not a non-negative integer"))?;
+        knobs.set(name.trim(), value).map_err(|d| source::render(&[d]))?;
+    }
+    Ok(knobs)
+}
+
+/// The recipe text of graph `g` on `target`: a header, and the knobs its default lowering
+/// reads. Every operator family is still a template over its knobs, so a recipe has no trace
+/// steps yet.
+fn recipe(g: &ekb_ir::l0::Graph, target: &ekb_ir::TargetProfile, backend: Backend, knobs: &Knobs) -> String {
+    let gpu = backend != Backend::CpuLlvm;
+    let families = ekb_lower::families_of(g, gpu);
+    let mut out = format!(
+        "# recipe: the default schedule of graph `{}` for target `{}` ({})\n\
+         # the knobs its operator families read; `ekb lower --recipe FILE` takes this file back\n",
+        g.name,
+        target.name,
+        backend.name()
+    );
+    out.push_str(&knobs.print(Some(&families)));
+    out
+}
+
 /// Whether `backend` makes what `--to` asks for: LLVM IR and objects are CPU code, OpenCL C and
 /// CUDA C GPU code.
 fn check_output(to: To, backend: Backend) -> Result<(), Diagnostic> {
@@ -154,6 +212,6 @@ fn check_output(to: To, backend: Backend) -> Result<(), Diagnostic> {
                 "choose a target with a GPU (`pocl`, `rk3588`, `jetson-orin`, `h200`) and `--backend gpu`",
             ))
         }
-        _ => Ok(()),
+        To::L1 | To::Trace | To::Llvm | To::Obj | To::C => Ok(()),
     }
 }

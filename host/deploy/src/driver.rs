@@ -34,7 +34,7 @@ use ekb_ir::l1::{self, Module};
 use ekb_ir::target::GpuApi;
 use ekb_ir::{Diagnostic, SourceFile, TargetProfile};
 use ekb_llvm::{CompileLog, HostModule};
-use ekb_lower::Schedule;
+use ekb_lower::{Knobs, Schedule};
 use ekb_wire::payload::{Backend, BufferDecl, Payload};
 use std::borrow::Cow;
 use std::io::Write;
@@ -251,6 +251,8 @@ impl TraceInput {
 pub struct CompileOptions {
     /// How an L0 graph is lowered (ignored for an L1 module).
     pub schedule: Schedule,
+    /// The default schedule's knobs (`None`: the target's recipe, `Knobs::for_target`).
+    pub knobs: Option<Knobs>,
     /// A schedule trace replayed on the loop program after the lowering (or on an L1 module as
     /// given).
     pub trace: Option<TraceInput>,
@@ -265,6 +267,7 @@ impl Default for CompileOptions {
     fn default() -> CompileOptions {
         CompileOptions {
             schedule: Schedule::Default,
+            knobs: None,
             trace: None,
             backend: BackendChoice::Auto,
             until: Stage::Toolchain,
@@ -345,9 +348,10 @@ pub fn compile(
             let what = format!("L0 graph `{}`, {}", graph.name, passes_done());
             run.dump(Stage::GraphPasses, &what, "ekir", l0::print::print(&graph).as_bytes())?;
             // The lowering of the backend: the GPU's puts every operator in `launch` kernels.
-            let lower = if gpu { ekb_lower::lower_gpu } else { ekb_lower::lower };
+            let lower = if gpu { ekb_lower::lower_gpu_with } else { ekb_lower::lower_with };
+            let knobs = options.knobs.unwrap_or_else(|| Knobs::for_target(target));
             let m = run.stage(Stage::Lower, || {
-                lower(&graph, options.schedule, target).map_err(|d| vec![sources.graph(d)])
+                lower(&graph, options.schedule, &knobs, target).map_err(|d| vec![sources.graph(d)])
             })?;
             let lowering = if gpu { "GPU lowering" } else { "CPU lowering" };
             let what = format!("L0 -> L1, {lowering}, {} schedule", options.schedule);

@@ -4,7 +4,7 @@
 //! - naive: per output element, a `local` scalar accumulator over `(ic, kh, kw)`, padded taps
 //!   skipped by an `if` on the input coordinates;
 //! - default: threads over `(n, output-channel block)` (and output rows when those are too few
-//!   for the cores); per output row, register tiles of `OC_BLOCK` channels by `OW_TILE` columns
+//!   for the cores); per output row, register tiles of `conv.oc_block` channels by `conv.ow_tile` columns
 //!   held in a `local` accumulator across the whole reduction: loops `ic`, `kh` (an `if` skips
 //!   padded input rows, outside the vector loop), `kw`, then the vectorized column loop, whose
 //!   input load is shared by the `unroll`ed channels of the block. Padding never costs a branch
@@ -17,18 +17,12 @@
 //! the output's dtype: each i8 load is already an i32, products and wrapping sums are exact,
 //! and an i32 bias initialises the accumulator as an f32 one does.
 
+use crate::recipe::Knob;
 use crate::sched::{outer, serial, simple_loop, tiles, Cx};
 use ekb_ir::l0::Conv2dAttrs;
 use ekb_ir::l1::build::{if_, int, ints, let_, loop_, var, zero, Buf, E};
 use ekb_ir::l1::{LoopKind, Stmt};
 use ekb_ir::TensorType;
-
-/// Output channels per register tile (they share every input load).
-const OC_BLOCK: usize = 4;
-
-/// Output columns per register tile: `OC_BLOCK x OW_TILE` accumulators are 8 AVX2 vectors (4
-/// AVX-512, 16 NEON), all kept in registers across the reduction.
-const OW_TILE: usize = 16;
 
 /// The output positions `o` in `0..out` whose input coordinate `o*stride + offset` lies in
 /// `0..size`, as a half-open range (empty when none does).
@@ -88,7 +82,7 @@ pub fn conv2d(cx: &mut Cx, a: &Conv2dAttrs, x: &Buf, w: &Buf, bias: Option<&Buf>
         .concat();
         return nest.wrap(body);
     }
-    let c = Conv { x, w, bias, y, icg, ocb: block_channels(ocg), kh, kw, h, wd, sh, sw, dh, dw, pt, pl };
+    let c = Conv { x, w, bias, y, icg, ocb: block_channels(cx, ocg), kh, kw, h, wd, sh, sw, dh, dw, pt, pl };
     let threads = cx.wants_threads(2 * y.ty.numel() * icg * kh * kw);
     let [n, oc, oh, ow] = dims4(y);
     // Threads over images, channel blocks and, when those are too few for the cores, rows.
@@ -101,10 +95,12 @@ pub fn conv2d(cx: &mut Cx, a: &Conv2dAttrs, x: &Buf, w: &Buf, bias: Option<&Buf>
     nest.wrap(body)
 }
 
-/// Output channels per register tile: the largest divisor of the channels per group up to
-/// `OC_BLOCK`, so a block never straddles two groups (depthwise: 1).
-fn block_channels(ocg: usize) -> usize {
-    (1..=OC_BLOCK.min(ocg)).rev().find(|&b| ocg.checked_rem(b) == Some(0)).unwrap_or(1)
+/// Output channels per register tile (they share every input load): the largest divisor of
+/// the channels per group up to `conv.oc_block` (4 by default; 4 x 16 accumulators are 8 AVX2
+/// vectors, 4 AVX-512, 16 NEON, all kept in registers across the reduction), so a block never
+/// straddles two groups (depthwise: 1).
+fn block_channels(cx: &Cx, ocg: usize) -> usize {
+    (1..=cx.knob(Knob::ConvOcBlock).min(ocg)).rev().find(|&b| ocg.checked_rem(b) == Some(0)).unwrap_or(1)
 }
 
 /// A convolution's operands and geometry, for the default layout.
@@ -138,7 +134,7 @@ struct Site {
 }
 
 /// One output row of a channel block: the interior columns (every `kw` tap inside the image)
-/// in tiles of `OW_TILE`, and the border columns on either side in tiles whose `kw` taps each
+/// in tiles of `conv.ow_tile`, and the border columns on either side in tiles whose `kw` taps each
 /// get their literal valid range.
 fn row_tiles(cx: &mut Cx, c: &Conv, s: &Site, ow: usize) -> Vec<Stmt> {
     let offset = |k: usize| (k * c.dw) as i64 - c.pl;
@@ -149,14 +145,15 @@ fn row_tiles(cx: &mut Cx, c: &Conv, s: &Site, ow: usize) -> Vec<Stmt> {
     let border = |cx: &mut Cx, from: usize, to: usize, out: &mut Vec<Stmt>| {
         let mut b = from;
         while b < to {
-            let len = OW_TILE.min(to - b);
+            let len = cx.knob(Knob::ConvOwTile).min(to - b);
             out.extend(tile(cx, c, s, int(b), len, Some((b, &ranges))));
             b += len;
         }
     };
     if lo < hi {
         border(cx, 0, lo, &mut out);
-        let interior = tiles(cx, hi - lo, OW_TILE, LoopKind::Serial, "wt", |cx, b, len| {
+        let ow_tile = cx.knob(Knob::ConvOwTile);
+        let interior = tiles(cx, hi - lo, ow_tile, LoopKind::Serial, "wt", |cx, b, len| {
             tile(cx, c, s, int(lo) + b, len, None)
         });
         out.extend(interior);

@@ -6,7 +6,8 @@
 //!   element from its definition (the obviously correct baseline);
 //! - [`Schedule::Default`]: the same arithmetic laid out for a CPU: threads over outer loops,
 //!   the innermost contiguous loop vectorized, and operator-specific tiling for matmul and
-//!   convolution.
+//!   convolution, each operator family's layout a template whose numbers (tile sizes, thread
+//!   thresholds) are the named knobs of [`Knobs`], the search space of a tuner.
 //!
 //! Every module produced passes `ekb_ir::l1::verify::verify` against the target it was lowered
 //! for. The steps are in [`lower`]; each operator family lives in its own file.
@@ -21,6 +22,7 @@ mod movement;
 mod norm;
 mod plan;
 mod pool;
+mod recipe;
 mod reduce;
 mod resize;
 mod scan;
@@ -28,8 +30,9 @@ mod sched;
 #[cfg(test)]
 mod testing;
 
-pub use gpu::lower_gpu;
-pub use lower::lower;
+pub use gpu::{lower_gpu, lower_gpu_with};
+pub use lower::{lower, lower_with};
+pub use recipe::{families_of, Knob, KnobSpec, Knobs, KNOBS};
 
 use ekb_ir::diag::did_you_mean;
 use ekb_ir::Diagnostic;

@@ -4,7 +4,8 @@
 
 use crate::sched::Cx;
 use crate::{
-    conv, conv_transpose, elementwise, matmul, movement, norm, plan, pool, reduce, resize, scan, Schedule,
+    conv, conv_transpose, elementwise, matmul, movement, norm, plan, pool, reduce, resize, scan, Knobs,
+    Schedule,
 };
 use ekb_ir::l0::ops::infer;
 use ekb_ir::l0::{Graph, Node, Op, ReduceKind};
@@ -13,8 +14,18 @@ use ekb_ir::l1::{verify, Access, Kernel, KernelParam, Module, Name, Run, Stmt};
 use ekb_ir::{Diagnostic, Span, TargetProfile};
 
 /// Lowers a checked L0 graph into an L1 module under `schedule`, for `target` (the default
-/// schedule reads its core count and SIMD width).
+/// schedule reads its core count and SIMD width, and the target's default knobs).
 pub fn lower(g: &Graph, schedule: Schedule, target: &TargetProfile) -> Result<Module, Diagnostic> {
+    lower_with(g, schedule, &Knobs::for_target(target), target)
+}
+
+/// [`lower`] with the default schedule's templates reading `knobs`.
+pub fn lower_with(
+    g: &Graph,
+    schedule: Schedule,
+    knobs: &Knobs,
+    target: &TargetProfile,
+) -> Result<Module, Diagnostic> {
     // Types, shapes and sizes first: every later step relies on them.
     check_lowerable(g)?;
     let storage = plan::assign(g)?;
@@ -26,14 +37,15 @@ pub fn lower(g: &Graph, schedule: Schedule, target: &TargetProfile) -> Result<Mo
         let ins: Vec<Buf> = node.args.iter().map(|a| typed(&a.name)).collect();
         let out = typed(&node.name);
         let name = format!("k{i}_{}", node.op.name());
-        kernels.push(kernel(name, &ins, &out, schedule, target, |cx| lower_node(cx, node, &ins, &out)));
+        kernels
+            .push(kernel(name, &ins, &out, (schedule, knobs), target, |cx| lower_node(cx, node, &ins, &out)));
     }
     // Copies last: their sources (inputs, or outputs written above) are final by then.
     for (j, c) in storage.copies.iter().enumerate() {
         let name = format!("k{}_copy", g.nodes.len() + j);
         let src = Buf::new(c.src.clone(), c.ty.clone());
         let dst = Buf::new(c.dst.clone(), c.ty.clone());
-        kernels.push(kernel(name, std::slice::from_ref(&src), &dst, schedule, target, |cx| {
+        kernels.push(kernel(name, std::slice::from_ref(&src), &dst, (schedule, knobs), target, |cx| {
             movement::copy(cx, &src, &dst)
         }));
     }
@@ -54,7 +66,7 @@ fn kernel(
     name: String,
     ins: &[Buf],
     out: &Buf,
-    schedule: Schedule,
+    (schedule, knobs): (Schedule, &Knobs),
     target: &TargetProfile,
     emit: impl FnOnce(&mut Cx) -> Vec<Stmt>,
 ) -> (Kernel, Run) {
@@ -68,7 +80,7 @@ fn kernel(
     }
     params.push(param(out, Access::Out));
     names.reserve(&out.name);
-    let mut cx = Cx { schedule, target, names };
+    let mut cx = Cx { schedule, target, names, knobs: *knobs };
     let body = if out.ty.numel() == 0 {
         // Nothing to write (a slice or `full` of an empty shape).
         Vec::new()

@@ -23,28 +23,22 @@
 //! `emit`).
 
 use crate::elementwise::broadcast_index;
-use crate::sched::{outer, serial, simple_loop, tiles, Cx, PAR_PER_CORE};
+use crate::recipe::Knob;
+use crate::sched::{outer, serial, simple_loop, tiles, Cx};
 use ekb_ir::l1::build::{int, let_, var, zero, Buf, E};
 use ekb_ir::l1::{LoopKind, Stmt};
 use ekb_ir::{DType, TensorType};
 
-/// Columns of a register tile: at least 64, so that the backend vectorizes the column loop
-/// rather than unrolling it into scalars first (which would leave the `k` loop to be
-/// vectorized, with gathers).
-const TILE_COLS: usize = 64;
-
-/// Vector accumulators of a register tile: half of a 32-register file (AVX-512, NEON), leaving
-/// room for the `B` vectors and the broadcast `A` values.
-const TILE_VECTORS: usize = 16;
-
-/// Rows and columns of a dot-product tile: 16 vector reductions.
-const DOT_ROWS: usize = 4;
-const DOT_COLS: usize = 4;
-
-/// `(rows, columns)` of the i-k-j register tile for `lanes` f32 lanes per vector.
-fn axpy_tile(lanes: usize) -> (usize, usize) {
-    let cols = TILE_COLS.max(4 * lanes);
-    let rows = (TILE_VECTORS / cols.div_ceil(lanes)).max(1);
+/// `(rows, columns)` of the i-k-j register tile for `lanes` f32 lanes per vector. Columns
+/// (`matmul.tile_cols`): at least 64 by default, so that the backend vectorizes the column loop
+/// rather than unrolling it into scalars first (which would leave the `k` loop to be vectorized,
+/// with gathers), and at least 4 vectors. Vector accumulators (`matmul.tile_vectors`): 16 by
+/// default, half of a 32-register file (AVX-512, NEON), leaving room for the `B` vectors and the
+/// broadcast `A` values. A dot-product tile is `matmul.dot_rows` x `matmul.dot_cols` (16 vector
+/// reductions by default).
+fn axpy_tile(cx: &Cx, lanes: usize) -> (usize, usize) {
+    let cols = cx.knob(Knob::MatmulTileCols).max(4 * lanes);
+    let rows = (cx.knob(Knob::MatmulTileVectors) / cols.div_ceil(lanes)).max(1);
     (rows, cols)
 }
 
@@ -126,14 +120,14 @@ fn emit(cx: &mut Cx, g: &Gemm) -> Vec<Stmt> {
     } else if g.b_rows_contiguous {
         // Column tiles outside: one `K x cols` panel of `B` stays in cache while the row
         // blocks stream past it.
-        grid(cx, g, axpy_tile(cx.lanes()), Outer::Cols, axpy_tile_body)
+        grid(cx, g, axpy_tile(cx, cx.lanes()), Outer::Cols, axpy_tile_body)
     } else if g.acc == DType::I32 {
         // One integer dot product per tile: its loop is then the pattern the backends turn into
         // widening multiply-adds (x86 `pmaddwd`, Arm `sdot`/`smlal`); sharing the `A` loads
         // across 4x4 tiles leaves them 32-bit multiplies (`pmulld`), slower than the naive loop.
         grid(cx, g, (1, 1), Outer::Rows, dot_tile_body)
     } else {
-        grid(cx, g, (DOT_ROWS, DOT_COLS), Outer::Rows, dot_tile_body)
+        grid(cx, g, (cx.knob(Knob::MatmulDotRows), cx.knob(Knob::MatmulDotCols)), Outer::Rows, dot_tile_body)
     }
 }
 
@@ -181,7 +175,7 @@ fn grid(cx: &mut Cx, g: &Gemm, (rows, cols): (usize, usize), prefer: Outer, body
     let threads = cx.wants_threads(2 * lead * g.m * g.n * g.k);
     let (rows, cols) = (rows.min(g.m), cols.min(g.n));
     let (row_tiles, col_tiles) = (lead * (g.m / rows), lead * (g.n / cols));
-    let enough = |t: usize| t >= cx.cores() * PAR_PER_CORE;
+    let enough = |t: usize| t >= cx.cores() * cx.per_core();
     let outer_dim = match prefer {
         Outer::Cols if threads && !enough(col_tiles) && row_tiles > col_tiles => Outer::Rows,
         Outer::Rows if threads && !enough(row_tiles) && col_tiles > row_tiles => Outer::Cols,

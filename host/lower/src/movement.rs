@@ -13,6 +13,7 @@
 //! axis instead of memory outside the buffer.
 
 use crate::elementwise::broadcast_index;
+use crate::recipe::Knob;
 use crate::reduce::norm_axis;
 use crate::sched::{elementwise, outer, simple_loop, Cx};
 use ekb_ir::l0::PadMode;
@@ -88,10 +89,6 @@ fn gcd(a: usize, b: usize) -> usize {
     }
 }
 
-/// Square tiles of a transpose that moves the contiguous dim: both the rows read and the rows
-/// written by one tile stay in cache (32 x 32 f32 is 4 KiB).
-const TRANSPOSE_TILE: usize = 32;
-
 /// `y = transpose(x, perm)`: output dim `i` is input dim `perm[i]`. When the input's contiguous
 /// last dim moves, the default schedule walks the two dims involved in square tiles.
 pub fn transpose(cx: &mut Cx, perm: &[usize], x: &Buf, y: &Buf) -> Vec<Stmt> {
@@ -107,7 +104,9 @@ pub fn transpose(cx: &mut Cx, perm: &[usize], x: &Buf, y: &Buf) -> Vec<Stmt> {
     let (Some(p), false) = (moved, cx.naive()) else {
         return elementwise(cx, y.shape(), 1, |_, idx| vec![y.store(idx, read(idx))]);
     };
-    let t = TRANSPOSE_TILE;
+    // Square tiles (`transpose.tile`): both the rows read and the rows written by one tile stay
+    // in cache (32 x 32 f32 is 4 KiB).
+    let t = cx.knob(Knob::TransposeTile);
     let (np, nl) = (y.shape()[p], y.shape()[r - 1]);
     // Threads over the other dims and both tile indices.
     let mut dims: Vec<usize> = (0..r - 1).filter(|&d| d != p).map(|d| y.shape()[d]).collect();

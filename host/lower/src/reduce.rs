@@ -9,14 +9,12 @@
 //! tile loop vectorized inside the serial reduction loops, so lanes never reduce across each
 //! other.
 
+use crate::recipe::Knob;
 use crate::sched::{outer, serial, tiles, Cx, Nest};
 use ekb_ir::l0::ReduceKind;
 use ekb_ir::l1::build::{f, int, ints, isnan, let_, select, var, Buf, E};
 use ekb_ir::l1::{LoopKind, Stmt};
 use ekb_ir::{DType, TensorType};
-
-/// Elements of the last dim kept in one `local` tile when the last axis is not reduced.
-const ROW_TILE: usize = 256;
 
 /// A normalised axis: negative values count from the end.
 pub fn norm_axis(a: i64, rank: usize) -> usize {
@@ -130,7 +128,9 @@ pub fn reduce(cx: &mut Cx, kind: ReduceKind, axes: &[i64], keepdims: bool, x: &B
     let kept = ax.kept(&shape);
     let (&w, kept_outer) = kept.split_last().expect("the last axis is kept");
     let nest = outer(cx, kept_outer, threads, "i");
-    let tile = if w <= 2 * ROW_TILE { w } else { ROW_TILE };
+    // Elements of the last dim kept in one `local` tile (`reduce.row_tile`).
+    let row_tile = cx.knob(Knob::ReduceRowTile);
+    let tile = if w <= 2 * row_tile { w } else { row_tile };
     let outer_idx = nest.idx.clone();
     let body = tiles(cx, w, tile, LoopKind::Serial, "jt", |cx, base, len| {
         let acc = Buf::new(cx.fresh("acc"), TensorType::new(x.ty.dtype, [len]));
@@ -198,7 +198,9 @@ pub fn argmax(cx: &mut Cx, axis: i64, keepdims: bool, x: &Buf, y: &Buf) -> Vec<S
     let kept = ax.kept(&shape);
     let (&w, kept_outer) = kept.split_last().expect("the last axis is kept");
     let nest = outer(cx, kept_outer, threads, "i");
-    let tile = if w <= 2 * ROW_TILE { w } else { ROW_TILE };
+    // Elements of the last dim kept in one `local` tile (`reduce.row_tile`).
+    let row_tile = cx.knob(Knob::ReduceRowTile);
+    let tile = if w <= 2 * row_tile { w } else { row_tile };
     let outer_idx = nest.idx.clone();
     let body = tiles(cx, w, tile, LoopKind::Serial, "jt", |cx, base, len| {
         let best = Buf::new(cx.fresh("best"), TensorType::new(x.ty.dtype, [len]));
@@ -257,7 +259,9 @@ pub fn softmax(cx: &mut Cx, axis: i64, log: bool, x: &Buf, y: &Buf) -> Vec<Stmt>
     let kept = ax.kept(&shape);
     let (&w, kept_outer) = kept.split_last().expect("the last axis is kept");
     let nest = outer(cx, kept_outer, threads, "i");
-    let tile = if w <= 2 * ROW_TILE { w } else { ROW_TILE };
+    // Elements of the last dim kept in one `local` tile (`reduce.row_tile`).
+    let row_tile = cx.knob(Knob::ReduceRowTile);
+    let tile = if w <= 2 * row_tile { w } else { row_tile };
     let outer_idx = nest.idx.clone();
     let body = tiles(cx, w, tile, LoopKind::Serial, "jt", |cx, base, len| {
         let at = |k: E, j: E| ax.merge(&[outer_idx.clone(), vec![base.clone() + j]].concat(), &[k]);

@@ -2,10 +2,10 @@
 //!
 //! The naive schedule is a serial loop per dimension. The default CPU schedule puts threads on
 //! the outer loops and SIMD lanes on the innermost contiguous loop:
-//! - **Threads** only when an operator does at least [`PAR_MIN_WORK`] scalar operations (below
-//!   that, the fork-join cost of a few microseconds is comparable to the work itself). The
-//!   leading dimensions are flattened into one `parallel` loop until it has at least
-//!   [`PAR_PER_CORE`] iterations per core (indices recovered with `/` and `%`), so a small first
+//! - **Threads** only when an operator does at least `threads.min_work` scalar operations
+//!   ([`crate::Knobs`]; below that, the fork-join cost of a few microseconds is comparable to
+//!   the work itself). The leading dimensions are flattened into one `parallel` loop until it
+//!   has at least `threads.per_core` iterations per core (indices recovered with `/` and `%`), so a small first
 //!   dimension (a batch of 1) still spreads over every core.
 //! - **Lanes**: the innermost loop, over the last (contiguous) dimension, is `vectorize`d.
 //!
@@ -13,22 +13,19 @@
 //! helpers produce lies within its dimension by interval reasoning alone (`p / s % d` for a
 //! flattened loop), which is what the verifier's bound analysis can confirm.
 
-use crate::Schedule;
+use crate::recipe::Knob;
+use crate::{Knobs, Schedule};
 use ekb_ir::l1::build::{int, let_, loop_, var, wrap, Header, Names, E};
 use ekb_ir::l1::{LoopKind, Stmt};
 use ekb_ir::TargetProfile;
 
-/// Minimum scalar operations of an operator before the default schedule uses threads.
-pub const PAR_MIN_WORK: usize = 1 << 16;
-
-/// Parallel iterations wanted per core, so that uneven iteration costs still balance.
-pub const PAR_PER_CORE: usize = 4;
-
-/// What lowering one node sees: the schedule, the target, and the kernel's name supply.
+/// What lowering one node sees: the schedule, the target, the kernel's name supply, and the
+/// recipe's knobs.
 pub struct Cx<'a> {
     pub schedule: Schedule,
     pub target: &'a TargetProfile,
     pub names: Names,
+    pub knobs: Knobs,
 }
 
 impl Cx<'_> {
@@ -45,9 +42,19 @@ impl Cx<'_> {
         self.target.cpu_f32_lanes() as usize
     }
 
+    /// The value of a knob of the default schedule.
+    pub fn knob(&self, k: Knob) -> usize {
+        self.knobs.get(k)
+    }
+
+    /// Parallel iterations wanted per core, so that uneven iteration costs still balance.
+    pub fn per_core(&self) -> usize {
+        self.knob(Knob::ThreadsPerCore)
+    }
+
     /// Whether an operator doing `work` scalar operations should run on several threads.
     pub fn wants_threads(&self, work: usize) -> bool {
-        self.schedule == Schedule::Default && self.cores() > 1 && work >= PAR_MIN_WORK
+        self.schedule == Schedule::Default && self.cores() > 1 && work >= self.knob(Knob::ThreadsMinWork)
     }
 
     /// A name unused so far in this kernel.
@@ -122,13 +129,13 @@ fn serial_from(cx: &mut Cx, dims: &[usize], base: &str, first: usize) -> Nest {
 }
 
 /// Loops over `dims`. With `threads`, the leading dims are flattened into one `parallel` loop
-/// of at least `cores * PAR_PER_CORE` iterations where the dims allow it (fewer dims when the
+/// of at least `cores * threads.per_core` iterations where the dims allow it (fewer dims when the
 /// first is already large enough); the rest are serial.
 pub fn outer(cx: &mut Cx, dims: &[usize], threads: bool, base: &str) -> Nest {
     if !threads {
         return serial(cx, dims, base);
     }
-    let want = cx.cores() * PAR_PER_CORE;
+    let want = cx.cores() * cx.per_core();
     // The shortest prefix reaching `want` iterations (all dims if none does).
     let mut k = 0;
     let mut prod = 1;
@@ -194,7 +201,7 @@ pub fn elementwise(
     let (prefix, last) = (&shape[..r - 1], shape[r - 1]);
     let prefix_iters: usize = prefix.iter().product();
     let chunk = chunk_size(cx, last);
-    if threads && prefix_iters < cx.cores() * PAR_PER_CORE && last >= 2 * chunk {
+    if threads && prefix_iters < cx.cores() * cx.per_core() && last >= 2 * chunk {
         // Too few rows for the threads: split the last dim into parallel chunks.
         let mut nest = serial(cx, prefix, "i");
         let c = cx.fresh("c");
@@ -220,9 +227,9 @@ pub fn elementwise(
 }
 
 /// Elements per parallel chunk when a single long dimension is split over the threads: about
-/// `PAR_PER_CORE` chunks per core, rounded up to whole cache-line multiples of SIMD vectors.
+/// `threads.per_core` chunks per core, rounded up to whole cache-line multiples of SIMD vectors.
 fn chunk_size(cx: &Cx, n: usize) -> usize {
-    let per = n.div_ceil(cx.cores() * PAR_PER_CORE);
+    let per = n.div_ceil(cx.cores() * cx.per_core());
     let unit = cx.lanes() * 4;
     per.div_ceil(unit).max(1) * unit
 }

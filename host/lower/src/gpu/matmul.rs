@@ -1,9 +1,10 @@
 //! Matrix products on a GPU: `matmul` (with broadcast batch dims and either operand transposed)
 //! and `linear` (`x @ w^T + b`), tiled, or as dot products where the output has few rows.
 //!
-//! Tiled: each block computes a [`TILE`]x[`TILE`] tile of the output, one element per thread. Along
+//! Tiled: each block computes a `gpu.matmul_tile` x `gpu.matmul_tile` (16x16 by default,
+//! [`crate::Knobs`]) tile of the output, one element per thread. Along
 //! `k`, tiles of both operands are staged in shared memory (zero outside the matrices), a barrier,
-//! a `TILE`-step product from shared memory, another barrier before the tiles are overwritten.
+//! a tile-step product from shared memory, another barrier before the tiles are overwritten.
 //! The `b` tile has a padding column so that a warp reading down a column of it hits distinct
 //! banks. Each thread adds its products in increasing `k`, the order of the CPU schedules.
 //!
@@ -12,7 +13,7 @@
 //! padding is 0, and each thread accumulates in i32, the result's dtype (wrapping sums are
 //! exact in any order).
 //!
-//! Dot products, for outputs of at most [`DOT_MAX_ROWS`] rows per batch (matrix-vector products,
+//! Dot products, for outputs of at most `gpu.dot_max_rows` (4) rows per batch (matrix-vector products,
 //! a decoding step's projections), where a tile would leave most of its threads idle: one block
 //! per output element, each thread summing a strided share of `k`, then a shared-memory tree
 //! over the block's partial sums (as the row reductions do); consecutive threads read
@@ -21,12 +22,10 @@
 use super::reduce::Block;
 use super::{barrier, launch, shared, unflatten, Gpu};
 use crate::elementwise::broadcast_index;
+use crate::recipe::Knob;
 use ekb_ir::l1::build::{int, let_, loop_, var, zero, Buf, Names, E};
 use ekb_ir::l1::{LoopKind, Stmt};
 use ekb_ir::{DType, TensorType};
-
-/// The output tile edge: 16x16 = 256 threads per block.
-pub const TILE: usize = 16;
 
 /// An operand element given the batch index and the two matrix indices.
 type At<'a> = &'a dyn Fn(&[E], E, E) -> E;
@@ -57,17 +56,11 @@ struct Product<'a> {
 /// CUDA's limit on the grid's y and z extents, the smallest of the targets.
 const GRID_YZ_MAX: usize = 65535;
 
-/// Output rows per batch up to which a product is computed as dot products: at 4 rows a 16x16
-/// tile already leaves three quarters of its threads idle.
-pub const DOT_MAX_ROWS: usize = 4;
-
-/// Threads summing one dot product, at most: enough to stream a row of `w` in wide, coalesced
-/// reads; fewer leave the tree shorter (a barrier per level).
-const DOT_THREADS: usize = 128;
-
 /// Tiles or dot products, by the output's rows.
 fn product(gpu: &Gpu, names: Names, p: &Product) -> Option<Vec<Stmt>> {
-    if p.m <= DOT_MAX_ROWS {
+    // Dot products up to `gpu.dot_max_rows` rows: at 4 rows a 16x16 tile already leaves three
+    // quarters of its threads idle.
+    if p.m <= gpu.knobs.get(Knob::GpuDotMaxRows) {
         dot(gpu, names, p)
     } else {
         tiled(gpu, names, p)
@@ -79,7 +72,7 @@ fn dot(gpu: &Gpu, mut names: Names, p: &Product) -> Option<Vec<Stmt>> {
         return None;
     }
     let [col, row, bz] = ["col", "row", "bz"].map(|n| names.fresh(n));
-    let b = Block::new(&mut names, gpu.block_tree(p.k.min(DOT_THREADS)), p.result);
+    let b = Block::new(&mut names, gpu.block_tree(p.k.min(gpu.knobs.get(Knob::GpuDotThreads))), p.result);
     let acc = Buf::new(names.fresh("acc"), TensorType::new(p.result, [1]));
     let bidx = unflatten(&var(&bz), p.batch_shape);
     let mut body = vec![shared(&b.part), acc.alloc(), acc.store1(int(0), zero(p.result))];
@@ -101,26 +94,28 @@ fn dot(gpu: &Gpu, mut names: Names, p: &Product) -> Option<Vec<Stmt>> {
 }
 
 fn tiled(gpu: &Gpu, mut names: Names, p: &Product) -> Option<Vec<Stmt>> {
-    let (gm, gn) = (p.m.div_ceil(TILE), p.n.div_ceil(TILE));
-    if TILE * TILE > gpu.max_threads || gm > GRID_YZ_MAX || p.batch > GRID_YZ_MAX {
+    // The tile edge (`gpu.matmul_tile`): 16x16 = 256 threads per block by default.
+    let tile = gpu.knobs.get(Knob::GpuMatmulTile);
+    let (gm, gn) = (p.m.div_ceil(tile), p.n.div_ceil(tile));
+    if tile * tile > gpu.max_threads || gm > GRID_YZ_MAX || p.batch > GRID_YZ_MAX {
         return None;
     }
     let [bx, by, bz, tx, ty] = ["bx", "by", "bz", "tx", "ty"].map(|n| names.fresh(n));
-    let ta = Buf::new(names.fresh("ta"), TensorType::new(p.operands, [TILE, TILE]));
-    let tb = Buf::new(names.fresh("tb"), TensorType::new(p.operands, [TILE, TILE + 1]));
+    let ta = Buf::new(names.fresh("ta"), TensorType::new(p.operands, [tile, tile]));
+    let tb = Buf::new(names.fresh("tb"), TensorType::new(p.operands, [tile, tile + 1]));
     let acc = Buf::new(names.fresh("acc"), TensorType::new(p.result, [1]));
     let [row, col, t, ka, kb, kk] = ["row", "col", "t", "ka", "kb", "kk"].map(|n| names.fresh(n));
     let bidx = unflatten(&var(&bz), p.batch_shape);
     let (txv, tyv) = (var(&tx), var(&ty));
     let pad = zero(p.operands);
     let stage = vec![
-        let_(&ka, var(&t) * int(TILE) + txv.clone()),
+        let_(&ka, var(&t) * int(tile) + txv.clone()),
         ekb_ir::l1::build::if_(
             var(&row).lt(int(p.m)).and(var(&ka).lt(int(p.k))),
             vec![ta.store(&[tyv.clone(), txv.clone()], (p.a_at)(&bidx, var(&row), var(&ka)))],
             vec![ta.store(&[tyv.clone(), txv.clone()], pad.clone())],
         ),
-        let_(&kb, var(&t) * int(TILE) + tyv.clone()),
+        let_(&kb, var(&t) * int(tile) + tyv.clone()),
         ekb_ir::l1::build::if_(
             var(&kb).lt(int(p.k)).and(var(&col).lt(int(p.n))),
             vec![tb.store(&[tyv.clone(), txv.clone()], (p.b_at)(&bidx, var(&kb), var(&col)))],
@@ -131,7 +126,7 @@ fn tiled(gpu: &Gpu, mut names: Names, p: &Product) -> Option<Vec<Stmt>> {
             LoopKind::Unroll,
             &kk,
             int(0),
-            int(TILE),
+            int(tile),
             vec![acc.store1(
                 int(0),
                 acc.load1(int(0)) + ta.load(&[tyv.clone(), var(&kk)]) * tb.load(&[var(&kk), txv.clone()]),
@@ -143,10 +138,10 @@ fn tiled(gpu: &Gpu, mut names: Names, p: &Product) -> Option<Vec<Stmt>> {
         shared(&ta),
         shared(&tb),
         acc.alloc(),
-        let_(&row, var(&by) * int(TILE) + tyv.clone()),
-        let_(&col, var(&bx) * int(TILE) + txv.clone()),
+        let_(&row, var(&by) * int(tile) + tyv.clone()),
+        let_(&col, var(&bx) * int(tile) + txv.clone()),
         acc.store1(int(0), zero(p.result)),
-        loop_(LoopKind::Serial, &t, int(0), int(p.k.div_ceil(TILE)), stage),
+        loop_(LoopKind::Serial, &t, int(0), int(p.k.div_ceil(tile)), stage),
         ekb_ir::l1::build::if_(
             var(&row).lt(int(p.m)).and(var(&col).lt(int(p.n))),
             vec![(p.store)(&bidx, var(&row), var(&col), acc.load1(int(0)))],
@@ -157,7 +152,7 @@ fn tiled(gpu: &Gpu, mut names: Names, p: &Product) -> Option<Vec<Stmt>> {
     if p.batch > 1 {
         grid.push((bz.as_str(), p.batch));
     }
-    Some(vec![launch(&grid, &[(&tx, TILE), (&ty, TILE)], body)])
+    Some(vec![launch(&grid, &[(&tx, tile), (&ty, tile)], body)])
 }
 
 /// `y = matmul(a, b)` with numpy batch broadcasting, either operand transposed.

@@ -31,7 +31,7 @@ mod norm;
 mod reduce;
 
 use crate::reduce::norm_axis;
-use crate::{plan, Schedule};
+use crate::{plan, Knobs, Schedule};
 use ekb_ir::l0::{Graph, Node, Op, ReduceKind};
 use ekb_ir::l1::build::{Buf, Names};
 use ekb_ir::l1::verify::verify;
@@ -44,6 +44,8 @@ pub(crate) struct Gpu {
     pub max_threads: usize,
     /// Threads that run in lockstep: block sizes are multiples of it where possible.
     pub simd: usize,
+    /// The recipe's knobs (the `gpu.*` ones).
+    pub knobs: Knobs,
 }
 
 impl Gpu {
@@ -66,16 +68,29 @@ impl Gpu {
 }
 
 /// Lowers a checked L0 graph into GPU kernels for `target`, which must have a GPU, with
-/// `schedule` (see the module header).
+/// `schedule` (see the module header) and the target's default knobs.
 pub fn lower_gpu(g: &Graph, schedule: Schedule, target: &TargetProfile) -> Result<Module, Diagnostic> {
+    lower_gpu_with(g, schedule, &Knobs::for_target(target), target)
+}
+
+/// [`lower_gpu`] with the default schedule's templates reading `knobs`.
+pub fn lower_gpu_with(
+    g: &Graph,
+    schedule: Schedule,
+    knobs: &Knobs,
+    target: &TargetProfile,
+) -> Result<Module, Diagnostic> {
     let Some(profile) = &target.gpu else {
         return Err(Diagnostic::error(format!("target `{}` has no GPU to lower for", target.name))
             .with_hint(
                 "choose a target with a GPU (`pocl`, `rk3588`, `jetson-orin`, `h200`), or use `lower`",
             ));
     };
-    let gpu =
-        Gpu { max_threads: profile.max_threads_per_block as usize, simd: profile.simd_width.max(1) as usize };
+    let gpu = Gpu {
+        max_threads: profile.max_threads_per_block as usize,
+        simd: profile.simd_width.max(1) as usize,
+        knobs: *knobs,
+    };
     // Step 1: buffers, checks, and one naive kernel per node (then the copies), in plan order.
     let naive = crate::lower::lower(g, Schedule::Naive, target)?;
     let storage = plan::assign(g)?;

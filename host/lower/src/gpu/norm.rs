@@ -20,7 +20,7 @@ pub fn group_norm(
     [x, scale, bias]: [&Buf; 3],
     y: &Buf,
 ) -> Vec<Stmt> {
-    let mut cx = Cx { schedule: Schedule::Naive, target, names };
+    let mut cx = Cx { schedule: Schedule::Naive, target, names, knobs: gpu.knobs };
     let total = x.shape()[0] * groups;
     let block = gpu.block_1d(total);
     let (bx, tx, gid) = (cx.fresh("bx"), cx.fresh("tx"), cx.fresh("gid"));

@@ -10,7 +10,7 @@ use ekb_ir::l0::Graph;
 use ekb_ir::l1::{LoopKind, Module, Stmt};
 use ekb_ir::tensor::{compare, Tolerance};
 use ekb_ir::{SourceFile, TargetProfile, TensorType};
-use ekb_lower::{lower, Schedule};
+use ekb_lower::{Knobs, Schedule};
 use std::collections::HashMap;
 
 /// Parses `text`, whose output types may be placeholders (`f32[0]`): every node's type is
@@ -53,7 +53,18 @@ pub fn targets() -> Vec<TargetProfile> {
 /// Lowers `g` under `schedule` for `target`, verifies the module and compares its interpreted
 /// outputs with the L0 reference; `Err` describes the first failure.
 pub fn run_case(g: &Graph, schedule: Schedule, target: &TargetProfile, seed: u64) -> Result<Module, String> {
-    let m = lower(g, schedule, target).map_err(|d| format!("lowering failed: {d}"))?;
+    run_case_with(g, schedule, &Knobs::for_target(target), target, seed)
+}
+
+/// [`run_case`] with the default schedule's templates reading `knobs`.
+pub fn run_case_with(
+    g: &Graph,
+    schedule: Schedule,
+    knobs: &Knobs,
+    target: &TargetProfile,
+    seed: u64,
+) -> Result<Module, String> {
+    let m = ekb_lower::lower_with(g, schedule, knobs, target).map_err(|d| format!("lowering failed: {d}"))?;
     let text = || ekb_ir::l1::print::print(&m);
     let errors: Vec<String> = ekb_ir::l1::verify::verify(&m, Some(target))
         .into_iter()

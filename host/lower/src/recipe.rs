@@ -1,0 +1,315 @@
+//! The default schedule as a recipe: every number the default layout of an operator family
+//! depends on is a named knob, with a value derived from the target profile, a valid range and
+//! a line of documentation. The knobs are the search space of a tuner: [`Knobs::set`] changes
+//! one by name, and [`Knobs::print`] / [`Knobs::parse`] are the recipe's text form,
+//!
+//! ```text
+//! set matmul.tile_cols = 64   # output columns per register tile of a matmul
+//! ```
+//!
+//! one `set` per line, `#` comments. Each operator family's default layout is still a
+//! parameterised template (its file under `host/lower/src` builds the nest from these knobs);
+//! the families that schedule primitives can express become traces over the naive lowering as
+//! the primitives grow (`docs/schedules.md`).
+//!
+//! What this module must keep true: [`Knobs::for_target`] gives exactly the values the default
+//! schedule used before it had knobs, so the default lowering does not change; every value a
+//! [`Knobs`] holds is within its knob's range, so no template sees a value it cannot lower with.
+
+use ekb_ir::diag::did_you_mean;
+use ekb_ir::l0::{Graph, Op};
+use ekb_ir::{Diagnostic, SourceFile, Span, TargetProfile};
+
+/// A knob of the default schedule.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Knob {
+    ThreadsMinWork,
+    ThreadsPerCore,
+    MatmulTileCols,
+    MatmulTileVectors,
+    MatmulDotRows,
+    MatmulDotCols,
+    ConvOcBlock,
+    ConvOwTile,
+    ReduceRowTile,
+    TransposeTile,
+    GpuMatmulTile,
+    GpuDotMaxRows,
+    GpuDotThreads,
+}
+
+/// What a knob is: its name in recipes, the operator family that reads it, its documentation
+/// and its valid range.
+#[derive(Debug, Clone, Copy)]
+pub struct KnobSpec {
+    pub knob: Knob,
+    pub name: &'static str,
+    pub family: &'static str,
+    pub doc: &'static str,
+    pub min: usize,
+    pub max: usize,
+}
+
+const fn spec(
+    knob: Knob,
+    name: &'static str,
+    family: &'static str,
+    doc: &'static str,
+    min: usize,
+    max: usize,
+) -> KnobSpec {
+    KnobSpec { knob, name, family, doc, min, max }
+}
+
+/// Every knob, in the order recipes print them.
+pub const KNOBS: [KnobSpec; 13] = [
+    spec(
+        Knob::ThreadsMinWork,
+        "threads.min_work",
+        "threads",
+        "scalar operations below which an operator stays on one thread",
+        1,
+        1 << 30,
+    ),
+    spec(
+        Knob::ThreadsPerCore,
+        "threads.per_core",
+        "threads",
+        "parallel iterations wanted per core (load balance)",
+        1,
+        64,
+    ),
+    spec(
+        Knob::MatmulTileCols,
+        "matmul.tile_cols",
+        "matmul",
+        "output columns per register tile of a matmul (at least 4 vectors)",
+        1,
+        1024,
+    ),
+    spec(
+        Knob::MatmulTileVectors,
+        "matmul.tile_vectors",
+        "matmul",
+        "vector accumulators per register tile (rows = this / vectors per row)",
+        1,
+        64,
+    ),
+    spec(
+        Knob::MatmulDotRows,
+        "matmul.dot_rows",
+        "matmul",
+        "rows per tile of an integer (dot product) matmul",
+        1,
+        16,
+    ),
+    spec(
+        Knob::MatmulDotCols,
+        "matmul.dot_cols",
+        "matmul",
+        "columns per tile of an integer (dot product) matmul",
+        1,
+        16,
+    ),
+    spec(
+        Knob::ConvOcBlock,
+        "conv.oc_block",
+        "conv",
+        "output channels per register tile of a convolution",
+        1,
+        16,
+    ),
+    spec(
+        Knob::ConvOwTile,
+        "conv.ow_tile",
+        "conv",
+        "output columns per register tile of a convolution",
+        1,
+        64,
+    ),
+    spec(
+        Knob::ReduceRowTile,
+        "reduce.row_tile",
+        "reduce",
+        "elements per tile of a row reduction (softmax, norms)",
+        1,
+        1 << 16,
+    ),
+    spec(
+        Knob::TransposeTile,
+        "transpose.tile",
+        "movement",
+        "side of the square tiles of a transpose",
+        1,
+        256,
+    ),
+    spec(
+        Knob::GpuMatmulTile,
+        "gpu.matmul_tile",
+        "gpu.matmul",
+        "side of the shared-memory tiles of a GPU matmul (tile^2 threads)",
+        1,
+        32,
+    ),
+    spec(
+        Knob::GpuDotMaxRows,
+        "gpu.dot_max_rows",
+        "gpu.matmul",
+        "most rows per batch a GPU matmul computes as dot products",
+        0,
+        64,
+    ),
+    spec(
+        Knob::GpuDotThreads,
+        "gpu.dot_threads",
+        "gpu.matmul",
+        "most threads of a GPU dot product's block",
+        1,
+        1024,
+    ),
+];
+
+/// The values of every knob.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Knobs {
+    values: [usize; KNOBS.len()],
+}
+
+fn index(k: Knob) -> usize {
+    KNOBS.iter().position(|s| s.knob == k).expect("every knob has a spec")
+}
+
+impl Knobs {
+    /// The default schedule's values for `target`. None depends on the profile yet (the
+    /// templates read the core count and SIMD width themselves); the profile is the argument so
+    /// that a board's recipe can.
+    pub fn for_target(_target: &TargetProfile) -> Knobs {
+        let mut values = [0; KNOBS.len()];
+        for (v, s) in values.iter_mut().zip(&KNOBS) {
+            *v = match s.knob {
+                Knob::ThreadsMinWork => 1 << 16,
+                Knob::ThreadsPerCore => 4,
+                Knob::MatmulTileCols => 64,
+                Knob::MatmulTileVectors => 16,
+                Knob::MatmulDotRows => 4,
+                Knob::MatmulDotCols => 4,
+                Knob::ConvOcBlock => 4,
+                Knob::ConvOwTile => 16,
+                Knob::ReduceRowTile => 256,
+                Knob::TransposeTile => 32,
+                Knob::GpuMatmulTile => 16,
+                Knob::GpuDotMaxRows => 4,
+                Knob::GpuDotThreads => 128,
+            };
+        }
+        Knobs { values }
+    }
+
+    pub fn get(&self, k: Knob) -> usize {
+        self.values[index(k)]
+    }
+
+    /// Sets the knob `name` to `value`: an unknown name or a value out of range is refused.
+    pub fn set(&mut self, name: &str, value: usize) -> Result<(), Diagnostic> {
+        let Some(i) = KNOBS.iter().position(|s| s.name == name) else {
+            let mut d = Diagnostic::error(format!("unknown knob `{name}`"))
+                .with_expected(format!("one of {}", KNOBS.map(|s| format!("`{}`", s.name)).join(", ")));
+            d.hint = did_you_mean(name, KNOBS.map(|s| s.name));
+            return Err(d);
+        };
+        let s = &KNOBS[i];
+        if value < s.min || value > s.max {
+            return Err(Diagnostic::error(format!("knob `{name}` = {value} is out of range"))
+                .with_expected(format!("{}..={} ({})", s.min, s.max, s.doc)));
+        }
+        self.values[i] = value;
+        Ok(())
+    }
+
+    /// The recipe text of the knobs of `families` (all knobs for `None`): one `set` per line,
+    /// with its documentation as a comment.
+    pub fn print(&self, families: Option<&[&str]>) -> String {
+        let mut out = String::new();
+        for (s, v) in KNOBS.iter().zip(self.values) {
+            if families.is_none_or(|f| f.contains(&s.family)) {
+                out.push_str(&format!("set {} = {v}  # {}\n", s.name, s.doc));
+            }
+        }
+        out
+    }
+
+    /// Applies the `set NAME = VALUE` lines of a recipe text to these knobs. Errors are located
+    /// in `src`.
+    pub fn parse(&mut self, src: &SourceFile) -> Result<(), Diagnostic> {
+        let mut offset = 0;
+        for line in src.text.split_inclusive('\n') {
+            let code = line.split('#').next().unwrap_or("");
+            let start = offset + (code.len() - code.trim_start().len());
+            let span = Span::new(start, offset + code.trim_end().len());
+            offset += line.len();
+            let code = code.trim();
+            if code.is_empty() {
+                continue;
+            }
+            let bad =
+                |msg: String| src.locate(Diagnostic::error(msg).at(span).with_expected("`set NAME = VALUE`"));
+            let Some(rest) = code.strip_prefix("set ") else {
+                return Err(bad(format!("`{code}` is not a knob setting")));
+            };
+            let Some((name, value)) = rest.split_once('=') else {
+                return Err(bad(format!("`{code}` has no `=`")));
+            };
+            let value: usize = value
+                .trim()
+                .parse()
+                .map_err(|_| bad(format!("`{}` is not a non-negative integer", value.trim())))?;
+            self.set(name.trim(), value).map_err(|d| src.locate(d.at(span)))?;
+        }
+        Ok(())
+    }
+}
+
+/// The families of knobs the default lowering of `g` reads: `threads` and the operator
+/// families of its nodes (CPU), or the GPU lowering's.
+pub fn families_of(g: &Graph, gpu: bool) -> Vec<&'static str> {
+    let mut out: Vec<&'static str> = if gpu { Vec::new() } else { vec!["threads"] };
+    for n in &g.nodes {
+        let family = match (&n.op, gpu) {
+            (Op::MatMul { .. } | Op::Linear, true) => "gpu.matmul",
+            (Op::MatMul { .. } | Op::Linear, false) => "matmul",
+            (Op::Conv2d(_), false) => "conv",
+            (Op::Reduce { .. } | Op::ArgMax { .. } | Op::Softmax { .. } | Op::GlobalAvgPool2d, false) => {
+                "reduce"
+            }
+            (Op::Transpose { .. }, false) => "movement",
+            _ => continue,
+        };
+        if !out.contains(&family) {
+            out.push(family);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn knobs_print_parse_back_and_refuse_bad_settings() {
+        let host = TargetProfile::load("host").unwrap();
+        let base = Knobs::for_target(&host);
+        let mut k = base;
+        k.set("matmul.tile_cols", 32).unwrap();
+        let mut back = base;
+        back.parse(&SourceFile::new("r.recipe", k.print(None))).unwrap();
+        assert_eq!(back, k);
+        assert_eq!(back.get(Knob::MatmulTileCols), 32);
+        let d = k.set("matmul.tile_col", 8).unwrap_err();
+        assert_eq!(d.hint.as_deref(), Some("did you mean `matmul.tile_cols`?"));
+        assert!(k.set("conv.oc_block", 0).unwrap_err().message.contains("out of range"));
+        let d = back.parse(&SourceFile::new("r.recipe", "# tiles\nset conv.ow_tile = x\n")).unwrap_err();
+        assert_eq!(d.location.as_ref().unwrap().line, 2);
+        assert!(base.print(Some(&["conv"])).lines().all(|l| l.starts_with("set conv.")));
+    }
+}
