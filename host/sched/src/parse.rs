@@ -4,7 +4,7 @@
 //! the offending word, saying what was found and what was expected (with "did you mean" for a
 //! misspelt primitive); a bare loop name resolves to the kernel of the loop written before it.
 
-use crate::trace::{LoopRef, Prim, Step, Trace, PRIMITIVES};
+use crate::trace::{Axis, LoopRef, Prim, Step, Trace, PRIMITIVES};
 use ekb_ir::diag::did_you_mean;
 use ekb_ir::l1::parse::is_valid_name;
 use ekb_ir::{Diagnostic, SourceFile, Span};
@@ -164,6 +164,7 @@ impl Parser {
             "vectorize" => Prim::Vectorize { lp: self.loop_ref()? },
             "unroll" => Prim::Unroll { lp: self.loop_ref()? },
             "compute_inline" => Prim::ComputeInline { buffer: self.name()? },
+            "bind" => Prim::Bind { lp: self.loop_ref()?, axis: self.axis()? },
             other => {
                 let mut d = Diagnostic::error(format!("unknown schedule primitive `{other}`"))
                     .at(start)
@@ -232,6 +233,18 @@ impl Parser {
                 .at(span)
                 .with_expected(format!("an integer in 1..={}", i32::MAX))),
         }
+    }
+
+    /// A launch axis: `blockIdx.x` .. `threadIdx.z`.
+    fn axis(&mut self) -> R<Axis> {
+        let (w, span) = self.word("a launch axis (`blockIdx.x`, `threadIdx.x`, ..)")?;
+        Axis::from_name(&w).ok_or_else(|| {
+            let mut d = Diagnostic::error(format!("`{w}` is not a launch axis"))
+                .at(span)
+                .with_expected(format!("one of {}", Axis::NAMES.map(|a| format!("`{a}`")).join(", ")));
+            d.hint = did_you_mean(&w, Axis::NAMES);
+            d
+        })
     }
 
     /// `kernel.var`, `var`, with an optional `@n`.
@@ -316,5 +329,26 @@ mod tests {
         assert!(p("reorder k.i").is_err());
         assert!(p("parallel k.i $").unwrap_err().message.contains("unexpected character `$`"));
         assert!(p("").unwrap().steps.is_empty());
+    }
+
+    /// `text` parses, prints as `printed`, and the printed text parses back to the same trace.
+    fn round_trip(text: &str, printed: &str) -> Trace {
+        let t = p(text).unwrap();
+        assert_eq!(t.print(), printed);
+        assert_eq!(p(printed).unwrap(), t);
+        t
+    }
+
+    #[test]
+    fn bind_names_a_launch_axis() {
+        let t = round_trip(
+            "bind k0_add.i0 blockIdx.x; bind i1 threadIdx.y",
+            "bind k0_add.i0 blockIdx.x\nbind i1 threadIdx.y\n",
+        );
+        let axis = Axis { thread: true, dim: 1 };
+        assert_eq!(t.steps[1].prim, Prim::Bind { lp: LoopRef::new("k0_add", "i1"), axis });
+        let d = p("bind k.i blockIdx.w").unwrap_err();
+        assert!(d.message.contains("`blockIdx.w` is not a launch axis"), "{d}");
+        assert_eq!(d.hint.as_deref(), Some("did you mean `blockIdx.x`?"));
     }
 }

@@ -62,6 +62,18 @@ pub enum Prim {
     Unroll { lp: LoopRef },
     /// `compute_inline t`: the temp `t` is recomputed where it is read, and its kernel goes.
     ComputeInline { buffer: String },
+    /// `bind K.v blockIdx.x`: the iterations of `v` become the blocks or threads of a launch.
+    Bind { lp: LoopRef, axis: Axis },
+}
+
+/// A launch axis: `blockIdx.x`, `.y`, `.z` (a dimension of the launch's `grid(..)`: one block
+/// per iteration) or `threadIdx.x`, `.y`, `.z` (of its `block(..)`: one thread per iteration).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Axis {
+    /// A thread of a block (`threadIdx`), rather than a block of the grid (`blockIdx`).
+    pub thread: bool,
+    /// 0, 1, 2 for x, y, z.
+    pub dim: usize,
 }
 
 impl Prim {
@@ -75,6 +87,7 @@ impl Prim {
             Prim::Vectorize { .. } => "vectorize",
             Prim::Unroll { .. } => "unroll",
             Prim::ComputeInline { .. } => "compute_inline",
+            Prim::Bind { .. } => "bind",
         }
     }
 
@@ -87,13 +100,14 @@ impl Prim {
             Prim::Reorder { loops } => loops.iter().collect(),
             Prim::Fuse { outer, inner, .. } => vec![outer, inner],
             Prim::ComputeInline { .. } => Vec::new(),
+            Prim::Bind { lp, .. } => vec![lp],
         }
     }
 }
 
 /// Every primitive name, for "did you mean" and for `--help`.
-pub const PRIMITIVES: [&str; 7] =
-    ["split", "reorder", "fuse", "parallel", "vectorize", "unroll", "compute_inline"];
+pub const PRIMITIVES: [&str; 8] =
+    ["split", "reorder", "fuse", "parallel", "vectorize", "unroll", "compute_inline", "bind"];
 
 impl LoopRef {
     pub fn new(kernel: impl Into<String>, var: impl Into<String>) -> LoopRef {
@@ -112,6 +126,27 @@ impl LoopRef {
 impl fmt::Display for LoopRef {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}.{}", self.kernel, self.local())
+    }
+}
+
+impl Axis {
+    /// The axes as a trace writes them, `blockIdx.x` .. `threadIdx.z`.
+    pub const NAMES: [&'static str; 6] =
+        ["blockIdx.x", "blockIdx.y", "blockIdx.z", "threadIdx.x", "threadIdx.y", "threadIdx.z"];
+
+    pub fn from_name(s: &str) -> Option<Axis> {
+        let i = Axis::NAMES.iter().position(|n| *n == s)?;
+        Some(Axis { thread: i >= 3, dim: i % 3 })
+    }
+
+    pub fn name(self) -> &'static str {
+        Axis::NAMES[usize::from(self.thread) * 3 + self.dim]
+    }
+}
+
+impl fmt::Display for Axis {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
     }
 }
 
@@ -156,6 +191,7 @@ fn print_step(p: &Prim, current: Option<&str>) -> String {
             format!("{} {}", p.name(), lp(l))
         }
         Prim::ComputeInline { buffer } => format!("compute_inline {buffer}"),
+        Prim::Bind { lp: l, axis } => format!("bind {} {axis}", lp(l)),
     }
 }
 

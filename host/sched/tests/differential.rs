@@ -8,6 +8,7 @@ mod support;
 use ekb_ir::l1::print::print;
 use ekb_ir::l1::{BufferRole, Module, Stmt};
 use ekb_sched::handle::loops;
+use ekb_sched::trace::Axis;
 use ekb_sched::{apply_step, LoopRef, Prim, Step};
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestRunner};
@@ -70,7 +71,7 @@ fn random_step(m: &Module, (pick, a, b): (u8, usize, usize), fresh: usize) -> Op
     let k = a % m.kernels.len().max(1);
     let n_loops = loops(&m.kernels.get(k)?.body).len();
     let n = if n_loops == 0 { 0 } else { b % n_loops };
-    let prim = match pick % 7 {
+    let prim = match pick % 8 {
         0 => Prim::Split {
             lp: handle(m, k, n)?,
             factor: (a % 9 + 1) as u32,
@@ -82,6 +83,10 @@ fn random_step(m: &Module, (pick, a, b): (u8, usize, usize), fresh: usize) -> Op
         3 => Prim::Parallel { lp: handle(m, k, n)? },
         4 => Prim::Vectorize { lp: handle(m, k, n)? },
         5 => Prim::Unroll { lp: handle(m, k, n)? },
+        7 => Prim::Bind {
+            lp: handle(m, k, n)?,
+            axis: Axis { thread: a % 2 == 1, dim: [0, 0, 1, 2][a / 2 % 4] },
+        },
         _ => {
             let temps: Vec<&str> =
                 m.buffers.iter().filter(|b| b.role == BufferRole::Temp).map(|b| b.name.as_str()).collect();
