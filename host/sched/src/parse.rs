@@ -165,6 +165,13 @@ impl Parser {
             "unroll" => Prim::Unroll { lp: self.loop_ref()? },
             "compute_inline" => Prim::ComputeInline { buffer: self.name()? },
             "bind" => Prim::Bind { lp: self.loop_ref()?, axis: self.axis()? },
+            "rfactor" => {
+                let lp = self.loop_ref()?;
+                self.arrow()?;
+                let partials = self.name()?;
+                self.comma()?;
+                Prim::Rfactor { lp, partials, combine: self.name()? }
+            }
             other => {
                 let mut d = Diagnostic::error(format!("unknown schedule primitive `{other}`"))
                     .at(start)
@@ -350,5 +357,14 @@ mod tests {
         let d = p("bind k.i blockIdx.w").unwrap_err();
         assert!(d.message.contains("`blockIdx.w` is not a launch axis"), "{d}");
         assert_eq!(d.hint.as_deref(), Some("did you mean `blockIdx.x`?"));
+    }
+
+    #[test]
+    fn rfactor_names_the_partial_results_and_the_combining_loop() {
+        let t = round_trip("rfactor k0_sum.ki -> rf, c\nunroll c", "rfactor k0_sum.ki -> rf, c\nunroll c\n");
+        let lp = LoopRef::new("k0_sum", "ki");
+        assert_eq!(t.steps[0].prim, Prim::Rfactor { lp, partials: "rf".into(), combine: "c".into() });
+        let d = p("rfactor k.i -> rf").unwrap_err();
+        assert!(d.message.contains("expected `,`"), "{d}");
     }
 }

@@ -64,6 +64,9 @@ pub enum Prim {
     ComputeInline { buffer: String },
     /// `bind K.v blockIdx.x`: the iterations of `v` become the blocks or threads of a launch.
     Bind { lp: LoopRef, axis: Axis },
+    /// `rfactor K.v -> rf, c`: a reduction inside `v` keeps one partial result per iteration of
+    /// `v` in `rf`, which loop `c` combines.
+    Rfactor { lp: LoopRef, partials: String, combine: String },
 }
 
 /// A launch axis: `blockIdx.x`, `.y`, `.z` (a dimension of the launch's `grid(..)`: one block
@@ -88,6 +91,7 @@ impl Prim {
             Prim::Unroll { .. } => "unroll",
             Prim::ComputeInline { .. } => "compute_inline",
             Prim::Bind { .. } => "bind",
+            Prim::Rfactor { .. } => "rfactor",
         }
     }
 
@@ -100,14 +104,14 @@ impl Prim {
             Prim::Reorder { loops } => loops.iter().collect(),
             Prim::Fuse { outer, inner, .. } => vec![outer, inner],
             Prim::ComputeInline { .. } => Vec::new(),
-            Prim::Bind { lp, .. } => vec![lp],
+            Prim::Bind { lp, .. } | Prim::Rfactor { lp, .. } => vec![lp],
         }
     }
 }
 
 /// Every primitive name, for "did you mean" and for `--help`.
-pub const PRIMITIVES: [&str; 8] =
-    ["split", "reorder", "fuse", "parallel", "vectorize", "unroll", "compute_inline", "bind"];
+pub const PRIMITIVES: [&str; 9] =
+    ["split", "reorder", "fuse", "parallel", "vectorize", "unroll", "compute_inline", "bind", "rfactor"];
 
 impl LoopRef {
     pub fn new(kernel: impl Into<String>, var: impl Into<String>) -> LoopRef {
@@ -192,6 +196,7 @@ fn print_step(p: &Prim, current: Option<&str>) -> String {
         }
         Prim::ComputeInline { buffer } => format!("compute_inline {buffer}"),
         Prim::Bind { lp: l, axis } => format!("bind {} {axis}", lp(l)),
+        Prim::Rfactor { lp: l, partials, combine } => format!("rfactor {} -> {partials}, {combine}", lp(l)),
     }
 }
 

@@ -15,13 +15,14 @@ mod unroll;
 mod vectorize;
 
 mod bind;
+mod rfactor;
 
 use crate::handle::{self, Path};
 use crate::trace::{LoopRef, Prim};
 use ekb_ir::l1::analysis::interval::{eval, Interval};
 use ekb_ir::l1::visit::defined_names;
 use ekb_ir::l1::{Expr, ExprKind, Kernel, LoopKind, Module, Stmt};
-use ekb_ir::Diagnostic;
+use ekb_ir::{Diagnostic, TensorType};
 
 /// Applies one primitive to `m` in place.
 pub fn apply(m: &mut Module, p: &Prim) -> Result<(), Diagnostic> {
@@ -34,6 +35,7 @@ pub fn apply(m: &mut Module, p: &Prim) -> Result<(), Diagnostic> {
         Prim::Unroll { lp } => unroll::apply(m, lp),
         Prim::ComputeInline { buffer } => compute_inline::apply(m, buffer),
         Prim::Bind { lp, axis } => bind::apply(m, lp, *axis),
+        Prim::Rfactor { lp, partials, combine } => rfactor::apply(m, lp, partials, combine),
     }
 }
 
@@ -115,4 +117,25 @@ fn enclosing_kinds<'a>(body: &'a [Stmt], path: &Path) -> Vec<(&'a str, LoopKind)
             _ => None,
         })
         .collect()
+}
+
+/// The type of the buffer `name` as the statement at `path` sees it: a parameter of `k`, or an
+/// allocation before it in an enclosing block.
+fn buffer_type<'k>(k: &'k Kernel, path: &Path, name: &str) -> Option<&'k TensorType> {
+    if let Some(p) = k.params.iter().find(|p| p.name == name) {
+        return Some(&p.ty);
+    }
+    let mut cur = k.body.as_slice();
+    let levels = path.outer.iter().map(|&(i, c)| (i, Some(c))).chain([(path.index, None)]);
+    for (i, child) in levels {
+        let alloc = cur[..i].iter().find_map(|s| match s {
+            Stmt::Alloc { name: n, ty, .. } if n == name => Some(ty),
+            _ => None,
+        });
+        if alloc.is_some() {
+            return alloc;
+        }
+        cur = handle::children(&cur[i])[child?];
+    }
+    None
 }
