@@ -4,7 +4,7 @@
 //! the offending word, saying what was found and what was expected (with "did you mean" for a
 //! misspelt primitive); a bare loop name resolves to the kernel of the loop written before it.
 
-use crate::trace::{Axis, LoopRef, Prim, Step, Trace, PRIMITIVES};
+use crate::trace::{Axis, BufRef, LoopRef, Prim, Step, Trace, PRIMITIVES};
 use ekb_ir::diag::did_you_mean;
 use ekb_ir::l1::parse::is_valid_name;
 use ekb_ir::{Diagnostic, SourceFile, Span};
@@ -172,6 +172,11 @@ impl Parser {
                 self.comma()?;
                 Prim::Rfactor { lp, partials, combine: self.name()? }
             }
+            "pad" => {
+                let buf = self.buf_ref()?;
+                self.keyword("by")?;
+                Prim::Pad { buf, by: self.positive("padding")? }
+            }
             other => {
                 let mut d = Diagnostic::error(format!("unknown schedule primitive `{other}`"))
                     .at(start)
@@ -233,10 +238,15 @@ impl Parser {
 
     /// A split factor: a positive integer.
     fn factor(&mut self) -> R<u32> {
-        let (w, span) = self.word("a split factor (a positive integer)")?;
+        self.positive("split factor")
+    }
+
+    /// A positive integer that fits i32, `what` saying which.
+    fn positive(&mut self, what: &str) -> R<u32> {
+        let (w, span) = self.word(&format!("a {what} (a positive integer)"))?;
         match w.parse::<u32>() {
             Ok(f) if f >= 1 && f <= i32::MAX as u32 => Ok(f),
-            _ => Err(Diagnostic::error(format!("split factor `{w}` is not a positive integer"))
+            _ => Err(Diagnostic::error(format!("{what} `{w}` is not a positive integer"))
                 .at(span)
                 .with_expected(format!("an integer in 1..={}", i32::MAX))),
         }
@@ -252,6 +262,31 @@ impl Parser {
             d.hint = did_you_mean(&w, Axis::NAMES);
             d
         })
+    }
+
+    /// `kernel.buf`, with an optional `@n` (always with the kernel: it does not change the
+    /// kernel a bare loop name refers to).
+    fn buf_ref(&mut self) -> R<BufRef> {
+        let (w, span) = self.word("an allocation (`kernel.buf`)")?;
+        let bad = |why: &str| {
+            Diagnostic::error(format!("`{w}` is not an allocation: {why}"))
+                .at(span)
+                .with_expected("`kernel.buf`, or `kernel.buf@N` for the N-th allocation named `buf`")
+        };
+        let (path, nth) = match w.split_once('@') {
+            Some((p, n)) => match n.parse::<u32>() {
+                Ok(n) if n >= 1 => (p, Some(n)),
+                _ => return Err(bad("the number after `@` must be a positive integer")),
+            },
+            None => (w.as_str(), None),
+        };
+        let Some((kernel, buf)) = path.split_once('.') else {
+            return Err(bad("an allocation is written with its kernel"));
+        };
+        if !is_valid_name(kernel) || !is_valid_name(buf) {
+            return Err(bad("the kernel and the buffer must be identifiers"));
+        }
+        Ok(BufRef { kernel: kernel.to_string(), buf: buf.to_string(), nth })
     }
 
     /// `kernel.var`, `var`, with an optional `@n`.
@@ -366,5 +401,21 @@ mod tests {
         assert_eq!(t.steps[0].prim, Prim::Rfactor { lp, partials: "rf".into(), combine: "c".into() });
         let d = p("rfactor k.i -> rf").unwrap_err();
         assert!(d.message.contains("expected `,`"), "{d}");
+    }
+
+    #[test]
+    fn pad_names_an_allocation_with_its_kernel() {
+        // A pad names its kernel, so the bare loop after it is still one of k0_sum.
+        let t = round_trip(
+            "split k0_sum.r0 by 4 -> o, i; pad k1.tile@2 by 1; unroll i",
+            "split k0_sum.r0 by 4 -> o, i\npad k1.tile@2 by 1\nunroll i\n",
+        );
+        let buf = BufRef { kernel: "k1".into(), buf: "tile".into(), nth: Some(2) };
+        assert_eq!(t.steps[1].prim, Prim::Pad { buf, by: 1 });
+        assert_eq!(t.steps[2].prim, Prim::Unroll { lp: LoopRef::new("k0_sum", "i") });
+        let d = p("pad tile by 1").unwrap_err();
+        assert!(d.message.contains("written with its kernel"), "{d}");
+        let d = p("pad k.tile by 0").unwrap_err();
+        assert!(d.message.contains("padding `0` is not a positive integer"), "{d}");
     }
 }

@@ -67,6 +67,8 @@ pub enum Prim {
     /// `rfactor K.v -> rf, c`: a reduction inside `v` keeps one partial result per iteration of
     /// `v` in `rf`, which loop `c` combines.
     Rfactor { lp: LoopRef, partials: String, combine: String },
+    /// `pad K.buf by P`: the innermost dimension of the allocation `buf` grows by `P` elements.
+    Pad { buf: BufRef, by: u32 },
 }
 
 /// A launch axis: `blockIdx.x`, `.y`, `.z` (a dimension of the launch's `grid(..)`: one block
@@ -77,6 +79,14 @@ pub struct Axis {
     pub thread: bool,
     /// 0, 1, 2 for x, y, z.
     pub dim: usize,
+}
+
+/// An allocation of a kernel: `kernel.buf`, the `nth` one of that name (1-based) when given.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct BufRef {
+    pub kernel: String,
+    pub buf: String,
+    pub nth: Option<u32>,
 }
 
 impl Prim {
@@ -92,6 +102,7 @@ impl Prim {
             Prim::ComputeInline { .. } => "compute_inline",
             Prim::Bind { .. } => "bind",
             Prim::Rfactor { .. } => "rfactor",
+            Prim::Pad { .. } => "pad",
         }
     }
 
@@ -105,13 +116,25 @@ impl Prim {
             Prim::Fuse { outer, inner, .. } => vec![outer, inner],
             Prim::ComputeInline { .. } => Vec::new(),
             Prim::Bind { lp, .. } | Prim::Rfactor { lp, .. } => vec![lp],
+            // A buffer is always written with its kernel, so it leaves the current kernel alone.
+            Prim::Pad { .. } => Vec::new(),
         }
     }
 }
 
 /// Every primitive name, for "did you mean" and for `--help`.
-pub const PRIMITIVES: [&str; 9] =
-    ["split", "reorder", "fuse", "parallel", "vectorize", "unroll", "compute_inline", "bind", "rfactor"];
+pub const PRIMITIVES: [&str; 10] = [
+    "split",
+    "reorder",
+    "fuse",
+    "parallel",
+    "vectorize",
+    "unroll",
+    "compute_inline",
+    "bind",
+    "rfactor",
+    "pad",
+];
 
 impl LoopRef {
     pub fn new(kernel: impl Into<String>, var: impl Into<String>) -> LoopRef {
@@ -151,6 +174,16 @@ impl Axis {
 impl fmt::Display for Axis {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.name())
+    }
+}
+
+impl fmt::Display for BufRef {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}.{}", self.kernel, self.buf)?;
+        match self.nth {
+            Some(n) => write!(f, "@{n}"),
+            None => Ok(()),
+        }
     }
 }
 
@@ -197,6 +230,7 @@ fn print_step(p: &Prim, current: Option<&str>) -> String {
         Prim::ComputeInline { buffer } => format!("compute_inline {buffer}"),
         Prim::Bind { lp: l, axis } => format!("bind {} {axis}", lp(l)),
         Prim::Rfactor { lp: l, partials, combine } => format!("rfactor {} -> {partials}, {combine}", lp(l)),
+        Prim::Pad { buf, by } => format!("pad {buf} by {by}"),
     }
 }
 

@@ -8,9 +8,10 @@
 mod support;
 
 use ekb_ir::l1::print::print;
+use ekb_ir::l1::visit::for_each_stmt;
 use ekb_ir::l1::{BufferRole, Module, Stmt};
 use ekb_sched::handle::loops;
-use ekb_sched::trace::Axis;
+use ekb_sched::trace::{Axis, BufRef};
 use ekb_sched::{apply_step, LoopRef, Prim, Step};
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestRunner};
@@ -67,13 +68,28 @@ fn child(m: &Module, k: usize, n: usize) -> Option<LoopRef> {
     handle(m, k, idx)
 }
 
+/// A handle for the `n`-th allocation of kernel `k` (in program order).
+fn alloc_handle(m: &Module, k: usize, n: usize) -> Option<BufRef> {
+    let kernel = &m.kernels[k];
+    let mut all: Vec<&str> = Vec::new();
+    for_each_stmt(&kernel.body, &mut |s| {
+        if let Stmt::Alloc { name, .. } = s {
+            all.push(name);
+        }
+    });
+    let buf = *all.get(n % all.len().max(1))?;
+    let same = all.iter().filter(|b| **b == buf).count();
+    let nth = all[..=n % all.len()].iter().filter(|b| **b == buf).count() as u32;
+    Some(BufRef { kernel: kernel.name.clone(), buf: buf.to_string(), nth: (same > 1).then_some(nth) })
+}
+
 /// One random step for `m`, from three random numbers (`None` when the module has nothing the
 /// chosen primitive could name).
 fn random_step(m: &Module, (pick, a, b): (u8, usize, usize), fresh: usize) -> Option<Step> {
     let k = a % m.kernels.len().max(1);
     let n_loops = loops(&m.kernels.get(k)?.body).len();
     let n = if n_loops == 0 { 0 } else { b % n_loops };
-    let prim = match pick % 9 {
+    let prim = match pick % 10 {
         0 => Prim::Split {
             lp: handle(m, k, n)?,
             factor: (a % 9 + 1) as u32,
@@ -94,6 +110,7 @@ fn random_step(m: &Module, (pick, a, b): (u8, usize, usize), fresh: usize) -> Op
             partials: format!("rf{fresh}"),
             combine: format!("rc{fresh}"),
         },
+        9 => Prim::Pad { buf: alloc_handle(m, k, b)?, by: (a % 3 + 1) as u32 },
         _ => {
             let temps: Vec<&str> =
                 m.buffers.iter().filter(|b| b.role == BufferRole::Temp).map(|b| b.name.as_str()).collect();

@@ -15,6 +15,7 @@ mod unroll;
 mod vectorize;
 
 mod bind;
+mod pad;
 mod rfactor;
 
 use crate::handle::{self, Path};
@@ -36,6 +37,7 @@ pub fn apply(m: &mut Module, p: &Prim) -> Result<(), Diagnostic> {
         Prim::ComputeInline { buffer } => compute_inline::apply(m, buffer),
         Prim::Bind { lp, axis } => bind::apply(m, lp, *axis),
         Prim::Rfactor { lp, partials, combine } => rfactor::apply(m, lp, partials, combine),
+        Prim::Pad { buf, by } => pad::apply(m, buf, *by),
     }
 }
 
@@ -117,6 +119,41 @@ fn enclosing_kinds<'a>(body: &'a [Stmt], path: &Path) -> Vec<(&'a str, LoopKind)
             _ => None,
         })
         .collect()
+}
+
+/// The intervals of the variables in scope at `path`: the variables of the loops and launches
+/// around it, and the `let`s before it in each enclosing block (those of unknown range left
+/// out).
+fn scope_env(body: &[Stmt], path: &Path) -> Vec<(String, Interval)> {
+    let mut env: Vec<(String, Interval)> = Vec::new();
+    let mut cur = body;
+    let levels = path.outer.iter().map(|&(i, c)| (i, Some(c))).chain([(path.index, None)]);
+    for (i, child) in levels {
+        for s in &cur[..i] {
+            if let Stmt::Let { name, value, .. } = s {
+                let look = |v: &str| env.iter().rev().find(|(n, _)| n == v).map(|(_, iv)| *iv);
+                if let Some(iv) = eval(value, &look) {
+                    env.push((name.clone(), iv));
+                }
+            }
+        }
+        let Some(c) = child else { break };
+        match &cur[i] {
+            Stmt::Loop { var, lo, hi, .. } => {
+                if let Some(iv) = range_in(&env, lo, hi) {
+                    env.push((var.clone(), iv));
+                }
+            }
+            Stmt::Launch { grid, block, .. } => {
+                for d in grid.iter().chain(block) {
+                    env.push((d.var.clone(), Interval::new(0, i64::from(d.extent) - 1)));
+                }
+            }
+            _ => {}
+        }
+        cur = handle::children(&cur[i])[c];
+    }
+    env
 }
 
 /// The type of the buffer `name` as the statement at `path` sees it: a parameter of `k`, or an
