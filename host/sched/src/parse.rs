@@ -4,7 +4,7 @@
 //! the offending word, saying what was found and what was expected (with "did you mean" for a
 //! misspelt primitive); a bare loop name resolves to the kernel of the loop written before it.
 
-use crate::trace::{Axis, BufRef, LoopRef, Prim, Step, Trace, PRIMITIVES};
+use crate::trace::{Axis, BufRef, LayoutDim, LoopRef, Prim, Step, Trace, PRIMITIVES};
 use ekb_ir::diag::did_you_mean;
 use ekb_ir::l1::parse::is_valid_name;
 use ekb_ir::{Diagnostic, SourceFile, Span};
@@ -15,6 +15,9 @@ enum Tok {
     Word(String),
     Arrow,
     Comma,
+    /// `/` and `%` of a packed layout (`0/4`, `0%4`).
+    Slash,
+    Percent,
     /// `;` or a new line.
     End,
 }
@@ -25,6 +28,8 @@ impl Tok {
             Tok::Word(w) => format!("`{w}`"),
             Tok::Arrow => "`->`".into(),
             Tok::Comma => "`,`".into(),
+            Tok::Slash => "`/`".into(),
+            Tok::Percent => "`%`".into(),
             Tok::End => "the end of the step".into(),
         }
     }
@@ -59,6 +64,10 @@ fn lex(text: &str) -> Result<Vec<(Tok, Span)>, Diagnostic> {
                 out.push((Tok::Comma, Span::new(i, i + 1)));
                 i += 1;
             }
+            b'/' | b'%' => {
+                out.push((if c == b'/' { Tok::Slash } else { Tok::Percent }, Span::new(i, i + 1)));
+                i += 1;
+            }
             b'-' if b.get(i + 1) == Some(&b'>') => {
                 out.push((Tok::Arrow, Span::new(i, i + 2)));
                 i += 2;
@@ -74,7 +83,9 @@ fn lex(text: &str) -> Result<Vec<(Tok, Span)>, Diagnostic> {
                 let ch = text[i..].chars().next().unwrap_or('?');
                 return Err(Diagnostic::error(format!("unexpected character `{ch}` in a schedule trace"))
                     .at(Span::new(i, i + ch.len_utf8()))
-                    .with_expected("primitive names, loops (`kernel.var`), names, numbers, `,`, `->`, `;`"));
+                    .with_expected(
+                        "primitive names, loops (`kernel.var`), names, numbers, `,`, `->`, `/`, `%`, `;`",
+                    ));
             }
         }
     }
@@ -176,6 +187,20 @@ impl Parser {
                 let buf = self.buf_ref()?;
                 self.keyword("by")?;
                 Prim::Pad { buf, by: self.positive("padding")? }
+            }
+            "pack" => {
+                let buffer = self.name()?;
+                self.keyword("at")?;
+                let lp = self.loop_ref()?;
+                self.arrow()?;
+                let packed = self.name()?;
+                self.keyword("layout")?;
+                let mut layout = vec![self.layout_dim()?];
+                while self.peek().0 == Tok::Comma {
+                    self.pos += 1;
+                    layout.push(self.layout_dim()?);
+                }
+                Prim::Pack { buffer, lp, packed, layout }
             }
             other => {
                 let mut d = Diagnostic::error(format!("unknown schedule primitive `{other}`"))
@@ -287,6 +312,27 @@ impl Parser {
             return Err(bad("the kernel and the buffer must be identifiers"));
         }
         Ok(BufRef { kernel: kernel.to_string(), buf: buf.to_string(), nth })
+    }
+
+    /// One dimension of a packed layout: `d`, `d/F` or `d%F`.
+    fn layout_dim(&mut self) -> R<LayoutDim> {
+        let (w, span) = self.word("a dimension of the buffer (`0`, `1`, ..), or its tiles (`0/4`, `0%4`)")?;
+        let d = w.parse::<usize>().map_err(|_| {
+            Diagnostic::error(format!("`{w}` is not a dimension of the packed buffer"))
+                .at(span)
+                .with_expected("a dimension's position, from 0, as in `layout 1, 0` for a transpose")
+        })?;
+        Ok(match self.peek().0 {
+            Tok::Slash => {
+                self.pos += 1;
+                LayoutDim::Tile(d, self.positive("tile size")?)
+            }
+            Tok::Percent => {
+                self.pos += 1;
+                LayoutDim::InTile(d, self.positive("tile size")?)
+            }
+            _ => LayoutDim::Dim(d),
+        })
     }
 
     /// `kernel.var`, `var`, with an optional `@n`.
@@ -417,5 +463,20 @@ mod tests {
         assert!(d.message.contains("written with its kernel"), "{d}");
         let d = p("pad k.tile by 0").unwrap_err();
         assert!(d.message.contains("padding `0` is not a positive integer"), "{d}");
+    }
+
+    #[test]
+    fn pack_takes_a_layout_of_dimensions_and_tiles() {
+        let t = round_trip(
+            "pack b at k0_matmul.i0 -> bp layout 0 / 4, 1, 0%4",
+            "pack b at k0_matmul.i0 -> bp layout 0/4, 1, 0%4\n",
+        );
+        let Prim::Pack { buffer, layout, .. } = &t.steps[0].prim else { panic!() };
+        assert_eq!(buffer, "b");
+        assert_eq!(layout, &[LayoutDim::Tile(0, 4), LayoutDim::Dim(1), LayoutDim::InTile(0, 4)]);
+        let d = p("pack b at k.i -> bp layout x").unwrap_err();
+        assert!(d.message.contains("`x` is not a dimension"), "{d}");
+        let d = p("pack b at k.i -> bp layout 0/").unwrap_err();
+        assert!(d.message.contains("expected a tile size"), "{d}");
     }
 }

@@ -69,6 +69,9 @@ pub enum Prim {
     Rfactor { lp: LoopRef, partials: String, combine: String },
     /// `pad K.buf by P`: the innermost dimension of the allocation `buf` grows by `P` elements.
     Pad { buf: BufRef, by: u32 },
+    /// `pack b at K.v -> bp layout 1, 0`: the region of `b` read inside `v` is copied, before
+    /// `v`, into `bp` in the given layout, and `v` reads `bp`.
+    Pack { buffer: String, lp: LoopRef, packed: String, layout: Vec<LayoutDim> },
 }
 
 /// A launch axis: `blockIdx.x`, `.y`, `.z` (a dimension of the launch's `grid(..)`: one block
@@ -89,6 +92,17 @@ pub struct BufRef {
     pub nth: Option<u32>,
 }
 
+/// One dimension of a packed buffer, in terms of the dimensions of the buffer it copies.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum LayoutDim {
+    /// `d`: dimension `d`.
+    Dim(usize),
+    /// `d/F`: which tile of `F` consecutive elements of dimension `d`.
+    Tile(usize, u32),
+    /// `d%F`: the position inside that tile.
+    InTile(usize, u32),
+}
+
 impl Prim {
     /// The primitive's name, as written in a trace.
     pub fn name(&self) -> &'static str {
@@ -103,6 +117,7 @@ impl Prim {
             Prim::Bind { .. } => "bind",
             Prim::Rfactor { .. } => "rfactor",
             Prim::Pad { .. } => "pad",
+            Prim::Pack { .. } => "pack",
         }
     }
 
@@ -115,7 +130,7 @@ impl Prim {
             Prim::Reorder { loops } => loops.iter().collect(),
             Prim::Fuse { outer, inner, .. } => vec![outer, inner],
             Prim::ComputeInline { .. } => Vec::new(),
-            Prim::Bind { lp, .. } | Prim::Rfactor { lp, .. } => vec![lp],
+            Prim::Bind { lp, .. } | Prim::Rfactor { lp, .. } | Prim::Pack { lp, .. } => vec![lp],
             // A buffer is always written with its kernel, so it leaves the current kernel alone.
             Prim::Pad { .. } => Vec::new(),
         }
@@ -123,7 +138,7 @@ impl Prim {
 }
 
 /// Every primitive name, for "did you mean" and for `--help`.
-pub const PRIMITIVES: [&str; 10] = [
+pub const PRIMITIVES: [&str; 11] = [
     "split",
     "reorder",
     "fuse",
@@ -134,6 +149,7 @@ pub const PRIMITIVES: [&str; 10] = [
     "bind",
     "rfactor",
     "pad",
+    "pack",
 ];
 
 impl LoopRef {
@@ -187,6 +203,16 @@ impl fmt::Display for BufRef {
     }
 }
 
+impl fmt::Display for LayoutDim {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            LayoutDim::Dim(d) => write!(f, "{d}"),
+            LayoutDim::Tile(d, t) => write!(f, "{d}/{t}"),
+            LayoutDim::InTile(d, t) => write!(f, "{d}%{t}"),
+        }
+    }
+}
+
 impl Step {
     pub fn new(prim: Prim) -> Step {
         Step { prim, span: Span::NONE }
@@ -231,6 +257,10 @@ fn print_step(p: &Prim, current: Option<&str>) -> String {
         Prim::Bind { lp: l, axis } => format!("bind {} {axis}", lp(l)),
         Prim::Rfactor { lp: l, partials, combine } => format!("rfactor {} -> {partials}, {combine}", lp(l)),
         Prim::Pad { buf, by } => format!("pad {buf} by {by}"),
+        Prim::Pack { buffer, lp: l, packed, layout } => {
+            let dims: Vec<String> = layout.iter().map(LayoutDim::to_string).collect();
+            format!("pack {buffer} at {} -> {packed} layout {}", lp(l), dims.join(", "))
+        }
     }
 }
 

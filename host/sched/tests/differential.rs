@@ -9,9 +9,9 @@ mod support;
 
 use ekb_ir::l1::print::print;
 use ekb_ir::l1::visit::for_each_stmt;
-use ekb_ir::l1::{BufferRole, Module, Stmt};
+use ekb_ir::l1::{Access, BufferRole, Module, Stmt};
 use ekb_sched::handle::loops;
-use ekb_sched::trace::{Axis, BufRef};
+use ekb_sched::trace::{Axis, BufRef, LayoutDim};
 use ekb_sched::{apply_step, LoopRef, Prim, Step};
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestRunner};
@@ -83,13 +83,32 @@ fn alloc_handle(m: &Module, k: usize, n: usize) -> Option<BufRef> {
     Some(BufRef { kernel: kernel.name.clone(), buf: buf.to_string(), nth: (same > 1).then_some(nth) })
 }
 
+/// A `pack` of an `in` parameter of kernel `k` at its `n`-th loop: transposed (the dimensions
+/// reversed), in tiles of 2 along the first dimension, or as it is.
+fn pack_step(m: &Module, k: usize, n: usize, a: usize, fresh: usize) -> Option<Prim> {
+    let ins: Vec<_> =
+        m.kernels[k].params.iter().filter(|p| p.access == Access::In && p.ty.rank() > 0).collect();
+    let p = ins.get(a % ins.len().max(1))?;
+    let rank = p.ty.rank();
+    let layout = match a / 4 % 3 {
+        0 => (0..rank).rev().map(LayoutDim::Dim).collect(),
+        1 => [LayoutDim::Tile(0, 2)]
+            .into_iter()
+            .chain((1..rank).map(LayoutDim::Dim))
+            .chain([LayoutDim::InTile(0, 2)])
+            .collect(),
+        _ => (0..rank).map(LayoutDim::Dim).collect(),
+    };
+    Some(Prim::Pack { buffer: p.name.clone(), lp: handle(m, k, n)?, packed: format!("pk{fresh}"), layout })
+}
+
 /// One random step for `m`, from three random numbers (`None` when the module has nothing the
 /// chosen primitive could name).
 fn random_step(m: &Module, (pick, a, b): (u8, usize, usize), fresh: usize) -> Option<Step> {
     let k = a % m.kernels.len().max(1);
     let n_loops = loops(&m.kernels.get(k)?.body).len();
     let n = if n_loops == 0 { 0 } else { b % n_loops };
-    let prim = match pick % 10 {
+    let prim = match pick % 11 {
         0 => Prim::Split {
             lp: handle(m, k, n)?,
             factor: (a % 9 + 1) as u32,
@@ -111,6 +130,7 @@ fn random_step(m: &Module, (pick, a, b): (u8, usize, usize), fresh: usize) -> Op
             combine: format!("rc{fresh}"),
         },
         9 => Prim::Pad { buf: alloc_handle(m, k, b)?, by: (a % 3 + 1) as u32 },
+        10 => pack_step(m, k, n, a, fresh)?,
         _ => {
             let temps: Vec<&str> =
                 m.buffers.iter().filter(|b| b.role == BufferRole::Temp).map(|b| b.name.as_str()).collect();

@@ -15,6 +15,7 @@ mod unroll;
 mod vectorize;
 
 mod bind;
+mod pack;
 mod pad;
 mod rfactor;
 
@@ -38,6 +39,7 @@ pub fn apply(m: &mut Module, p: &Prim) -> Result<(), Diagnostic> {
         Prim::Bind { lp, axis } => bind::apply(m, lp, *axis),
         Prim::Rfactor { lp, partials, combine } => rfactor::apply(m, lp, partials, combine),
         Prim::Pad { buf, by } => pad::apply(m, buf, *by),
+        Prim::Pack { buffer, lp, packed, layout } => pack::apply(m, buffer, lp, packed, layout),
     }
 }
 
