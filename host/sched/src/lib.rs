@@ -8,9 +8,11 @@
 //!
 //! What this crate must keep true: a step either gives a module that verifies and computes
 //! what its input computed (bit for bit on the L1 interpreter; `vectorize` may reassociate
-//! float reductions, as L1 allows), or is refused with a diagnostic naming the step, the loop
-//! or buffer, the dependence or bound in the way, and what would be legal, and then the module
-//! is unchanged.
+//! float reductions in the backend, as L1 allows, and `rfactor` reassociates f32 sums and
+//! products in the module itself, so the property test compares a trace with an `rfactor`
+//! within the dtype's tolerance: `docs/schedules.md`, "Reassociation"), or is refused with a
+//! diagnostic naming the step, the loop or buffer, the dependence or bound in the way, and what
+//! would be legal, and then the module is unchanged.
 
 pub mod handle;
 pub mod parse;

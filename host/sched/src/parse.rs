@@ -4,7 +4,7 @@
 //! the offending word, saying what was found and what was expected (with "did you mean" for a
 //! misspelt primitive); a bare loop name resolves to the kernel of the loop written before it.
 
-use crate::trace::{LoopRef, Prim, Step, Trace, PRIMITIVES};
+use crate::trace::{Axis, BufRef, LayoutDim, LoopRef, Prim, Step, Trace, PRIMITIVES};
 use ekb_ir::diag::did_you_mean;
 use ekb_ir::l1::parse::is_valid_name;
 use ekb_ir::{Diagnostic, SourceFile, Span};
@@ -15,6 +15,9 @@ enum Tok {
     Word(String),
     Arrow,
     Comma,
+    /// `/` and `%` of a packed layout (`0/4`, `0%4`).
+    Slash,
+    Percent,
     /// `;` or a new line.
     End,
 }
@@ -25,6 +28,8 @@ impl Tok {
             Tok::Word(w) => format!("`{w}`"),
             Tok::Arrow => "`->`".into(),
             Tok::Comma => "`,`".into(),
+            Tok::Slash => "`/`".into(),
+            Tok::Percent => "`%`".into(),
             Tok::End => "the end of the step".into(),
         }
     }
@@ -59,6 +64,10 @@ fn lex(text: &str) -> Result<Vec<(Tok, Span)>, Diagnostic> {
                 out.push((Tok::Comma, Span::new(i, i + 1)));
                 i += 1;
             }
+            b'/' | b'%' => {
+                out.push((if c == b'/' { Tok::Slash } else { Tok::Percent }, Span::new(i, i + 1)));
+                i += 1;
+            }
             b'-' if b.get(i + 1) == Some(&b'>') => {
                 out.push((Tok::Arrow, Span::new(i, i + 2)));
                 i += 2;
@@ -74,7 +83,9 @@ fn lex(text: &str) -> Result<Vec<(Tok, Span)>, Diagnostic> {
                 let ch = text[i..].chars().next().unwrap_or('?');
                 return Err(Diagnostic::error(format!("unexpected character `{ch}` in a schedule trace"))
                     .at(Span::new(i, i + ch.len_utf8()))
-                    .with_expected("primitive names, loops (`kernel.var`), names, numbers, `,`, `->`, `;`"));
+                    .with_expected(
+                        "primitive names, loops (`kernel.var`), names, numbers, `,`, `->`, `/`, `%`, `;`",
+                    ));
             }
         }
     }
@@ -164,6 +175,33 @@ impl Parser {
             "vectorize" => Prim::Vectorize { lp: self.loop_ref()? },
             "unroll" => Prim::Unroll { lp: self.loop_ref()? },
             "compute_inline" => Prim::ComputeInline { buffer: self.name()? },
+            "bind" => Prim::Bind { lp: self.loop_ref()?, axis: self.axis()? },
+            "rfactor" => {
+                let lp = self.loop_ref()?;
+                self.arrow()?;
+                let partials = self.name()?;
+                self.comma()?;
+                Prim::Rfactor { lp, partials, combine: self.name()? }
+            }
+            "pad" => {
+                let buf = self.buf_ref()?;
+                self.keyword("by")?;
+                Prim::Pad { buf, by: self.positive("padding")? }
+            }
+            "pack" => {
+                let buffer = self.name()?;
+                self.keyword("at")?;
+                let lp = self.loop_ref()?;
+                self.arrow()?;
+                let packed = self.name()?;
+                self.keyword("layout")?;
+                let mut layout = vec![self.layout_dim()?];
+                while self.peek().0 == Tok::Comma {
+                    self.pos += 1;
+                    layout.push(self.layout_dim()?);
+                }
+                Prim::Pack { buffer, lp, packed, layout }
+            }
             other => {
                 let mut d = Diagnostic::error(format!("unknown schedule primitive `{other}`"))
                     .at(start)
@@ -225,13 +263,76 @@ impl Parser {
 
     /// A split factor: a positive integer.
     fn factor(&mut self) -> R<u32> {
-        let (w, span) = self.word("a split factor (a positive integer)")?;
+        self.positive("split factor")
+    }
+
+    /// A positive integer that fits i32, `what` saying which.
+    fn positive(&mut self, what: &str) -> R<u32> {
+        let (w, span) = self.word(&format!("a {what} (a positive integer)"))?;
         match w.parse::<u32>() {
             Ok(f) if f >= 1 && f <= i32::MAX as u32 => Ok(f),
-            _ => Err(Diagnostic::error(format!("split factor `{w}` is not a positive integer"))
+            _ => Err(Diagnostic::error(format!("{what} `{w}` is not a positive integer"))
                 .at(span)
                 .with_expected(format!("an integer in 1..={}", i32::MAX))),
         }
+    }
+
+    /// A launch axis: `blockIdx.x` .. `threadIdx.z`.
+    fn axis(&mut self) -> R<Axis> {
+        let (w, span) = self.word("a launch axis (`blockIdx.x`, `threadIdx.x`, ..)")?;
+        Axis::from_name(&w).ok_or_else(|| {
+            let mut d = Diagnostic::error(format!("`{w}` is not a launch axis"))
+                .at(span)
+                .with_expected(format!("one of {}", Axis::NAMES.map(|a| format!("`{a}`")).join(", ")));
+            d.hint = did_you_mean(&w, Axis::NAMES);
+            d
+        })
+    }
+
+    /// `kernel.buf`, with an optional `@n` (always with the kernel: it does not change the
+    /// kernel a bare loop name refers to).
+    fn buf_ref(&mut self) -> R<BufRef> {
+        let (w, span) = self.word("an allocation (`kernel.buf`)")?;
+        let bad = |why: &str| {
+            Diagnostic::error(format!("`{w}` is not an allocation: {why}"))
+                .at(span)
+                .with_expected("`kernel.buf`, or `kernel.buf@N` for the N-th allocation named `buf`")
+        };
+        let (path, nth) = match w.split_once('@') {
+            Some((p, n)) => match n.parse::<u32>() {
+                Ok(n) if n >= 1 => (p, Some(n)),
+                _ => return Err(bad("the number after `@` must be a positive integer")),
+            },
+            None => (w.as_str(), None),
+        };
+        let Some((kernel, buf)) = path.split_once('.') else {
+            return Err(bad("an allocation is written with its kernel"));
+        };
+        if !is_valid_name(kernel) || !is_valid_name(buf) {
+            return Err(bad("the kernel and the buffer must be identifiers"));
+        }
+        Ok(BufRef { kernel: kernel.to_string(), buf: buf.to_string(), nth })
+    }
+
+    /// One dimension of a packed layout: `d`, `d/F` or `d%F`.
+    fn layout_dim(&mut self) -> R<LayoutDim> {
+        let (w, span) = self.word("a dimension of the buffer (`0`, `1`, ..), or its tiles (`0/4`, `0%4`)")?;
+        let d = w.parse::<usize>().map_err(|_| {
+            Diagnostic::error(format!("`{w}` is not a dimension of the packed buffer"))
+                .at(span)
+                .with_expected("a dimension's position, from 0, as in `layout 1, 0` for a transpose")
+        })?;
+        Ok(match self.peek().0 {
+            Tok::Slash => {
+                self.pos += 1;
+                LayoutDim::Tile(d, self.positive("tile size")?)
+            }
+            Tok::Percent => {
+                self.pos += 1;
+                LayoutDim::InTile(d, self.positive("tile size")?)
+            }
+            _ => LayoutDim::Dim(d),
+        })
     }
 
     /// `kernel.var`, `var`, with an optional `@n`.
@@ -316,5 +417,66 @@ mod tests {
         assert!(p("reorder k.i").is_err());
         assert!(p("parallel k.i $").unwrap_err().message.contains("unexpected character `$`"));
         assert!(p("").unwrap().steps.is_empty());
+    }
+
+    /// `text` parses, prints as `printed`, and the printed text parses back to the same trace.
+    fn round_trip(text: &str, printed: &str) -> Trace {
+        let t = p(text).unwrap();
+        assert_eq!(t.print(), printed);
+        assert_eq!(p(printed).unwrap(), t);
+        t
+    }
+
+    #[test]
+    fn bind_names_a_launch_axis() {
+        let t = round_trip(
+            "bind k0_add.i0 blockIdx.x; bind i1 threadIdx.y",
+            "bind k0_add.i0 blockIdx.x\nbind i1 threadIdx.y\n",
+        );
+        let axis = Axis { thread: true, dim: 1 };
+        assert_eq!(t.steps[1].prim, Prim::Bind { lp: LoopRef::new("k0_add", "i1"), axis });
+        let d = p("bind k.i blockIdx.w").unwrap_err();
+        assert!(d.message.contains("`blockIdx.w` is not a launch axis"), "{d}");
+        assert_eq!(d.hint.as_deref(), Some("did you mean `blockIdx.x`?"));
+    }
+
+    #[test]
+    fn rfactor_names_the_partial_results_and_the_combining_loop() {
+        let t = round_trip("rfactor k0_sum.ki -> rf, c\nunroll c", "rfactor k0_sum.ki -> rf, c\nunroll c\n");
+        let lp = LoopRef::new("k0_sum", "ki");
+        assert_eq!(t.steps[0].prim, Prim::Rfactor { lp, partials: "rf".into(), combine: "c".into() });
+        let d = p("rfactor k.i -> rf").unwrap_err();
+        assert!(d.message.contains("expected `,`"), "{d}");
+    }
+
+    #[test]
+    fn pad_names_an_allocation_with_its_kernel() {
+        // A pad names its kernel, so the bare loop after it is still one of k0_sum.
+        let t = round_trip(
+            "split k0_sum.r0 by 4 -> o, i; pad k1.tile@2 by 1; unroll i",
+            "split k0_sum.r0 by 4 -> o, i\npad k1.tile@2 by 1\nunroll i\n",
+        );
+        let buf = BufRef { kernel: "k1".into(), buf: "tile".into(), nth: Some(2) };
+        assert_eq!(t.steps[1].prim, Prim::Pad { buf, by: 1 });
+        assert_eq!(t.steps[2].prim, Prim::Unroll { lp: LoopRef::new("k0_sum", "i") });
+        let d = p("pad tile by 1").unwrap_err();
+        assert!(d.message.contains("written with its kernel"), "{d}");
+        let d = p("pad k.tile by 0").unwrap_err();
+        assert!(d.message.contains("padding `0` is not a positive integer"), "{d}");
+    }
+
+    #[test]
+    fn pack_takes_a_layout_of_dimensions_and_tiles() {
+        let t = round_trip(
+            "pack b at k0_matmul.i0 -> bp layout 0 / 4, 1, 0%4",
+            "pack b at k0_matmul.i0 -> bp layout 0/4, 1, 0%4\n",
+        );
+        let Prim::Pack { buffer, layout, .. } = &t.steps[0].prim else { panic!() };
+        assert_eq!(buffer, "b");
+        assert_eq!(layout, &[LayoutDim::Tile(0, 4), LayoutDim::Dim(1), LayoutDim::InTile(0, 4)]);
+        let d = p("pack b at k.i -> bp layout x").unwrap_err();
+        assert!(d.message.contains("`x` is not a dimension"), "{d}");
+        let d = p("pack b at k.i -> bp layout 0/").unwrap_err();
+        assert!(d.message.contains("expected a tile size"), "{d}");
     }
 }

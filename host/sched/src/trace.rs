@@ -62,6 +62,45 @@ pub enum Prim {
     Unroll { lp: LoopRef },
     /// `compute_inline t`: the temp `t` is recomputed where it is read, and its kernel goes.
     ComputeInline { buffer: String },
+    /// `bind K.v blockIdx.x`: the iterations of `v` become the blocks or threads of a launch.
+    Bind { lp: LoopRef, axis: Axis },
+    /// `rfactor K.v -> rf, c`: a reduction inside `v` keeps one partial result per iteration of
+    /// `v` in `rf`, which loop `c` combines.
+    Rfactor { lp: LoopRef, partials: String, combine: String },
+    /// `pad K.buf by P`: the innermost dimension of the allocation `buf` grows by `P` elements.
+    Pad { buf: BufRef, by: u32 },
+    /// `pack b at K.v -> bp layout 1, 0`: the region of `b` read inside `v` is copied, before
+    /// `v`, into `bp` in the given layout, and `v` reads `bp`.
+    Pack { buffer: String, lp: LoopRef, packed: String, layout: Vec<LayoutDim> },
+}
+
+/// A launch axis: `blockIdx.x`, `.y`, `.z` (a dimension of the launch's `grid(..)`: one block
+/// per iteration) or `threadIdx.x`, `.y`, `.z` (of its `block(..)`: one thread per iteration).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Axis {
+    /// A thread of a block (`threadIdx`), rather than a block of the grid (`blockIdx`).
+    pub thread: bool,
+    /// 0, 1, 2 for x, y, z.
+    pub dim: usize,
+}
+
+/// An allocation of a kernel: `kernel.buf`, the `nth` one of that name (1-based) when given.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct BufRef {
+    pub kernel: String,
+    pub buf: String,
+    pub nth: Option<u32>,
+}
+
+/// One dimension of a packed buffer, in terms of the dimensions of the buffer it copies.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum LayoutDim {
+    /// `d`: dimension `d`.
+    Dim(usize),
+    /// `d/F`: which tile of `F` consecutive elements of dimension `d`.
+    Tile(usize, u32),
+    /// `d%F`: the position inside that tile.
+    InTile(usize, u32),
 }
 
 impl Prim {
@@ -75,6 +114,10 @@ impl Prim {
             Prim::Vectorize { .. } => "vectorize",
             Prim::Unroll { .. } => "unroll",
             Prim::ComputeInline { .. } => "compute_inline",
+            Prim::Bind { .. } => "bind",
+            Prim::Rfactor { .. } => "rfactor",
+            Prim::Pad { .. } => "pad",
+            Prim::Pack { .. } => "pack",
         }
     }
 
@@ -87,13 +130,27 @@ impl Prim {
             Prim::Reorder { loops } => loops.iter().collect(),
             Prim::Fuse { outer, inner, .. } => vec![outer, inner],
             Prim::ComputeInline { .. } => Vec::new(),
+            Prim::Bind { lp, .. } | Prim::Rfactor { lp, .. } | Prim::Pack { lp, .. } => vec![lp],
+            // A buffer is always written with its kernel, so it leaves the current kernel alone.
+            Prim::Pad { .. } => Vec::new(),
         }
     }
 }
 
 /// Every primitive name, for "did you mean" and for `--help`.
-pub const PRIMITIVES: [&str; 7] =
-    ["split", "reorder", "fuse", "parallel", "vectorize", "unroll", "compute_inline"];
+pub const PRIMITIVES: [&str; 11] = [
+    "split",
+    "reorder",
+    "fuse",
+    "parallel",
+    "vectorize",
+    "unroll",
+    "compute_inline",
+    "bind",
+    "rfactor",
+    "pad",
+    "pack",
+];
 
 impl LoopRef {
     pub fn new(kernel: impl Into<String>, var: impl Into<String>) -> LoopRef {
@@ -112,6 +169,47 @@ impl LoopRef {
 impl fmt::Display for LoopRef {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}.{}", self.kernel, self.local())
+    }
+}
+
+impl Axis {
+    /// The axes as a trace writes them, `blockIdx.x` .. `threadIdx.z`.
+    pub const NAMES: [&'static str; 6] =
+        ["blockIdx.x", "blockIdx.y", "blockIdx.z", "threadIdx.x", "threadIdx.y", "threadIdx.z"];
+
+    pub fn from_name(s: &str) -> Option<Axis> {
+        let i = Axis::NAMES.iter().position(|n| *n == s)?;
+        Some(Axis { thread: i >= 3, dim: i % 3 })
+    }
+
+    pub fn name(self) -> &'static str {
+        Axis::NAMES[usize::from(self.thread) * 3 + self.dim]
+    }
+}
+
+impl fmt::Display for Axis {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl fmt::Display for BufRef {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}.{}", self.kernel, self.buf)?;
+        match self.nth {
+            Some(n) => write!(f, "@{n}"),
+            None => Ok(()),
+        }
+    }
+}
+
+impl fmt::Display for LayoutDim {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            LayoutDim::Dim(d) => write!(f, "{d}"),
+            LayoutDim::Tile(d, t) => write!(f, "{d}/{t}"),
+            LayoutDim::InTile(d, t) => write!(f, "{d}%{t}"),
+        }
     }
 }
 
@@ -156,6 +254,13 @@ fn print_step(p: &Prim, current: Option<&str>) -> String {
             format!("{} {}", p.name(), lp(l))
         }
         Prim::ComputeInline { buffer } => format!("compute_inline {buffer}"),
+        Prim::Bind { lp: l, axis } => format!("bind {} {axis}", lp(l)),
+        Prim::Rfactor { lp: l, partials, combine } => format!("rfactor {} -> {partials}, {combine}", lp(l)),
+        Prim::Pad { buf, by } => format!("pad {buf} by {by}"),
+        Prim::Pack { buffer, lp: l, packed, layout } => {
+            let dims: Vec<String> = layout.iter().map(LayoutDim::to_string).collect();
+            format!("pack {buffer} at {} -> {packed} layout {}", lp(l), dims.join(", "))
+        }
     }
 }
 

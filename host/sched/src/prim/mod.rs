@@ -14,12 +14,17 @@ mod split;
 mod unroll;
 mod vectorize;
 
+mod bind;
+mod pack;
+mod pad;
+mod rfactor;
+
 use crate::handle::{self, Path};
 use crate::trace::{LoopRef, Prim};
 use ekb_ir::l1::analysis::interval::{eval, Interval};
 use ekb_ir::l1::visit::defined_names;
 use ekb_ir::l1::{Expr, ExprKind, Kernel, LoopKind, Module, Stmt};
-use ekb_ir::Diagnostic;
+use ekb_ir::{Diagnostic, TensorType};
 
 /// Applies one primitive to `m` in place.
 pub fn apply(m: &mut Module, p: &Prim) -> Result<(), Diagnostic> {
@@ -31,6 +36,10 @@ pub fn apply(m: &mut Module, p: &Prim) -> Result<(), Diagnostic> {
         Prim::Vectorize { lp } => vectorize::apply(m, lp),
         Prim::Unroll { lp } => unroll::apply(m, lp),
         Prim::ComputeInline { buffer } => compute_inline::apply(m, buffer),
+        Prim::Bind { lp, axis } => bind::apply(m, lp, *axis),
+        Prim::Rfactor { lp, partials, combine } => rfactor::apply(m, lp, partials, combine),
+        Prim::Pad { buf, by } => pad::apply(m, buf, *by),
+        Prim::Pack { buffer, lp, packed, layout } => pack::apply(m, buffer, lp, packed, layout),
     }
 }
 
@@ -112,4 +121,60 @@ fn enclosing_kinds<'a>(body: &'a [Stmt], path: &Path) -> Vec<(&'a str, LoopKind)
             _ => None,
         })
         .collect()
+}
+
+/// The intervals of the variables in scope at `path`: the variables of the loops and launches
+/// around it, and the `let`s before it in each enclosing block (those of unknown range left
+/// out).
+fn scope_env(body: &[Stmt], path: &Path) -> Vec<(String, Interval)> {
+    let mut env: Vec<(String, Interval)> = Vec::new();
+    let mut cur = body;
+    let levels = path.outer.iter().map(|&(i, c)| (i, Some(c))).chain([(path.index, None)]);
+    for (i, child) in levels {
+        for s in &cur[..i] {
+            if let Stmt::Let { name, value, .. } = s {
+                let look = |v: &str| env.iter().rev().find(|(n, _)| n == v).map(|(_, iv)| *iv);
+                if let Some(iv) = eval(value, &look) {
+                    env.push((name.clone(), iv));
+                }
+            }
+        }
+        let Some(c) = child else { break };
+        match &cur[i] {
+            Stmt::Loop { var, lo, hi, .. } => {
+                if let Some(iv) = range_in(&env, lo, hi) {
+                    env.push((var.clone(), iv));
+                }
+            }
+            Stmt::Launch { grid, block, .. } => {
+                for d in grid.iter().chain(block) {
+                    env.push((d.var.clone(), Interval::new(0, i64::from(d.extent) - 1)));
+                }
+            }
+            _ => {}
+        }
+        cur = handle::children(&cur[i])[c];
+    }
+    env
+}
+
+/// The type of the buffer `name` as the statement at `path` sees it: a parameter of `k`, or an
+/// allocation before it in an enclosing block.
+fn buffer_type<'k>(k: &'k Kernel, path: &Path, name: &str) -> Option<&'k TensorType> {
+    if let Some(p) = k.params.iter().find(|p| p.name == name) {
+        return Some(&p.ty);
+    }
+    let mut cur = k.body.as_slice();
+    let levels = path.outer.iter().map(|&(i, c)| (i, Some(c))).chain([(path.index, None)]);
+    for (i, child) in levels {
+        let alloc = cur[..i].iter().find_map(|s| match s {
+            Stmt::Alloc { name: n, ty, .. } if n == name => Some(ty),
+            _ => None,
+        });
+        if alloc.is_some() {
+            return alloc;
+        }
+        cur = handle::children(&cur[i])[child?];
+    }
+    None
 }

@@ -1,6 +1,7 @@
 //! Helpers of the schedule tests: load a program (an L0 graph lowered naively, or an L1
 //! module), make seeded inputs for it, and compare two modules' outputs bit for bit on the L1
-//! interpreter (and within the task tolerance when compiled by LLVM and run in-process).
+//! interpreter (or within the task tolerance, for schedules that reassociate float arithmetic,
+//! and when compiled by LLVM and run in-process).
 
 #![allow(dead_code)]
 
@@ -72,6 +73,23 @@ pub fn same_on_interp(p: &Program, scheduled: &Module) -> Result<(), String> {
             if w.as_bytes() != g.as_bytes() {
                 return Err(format!("seed {seed}: output `{name}` differs from the unscheduled module's"));
             }
+        }
+    }
+    Ok(())
+}
+
+/// Runs both modules on the L1 interpreter on seeds 0..3 and compares every output within the
+/// dtype's tolerance (exact for the integer dtypes): for schedules that reassociate f32
+/// arithmetic (`rfactor`).
+pub fn close_on_interp(p: &Program, scheduled: &Module) -> Result<(), String> {
+    for seed in 0..3 {
+        let ins = seeded(p, seed);
+        let want = l1::interp::run(&p.module, &ins).map_err(|d| format!("unscheduled: {d}"))?;
+        let got = l1::interp::run(scheduled, &ins).map_err(|d| format!("scheduled: {d}"))?;
+        for (name, w) in &want {
+            let g = got.get(name).ok_or_else(|| format!("output `{name}` missing"))?;
+            compare(&w.to_tensor(), &g.to_tensor(), Tolerance::default_for(w.ty.dtype))
+                .map_err(|e| format!("seed {seed}: output `{name}`: {e}"))?;
         }
     }
     Ok(())
