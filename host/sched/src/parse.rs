@@ -164,6 +164,7 @@ impl Parser {
             "vectorize" => Prim::Vectorize { lp: self.loop_ref()? },
             "unroll" => Prim::Unroll { lp: self.loop_ref()? },
             "compute_inline" => Prim::ComputeInline { buffer: self.name()? },
+            "decompose_reduction" => Prim::DecomposeReduction { lp: self.loop_ref()? },
             other => {
                 let mut d = Diagnostic::error(format!("unknown schedule primitive `{other}`"))
                     .at(start)
@@ -316,5 +317,12 @@ mod tests {
         assert!(p("reorder k.i").is_err());
         assert!(p("parallel k.i $").unwrap_err().message.contains("unexpected character `$`"));
         assert!(p("").unwrap().steps.is_empty());
+    }
+
+    #[test]
+    fn staging_steps_name_a_loop() {
+        let t = p("decompose_reduction k0_matmul.k\n").unwrap();
+        assert_eq!(t.steps[0].prim, Prim::DecomposeReduction { lp: LoopRef::new("k0_matmul", "k") });
+        assert_eq!(p(&t.print()).unwrap(), t);
     }
 }

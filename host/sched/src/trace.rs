@@ -62,6 +62,9 @@ pub enum Prim {
     Unroll { lp: LoopRef },
     /// `compute_inline t`: the temp `t` is recomputed where it is read, and its kernel goes.
     ComputeInline { buffer: String },
+    /// `decompose_reduction K.r`: the init and the final store of the reduction over `r` get
+    /// loop nests of their own, the accumulator becoming the output element.
+    DecomposeReduction { lp: LoopRef },
 }
 
 impl Prim {
@@ -75,6 +78,7 @@ impl Prim {
             Prim::Vectorize { .. } => "vectorize",
             Prim::Unroll { .. } => "unroll",
             Prim::ComputeInline { .. } => "compute_inline",
+            Prim::DecomposeReduction { .. } => "decompose_reduction",
         }
     }
 
@@ -87,13 +91,14 @@ impl Prim {
             Prim::Reorder { loops } => loops.iter().collect(),
             Prim::Fuse { outer, inner, .. } => vec![outer, inner],
             Prim::ComputeInline { .. } => Vec::new(),
+            Prim::DecomposeReduction { lp } => vec![lp],
         }
     }
 }
 
 /// Every primitive name, for "did you mean" and for `--help`.
-pub const PRIMITIVES: [&str; 7] =
-    ["split", "reorder", "fuse", "parallel", "vectorize", "unroll", "compute_inline"];
+pub const PRIMITIVES: [&str; 8] =
+    ["split", "reorder", "fuse", "parallel", "vectorize", "unroll", "compute_inline", "decompose_reduction"];
 
 impl LoopRef {
     pub fn new(kernel: impl Into<String>, var: impl Into<String>) -> LoopRef {
@@ -156,6 +161,7 @@ fn print_step(p: &Prim, current: Option<&str>) -> String {
             format!("{} {}", p.name(), lp(l))
         }
         Prim::ComputeInline { buffer } => format!("compute_inline {buffer}"),
+        Prim::DecomposeReduction { lp: l } => format!("decompose_reduction {}", lp(l)),
     }
 }
 

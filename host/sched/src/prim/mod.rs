@@ -14,6 +14,8 @@ mod split;
 mod unroll;
 mod vectorize;
 
+mod decompose_reduction;
+
 use crate::handle::{self, Path};
 use crate::trace::{LoopRef, Prim};
 use ekb_ir::l1::analysis::interval::{eval, Interval};
@@ -31,6 +33,7 @@ pub fn apply(m: &mut Module, p: &Prim) -> Result<(), Diagnostic> {
         Prim::Vectorize { lp } => vectorize::apply(m, lp),
         Prim::Unroll { lp } => unroll::apply(m, lp),
         Prim::ComputeInline { buffer } => compute_inline::apply(m, buffer),
+        Prim::DecomposeReduction { lp } => decompose_reduction::apply(m, lp),
     }
 }
 
