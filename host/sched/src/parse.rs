@@ -7,6 +7,7 @@
 use crate::trace::{LoopRef, Prim, Step, Trace, PRIMITIVES};
 use ekb_ir::diag::did_you_mean;
 use ekb_ir::l1::parse::is_valid_name;
+use ekb_ir::l1::Scope;
 use ekb_ir::{Diagnostic, SourceFile, Span};
 
 #[derive(Debug, Clone, PartialEq)]
@@ -165,6 +166,19 @@ impl Parser {
             "unroll" => Prim::Unroll { lp: self.loop_ref()? },
             "compute_inline" => Prim::ComputeInline { buffer: self.name()? },
             "decompose_reduction" => Prim::DecomposeReduction { lp: self.loop_ref()? },
+            "cache_read" | "cache_write" => {
+                let buffer = self.name()?;
+                self.keyword("at")?;
+                let at = self.loop_ref()?;
+                self.arrow()?;
+                let cache = self.name()?;
+                let scope = self.scope()?;
+                if name == "cache_read" {
+                    Prim::CacheRead { buffer, at, cache, scope }
+                } else {
+                    Prim::CacheWrite { buffer, at, cache, scope }
+                }
+            }
             other => {
                 let mut d = Diagnostic::error(format!("unknown schedule primitive `{other}`"))
                     .at(start)
@@ -232,6 +246,17 @@ impl Parser {
             _ => Err(Diagnostic::error(format!("split factor `{w}` is not a positive integer"))
                 .at(span)
                 .with_expected(format!("an integer in 1..={}", i32::MAX))),
+        }
+    }
+
+    /// Where a new buffer lives: `local` or `shared`.
+    fn scope(&mut self) -> R<Scope> {
+        match self.word("`local` or `shared`")? {
+            (w, _) if w == "local" => Ok(Scope::Local),
+            (w, _) if w == "shared" => Ok(Scope::Shared),
+            (w, span) => Err(Diagnostic::error(format!("`{w}` is not a memory scope"))
+                .at(span)
+                .with_expected("`local` (the running thread's own) or `shared` (a GPU block's)")),
         }
     }
 
@@ -320,9 +345,25 @@ mod tests {
     }
 
     #[test]
-    fn staging_steps_name_a_loop() {
-        let t = p("decompose_reduction k0_matmul.k\n").unwrap();
+    fn staging_steps_name_a_buffer_a_loop_and_a_scope() {
+        let text = "decompose_reduction k0_matmul.k\ncache_read b at k0_matmul.jo -> bl shared\n\
+                    cache_write y at k -> yl local\n";
+        let t = p(text).unwrap();
         assert_eq!(t.steps[0].prim, Prim::DecomposeReduction { lp: LoopRef::new("k0_matmul", "k") });
-        assert_eq!(p(&t.print()).unwrap(), t);
+        let Prim::CacheWrite { buffer, at, cache, scope } = &t.steps[2].prim else { panic!() };
+        assert_eq!(
+            (buffer.as_str(), at, cache.as_str(), *scope),
+            ("y", &LoopRef::new("k0_matmul", "k"), "yl", Scope::Local)
+        );
+        let printed = t.print();
+        assert!(
+            printed.contains("cache_read b at jo -> bl shared\ncache_write y at k -> yl local\n"),
+            "{printed}"
+        );
+        assert_eq!(p(&printed).unwrap(), t);
+        let d = p("cache_read b at k.j -> bl global").unwrap_err();
+        assert!(d.message.contains("`global` is not a memory scope"), "{d}");
+        let d = p("cache_write y at k.j local").unwrap_err();
+        assert!(d.message.contains("expected `->`"), "{d}");
     }
 }

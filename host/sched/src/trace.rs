@@ -14,6 +14,7 @@
 //! The grammar, step by step, is in `docs/schedules.md`. [`Trace::print`] writes the canonical
 //! text (the kernel written where it changes), and parsing it gives the same trace.
 
+use ekb_ir::l1::Scope;
 use ekb_ir::Span;
 use std::fmt;
 
@@ -65,6 +66,12 @@ pub enum Prim {
     /// `decompose_reduction K.r`: the init and the final store of the reduction over `r` get
     /// loop nests of their own, the accumulator becoming the output element.
     DecomposeReduction { lp: LoopRef },
+    /// `cache_read b at K.v -> c local`: each iteration of `v` first copies the region of `b` it
+    /// reads into a new allocation `c`, and reads that.
+    CacheRead { buffer: String, at: LoopRef, cache: String, scope: Scope },
+    /// `cache_write b at K.v -> c local`: each iteration of `v` works on a copy `c` of the region
+    /// of `b` it touches, copied back at its end.
+    CacheWrite { buffer: String, at: LoopRef, cache: String, scope: Scope },
 }
 
 impl Prim {
@@ -79,6 +86,8 @@ impl Prim {
             Prim::Unroll { .. } => "unroll",
             Prim::ComputeInline { .. } => "compute_inline",
             Prim::DecomposeReduction { .. } => "decompose_reduction",
+            Prim::CacheRead { .. } => "cache_read",
+            Prim::CacheWrite { .. } => "cache_write",
         }
     }
 
@@ -92,13 +101,24 @@ impl Prim {
             Prim::Fuse { outer, inner, .. } => vec![outer, inner],
             Prim::ComputeInline { .. } => Vec::new(),
             Prim::DecomposeReduction { lp } => vec![lp],
+            Prim::CacheRead { at, .. } | Prim::CacheWrite { at, .. } => vec![at],
         }
     }
 }
 
 /// Every primitive name, for "did you mean" and for `--help`.
-pub const PRIMITIVES: [&str; 8] =
-    ["split", "reorder", "fuse", "parallel", "vectorize", "unroll", "compute_inline", "decompose_reduction"];
+pub const PRIMITIVES: [&str; 10] = [
+    "split",
+    "reorder",
+    "fuse",
+    "parallel",
+    "vectorize",
+    "unroll",
+    "compute_inline",
+    "decompose_reduction",
+    "cache_read",
+    "cache_write",
+];
 
 impl LoopRef {
     pub fn new(kernel: impl Into<String>, var: impl Into<String>) -> LoopRef {
@@ -162,6 +182,9 @@ fn print_step(p: &Prim, current: Option<&str>) -> String {
         }
         Prim::ComputeInline { buffer } => format!("compute_inline {buffer}"),
         Prim::DecomposeReduction { lp: l } => format!("decompose_reduction {}", lp(l)),
+        Prim::CacheRead { buffer, at, cache, scope } | Prim::CacheWrite { buffer, at, cache, scope } => {
+            format!("{} {buffer} at {} -> {cache} {}", p.name(), lp(at), scope.name())
+        }
     }
 }
 

@@ -6,7 +6,8 @@
 mod support;
 
 use ekb_ir::l1::print::print;
-use ekb_ir::l1::{BufferRole, Module, Stmt};
+use ekb_ir::l1::visit::for_each_stmt;
+use ekb_ir::l1::{BufferRole, Module, Scope, Stmt};
 use ekb_sched::handle::loops;
 use ekb_sched::{apply_step, LoopRef, Prim, Step};
 use proptest::prelude::*;
@@ -64,13 +65,25 @@ fn child(m: &Module, k: usize, n: usize) -> Option<LoopRef> {
     handle(m, k, idx)
 }
 
+/// The `i`-th buffer kernel `k` names (its parameters, then its allocations).
+fn buffer(m: &Module, k: usize, i: usize) -> Option<String> {
+    let kernel = &m.kernels[k];
+    let mut names: Vec<String> = kernel.params.iter().map(|p| p.name.clone()).collect();
+    for_each_stmt(&kernel.body, &mut |s| {
+        if let Stmt::Alloc { name, .. } = s {
+            names.push(name.clone());
+        }
+    });
+    names.get(i % names.len().max(1)).cloned()
+}
+
 /// One random step for `m`, from three random numbers (`None` when the module has nothing the
 /// chosen primitive could name).
 fn random_step(m: &Module, (pick, a, b): (u8, usize, usize), fresh: usize) -> Option<Step> {
     let k = a % m.kernels.len().max(1);
     let n_loops = loops(&m.kernels.get(k)?.body).len();
     let n = if n_loops == 0 { 0 } else { b % n_loops };
-    let prim = match pick % 8 {
+    let prim = match pick % 10 {
         0 => Prim::Split {
             lp: handle(m, k, n)?,
             factor: (a % 9 + 1) as u32,
@@ -87,7 +100,19 @@ fn random_step(m: &Module, (pick, a, b): (u8, usize, usize), fresh: usize) -> Op
                 m.buffers.iter().filter(|b| b.role == BufferRole::Temp).map(|b| b.name.as_str()).collect();
             Prim::ComputeInline { buffer: temps.get(b % temps.len().max(1))?.to_string() }
         }
-        _ => Prim::DecomposeReduction { lp: handle(m, k, n)? },
+        7 => Prim::DecomposeReduction { lp: handle(m, k, n)? },
+        8 => Prim::CacheRead {
+            buffer: buffer(m, k, a / 7)?,
+            at: handle(m, k, n)?,
+            cache: format!("cr{fresh}"),
+            scope: if a % 5 == 0 { Scope::Shared } else { Scope::Local },
+        },
+        _ => Prim::CacheWrite {
+            buffer: buffer(m, k, a / 7)?,
+            at: handle(m, k, n)?,
+            cache: format!("cw{fresh}"),
+            scope: Scope::Local,
+        },
     };
     Some(Step::new(prim))
 }

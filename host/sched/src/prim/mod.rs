@@ -14,7 +14,10 @@ mod split;
 mod unroll;
 mod vectorize;
 
+mod cache_read;
+mod cache_write;
 mod decompose_reduction;
+mod stage;
 
 use crate::handle::{self, Path};
 use crate::trace::{LoopRef, Prim};
@@ -34,6 +37,8 @@ pub fn apply(m: &mut Module, p: &Prim) -> Result<(), Diagnostic> {
         Prim::Unroll { lp } => unroll::apply(m, lp),
         Prim::ComputeInline { buffer } => compute_inline::apply(m, buffer),
         Prim::DecomposeReduction { lp } => decompose_reduction::apply(m, lp),
+        Prim::CacheRead { buffer, at, cache, scope } => cache_read::apply(m, buffer, at, cache, *scope),
+        Prim::CacheWrite { buffer, at, cache, scope } => cache_write::apply(m, buffer, at, cache, *scope),
     }
 }
 
