@@ -179,6 +179,11 @@ impl Parser {
                     Prim::CacheWrite { buffer, at, cache, scope }
                 }
             }
+            "compute_at" => {
+                let buffer = self.name()?;
+                self.keyword("at")?;
+                Prim::ComputeAt { buffer, at: self.loop_ref()? }
+            }
             other => {
                 let mut d = Diagnostic::error(format!("unknown schedule primitive `{other}`"))
                     .at(start)
@@ -347,7 +352,7 @@ mod tests {
     #[test]
     fn staging_steps_name_a_buffer_a_loop_and_a_scope() {
         let text = "decompose_reduction k0_matmul.k\ncache_read b at k0_matmul.jo -> bl shared\n\
-                    cache_write y at k -> yl local\n";
+                    cache_write y at k -> yl local\ncompute_at bl at k1.j\n";
         let t = p(text).unwrap();
         assert_eq!(t.steps[0].prim, Prim::DecomposeReduction { lp: LoopRef::new("k0_matmul", "k") });
         let Prim::CacheWrite { buffer, at, cache, scope } = &t.steps[2].prim else { panic!() };
@@ -355,6 +360,7 @@ mod tests {
             (buffer.as_str(), at, cache.as_str(), *scope),
             ("y", &LoopRef::new("k0_matmul", "k"), "yl", Scope::Local)
         );
+        assert_eq!(t.steps[3].prim, Prim::ComputeAt { buffer: "bl".into(), at: LoopRef::new("k1", "j") });
         let printed = t.print();
         assert!(
             printed.contains("cache_read b at jo -> bl shared\ncache_write y at k -> yl local\n"),
@@ -363,6 +369,8 @@ mod tests {
         assert_eq!(p(&printed).unwrap(), t);
         let d = p("cache_read b at k.j -> bl global").unwrap_err();
         assert!(d.message.contains("`global` is not a memory scope"), "{d}");
+        let d = p("compute_at t k.j").unwrap_err();
+        assert!(d.message.contains("expected `at`"), "{d}");
         let d = p("cache_write y at k.j local").unwrap_err();
         assert!(d.message.contains("expected `->`"), "{d}");
     }

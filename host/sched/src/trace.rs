@@ -72,6 +72,9 @@ pub enum Prim {
     /// `cache_write b at K.v -> c local`: each iteration of `v` works on a copy `c` of the region
     /// of `b` it touches, copied back at its end.
     CacheWrite { buffer: String, at: LoopRef, cache: String, scope: Scope },
+    /// `compute_at t at K.v`: the nest producing the `local` buffer `t` moves to the top of the
+    /// body of `v`, computing only what each iteration reads.
+    ComputeAt { buffer: String, at: LoopRef },
 }
 
 impl Prim {
@@ -88,6 +91,7 @@ impl Prim {
             Prim::DecomposeReduction { .. } => "decompose_reduction",
             Prim::CacheRead { .. } => "cache_read",
             Prim::CacheWrite { .. } => "cache_write",
+            Prim::ComputeAt { .. } => "compute_at",
         }
     }
 
@@ -101,13 +105,13 @@ impl Prim {
             Prim::Fuse { outer, inner, .. } => vec![outer, inner],
             Prim::ComputeInline { .. } => Vec::new(),
             Prim::DecomposeReduction { lp } => vec![lp],
-            Prim::CacheRead { at, .. } | Prim::CacheWrite { at, .. } => vec![at],
+            Prim::CacheRead { at, .. } | Prim::CacheWrite { at, .. } | Prim::ComputeAt { at, .. } => vec![at],
         }
     }
 }
 
 /// Every primitive name, for "did you mean" and for `--help`.
-pub const PRIMITIVES: [&str; 10] = [
+pub const PRIMITIVES: [&str; 11] = [
     "split",
     "reorder",
     "fuse",
@@ -118,6 +122,7 @@ pub const PRIMITIVES: [&str; 10] = [
     "decompose_reduction",
     "cache_read",
     "cache_write",
+    "compute_at",
 ];
 
 impl LoopRef {
@@ -185,6 +190,7 @@ fn print_step(p: &Prim, current: Option<&str>) -> String {
         Prim::CacheRead { buffer, at, cache, scope } | Prim::CacheWrite { buffer, at, cache, scope } => {
             format!("{} {buffer} at {} -> {cache} {}", p.name(), lp(at), scope.name())
         }
+        Prim::ComputeAt { buffer, at } => format!("compute_at {buffer} at {}", lp(at)),
     }
 }
 

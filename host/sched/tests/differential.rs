@@ -65,10 +65,12 @@ fn child(m: &Module, k: usize, n: usize) -> Option<LoopRef> {
     handle(m, k, idx)
 }
 
-/// The `i`-th buffer kernel `k` names (its parameters, then its allocations).
-fn buffer(m: &Module, k: usize, i: usize) -> Option<String> {
+/// The `i`-th buffer kernel `k` names (its parameters, then its allocations; only the
+/// allocations with `allocs`).
+fn buffer(m: &Module, k: usize, i: usize, allocs: bool) -> Option<String> {
     let kernel = &m.kernels[k];
-    let mut names: Vec<String> = kernel.params.iter().map(|p| p.name.clone()).collect();
+    let mut names: Vec<String> =
+        if allocs { Vec::new() } else { kernel.params.iter().map(|p| p.name.clone()).collect() };
     for_each_stmt(&kernel.body, &mut |s| {
         if let Stmt::Alloc { name, .. } = s {
             names.push(name.clone());
@@ -83,7 +85,7 @@ fn random_step(m: &Module, (pick, a, b): (u8, usize, usize), fresh: usize) -> Op
     let k = a % m.kernels.len().max(1);
     let n_loops = loops(&m.kernels.get(k)?.body).len();
     let n = if n_loops == 0 { 0 } else { b % n_loops };
-    let prim = match pick % 10 {
+    let prim = match pick % 11 {
         0 => Prim::Split {
             lp: handle(m, k, n)?,
             factor: (a % 9 + 1) as u32,
@@ -102,17 +104,18 @@ fn random_step(m: &Module, (pick, a, b): (u8, usize, usize), fresh: usize) -> Op
         }
         7 => Prim::DecomposeReduction { lp: handle(m, k, n)? },
         8 => Prim::CacheRead {
-            buffer: buffer(m, k, a / 7)?,
+            buffer: buffer(m, k, a / 7, false)?,
             at: handle(m, k, n)?,
             cache: format!("cr{fresh}"),
             scope: if a % 5 == 0 { Scope::Shared } else { Scope::Local },
         },
-        _ => Prim::CacheWrite {
-            buffer: buffer(m, k, a / 7)?,
+        9 => Prim::CacheWrite {
+            buffer: buffer(m, k, a / 7, false)?,
             at: handle(m, k, n)?,
             cache: format!("cw{fresh}"),
             scope: Scope::Local,
         },
+        _ => Prim::ComputeAt { buffer: buffer(m, k, a / 7, true)?, at: handle(m, k, n)? },
     };
     Some(Step::new(prim))
 }

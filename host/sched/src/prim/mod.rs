@@ -16,6 +16,7 @@ mod vectorize;
 
 mod cache_read;
 mod cache_write;
+mod compute_at;
 mod decompose_reduction;
 mod stage;
 
@@ -39,6 +40,7 @@ pub fn apply(m: &mut Module, p: &Prim) -> Result<(), Diagnostic> {
         Prim::DecomposeReduction { lp } => decompose_reduction::apply(m, lp),
         Prim::CacheRead { buffer, at, cache, scope } => cache_read::apply(m, buffer, at, cache, *scope),
         Prim::CacheWrite { buffer, at, cache, scope } => cache_write::apply(m, buffer, at, cache, *scope),
+        Prim::ComputeAt { buffer, at } => compute_at::apply(m, buffer, at),
     }
 }
 

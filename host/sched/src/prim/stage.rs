@@ -1,4 +1,4 @@
-//! What `cache_read` and `cache_write` share: the region of a buffer that one
+//! What `cache_read`, `cache_write` and `compute_at` share: the region of a buffer that one
 //! iteration of a loop touches, as a box with literal extents at an offset the iteration fixes,
 //! and the loops that visit it.
 //!
