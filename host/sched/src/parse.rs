@@ -184,6 +184,7 @@ impl Parser {
                 self.keyword("at")?;
                 Prim::ComputeAt { buffer, at: self.loop_ref()? }
             }
+            "reverse_compute_inline" => Prim::ReverseComputeInline { buffer: self.name()? },
             other => {
                 let mut d = Diagnostic::error(format!("unknown schedule primitive `{other}`"))
                     .at(start)
@@ -352,7 +353,7 @@ mod tests {
     #[test]
     fn staging_steps_name_a_buffer_a_loop_and_a_scope() {
         let text = "decompose_reduction k0_matmul.k\ncache_read b at k0_matmul.jo -> bl shared\n\
-                    cache_write y at k -> yl local\ncompute_at bl at k1.j\n";
+                    cache_write y at k -> yl local\ncompute_at bl at k1.j\nreverse_compute_inline t0\n";
         let t = p(text).unwrap();
         assert_eq!(t.steps[0].prim, Prim::DecomposeReduction { lp: LoopRef::new("k0_matmul", "k") });
         let Prim::CacheWrite { buffer, at, cache, scope } = &t.steps[2].prim else { panic!() };
@@ -361,6 +362,7 @@ mod tests {
             ("y", &LoopRef::new("k0_matmul", "k"), "yl", Scope::Local)
         );
         assert_eq!(t.steps[3].prim, Prim::ComputeAt { buffer: "bl".into(), at: LoopRef::new("k1", "j") });
+        assert_eq!(t.steps[4].prim, Prim::ReverseComputeInline { buffer: "t0".into() });
         let printed = t.print();
         assert!(
             printed.contains("cache_read b at jo -> bl shared\ncache_write y at k -> yl local\n"),

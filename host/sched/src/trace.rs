@@ -75,6 +75,9 @@ pub enum Prim {
     /// `compute_at t at K.v`: the nest producing the `local` buffer `t` moves to the top of the
     /// body of `v`, computing only what each iteration reads.
     ComputeAt { buffer: String, at: LoopRef },
+    /// `reverse_compute_inline t`: the elementwise reader of the temp `t` is folded into the
+    /// producer's store, and its kernel goes.
+    ReverseComputeInline { buffer: String },
 }
 
 impl Prim {
@@ -92,6 +95,7 @@ impl Prim {
             Prim::CacheRead { .. } => "cache_read",
             Prim::CacheWrite { .. } => "cache_write",
             Prim::ComputeAt { .. } => "compute_at",
+            Prim::ReverseComputeInline { .. } => "reverse_compute_inline",
         }
     }
 
@@ -103,7 +107,7 @@ impl Prim {
             }
             Prim::Reorder { loops } => loops.iter().collect(),
             Prim::Fuse { outer, inner, .. } => vec![outer, inner],
-            Prim::ComputeInline { .. } => Vec::new(),
+            Prim::ComputeInline { .. } | Prim::ReverseComputeInline { .. } => Vec::new(),
             Prim::DecomposeReduction { lp } => vec![lp],
             Prim::CacheRead { at, .. } | Prim::CacheWrite { at, .. } | Prim::ComputeAt { at, .. } => vec![at],
         }
@@ -111,7 +115,7 @@ impl Prim {
 }
 
 /// Every primitive name, for "did you mean" and for `--help`.
-pub const PRIMITIVES: [&str; 11] = [
+pub const PRIMITIVES: [&str; 12] = [
     "split",
     "reorder",
     "fuse",
@@ -123,6 +127,7 @@ pub const PRIMITIVES: [&str; 11] = [
     "cache_read",
     "cache_write",
     "compute_at",
+    "reverse_compute_inline",
 ];
 
 impl LoopRef {
@@ -191,6 +196,7 @@ fn print_step(p: &Prim, current: Option<&str>) -> String {
             format!("{} {buffer} at {} -> {cache} {}", p.name(), lp(at), scope.name())
         }
         Prim::ComputeAt { buffer, at } => format!("compute_at {buffer} at {}", lp(at)),
+        Prim::ReverseComputeInline { buffer } => format!("reverse_compute_inline {buffer}"),
     }
 }
 

@@ -85,7 +85,7 @@ fn random_step(m: &Module, (pick, a, b): (u8, usize, usize), fresh: usize) -> Op
     let k = a % m.kernels.len().max(1);
     let n_loops = loops(&m.kernels.get(k)?.body).len();
     let n = if n_loops == 0 { 0 } else { b % n_loops };
-    let prim = match pick % 11 {
+    let prim = match pick % 12 {
         0 => Prim::Split {
             lp: handle(m, k, n)?,
             factor: (a % 9 + 1) as u32,
@@ -97,10 +97,15 @@ fn random_step(m: &Module, (pick, a, b): (u8, usize, usize), fresh: usize) -> Op
         3 => Prim::Parallel { lp: handle(m, k, n)? },
         4 => Prim::Vectorize { lp: handle(m, k, n)? },
         5 => Prim::Unroll { lp: handle(m, k, n)? },
-        6 => {
+        6 | 11 => {
             let temps: Vec<&str> =
                 m.buffers.iter().filter(|b| b.role == BufferRole::Temp).map(|b| b.name.as_str()).collect();
-            Prim::ComputeInline { buffer: temps.get(b % temps.len().max(1))?.to_string() }
+            let buffer = temps.get(b % temps.len().max(1))?.to_string();
+            if pick % 12 == 6 {
+                Prim::ComputeInline { buffer }
+            } else {
+                Prim::ReverseComputeInline { buffer }
+            }
         }
         7 => Prim::DecomposeReduction { lp: handle(m, k, n)? },
         8 => Prim::CacheRead {

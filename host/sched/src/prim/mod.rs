@@ -18,6 +18,7 @@ mod cache_read;
 mod cache_write;
 mod compute_at;
 mod decompose_reduction;
+mod reverse_compute_inline;
 mod stage;
 
 use crate::handle::{self, Path};
@@ -41,6 +42,7 @@ pub fn apply(m: &mut Module, p: &Prim) -> Result<(), Diagnostic> {
         Prim::CacheRead { buffer, at, cache, scope } => cache_read::apply(m, buffer, at, cache, *scope),
         Prim::CacheWrite { buffer, at, cache, scope } => cache_write::apply(m, buffer, at, cache, *scope),
         Prim::ComputeAt { buffer, at } => compute_at::apply(m, buffer, at),
+        Prim::ReverseComputeInline { buffer } => reverse_compute_inline::apply(m, buffer),
     }
 }
 
