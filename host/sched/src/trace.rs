@@ -66,8 +66,8 @@ pub enum Prim {
     /// `decompose_reduction K.r`: the init and the final store of the reduction over `r` get
     /// loop nests of their own, the accumulator becoming the output element.
     DecomposeReduction { lp: LoopRef },
-    /// `cache_read b at K.v -> c local`: each iteration of `v` first copies the region of `b` it
-    /// reads into a new allocation `c`, and reads that.
+    /// `cache_read b at K.v -> c local|shared`: each iteration of `v` first copies the region of
+    /// `b` it reads into a new allocation `c`, and reads that.
     CacheRead { buffer: String, at: LoopRef, cache: String, scope: Scope },
     /// `cache_write b at K.v -> c local`: each iteration of `v` works on a copy `c` of the region
     /// of `b` it touches, copied back at its end.

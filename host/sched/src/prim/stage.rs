@@ -253,7 +253,8 @@ pub fn env_at(k: &Kernel, path: &Path) -> Vec<(String, Interval)> {
     env
 }
 
-/// `region` of `buf` is `bytes` in `scope`: refused past the limit.
+/// Refuses a region of `buf` (`bytes_per` bytes an element) larger than a `local` stage, or a
+/// `shared` one, may hold.
 pub fn check_size(
     region: &Region,
     buf: &str,
