@@ -7,6 +7,7 @@
 use crate::trace::{Axis, BufRef, LayoutDim, LoopRef, Prim, Step, Trace, PRIMITIVES};
 use ekb_ir::diag::did_you_mean;
 use ekb_ir::l1::parse::is_valid_name;
+use ekb_ir::l1::Scope;
 use ekb_ir::{Diagnostic, SourceFile, Span};
 
 #[derive(Debug, Clone, PartialEq)]
@@ -202,6 +203,26 @@ impl Parser {
                 }
                 Prim::Pack { buffer, lp, packed, layout }
             }
+            "decompose_reduction" => Prim::DecomposeReduction { lp: self.loop_ref()? },
+            "cache_read" | "cache_write" => {
+                let buffer = self.name()?;
+                self.keyword("at")?;
+                let at = self.loop_ref()?;
+                self.arrow()?;
+                let cache = self.name()?;
+                let scope = self.scope()?;
+                if name == "cache_read" {
+                    Prim::CacheRead { buffer, at, cache, scope }
+                } else {
+                    Prim::CacheWrite { buffer, at, cache, scope }
+                }
+            }
+            "compute_at" => {
+                let buffer = self.name()?;
+                self.keyword("at")?;
+                Prim::ComputeAt { buffer, at: self.loop_ref()? }
+            }
+            "reverse_compute_inline" => Prim::ReverseComputeInline { buffer: self.name()? },
             other => {
                 let mut d = Diagnostic::error(format!("unknown schedule primitive `{other}`"))
                     .at(start)
@@ -333,6 +354,17 @@ impl Parser {
             }
             _ => LayoutDim::Dim(d),
         })
+    }
+
+    /// Where a new buffer lives: `local` or `shared`.
+    fn scope(&mut self) -> R<Scope> {
+        match self.word("`local` or `shared`")? {
+            (w, _) if w == "local" => Ok(Scope::Local),
+            (w, _) if w == "shared" => Ok(Scope::Shared),
+            (w, span) => Err(Diagnostic::error(format!("`{w}` is not a memory scope"))
+                .at(span)
+                .with_expected("`local` (the running thread's own) or `shared` (a GPU block's)")),
+        }
     }
 
     /// `kernel.var`, `var`, with an optional `@n`.
@@ -478,5 +510,32 @@ mod tests {
         assert!(d.message.contains("`x` is not a dimension"), "{d}");
         let d = p("pack b at k.i -> bp layout 0/").unwrap_err();
         assert!(d.message.contains("expected a tile size"), "{d}");
+    }
+
+    #[test]
+    fn staging_steps_name_a_buffer_a_loop_and_a_scope() {
+        let text = "decompose_reduction k0_matmul.k\ncache_read b at k0_matmul.jo -> bl shared\n\
+                    cache_write y at k -> yl local\ncompute_at bl at k1.j\nreverse_compute_inline t0\n";
+        let t = p(text).unwrap();
+        assert_eq!(t.steps[0].prim, Prim::DecomposeReduction { lp: LoopRef::new("k0_matmul", "k") });
+        let Prim::CacheWrite { buffer, at, cache, scope } = &t.steps[2].prim else { panic!() };
+        assert_eq!(
+            (buffer.as_str(), at, cache.as_str(), *scope),
+            ("y", &LoopRef::new("k0_matmul", "k"), "yl", Scope::Local)
+        );
+        assert_eq!(t.steps[3].prim, Prim::ComputeAt { buffer: "bl".into(), at: LoopRef::new("k1", "j") });
+        assert_eq!(t.steps[4].prim, Prim::ReverseComputeInline { buffer: "t0".into() });
+        let printed = t.print();
+        assert!(
+            printed.contains("cache_read b at jo -> bl shared\ncache_write y at k -> yl local\n"),
+            "{printed}"
+        );
+        assert_eq!(p(&printed).unwrap(), t);
+        let d = p("cache_read b at k.j -> bl global").unwrap_err();
+        assert!(d.message.contains("`global` is not a memory scope"), "{d}");
+        let d = p("compute_at t k.j").unwrap_err();
+        assert!(d.message.contains("expected `at`"), "{d}");
+        let d = p("cache_write y at k.j local").unwrap_err();
+        assert!(d.message.contains("expected `->`"), "{d}");
     }
 }

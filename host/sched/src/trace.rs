@@ -14,6 +14,7 @@
 //! The grammar, step by step, is in `docs/schedules.md`. [`Trace::print`] writes the canonical
 //! text (the kernel written where it changes), and parsing it gives the same trace.
 
+use ekb_ir::l1::Scope;
 use ekb_ir::Span;
 use std::fmt;
 
@@ -72,6 +73,21 @@ pub enum Prim {
     /// `pack b at K.v -> bp layout 1, 0`: the region of `b` read inside `v` is copied, before
     /// `v`, into `bp` in the given layout, and `v` reads `bp`.
     Pack { buffer: String, lp: LoopRef, packed: String, layout: Vec<LayoutDim> },
+    /// `decompose_reduction K.r`: the init and the final store of the reduction over `r` get
+    /// loop nests of their own, the accumulator becoming the output element.
+    DecomposeReduction { lp: LoopRef },
+    /// `cache_read b at K.v -> c local|shared`: each iteration of `v` first copies the region of
+    /// `b` it reads into a new allocation `c`, and reads that.
+    CacheRead { buffer: String, at: LoopRef, cache: String, scope: Scope },
+    /// `cache_write b at K.v -> c local`: each iteration of `v` works on a copy `c` of the region
+    /// of `b` it touches, copied back at its end.
+    CacheWrite { buffer: String, at: LoopRef, cache: String, scope: Scope },
+    /// `compute_at t at K.v`: the nest producing the `local` buffer `t` moves to the top of the
+    /// body of `v`, computing only what each iteration reads.
+    ComputeAt { buffer: String, at: LoopRef },
+    /// `reverse_compute_inline t`: the elementwise reader of the temp `t` is folded into the
+    /// producer's store, and its kernel goes.
+    ReverseComputeInline { buffer: String },
 }
 
 /// A launch axis: `blockIdx.x`, `.y`, `.z` (a dimension of the launch's `grid(..)`: one block
@@ -118,6 +134,11 @@ impl Prim {
             Prim::Rfactor { .. } => "rfactor",
             Prim::Pad { .. } => "pad",
             Prim::Pack { .. } => "pack",
+            Prim::DecomposeReduction { .. } => "decompose_reduction",
+            Prim::CacheRead { .. } => "cache_read",
+            Prim::CacheWrite { .. } => "cache_write",
+            Prim::ComputeAt { .. } => "compute_at",
+            Prim::ReverseComputeInline { .. } => "reverse_compute_inline",
         }
     }
 
@@ -129,16 +150,18 @@ impl Prim {
             }
             Prim::Reorder { loops } => loops.iter().collect(),
             Prim::Fuse { outer, inner, .. } => vec![outer, inner],
-            Prim::ComputeInline { .. } => Vec::new(),
             Prim::Bind { lp, .. } | Prim::Rfactor { lp, .. } | Prim::Pack { lp, .. } => vec![lp],
             // A buffer is always written with its kernel, so it leaves the current kernel alone.
             Prim::Pad { .. } => Vec::new(),
+            Prim::ComputeInline { .. } | Prim::ReverseComputeInline { .. } => Vec::new(),
+            Prim::DecomposeReduction { lp } => vec![lp],
+            Prim::CacheRead { at, .. } | Prim::CacheWrite { at, .. } | Prim::ComputeAt { at, .. } => vec![at],
         }
     }
 }
 
 /// Every primitive name, for "did you mean" and for `--help`.
-pub const PRIMITIVES: [&str; 11] = [
+pub const PRIMITIVES: [&str; 16] = [
     "split",
     "reorder",
     "fuse",
@@ -150,6 +173,11 @@ pub const PRIMITIVES: [&str; 11] = [
     "rfactor",
     "pad",
     "pack",
+    "decompose_reduction",
+    "cache_read",
+    "cache_write",
+    "compute_at",
+    "reverse_compute_inline",
 ];
 
 impl LoopRef {
@@ -261,6 +289,12 @@ fn print_step(p: &Prim, current: Option<&str>) -> String {
             let dims: Vec<String> = layout.iter().map(LayoutDim::to_string).collect();
             format!("pack {buffer} at {} -> {packed} layout {}", lp(l), dims.join(", "))
         }
+        Prim::DecomposeReduction { lp: l } => format!("decompose_reduction {}", lp(l)),
+        Prim::CacheRead { buffer, at, cache, scope } | Prim::CacheWrite { buffer, at, cache, scope } => {
+            format!("{} {buffer} at {} -> {cache} {}", p.name(), lp(at), scope.name())
+        }
+        Prim::ComputeAt { buffer, at } => format!("compute_at {buffer} at {}", lp(at)),
+        Prim::ReverseComputeInline { buffer } => format!("reverse_compute_inline {buffer}"),
     }
 }
 

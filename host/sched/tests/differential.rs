@@ -9,7 +9,7 @@ mod support;
 
 use ekb_ir::l1::print::print;
 use ekb_ir::l1::visit::for_each_stmt;
-use ekb_ir::l1::{Access, BufferRole, Module, Stmt};
+use ekb_ir::l1::{Access, BufferRole, Module, Scope, Stmt};
 use ekb_sched::handle::loops;
 use ekb_sched::trace::{Axis, BufRef, LayoutDim};
 use ekb_sched::{apply_step, LoopRef, Prim, Step};
@@ -68,6 +68,20 @@ fn child(m: &Module, k: usize, n: usize) -> Option<LoopRef> {
     handle(m, k, idx)
 }
 
+/// The `i`-th buffer kernel `k` names (its parameters, then its allocations; only the
+/// allocations with `allocs`).
+fn buffer(m: &Module, k: usize, i: usize, allocs: bool) -> Option<String> {
+    let kernel = &m.kernels[k];
+    let mut names: Vec<String> =
+        if allocs { Vec::new() } else { kernel.params.iter().map(|p| p.name.clone()).collect() };
+    for_each_stmt(&kernel.body, &mut |s| {
+        if let Stmt::Alloc { name, .. } = s {
+            names.push(name.clone());
+        }
+    });
+    names.get(i % names.len().max(1)).cloned()
+}
+
 /// A handle for the `n`-th allocation of kernel `k` (in program order).
 fn alloc_handle(m: &Module, k: usize, n: usize) -> Option<BufRef> {
     let kernel = &m.kernels[k];
@@ -108,7 +122,7 @@ fn random_step(m: &Module, (pick, a, b): (u8, usize, usize), fresh: usize) -> Op
     let k = a % m.kernels.len().max(1);
     let n_loops = loops(&m.kernels.get(k)?.body).len();
     let n = if n_loops == 0 { 0 } else { b % n_loops };
-    let prim = match pick % 11 {
+    let prim = match pick % 16 {
         0 => Prim::Split {
             lp: handle(m, k, n)?,
             factor: (a % 9 + 1) as u32,
@@ -120,6 +134,16 @@ fn random_step(m: &Module, (pick, a, b): (u8, usize, usize), fresh: usize) -> Op
         3 => Prim::Parallel { lp: handle(m, k, n)? },
         4 => Prim::Vectorize { lp: handle(m, k, n)? },
         5 => Prim::Unroll { lp: handle(m, k, n)? },
+        6 | 15 => {
+            let temps: Vec<&str> =
+                m.buffers.iter().filter(|b| b.role == BufferRole::Temp).map(|b| b.name.as_str()).collect();
+            let buffer = temps.get(b % temps.len().max(1))?.to_string();
+            if pick % 16 == 6 {
+                Prim::ComputeInline { buffer }
+            } else {
+                Prim::ReverseComputeInline { buffer }
+            }
+        }
         7 => Prim::Bind {
             lp: handle(m, k, n)?,
             axis: Axis { thread: a % 2 == 1, dim: [0, 0, 1, 2][a / 2 % 4] },
@@ -131,11 +155,20 @@ fn random_step(m: &Module, (pick, a, b): (u8, usize, usize), fresh: usize) -> Op
         },
         9 => Prim::Pad { buf: alloc_handle(m, k, b)?, by: (a % 3 + 1) as u32 },
         10 => pack_step(m, k, n, a, fresh)?,
-        _ => {
-            let temps: Vec<&str> =
-                m.buffers.iter().filter(|b| b.role == BufferRole::Temp).map(|b| b.name.as_str()).collect();
-            Prim::ComputeInline { buffer: temps.get(b % temps.len().max(1))?.to_string() }
-        }
+        11 => Prim::DecomposeReduction { lp: handle(m, k, n)? },
+        12 => Prim::CacheRead {
+            buffer: buffer(m, k, a / 7, false)?,
+            at: handle(m, k, n)?,
+            cache: format!("cr{fresh}"),
+            scope: if a % 5 == 0 { Scope::Shared } else { Scope::Local },
+        },
+        13 => Prim::CacheWrite {
+            buffer: buffer(m, k, a / 7, false)?,
+            at: handle(m, k, n)?,
+            cache: format!("cw{fresh}"),
+            scope: Scope::Local,
+        },
+        _ => Prim::ComputeAt { buffer: buffer(m, k, a / 7, true)?, at: handle(m, k, n)? },
     };
     Some(Step::new(prim))
 }

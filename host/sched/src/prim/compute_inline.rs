@@ -119,7 +119,7 @@ pub fn apply(m: &mut Module, buf: &str) -> Result<(), Diagnostic> {
 /// The loop variables (one per dimension, `None` for a dimension of extent 1 indexed by 0)
 /// and the stored value with the nest's `let`s substituted, when `body` is a plain nest that
 /// stores `out[i0, ..]` once per element.
-fn plain_nest(body: &[Stmt], out: &str, shape: &[usize]) -> Option<(Vec<Option<String>>, Expr)> {
+pub(super) fn plain_nest(body: &[Stmt], out: &str, shape: &[usize]) -> Option<(Vec<Option<String>>, Expr)> {
     let mut lets: HashMap<String, Expr> = HashMap::new();
     let mut extents: HashMap<String, i32> = HashMap::new();
     let mut cur = body;

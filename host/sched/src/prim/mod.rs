@@ -15,9 +15,15 @@ mod unroll;
 mod vectorize;
 
 mod bind;
+mod cache_read;
+mod cache_write;
+mod compute_at;
+mod decompose_reduction;
 mod pack;
 mod pad;
+mod reverse_compute_inline;
 mod rfactor;
+mod stage;
 
 use crate::handle::{self, Path};
 use crate::trace::{LoopRef, Prim};
@@ -40,6 +46,11 @@ pub fn apply(m: &mut Module, p: &Prim) -> Result<(), Diagnostic> {
         Prim::Rfactor { lp, partials, combine } => rfactor::apply(m, lp, partials, combine),
         Prim::Pad { buf, by } => pad::apply(m, buf, *by),
         Prim::Pack { buffer, lp, packed, layout } => pack::apply(m, buffer, lp, packed, layout),
+        Prim::DecomposeReduction { lp } => decompose_reduction::apply(m, lp),
+        Prim::CacheRead { buffer, at, cache, scope } => cache_read::apply(m, buffer, at, cache, *scope),
+        Prim::CacheWrite { buffer, at, cache, scope } => cache_write::apply(m, buffer, at, cache, *scope),
+        Prim::ComputeAt { buffer, at } => compute_at::apply(m, buffer, at),
+        Prim::ReverseComputeInline { buffer } => reverse_compute_inline::apply(m, buffer),
     }
 }
 

@@ -10,7 +10,13 @@
 //!   band), or
 //! - the dimensions holding the same index in both accesses include digits of `v` that cover its
 //!   range: `v % b0`, `v / b0 % b1`, ..., `v / (b0*...*bk)` (what `fuse` and the flattened parallel
-//!   loops produce), with `v >= 0`.
+//!   loops produce), with `v >= 0`, or
+//! - `E` is `c*v + R` where the values of `R` span fewer than `|c|` (`vo*F + vi` with `vi` in
+//!   `0..F`, what a split makes), from the ranges of the band loops and of the loops inside the
+//!   body.
+//!
+//! A loop proven this way is the same in both accesses, so it counts as fixed when the other
+//! loops are tried (once `vo` is pinned by `vo*F + vi`, so is `vi`).
 //!
 //! Anything else (different indices, indices through loads, indices mixing two band variables)
 //! counts as a possible dependence carried by that loop. Buffers allocated inside the band are
@@ -18,7 +24,7 @@
 //! misses a dependence; a loop it reports as not carrying one really does not.
 
 use super::access::accesses;
-use super::interval::Interval;
+use super::interval::{eval, Interval, I32_MAX};
 use crate::l1::ast::{BinOp, Expr, ExprKind, Stmt};
 use crate::l1::print::print_expr;
 use crate::l1::visit::{for_each_stmt, substitute, uses_var};
@@ -65,6 +71,7 @@ pub fn dependences(body: &[Stmt], band: &[BandLoop]) -> Vec<Dependence> {
         }
         _ => {}
     });
+    let ranges = loop_ranges(body, band);
     let all = accesses(body);
     let acc: Vec<(usize, Vec<Expr>)> = all
         .iter()
@@ -87,8 +94,7 @@ pub fn dependences(body: &[Stmt], band: &[BandLoop]) -> Vec<Dependence> {
             // Equal as text: spans differ between two accesses written in the source.
             let same: Vec<&Expr> =
                 ix.iter().zip(jx).filter(|(p, q)| print_expr(p) == print_expr(q)).map(|(p, _)| p).collect();
-            let carried_by: Vec<String> =
-                band.iter().filter(|l| !pins(&same, l, &varying)).map(|l| l.var.clone()).collect();
+            let carried_by = carriers(&same, band, &varying, &ranges);
             if carried_by.is_empty() {
                 continue;
             }
@@ -126,10 +132,57 @@ fn inlinable_lets(body: &[Stmt]) -> HashMap<String, Expr> {
     lets
 }
 
+/// The values of the band loops and of the loops of `body` whose bounds are known from them (a
+/// variable several loops define takes the union of their ranges).
+fn loop_ranges(body: &[Stmt], band: &[BandLoop]) -> HashMap<String, Interval> {
+    let mut ranges: HashMap<String, Interval> =
+        band.iter().filter_map(|l| Some((l.var.clone(), l.range?))).collect();
+    let mut seen: HashSet<String> = HashSet::new();
+    let mut unknown: HashSet<String> = HashSet::new();
+    for_each_stmt(body, &mut |s| {
+        if let Stmt::Loop { var, lo, hi, .. } = s {
+            let look = |v: &str| ranges.get(v).copied();
+            let iv = eval(lo, &look).zip(eval(hi, &look)).map(|(l, h)| Interval::new(l.lo, h.hi - 1));
+            let iv = iv.filter(|i| !i.is_empty());
+            let first = seen.insert(var.clone());
+            match (iv, first) {
+                (Some(i), true) => {
+                    ranges.insert(var.clone(), i);
+                }
+                (Some(i), false) if !unknown.contains(var) => {
+                    let u = ranges.get(var).map_or(i, |r| r.union(i));
+                    ranges.insert(var.clone(), u);
+                }
+                _ => {
+                    unknown.insert(var.clone());
+                    ranges.remove(var);
+                }
+            }
+        }
+    });
+    ranges
+}
+
+/// The band loops the indices `same` (held by both accesses) leave free: those not pinned. A
+/// pinned loop has one value in both accesses, so it is fixed when the next loops are tried.
+fn carriers(
+    same: &[&Expr],
+    band: &[BandLoop],
+    varying: &HashSet<String>,
+    ranges: &HashMap<String, Interval>,
+) -> Vec<String> {
+    let mut free: Vec<&BandLoop> = band.iter().collect();
+    let mut varying = varying.clone();
+    while let Some(i) = free.iter().position(|l| pins(same, l, &varying, ranges)) {
+        varying.remove(&free.remove(i).var);
+    }
+    free.into_iter().map(|l| l.var.clone()).collect()
+}
+
 /// Whether the indices `same` (held by both accesses) determine the band variable `l`.
-fn pins(same: &[&Expr], l: &BandLoop, varying: &HashSet<String>) -> bool {
+fn pins(same: &[&Expr], l: &BandLoop, varying: &HashSet<String>, ranges: &HashMap<String, Interval>) -> bool {
     let fixed = |e: &Expr| !varying.iter().any(|v| uses_var(e, v));
-    if same.iter().any(|e| affine_in(e, &l.var, &fixed)) {
+    if same.iter().any(|e| affine_in(e, &l.var, &fixed) || radix(e, l, &fixed, ranges)) {
         return true;
     }
     // Digits `(v / a) % b`: sorted by `a`, they must chain from 1 and reach past the range.
@@ -166,6 +219,50 @@ fn affine_in(e: &Expr, v: &str, fixed: &impl Fn(&Expr) -> bool) -> bool {
             (affine_in(lhs, v, fixed) && nonzero(rhs)) || (nonzero(lhs) && affine_in(rhs, v, fixed))
         }
         _ => false,
+    }
+}
+
+/// `e` is `c*v + R` (`c` a literal, the terms of `R` free of `v`) where the varying terms of `R`
+/// span fewer than `|c|` values: two values of `v` give indices at least `|c|` apart, which `R`
+/// cannot make up.
+fn radix(e: &Expr, l: &BandLoop, fixed: &impl Fn(&Expr) -> bool, ranges: &HashMap<String, Interval>) -> bool {
+    let mut all = Vec::new();
+    terms(e, &mut all);
+    let (with_v, rest): (Vec<&Expr>, Vec<&Expr>) = all.into_iter().partition(|t| uses_var(t, &l.var));
+    let [t] = with_v.as_slice() else { return false };
+    let c = match &t.kind {
+        ExprKind::Var(_) => 1,
+        ExprKind::Binary { op: BinOp::Mul, lhs, rhs } => match (&lhs.kind, &rhs.kind) {
+            (ExprKind::Var(x), ExprKind::Int(c)) | (ExprKind::Int(c), ExprKind::Var(x)) if *x == l.var => {
+                i64::from(*c)
+            }
+            _ => return false,
+        },
+        _ => return false,
+    };
+    let look = |v: &str| ranges.get(v).copied();
+    // `c*v` must span less than half the i32 range, so that no two of its values wrap together.
+    match eval(t, &look) {
+        Some(iv) if c != 0 && iv.hi - iv.lo <= I32_MAX => {}
+        _ => return false,
+    }
+    let mut span = 0i64;
+    for r in rest.into_iter().filter(|r| !fixed(r)) {
+        let Some(iv) = eval(r, &look) else { return false };
+        span += iv.hi - iv.lo;
+    }
+    span < c.abs()
+}
+
+/// The terms of a sum (`a + b - c` gives `a`, `b`, `c`; signs do not change a term's span).
+fn terms<'a>(e: &'a Expr, out: &mut Vec<&'a Expr>) {
+    match &e.kind {
+        ExprKind::Binary { op: BinOp::Add | BinOp::Sub, lhs, rhs } => {
+            terms(lhs, out);
+            terms(rhs, out);
+        }
+        ExprKind::Unary { op: crate::l1::ast::UnOp::Neg, arg } => terms(arg, out),
+        _ => out.push(e),
     }
 }
 
@@ -238,5 +335,17 @@ mod tests {
         let m = module("for i in 1..8 { s[i] = s[i - 1] + x[i, 0] }");
         let d = deps(&m, &[("i", 8)]);
         assert!(d.iter().any(|d| d.first == "s[i - 1]" && d.second == "store s[i]"), "{d:?}");
+    }
+
+    #[test]
+    fn split_digits_pin_both_loops_and_overlapping_windows_do_not() {
+        // What `split` leaves: `o*4 + i` with `i` in 0..4 names each row once.
+        let m = module("for o in 0..2 { for i in 0..4 { let r = o * 4 + i\n y[r, 0] = x[r, 0] } }");
+        assert!(deps(&m, &[("o", 2), ("i", 4)]).is_empty());
+        // The inner loop's range comes from its bounds when only the outer one is the band.
+        assert!(deps(&m, &[("o", 2)]).is_empty());
+        // Windows of 3 rows at a stride of 2 overlap.
+        let m = module("for o in 0..3 { for i in 0..3 { y[o * 2 + i, 0] = x[0, 0] } }");
+        assert_eq!(deps(&m, &[("o", 3), ("i", 3)])[0].carried_by, ["o", "i"]);
     }
 }
