@@ -3,12 +3,15 @@
 //! only, so that the runtime stays a small static binary.
 //!
 //! A [`Pool`] has `threads - 1` persistent workers, started once and asleep on a condition
-//! variable between launches (after a job a worker first spins for [`SPIN`], and so does a
-//! launcher waiting for its workers, since waking a sleeping thread can cost more than a small
-//! kernel's whole run), each with a stack of [`PoolConfig::stack_bytes`] (rounded up to
+//! variable between launches, each with a stack of [`PoolConfig::stack_bytes`] (rounded up to
 //! whole pages) and optionally pinned to a CPU of [`PoolConfig::cpus`]. A launch
 //! ([`Pool::parallel_for`]) splits `[0, n)` into at most `threads` contiguous, near-equal chunks;
-//! the launching thread runs chunk 0 and worker `i` runs chunk `i`.
+//! thread `i` (the launching one is 0) runs chunk `i`, and then claims any chunk another thread
+//! has not started: a worker the scheduler has not run yet (another process holds its core)
+//! only means the others run its chunk, not that the launch waits a time slice for it. After a job a worker watches for
+//! the next one for [`SPIN`] before sleeping, and so does a launcher for its last chunks (waking
+//! a sleeping thread can cost more than a small kernel's whole run); the watch is short, so an
+//! idle pool gives its cores back at once.
 //!
 //! What it guarantees (the launch contract of `docs/abi.md`):
 //! - every index of `[0, n)` is passed to exactly one call of the body, and `n <= 0` calls
@@ -184,9 +187,9 @@ impl Job {
 
 struct State {
     generation: u64,
+    /// The latest job; it stays after its launch returns, but its chunks are all claimed by
+    /// then, so nothing calls it again.
     job: Option<Job>,
-    /// Workers still running a chunk of the current job.
-    pending: usize,
     shutdown: bool,
 }
 
@@ -194,16 +197,23 @@ struct Shared {
     state: Mutex<State>,
     work: Condvar,
     done: Condvar,
-    /// `State::generation` and `State::pending`, mirrored after each update under the lock, for
-    /// the spinning phases to watch; the lock still hands the job and its results over.
+    /// `State::generation`, mirrored under the lock, for idle workers to watch while spinning.
     generation: AtomicU64,
-    pending: AtomicUsize,
+    /// One word per thread (chunk `i` of a job is claimed in word `i`): `2g` while chunk `i` of
+    /// the job of generation `g` is unclaimed, `2g + 1` once a thread has claimed it. A thread
+    /// claims by moving the word from `2g` to `2g + 1` for the generation it read the job of, so
+    /// a late worker can never claim a chunk of a later job with an earlier job's function.
+    claims: Vec<AtomicU64>,
+    /// Chunks of the current job that have returned.
+    finished: AtomicUsize,
 }
 
-/// How long a worker watches for the next job after finishing one, and a launcher for its
-/// workers to finish, before sleeping: a kernel's launches follow each other closely, and a
-/// wake-up through the scheduler takes tens of microseconds on a virtual machine.
-pub const SPIN: Duration = Duration::from_millis(1);
+/// How long an idle worker watches for the next job, and a launcher for the last chunks to
+/// return, before sleeping on a condition variable. A kernel's launches follow each other
+/// within microseconds, and a wake-up through the scheduler costs tens of microseconds on a
+/// virtual machine, so a short watch pays; a long one takes a core from any other thread that
+/// wants it (another process, the runtime's own) for nothing.
+pub const SPIN: Duration = Duration::from_micros(100);
 
 /// Spins until `ready()` or [`SPIN`] has passed; whether `ready()` became true.
 fn spin_until(ready: impl Fn() -> bool) -> bool {
@@ -226,6 +236,27 @@ impl Shared {
         // A poisoned lock only means a thread panicked holding it; every update of the state is
         // a single assignment, so it is still consistent.
         self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Thread `id` claims and runs chunks of `job` (of `generation`): its own chunk `id` first,
+    /// then any the others have not reached (in order after its own), until none is left; each
+    /// finished chunk is counted, and the last one wakes the launcher. Chunk `i` thus runs on
+    /// thread `i` whenever that thread is on a core in time, so a launch after another touches
+    /// the same part of the data on the same core (its caches), as a static partition would.
+    fn run_chunks(&self, job: &Job, generation: u64, id: usize) {
+        let (free, taken) = (2 * generation, 2 * generation + 1);
+        for k in 0..job.chunks {
+            let i = (id + k) % job.chunks;
+            if self.claims[i].compare_exchange(free, taken, Ordering::AcqRel, Ordering::Relaxed).is_err() {
+                continue;
+            }
+            job.run_chunk(i);
+            if self.finished.fetch_add(1, Ordering::AcqRel) + 1 == job.chunks {
+                // Under the lock, so that a launcher about to sleep cannot miss it.
+                let _s = self.lock();
+                self.done.notify_all();
+            }
+        }
     }
 }
 
@@ -269,11 +300,12 @@ impl Pool {
             b => Some(page_round_up(b).ok_or(PoolError::Stack { bytes: b })?),
         };
         let shared = Arc::new(Shared {
-            state: Mutex::new(State { generation: 0, job: None, pending: 0, shutdown: false }),
+            state: Mutex::new(State { generation: 0, job: None, shutdown: false }),
             work: Condvar::new(),
             done: Condvar::new(),
             generation: AtomicU64::new(0),
-            pending: AtomicUsize::new(0),
+            claims: (0..threads).map(|_| AtomicU64::new(0)).collect(),
+            finished: AtomicUsize::new(0),
         });
         let init = Arc::new(init);
         let mut pool =
@@ -357,26 +389,32 @@ impl Pool {
         let _abort = AbortOnUnwind;
         let job = Job { f, ctx, n, chunks };
         let _launch = self.launch.lock().unwrap_or_else(|e| e.into_inner());
-        {
+        let generation = {
             let mut s = self.shared.lock();
             s.generation += 1;
             s.job = Some(job);
-            s.pending = chunks - 1;
-            self.shared.pending.store(s.pending, Ordering::Release);
+            self.shared.finished.store(0, Ordering::Relaxed);
+            for c in &self.shared.claims[..chunks] {
+                c.store(2 * s.generation, Ordering::Release);
+            }
             self.shared.generation.store(s.generation, Ordering::Release);
-        }
+            s.generation
+        };
         self.shared.work.notify_all();
-        job.run_chunk(0);
-        spin_until(|| self.shared.pending.load(Ordering::Acquire) == 0);
-        let mut s = self.shared.lock();
-        while s.pending > 0 {
-            s = self.shared.done.wait(s).unwrap_or_else(|e| e.into_inner());
+        // The launcher claims chunks too: a worker that the scheduler has not run yet (another
+        // process holds its core) costs the launch its chunk's time, not a time slice.
+        self.shared.run_chunks(&job, generation, 0);
+        let all = || self.shared.finished.load(Ordering::Acquire) == chunks;
+        if !spin_until(all) {
+            let mut s = self.shared.lock();
+            while !all() {
+                s = self.shared.done.wait(s).unwrap_or_else(|e| e.into_inner());
+            }
         }
-        s.job = None;
     }
 }
 
-/// Worker `id` runs chunk `id` of every job that has more than `id` chunks.
+/// Worker `id` claims chunks of every job it sees until none is left, then watches for the next.
 fn worker(shared: &Shared, id: usize) {
     let mut seen = 0;
     loop {
@@ -394,14 +432,8 @@ fn worker(shared: &Shared, id: usize) {
                 s = shared.work.wait(s).unwrap_or_else(|e| e.into_inner());
             }
         };
-        if let Some(job) = job.filter(|j| id < j.chunks) {
-            job.run_chunk(id);
-            let mut s = shared.lock();
-            s.pending -= 1;
-            shared.pending.store(s.pending, Ordering::Release);
-            if s.pending == 0 {
-                shared.done.notify_all();
-            }
+        if let Some(job) = job {
+            shared.run_chunks(&job, seen, id);
         }
     }
 }
@@ -511,7 +543,10 @@ mod tests {
             // SAFETY: `count` only touches `c`, alive until the call returns.
             unsafe { pool.parallel_for(count, ctx(&c), n as i64) };
             assert!(c.hits().iter().all(|&h| h == 1), "n = {n}: {:?}", c.hits());
-            assert_eq!(c.threads.lock().unwrap().len(), n.min(4), "n = {n}");
+            // Any thread may claim any chunk (the launcher takes those no worker reached in
+            // time), so at most one thread per chunk took part.
+            let threads = c.threads.lock().unwrap().len();
+            assert!((1..=n.min(4)).contains(&threads), "n = {n}: {threads} threads");
         }
         let c = Counts::new(1);
         // SAFETY: as above.
@@ -570,8 +605,8 @@ mod tests {
             unsafe { pool.parallel_for(count, ctx(&c), 3) };
             all.extend(c.threads.into_inner().unwrap());
         }
-        // The caller plus the two workers, whatever the number of launches.
-        assert_eq!(all.len(), 3);
+        // At most the caller and the two workers, whatever the number of launches.
+        assert!(all.len() <= 3, "{} threads", all.len());
         let handles: Vec<_> = (0..4)
             .map(|_| {
                 let pool = Arc::clone(&pool);

@@ -411,6 +411,12 @@ impl Buffers {
 
     /// Writes the poison pattern into every output and temporary.
     pub fn poison(&self, manifest: &Manifest) {
+        self.poison_with(manifest, fill_pattern);
+    }
+
+    /// As [`Buffers::poison`], each buffer filled by `fill(data, word)`, which must leave `data`
+    /// as [`fill_pattern`] does (the kernel process fills large buffers on all its threads).
+    pub fn poison_with(&self, manifest: &Manifest, fill: impl Fn(&mut [u8], &[u8; 4])) {
         for (b, region) in manifest.buffers.iter().zip(&self.regions) {
             if b.role.is_generated() {
                 continue;
@@ -424,8 +430,7 @@ impl Buffers {
                     [a, b, a, b]
                 }
             };
-            // Cyclically, so that a length not a multiple of 4 (i8, f16) is poisoned to its end.
-            region.with_bytes_mut(|d| d.iter_mut().zip(word.iter().cycle()).for_each(|(x, &w)| *x = w));
+            region.with_bytes_mut(|d| fill(d, &word));
         }
     }
 
@@ -454,10 +459,36 @@ impl Buffers {
     }
 }
 
+/// Fills `d` with `word` repeated (cut short at the end, so a length not a multiple of 4, as
+/// i8 and f16 buffers have, is filled to its last byte), at the speed of `memcpy`: the pattern
+/// is written once, then the filled prefix is copied after itself, doubling each time. Samples
+/// poison the outputs before every timed execution, so this runs once per sample.
+pub fn fill_pattern(d: &mut [u8], word: &[u8; 4]) {
+    let head = d.len().min(4);
+    d[..head].copy_from_slice(&word[..head]);
+    let mut filled = head;
+    while filled < d.len() {
+        let n = filled.min(d.len() - filled);
+        d.copy_within(..n, filled);
+        filled += n;
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use ekb_wire::Init;
+
+    #[test]
+    fn the_pattern_fill_repeats_the_word_to_the_last_byte() {
+        let word = [1u8, 2, 3, 4];
+        for len in (0..=13).chain([64, 1000, 4097]) {
+            let mut d = vec![0u8; len];
+            fill_pattern(&mut d, &word);
+            let want: Vec<u8> = word.iter().copied().cycle().take(len).collect();
+            assert_eq!(d, want, "length {len}");
+        }
+    }
 
     #[test]
     fn data_is_page_aligned_and_guards_catch_writes_on_both_sides() {

@@ -55,6 +55,12 @@ const START_TIMEOUT: Duration = Duration::from_secs(30);
 const BATCH_NS: f64 = 10e6;
 /// Target duration of the counted executions.
 const COUNT_NS: f64 = 50e6;
+/// The shortest a sample may last: a program faster than this is executed several times per
+/// sample (`Timing::reps`, calibrated from the warm-up), so that the clock's resolution, the
+/// cost of reading it and the scheduler's wake-ups do not dominate microsecond kernels.
+pub const MIN_SAMPLE_NS: f64 = 200e3;
+/// The most executions one sample takes.
+const MAX_REPS: u32 = 10_000;
 /// Speedups above this are flagged for review.
 const SUSPICIOUS_SPEEDUP: f64 = 10.0;
 
@@ -834,22 +840,52 @@ fn stop_reason(n: usize, rse: f64, settings: &TimingSettings, started: Instant) 
     }
 }
 
-fn warm_up(proc: &mut Proc, sides: &[Side<'_>], order: Vec<u8>) -> Result<(), Stop> {
+/// Runs `order` untimed (as far as the result goes) and returns the samples it took.
+fn warm_up(proc: &mut Proc, sides: &[Side<'_>], order: Vec<u8>) -> Result<Vec<u64>, Stop> {
     if order.is_empty() {
-        return Ok(());
+        return Ok(Vec::new());
     }
     let cold = sides[0].settings.cold_cache;
     let timeout = proc.exec_limit.saturating_mul(order.len() as u32);
-    match proc.request(&Cmd::Sample { order, cold }, timeout, &programs(sides))? {
-        Reply::Samples { .. } => Ok(()),
+    match proc.request(&Cmd::Sample { order, cold, reps: Vec::new() }, timeout, &programs(sides))? {
+        Reply::Samples { ns } => Ok(ns),
         other => Err(Stop::Failed(garbled(format!("{other:?}")))),
     }
+}
+
+/// Executions per sample of each side: enough that a sample lasts [`MIN_SAMPLE_NS`], from the
+/// median of the side's samples in `order` (its warm-up: `ns[i]` is a sample of side
+/// `order[i]`). Each side is calibrated alone: making the faster side's samples as long as the
+/// slower side's was tried, and on a 2-core VM it did not make more pairs stable (the noise of
+/// a memory-bound kernel there drifts over tens of milliseconds, so longer samples do not
+/// average it out) while it doubled the time of every pair.
+fn calibrate(sides: usize, order: &[u8], ns: &[u64]) -> Vec<u32> {
+    (0..sides)
+        .map(|p| {
+            let mine: Vec<u64> =
+                order.iter().zip(ns).filter(|(&o, _)| o as usize == p).map(|(_, &t)| t).collect();
+            let median = stats::summarize(&mine).median_ns;
+            if median.is_nan() {
+                return 1;
+            }
+            (MIN_SAMPLE_NS / median.max(1.0)).ceil().clamp(1.0, f64::from(MAX_REPS)) as u32
+        })
+        .collect()
+}
+
+/// The warm-up of `sides` (each side `warmup` times, at least once, interleaved) and the
+/// executions per sample it calibrates.
+fn warm_up_and_calibrate(proc: &mut Proc, sides: &[Side<'_>]) -> Result<Vec<u32>, Stop> {
+    let runs = sides[0].settings.warmup.max(1);
+    let order: Vec<u8> = (0..runs).flat_map(|_| 0..sides.len() as u8).collect();
+    let ns = warm_up(proc, sides, order.clone())?;
+    Ok(calibrate(sides.len(), &order, &ns))
 }
 
 /// Samples one side (program 0) until a stop rule holds.
 fn sample_one(proc: &mut Proc, sides: &[Side<'_>]) -> Result<Timing, Stop> {
     let settings = sides[0].settings;
-    warm_up(proc, sides, vec![0; settings.warmup as usize])?;
+    let reps = warm_up_and_calibrate(proc, sides)?;
     let started = Instant::now();
     let budget = Duration::from_millis(settings.budget_ms);
     let mut samples: Vec<u64> = Vec::new();
@@ -859,24 +895,23 @@ fn sample_one(proc: &mut Proc, sides: &[Side<'_>]) -> Result<Timing, Stop> {
             break r;
         }
         let left = budget.saturating_sub(started.elapsed());
-        let k = batch_size(samples.len(), &settings, s.median_ns, left.as_nanos() as f64);
-        let timeout = left + proc.exec_limit;
-        match proc.request(
-            &Cmd::Sample { order: vec![0; k], cold: settings.cold_cache },
-            timeout,
-            &programs(sides),
-        )? {
+        let k =
+            batch_size(samples.len(), &settings, s.median_ns * f64::from(reps[0]), left.as_nanos() as f64);
+        let timeout = left + proc.exec_limit.saturating_mul(reps[0]);
+        let cmd = Cmd::Sample { order: vec![0; k], cold: settings.cold_cache, reps: reps.clone() };
+        match proc.request(&cmd, timeout, &programs(sides))? {
             Reply::Samples { ns } => samples.extend(ns),
             other => return Err(Stop::Failed(garbled(format!("{other:?}")))),
         }
     };
-    Ok(timing(samples, &settings, stop, sides[0].clock()))
+    Ok(timing(samples, &settings, stop, sides[0].clock(), reps[0]))
 }
 
-fn timing(samples: Vec<u64>, settings: &TimingSettings, stop: StopReason, clock: &str) -> Timing {
+fn timing(samples: Vec<u64>, settings: &TimingSettings, stop: StopReason, clock: &str, reps: u32) -> Timing {
     Timing {
         stats: stats::summarize(&samples),
         samples_ns: samples,
+        reps,
         warmup: settings.warmup,
         cold_cache: settings.cold_cache,
         clock: clock.into(),
@@ -1014,7 +1049,28 @@ pub fn run_paired(
     Ok(paired)
 }
 
-/// The pairing loop: attempts until both sides are stable or the attempts run out.
+/// Half the width of a ratio's interval, relative to its median (infinite when it says
+/// nothing: no positive median).
+fn relative_half_width(r: &RatioStats) -> f64 {
+    if r.median > 0.0 && r.ci_high.is_finite() && r.ci_low.is_finite() {
+        (r.ci_high - r.ci_low) / 2.0 / r.median
+    } else {
+        f64::INFINITY
+    }
+}
+
+/// The median ratio of `pairs` with its bootstrap interval.
+fn ratio_of(pairs: &[PairSample], settings: &PairedSettings) -> RatioStats {
+    let ratios: Vec<f64> = pairs.iter().map(ratio).collect();
+    let (median, rse, ci_low, ci_high) =
+        stats::ratio_stats(&ratios, settings.bootstrap_resamples, settings.confidence, settings.order_seed);
+    RatioStats { median, ci_low, ci_high, confidence: settings.confidence, rse }
+}
+
+/// The pairing loop: after one warm-up that calibrates each side's executions per sample,
+/// attempts until the median ratio's interval is within `max_ci` of it or the attempts run out.
+/// An attempt stops once the ratio's relative standard error reaches the target and its
+/// bootstrap interval is tight enough, or at the sample maximum, or when its budget is spent.
 fn pair(
     proc: &mut Proc,
     sides: &mut [Side<'_>],
@@ -1022,22 +1078,52 @@ fn pair(
     out: &mut PairedReport,
 ) -> Result<(), Stop> {
     let t = sides[0].settings;
-    let warm: Vec<u8> = (0..t.warmup).flat_map(|_| [0u8, 1]).collect();
-    warm_up(proc, sides, warm)?;
+    let reps = warm_up_and_calibrate(proc, sides)?;
     let attempts = settings.attempts.max(1);
+    // The pairs of every attempt: a later attempt adds to them (a fresh budget, not a fresh
+    // start), since the interval narrows with every pair, and the median is robust to the
+    // share of them a passing disturbance spoiled.
+    let mut pairs: Vec<PairSample> = Vec::new();
+    // The interval last computed, and at how many pairs (the bootstrap is only repeated once
+    // the pairs have grown by a quarter).
+    let mut interval: Option<(usize, RatioStats)> = None;
     for attempt in 1..=attempts {
         let mut rng =
             Rng::new(settings.order_seed ^ u64::from(attempt - 1).wrapping_mul(0x9e37_79b9_7f4a_7c15));
         let started = Instant::now();
         let budget = Duration::from_millis(t.budget_ms);
-        let mut pairs: Vec<PairSample> = Vec::new();
+        // Each attempt may take up to `max_samples` more pairs.
+        let t = TimingSettings { max_samples: t.max_samples.saturating_mul(attempt), ..t };
         let stop = loop {
             let ratios: Vec<f64> = pairs.iter().map(ratio).collect();
             let (median, rse, _, _) = stats::ratio_stats(&ratios, 0, settings.confidence, 0);
-            if let Some(r) = stop_reason(pairs.len(), rse, &t, started) {
-                break r;
+            match stop_reason(pairs.len(), rse, &t, started) {
+                Some(StopReason::TargetReached) => {
+                    let fresh = interval.as_ref().is_none_or(|(n, _)| pairs.len() >= n + n / 4);
+                    if fresh {
+                        interval = Some((pairs.len(), ratio_of(&pairs, settings)));
+                    }
+                    if interval.as_ref().is_some_and(|(_, r)| relative_half_width(r) <= settings.max_ci) {
+                        break StopReason::TargetReached;
+                    }
+                    // The interval is still too wide: more pairs, unless another rule stops.
+                    if pairs.len() >= t.max_samples as usize {
+                        break StopReason::MaxSamples;
+                    }
+                    if started.elapsed() >= budget {
+                        break StopReason::Budget;
+                    }
+                }
+                Some(r) => break r,
+                None => {}
             }
-            let per_pair = pairs.iter().map(|p| (p.baseline_ns + p.candidate_ns) as f64).sum::<f64>()
+            // Wall time of one pair: each side's sample is `reps` executions.
+            let per_pair = pairs
+                .iter()
+                .map(|p| {
+                    p.baseline_ns as f64 * f64::from(reps[0]) + p.candidate_ns as f64 * f64::from(reps[1])
+                })
+                .sum::<f64>()
                 / pairs.len().max(1) as f64;
             let left = budget.saturating_sub(started.elapsed());
             let k = batch_size(
@@ -1053,12 +1139,12 @@ fn pair(
                 firsts.push(baseline_first);
                 order.extend(if baseline_first { [0u8, 1] } else { [1u8, 0] });
             }
-            let timeout = left + proc.exec_limit.saturating_mul(2);
-            let ns =
-                match proc.request(&Cmd::Sample { order, cold: t.cold_cache }, timeout, &programs(sides))? {
-                    Reply::Samples { ns } => ns,
-                    other => return Err(Stop::Failed(garbled(format!("{other:?}")))),
-                };
+            let timeout = left + proc.exec_limit.saturating_mul(reps[0] + reps[1]);
+            let cmd = Cmd::Sample { order, cold: t.cold_cache, reps: reps.clone() };
+            let ns = match proc.request(&cmd, timeout, &programs(sides))? {
+                Reply::Samples { ns } => ns,
+                other => return Err(Stop::Failed(garbled(format!("{other:?}")))),
+            };
             for (pair_ns, &baseline_first) in ns.chunks_exact(2).zip(&firsts) {
                 let (b, c) = if baseline_first { (pair_ns[0], pair_ns[1]) } else { (pair_ns[1], pair_ns[0]) };
                 pairs.push(PairSample { baseline_ns: b, candidate_ns: c, baseline_first });
@@ -1066,28 +1152,36 @@ fn pair(
         };
         let base: Vec<u64> = pairs.iter().map(|p| p.baseline_ns).collect();
         let cand: Vec<u64> = pairs.iter().map(|p| p.candidate_ns).collect();
-        let (bt, ct) = (timing(base, &t, stop, sides[0].clock()), timing(cand, &t, stop, sides[1].clock()));
-        let (bs, cs) = (bt.stats.spread(), ct.stats.spread());
-        let stable = bs <= settings.max_cv && cs <= settings.max_cv;
-        if !stable {
-            let line = format!(
-                "paired attempt {attempt} of {attempts} unstable: spread baseline {bs:.3}, candidate {cs:.3}, limit {}",
-                settings.max_cv
-            );
-            for side in sides.iter_mut() {
-                side.report.log.push(log(LogLevel::Warn, line.clone()));
-            }
-        }
-        let ratios: Vec<f64> = pairs.iter().map(ratio).collect();
-        let (median, rse, lo, hi) = stats::ratio_stats(
-            &ratios,
-            settings.bootstrap_resamples,
-            settings.confidence,
-            settings.order_seed,
+        let (bt, ct) = (
+            timing(base, &t, stop, sides[0].clock(), reps[0]),
+            timing(cand, &t, stop, sides[1].clock(), reps[1]),
         );
-        out.ratio =
-            Some(RatioStats { median, ci_low: lo, ci_high: hi, confidence: settings.confidence, rse });
-        out.pairs = pairs;
+        let (bs, cs) = (bt.stats.spread(), ct.stats.spread());
+        let r = match &interval {
+            Some((n, r)) if *n == pairs.len() => *r,
+            _ => ratio_of(&pairs, settings),
+        };
+        let width = relative_half_width(&r);
+        let stable = width <= settings.max_ci;
+        let line = format!(
+            "paired attempt {attempt} of {attempts}: {} pairs of {} and {} execution(s) per sample, median ratio \
+             {:.4}, {:.0}% interval [{:.4}, {:.4}] (+-{:.2}% of the median, limit {:.2}%); spread baseline {bs:.3}, \
+             candidate {cs:.3}",
+            pairs.len(),
+            reps[0],
+            reps[1],
+            r.median,
+            r.confidence * 100.0,
+            r.ci_low,
+            r.ci_high,
+            width * 100.0,
+            settings.max_ci * 100.0,
+        );
+        for side in sides.iter_mut() {
+            side.report.log.push(log(if stable { LogLevel::Info } else { LogLevel::Warn }, line.clone()));
+        }
+        out.ratio = Some(r);
+        out.pairs = pairs.clone();
         out.stable = stable;
         out.attempts = attempt;
         out.stop = stop;
@@ -1098,21 +1192,26 @@ fn pair(
             break;
         }
     }
-    let spreads: Vec<f64> =
-        sides.iter().map(|s| s.report.timing.as_ref().map_or(0.0, |t| t.stats.spread())).collect();
-    if !out.stable {
-        for (i, side) in sides.iter_mut().enumerate() {
-            if spreads[i] > settings.max_cv {
-                side.fail(Failure {
-                    kind: FailureKind::UnstableTiming,
-                    evidence: format!(
-                        "timing spread {:.3} (robust coefficient of variation, from the 10th and 90th \
-                         percentiles) above {} after {} attempt(s)",
-                        spreads[i], settings.max_cv, out.attempts
-                    ),
-                });
-            }
-        }
+    if let (false, Some(r)) = (out.stable, &out.ratio) {
+        let spreads: Vec<f64> =
+            sides.iter().map(|s| s.report.timing.as_ref().map_or(0.0, |t| t.stats.spread())).collect();
+        sides[1].fail(Failure {
+            kind: FailureKind::UnstableTiming,
+            evidence: format!(
+                "the median ratio {:.4} has a {:.0}% interval [{:.4}, {:.4}], +-{:.2}% of it, wider than +-{:.2}% \
+                 after {} attempt(s) (timing spread, a robust coefficient of variation: baseline {:.3}, \
+                 candidate {:.3})",
+                r.median,
+                r.confidence * 100.0,
+                r.ci_low,
+                r.ci_high,
+                relative_half_width(r) * 100.0,
+                settings.max_ci * 100.0,
+                out.attempts,
+                spreads[0],
+                spreads[1]
+            ),
+        });
     }
     if let Some(r) = &out.ratio {
         if r.median > SUSPICIOUS_SPEEDUP {

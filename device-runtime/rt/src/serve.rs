@@ -261,6 +261,7 @@ fn send(output: &mut impl Write, response: &Response) -> std::io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use ekb_wire::protocol::PROTOCOL_VERSION;
 
     #[test]
     fn request_timing_overrides_the_sessions_field_by_field() {
@@ -297,8 +298,8 @@ mod tests {
         let hello =
             Request::Hello { min_version: 1, max_version: 3, client: "t".into(), client_version: "0".into() };
         let (r, _) = s.handle(&encode_frame(&hello).unwrap()[8..]);
-        assert!(matches!(r, Response::HelloAck { version: 1, .. }), "{r:?}");
-        assert_eq!(s.version(), Some(1));
+        assert!(matches!(r, Response::HelloAck { version: PROTOCOL_VERSION, .. }), "{r:?}");
+        assert_eq!(s.version(), Some(PROTOCOL_VERSION));
         let (r, done) = s.handle(&encode_frame(&Request::Shutdown).unwrap()[8..]);
         assert_eq!((r, done), (Response::Bye, true));
     }

@@ -10,9 +10,11 @@
 //!
 //! - [`Cmd::Run`]: poison the program's outputs and temporaries, run the plan once, answer
 //!   [`Reply::Ran`] with its time (the parent then checks outputs, guards and inputs);
-//! - [`Cmd::Sample`]: for each program index in `order`, poison, flush the caches if asked,
-//!   and time one execution with `CLOCK_MONOTONIC` (the clock reads are the only code inside
-//!   the timed span besides the plan); answer [`Reply::Samples`];
+//! - [`Cmd::Sample`]: for each program index in `order`, one sample: `reps` executions of
+//!   the program, before each of them poison (a large buffer on every thread) and flush the
+//!   caches if asked, each timed alone with `CLOCK_MONOTONIC` (the clock reads are the only
+//!   code inside the timed span besides the plan); the sample is their mean; answer
+//!   [`Reply::Samples`];
 //! - [`Cmd::Count`]: run the plan `runs` times with the counters enabled around each
 //!   execution only; answer [`Reply::Counted`];
 //! - `Cmd::Readback` (GPU builds): nothing for a CPU program (its outputs are the shared
@@ -39,7 +41,7 @@
 //! process only writes to its reply pipe and reads its command pipe and counters (GPU programs:
 //! and whatever its driver needs); it never returns into the runtime's serving code.
 
-use crate::buffers::Buffers;
+use crate::buffers::{fill_pattern, Buffers};
 use crate::counters::{CounterSet, Raw, NAMES};
 use crate::isolate::{self, ChildIo, Limits, EXIT_INTERNAL};
 use crate::pool::{self, Pool, PoolConfig, STACK_RESERVE};
@@ -58,9 +60,12 @@ pub enum Cmd {
     Run {
         program: u8,
     },
+    /// One sample per entry of `order` (a program index); a sample of program `p` is the mean
+    /// of `reps[p]` executions (1 where `reps` has no entry), each poisoned and timed alone.
     Sample {
         order: Vec<u8>,
         cold: bool,
+        reps: Vec<u32>,
     },
     Count {
         program: u8,
@@ -314,7 +319,7 @@ fn drive(io: &ChildIo, setup: &Setup<'_>, pool: &Pool, counters: &mut CounterSet
                 let (prog, bufs) = setup.programs[p];
                 match &mut execs[p] {
                     Exec::Cpu(bound) => {
-                        bufs.poison(prog.manifest());
+                        poison(pool, prog, bufs);
                         let t0 = sys::monotonic_ns();
                         // SAFETY: this is the kernel process (module notes); no slice of the
                         // buffers is live; this thread has the kernel stack.
@@ -325,29 +330,35 @@ fn drive(io: &ChildIo, setup: &Setup<'_>, pool: &Pool, counters: &mut CounterSet
                     Exec::Gpu(exec) => gpu::run(exec.as_mut(), prog, bufs),
                 }
             }
-            Cmd::Sample { order, cold } => {
+            Cmd::Sample { order, cold, reps } => {
                 let timed: Result<Vec<u64>, Reply> = order
                     .iter()
                     .map(|&program| {
                         let p = program as usize;
                         let (prog, bufs) = setup.programs[p];
-                        if let (true, Some(f)) = (cold, &flush) {
-                            flush_round = flush_round.wrapping_add(1);
-                            // SAFETY: the flush buffer is this process's own read-write mapping.
-                            unsafe { std::ptr::write_bytes(f.as_ptr(), flush_round, f.len()) };
-                            std::hint::black_box(f.as_ptr());
-                        }
-                        match &mut execs[p] {
-                            Exec::Cpu(bound) => {
-                                bufs.poison(prog.manifest());
-                                let t0 = sys::monotonic_ns();
-                                // SAFETY: as above.
-                                unsafe { bound.execute() };
-                                Ok(sys::monotonic_ns() - t0)
+                        let n = reps.get(p).copied().unwrap_or(1).max(1);
+                        let mut total = 0u64;
+                        for _ in 0..n {
+                            if let (true, Some(f)) = (cold, &flush) {
+                                flush_round = flush_round.wrapping_add(1);
+                                // SAFETY: the flush buffer is this process's own read-write
+                                // mapping.
+                                unsafe { std::ptr::write_bytes(f.as_ptr(), flush_round, f.len()) };
+                                std::hint::black_box(f.as_ptr());
                             }
-                            #[cfg(feature = "gpu")]
-                            Exec::Gpu(exec) => gpu::sample(exec.as_mut(), prog),
+                            total += match &mut execs[p] {
+                                Exec::Cpu(bound) => {
+                                    poison(pool, prog, bufs);
+                                    let t0 = sys::monotonic_ns();
+                                    // SAFETY: as above.
+                                    unsafe { bound.execute() };
+                                    sys::monotonic_ns() - t0
+                                }
+                                #[cfg(feature = "gpu")]
+                                Exec::Gpu(exec) => gpu::sample(exec.as_mut(), prog)?,
+                            };
                         }
+                        Ok(total / u64::from(n))
                     })
                     .collect();
                 timed.map_or_else(|failed| failed, |ns| Reply::Samples { ns })
@@ -359,7 +370,7 @@ fn drive(io: &ChildIo, setup: &Setup<'_>, pool: &Pool, counters: &mut CounterSet
                     Exec::Cpu(bound) => {
                         counters.reset();
                         for _ in 0..runs {
-                            bufs.poison(prog.manifest());
+                            poison(pool, prog, bufs);
                             counters.enable();
                             // SAFETY: as above.
                             unsafe { bound.execute() };
@@ -391,6 +402,31 @@ fn drive(io: &ChildIo, setup: &Setup<'_>, pool: &Pool, counters: &mut CounterSet
             return EXIT_INTERNAL;
         }
     }
+}
+
+/// Bytes from which the kernel process poisons a buffer on all its threads: a large output
+/// is filled in a fraction of the time, and the threads are awake when the timed execution
+/// starts, as they are between the kernels of one execution.
+const PARALLEL_POISON_BYTES: usize = 256 << 10;
+
+/// Poisons a CPU program's outputs and temporaries (large ones on every thread of the pool).
+fn poison(pool: &Pool, prog: &Program, bufs: &Buffers) {
+    bufs.poison_with(prog.manifest(), |d, word| {
+        let parts = pool.threads();
+        if d.len() < PARALLEL_POISON_BYTES || parts < 2 {
+            return fill_pattern(d, word);
+        }
+        // A multiple of 4 bytes per part keeps the pattern's phase.
+        let step = (d.len() / parts).next_multiple_of(64);
+        let (at, len) = (d.as_mut_ptr() as usize, d.len());
+        pool::for_each(pool, len.div_ceil(step), &|i| {
+            let start = i * step;
+            let end = (start + step).min(len);
+            // SAFETY: the parts are disjoint ranges of `d`, which outlives the launch.
+            let part = unsafe { std::slice::from_raw_parts_mut((at as *mut u8).add(start), end - start) };
+            fill_pattern(part, word);
+        });
+    });
 }
 
 /// How program `p` runs in this process, and lines for its report's log: a CPU program's plan

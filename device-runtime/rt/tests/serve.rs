@@ -176,7 +176,7 @@ fn requests_before_hello_and_version_mismatches_get_typed_errors() {
     expect_error(
         c.call(&mismatch),
         ErrorKind::UnsupportedVersion,
-        "the client speaks protocol versions 5..=9, this runtime speaks 1..=1",
+        "the client speaks protocol versions 5..=9, this runtime speaks 2..=2",
     );
     // Still not negotiated, still serving.
     expect_error(c.call(&Request::Shutdown), ErrorKind::NotNegotiated, "`Shutdown` before `Hello`");

@@ -36,9 +36,9 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 
 /// The protocol version this crate speaks best.
-pub const PROTOCOL_VERSION: u32 = 1;
+pub const PROTOCOL_VERSION: u32 = 2;
 /// The oldest protocol version this crate still speaks.
-pub const MIN_PROTOCOL_VERSION: u32 = 1;
+pub const MIN_PROTOCOL_VERSION: u32 = 2;
 /// Length of the frame header: body length and body CRC.
 pub const FRAME_HEADER_LEN: usize = 8;
 /// The largest frame body (1 GiB): room for large payloads in a `Load`.

@@ -78,6 +78,7 @@ fn run_report(id: u64, failure: Option<Failure>) -> RunReport {
         ],
         timing: Some(Timing {
             samples_ns: vec![1200, 1100, 1150, 1300],
+            reps: 1,
             warmup: 3,
             cold_cache: true,
             clock: "CLOCK_MONOTONIC_RAW".into(),

@@ -247,6 +247,7 @@ mod tests {
             tuning: Some(bl::Tuning { trials: 1, dir: "/r/t/g".into(), reused: true, seconds: 0.4 }),
             timing: Timing {
                 samples_ns: vec![1_500_000; 3],
+                reps: 1,
                 warmup: 2,
                 cold_cache: false,
                 clock: "c".into(),

@@ -20,6 +20,7 @@ use crate::eval::{self, EvalArgs};
 use crate::tasks::{self as task_cli, Select};
 use ekb_deploy::driver::{self, Artifact, BackendChoice, CompileOptions, Program, Sources, Stage};
 use ekb_eval::evaluate::candidate::Candidates;
+use ekb_eval::evaluate::selfcheck;
 use ekb_eval::tasks::Backend;
 use ekb_ir::l0::{self, Graph};
 use ekb_ir::tensor::{compare, Buffer, Tensor, Tolerance};
@@ -41,6 +42,7 @@ ekb bench                          every Level-1 CPU task: default schedule vs n
 ekb bench conv --budget 1          only tasks whose name contains `conv`, 1 s of timing each\n  \
 ekb bench --out runs/b1 --resume   continue an interrupted benchmark\n  \
 ekb bench --workloads              matmul/conv/... workloads next to numpy's sgemm peak\n  \
+ekb bench --self-check             the measurement against itself: A/A and a known 2x effect\n  \
 ekb bench --workloads --quick --only matmul_512 --json")]
 pub struct Args {
     #[command(flatten)]
@@ -51,8 +53,13 @@ pub struct Args {
     #[arg(long)]
     out: Option<PathBuf>,
     /// The compiler's workloads instead of the task suite.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "self_check")]
     workloads: bool,
+    /// Check the measurement itself on every selected instance: the default candidate timed
+    /// against itself (the ratio's interval must contain 1) and against itself with its plan
+    /// run twice (the ratio must be 0.50 within 2%); prints each and the share that passes.
+    #[arg(long)]
+    self_check: bool,
     /// --workloads: about 0.5 s per workload instead of 3 s.
     #[arg(long, requires = "workloads")]
     quick: bool,
@@ -79,7 +86,80 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
             "error: `ekb bench` runs the CPU instances on this machine\n  = hint: drop `--backend`".into()
         );
     }
+    if args.self_check {
+        return run_self_check(&args, filter);
+    }
     eval::evaluate_selection(&args.eval, filter, Candidates::Builtin(Schedule::Default), 1, &out)
+}
+
+/// `--self-check`: the A/A and known-effect checks of the measurement, a line per instance as
+/// it finishes, then the share that passes.
+fn run_self_check(args: &Args, mut filter: ekb_eval::tasks::Filter) -> Result<ExitCode, String> {
+    filter.backend = Some(Backend::Cpu);
+    let command: Vec<String> = std::env::args().collect();
+    let candidates = Candidates::Builtin(Schedule::Default);
+    let plan = eval::plan(&args.eval, candidates, 1, command, std::path::Path::new(""))?;
+    let (suite, broken) = task_cli::load(&args.eval.dir)?;
+    if broken {
+        return Err("error: fix the task files above first".into());
+    }
+    let tasks = suite.select(&filter);
+    if tasks.is_empty() {
+        return Err("error: no instance matches the selection".into());
+    }
+    let link = plan.links(&[Backend::Cpu])?.remove(&Backend::Cpu).expect("a link per backend asked for");
+    eprintln!(
+        "self-check of the measurement: {} instance(s) on {}, seeds {:?}; each line: the default \
+         candidate against itself (true ratio 1) and against itself run twice (true ratio 0.5)",
+        tasks.len(),
+        plan.device,
+        plan.config.seeds
+    );
+    let started = Instant::now();
+    let width = tasks.iter().map(|t| t.name.len()).max().unwrap_or(0);
+    println!("{:width$}  {:>26}  {:>26}", "instance", "A/A ratio [95% interval]", "plan twice (want 0.50)");
+    let show = |r: &Option<ekb_wire::protocol::RatioStats>, pass: bool| {
+        r.as_ref().map_or_else(
+            || format!("{:>26}", "-"),
+            |r| {
+                format!(
+                    "{:>4} {:.3} [{:.3}, {:.3}]",
+                    if pass { "ok" } else { "FAIL" },
+                    r.median,
+                    r.ci_low,
+                    r.ci_high
+                )
+            },
+        )
+    };
+    let checks = selfcheck::self_check(&tasks, &plan.config, link, &mut |c| {
+        let mut line = format!(
+            "{:width$}  {:>26}  {:>26}",
+            c.task,
+            show(&c.same, c.same_passes()),
+            show(&c.twice, c.twice_passes())
+        );
+        if let Some(e) = &c.error {
+            line.push_str(&format!("  ({})", e.lines().next().unwrap_or("")));
+        }
+        println!("{line}");
+    })
+    .map_err(|d| d.to_string())?;
+    let n = checks.len();
+    let share = |k: usize| 100.0 * k as f64 / n.max(1) as f64;
+    let (same, twice, both) = (
+        checks.iter().filter(|c| c.same_passes()).count(),
+        checks.iter().filter(|c| c.twice_passes()).count(),
+        checks.iter().filter(|c| c.passes()).count(),
+    );
+    println!(
+        "self-check: {both} of {n} instances pass ({:.1}%): A/A {same} ({:.1}%), plan twice {twice} ({:.1}%); {:.0} s",
+        share(both),
+        share(same),
+        share(twice),
+        started.elapsed().as_secs_f64()
+    );
+    Ok(ExitCode::SUCCESS)
 }
 
 /// A built-in workload: an L0 graph and its floating-point operation count (multiply-adds

@@ -86,23 +86,35 @@ pub struct EvalArgs {
     /// Stop a pair once the relative standard error of the median ratio is below this.
     #[arg(long, default_value_t = 0.01)]
     pub target_rse: f64,
-    /// A side whose timing spread (a robust coefficient of variation, from the 10th and 90th
-    /// percentiles) stays above this after every attempt is reported as unstable (its speedup
-    /// is kept but not counted).
-    #[arg(long, default_value_t = 0.1)]
-    pub max_cv: f64,
+    /// A pair is stable when half the width of the median ratio's 95% interval is at most this
+    /// fraction of the median (0.02: within +-2%); one that stays wider after every attempt is
+    /// reported as unstable (its speedup is kept but not counted).
+    #[arg(long, default_value_t = 0.02)]
+    pub max_ci: f64,
     /// Flush caches between samples (cold timing) instead of warm.
     #[arg(long)]
     pub cold: bool,
     /// Threads for parallel loops on the device [default: the runtime's].
     #[arg(long)]
     pub threads: Option<u32>,
+    /// Pin the device's kernel threads to these CPUs (`4-7`, `0,2`).
+    #[arg(long, value_name = "LIST", conflicts_with = "big_cores")]
+    pub cpus: Option<String>,
+    /// Pin the device's kernel threads to its fastest cluster (a big.LITTLE board's big cores).
+    #[arg(long)]
+    pub big_cores: bool,
     /// The task folder (default: the nearest `tasks/` with a `level1/` folder, from here up).
     #[arg(long)]
     pub dir: Option<PathBuf>,
-    /// Continue the run in `--out`, skipping candidates already stored.
+    /// Continue the run in `--out`, skipping candidates already stored (with the seeds it
+    /// stored).
     #[arg(long)]
     pub resume: bool,
+    /// The correctness seeds, to reproduce a run (`--seeds 17,4242,9`) [default: three drawn at
+    /// random per run and recorded in its run.json, so no candidate can be fitted to known
+    /// inputs].
+    #[arg(long, value_delimiter = ',', value_name = "SEED,...")]
+    pub seeds: Vec<u64>,
     /// One line per candidate only, no progress bar.
     #[arg(long)]
     pub plain: bool,
@@ -149,11 +161,50 @@ impl Plan {
     }
 }
 
+/// How many correctness seeds a run draws.
+const SEEDS_PER_RUN: usize = 3;
+
+/// The seeds of a run into `out`: `--seeds`, else those of the run being resumed, else three
+/// drawn at random (distinct).
+fn seeds(e: &EvalArgs, out: &Path) -> Result<Vec<u64>, String> {
+    if !e.seeds.is_empty() {
+        let mut sorted = e.seeds.clone();
+        sorted.sort_unstable();
+        if sorted.windows(2).any(|w| w[0] == w[1]) {
+            return Err(format!("error: `--seeds` lists a seed twice: {:?}", e.seeds));
+        }
+        return Ok(e.seeds.clone());
+    }
+    if e.resume && out.join(ekb_eval::results::RUN_FILE).exists() {
+        return Ok(ekb_eval::results::load_run(out).map_err(|d| d.to_string())?.info.seeds);
+    }
+    let mut drawn: Vec<u64> = Vec::new();
+    while drawn.len() < SEEDS_PER_RUN {
+        // Small enough to type back into `--seeds` or `ekb interp --seed`.
+        let s = random_u64()? % 1_000_000_000;
+        if !drawn.contains(&s) {
+            drawn.push(s);
+        }
+    }
+    Ok(drawn)
+}
+
+/// Eight bytes from the system's random source.
+fn random_u64() -> Result<u64, String> {
+    use std::io::Read;
+    let mut b = [0u8; 8];
+    std::fs::File::open("/dev/urandom")
+        .and_then(|mut f| f.read_exact(&mut b))
+        .map_err(|e| format!("error: cannot draw the run's seeds from /dev/urandom: {e}\n  = hint: fix them with `--seeds A,B,C`"))?;
+    Ok(u64::from_le_bytes(b))
+}
+
 pub fn plan(
     e: &EvalArgs,
     candidates: Candidates,
     samples: u32,
     command: Vec<String>,
+    out: &Path,
 ) -> Result<Plan, String> {
     if !(e.budget > 0.0 && e.budget.is_finite()) {
         return Err(format!("error: `--budget {}` must be a positive number of seconds", e.budget));
@@ -179,19 +230,24 @@ pub fn plan(
     if !(e.timeout > 0.0 && e.timeout.is_finite()) {
         return Err(format!("error: `--timeout {}` must be a positive number of seconds", e.timeout));
     }
-    if !(e.max_cv > 0.0 && e.max_cv.is_finite()) {
-        return Err(format!("error: `--max-cv {}` must be a positive number", e.max_cv));
+    if !(e.max_ci > 0.0 && e.max_ci.is_finite()) {
+        return Err(format!("error: `--max-ci {}` must be a positive number", e.max_ci));
     }
-    let paired = PairedSettings { threads: e.threads, max_cv: e.max_cv, ..PairedSettings::DEFAULT };
+    let paired = PairedSettings { threads: e.threads, max_ci: e.max_ci, ..PairedSettings::DEFAULT };
     let config = Config {
         candidates,
         baseline: e.baseline()?,
         samples,
-        seeds: ekb_deploy::build::DEFAULT_SEEDS.to_vec(),
+        seeds: seeds(e, out)?,
         timing,
         paired,
         targets,
         exec_timeout: std::time::Duration::from_secs_f64(e.timeout),
+        pinning: match (&e.cpus, e.big_cores) {
+            (Some(list), _) => vec!["--cpus".into(), list.clone()],
+            (None, true) => vec!["--big-cores".into()],
+            (None, false) => Vec::new(),
+        },
         command,
     };
     Ok(Plan { config, device, remote })
@@ -220,7 +276,7 @@ pub fn evaluate_selection(
     out: &Path,
 ) -> Result<ExitCode, String> {
     let command: Vec<String> = std::env::args().collect();
-    let plan = plan(e, candidates, samples, command)?;
+    let plan = plan(e, candidates, samples, command, out)?;
     let (suite, broken) = task_cli::load(&e.dir)?;
     if broken {
         return Err("error: fix the task files above first".into());

@@ -59,8 +59,8 @@ fn a_killed_run_resumed_ends_like_an_uninterrupted_one() {
     let args = |out: &str| -> Vec<String> {
         // Timing stability is not what this test is about: on a busy machine it could differ
         // between the two runs, so no side is ever judged unstable here.
-        let cv = "1e9";
-        ["eval", "--dir", tasks.to_str().unwrap(), "--budget", "0.3", "--max-cv", cv, "--plain", "--out", out]
+        let ci = "1e9";
+        ["eval", "--dir", tasks.to_str().unwrap(), "--budget", "0.3", "--max-ci", ci, "--plain", "--out", out]
             .iter()
             .map(|s| s.to_string())
             .collect()
@@ -114,6 +114,28 @@ fn a_killed_run_resumed_ends_like_an_uninterrupted_one() {
     assert!(resumed.status.success(), "{stderr}");
     assert!(stderr.contains(&format!("resuming: {stored} of 4 candidate(s) already stored")), "{stderr}");
     assert_eq!(outcomes(&part), expected);
+
+    // The correctness seeds are drawn per run and recorded in run.json (a resumed run keeps
+    // the ones it stored: it was refused otherwise); `--seeds` fixes them.
+    let seeds = |run: &str| -> Vec<u64> {
+        let info: Value =
+            serde_json::from_str(&std::fs::read_to_string(tmp.path().join(run).join("run.json")).unwrap())
+                .unwrap();
+        info["seeds"].as_array().unwrap().iter().map(|s| s.as_u64().unwrap()).collect()
+    };
+    let (a, b) = (seeds("full"), seeds("part"));
+    assert_eq!(a.len(), 3, "{a:?}");
+    assert_ne!(a, b, "two runs drew the same seeds");
+    let mut fixed = args("fixed");
+    fixed.extend(["t_relu".to_string(), "--seeds".into(), "5,6,7".into()]);
+    let out = ekb(tmp.path()).args(&fixed).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(seeds("fixed"), vec![5, 6, 7]);
+    let mut twice = args("twice");
+    twice.extend(["--seeds".to_string(), "5,5".into()]);
+    let out = ekb(tmp.path()).args(&twice).output().unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("lists a seed twice"));
 }
 
 #[test]
@@ -133,7 +155,7 @@ fn gpu_instances_run_on_the_gpu_runtime_and_a_wrong_profile_is_refused() {
     let eval = |extra: &[&str]| {
         let mut c = ekb(tmp.path());
         c.env("EKB_RT_GPU", &gpu_rt).args(["eval", "--dir", tasks.to_str().unwrap(), "--budget", "0.2"]);
-        c.args(["--max-cv", "1e9", "--plain"]).args(extra).output().unwrap()
+        c.args(["--max-ci", "1e9", "--plain"]).args(extra).output().unwrap()
     };
     let out = eval(&["--backend", "opencl", "--out", "cl"]);
     let stderr = String::from_utf8_lossy(&out.stderr);
@@ -175,7 +197,7 @@ fn a_hand_written_trace_is_evaluated_and_an_illegal_step_is_a_syntax_api_failure
     let out = tmp.path().join("run");
     let o = ekb(tmp.path())
         .args(["eval", "add_resnet18_residual", "--level", "1", "--backend", "cpu", "--samples", "2"])
-        .args(["--budget", "0.3", "--max-cv", "1e9", "--plain", "--dir"])
+        .args(["--budget", "0.3", "--max-ci", "1e9", "--plain", "--dir"])
         .arg(repo.join("tasks"))
         .arg("--candidates")
         .arg(&cands)
@@ -196,4 +218,26 @@ fn a_hand_written_trace_is_evaluated_and_an_illegal_step_is_a_syntax_api_failure
     let evidence = bad["failure"]["evidence"].as_str().unwrap();
     assert!(evidence.contains("step 1 (`vectorize k0_add.i1`) is refused"), "{evidence}");
     assert!(evidence.contains("not innermost") && evidence.contains(":2:1"), "{evidence}");
+}
+
+#[test]
+fn the_self_check_times_each_instance_against_itself_and_itself_twice() {
+    let tmp = tempfile::tempdir().unwrap();
+    let tasks = task_folder(tmp.path());
+    let o = ekb(tmp.path())
+        .args(["bench", "--self-check", "t_*", "--budget", "0.3", "--dir", tasks.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    // A line per instance, each with both ratios (whether they pass depends on the machine),
+    // and the share that passes.
+    for t in ["t_relu", "t_sigmoid", "t_tanh", "t_exp"] {
+        let line = stdout.lines().find(|l| l.starts_with(t)).unwrap_or_else(|| panic!("{t}: {stdout}"));
+        let ratios: Vec<f64> = line.split_whitespace().filter_map(|w| w.parse::<f64>().ok()).collect();
+        assert_eq!(ratios.len(), 2, "{line}");
+        assert!((0.8..1.25).contains(&ratios[0]), "A/A: {line}");
+        assert!((0.4..0.625).contains(&ratios[1]), "plan twice: {line}");
+    }
+    assert!(stdout.contains("self-check: ") && stdout.contains(" of 4 instances pass ("), "{stdout}");
 }

@@ -38,7 +38,7 @@ use ekb_lower::Schedule;
 use ekb_wire::payload::{
     f16s_to_le, f32s_to_le, i32s_to_le, i8s_to_le, Access, AllocDecl, Backend, BlobKind, BufferDecl, DType,
     ExpectedOutput, GpuLimits, KernelDecl, Launch, LaunchStep, Manifest, MemScope, MemoryPlan, ParamDecl,
-    PayloadBuilder, Role, Source, TimingSettings, Tolerance,
+    Payload, PayloadBuilder, PayloadError, Role, Source, TimingSettings, Tolerance,
 };
 use serde::Serialize;
 use std::borrow::Cow;
@@ -227,6 +227,22 @@ pub fn build_for(
         CompileOptions { schedule: options.schedule, backend: choice, ..CompileOptions::default() };
     let artifact = compile(program, sources, target, &options_compile).map_err(|f| f.diagnostics)?;
     package(artifact, graph, sources, target, options)
+}
+
+/// `payload` with its plan repeated `times` times in one execution: the same code, buffers,
+/// seeds and expected outputs (running the plan again recomputes the same outputs from the
+/// same inputs), so its time is `times` times the original's. The known-effect check of the
+/// measurement (`ekb bench --self-check`) times it against the original.
+pub fn repeat_plan(payload: &[u8], times: usize) -> Result<Vec<u8>, PayloadError> {
+    let view = Payload::parse(payload)?;
+    let mut out = PayloadBuilder::new();
+    for blob in (0..view.blob_count() as u32).filter_map(|i| view.blob(i)) {
+        out.add_blob(blob.kind, blob.data);
+    }
+    let mut manifest = view.manifest().clone();
+    let once = std::mem::take(&mut manifest.plan);
+    manifest.plan = (0..times).flat_map(|_| once.iter().cloned()).collect();
+    out.finish(&manifest)
 }
 
 /// Packs a compiled artifact into a payload for the task of `graph` ([`assemble`]), keeping

@@ -356,7 +356,7 @@ mod tests {
 
     fn hello() -> Hello {
         Hello {
-            version: 1,
+            version: ekb_wire::protocol::PROTOCOL_VERSION,
             runtime: "ekb-rt".into(),
             runtime_version: "0.1.0".into(),
             device: DeviceSummary {
@@ -388,6 +388,7 @@ mod tests {
             }],
             timing: Some(Timing {
                 samples_ns: vec![1_000_000, 1_200_000, 1_100_000],
+                reps: 1,
                 warmup: 3,
                 cold_cache: false,
                 clock: "CLOCK_MONOTONIC_RAW".into(),
@@ -483,7 +484,7 @@ mod tests {
     fn the_table_shows_seeds_timing_counters_memory_legality_and_failures() {
         let t = render("r.ekr", &file());
         let lines: Vec<&str> = t.lines().collect();
-        assert_eq!(lines[0], "r.ekr: ekb-rt 0.1.0 (protocol 1) on aarch64 Cortex-A76, 8 cores, 8.0 GiB");
+        assert_eq!(lines[0], "r.ekr: ekb-rt 0.1.0 (protocol 2) on aarch64 Cortex-A76, 8 cores, 8.0 GiB");
         assert_eq!(lines[1], "[0] matmul on rk3588 (cpu-llvm, 4 threads): correct");
         assert!(
             t.contains(

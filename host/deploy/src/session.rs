@@ -326,7 +326,7 @@ mod tests {
     #[test]
     fn refusals_keep_the_session_and_wrong_answers_are_named() {
         let input = stream(&[
-            ack(1),
+            ack(PROTOCOL_VERSION),
             Response::Error { kind: ErrorKind::UnknownPayload, message: "no payload #9".into() },
             Response::Bye,
         ]);
@@ -339,7 +339,7 @@ mod tests {
 
     #[test]
     fn a_peer_that_vanishes_mid_frame_or_sends_garbage_is_an_error() {
-        let mut input = stream(&[ack(1)]);
+        let mut input = stream(&[ack(PROTOCOL_VERSION)]);
         let whole = stream(&[Response::Bye]);
         input.extend_from_slice(&whole[..whole.len() - 1]);
         let s = Session::open(input.as_slice(), Vec::new(), "ekb", "0").unwrap();
@@ -349,7 +349,7 @@ mod tests {
         let e = Session::open(&b""[..], Vec::new(), "ekb", "0").unwrap_err();
         assert_eq!(e.to_string(), "the runtime closed the connection while ekb waited for HelloAck");
 
-        let mut garbage = stream(&[ack(1)]);
+        let mut garbage = stream(&[ack(PROTOCOL_VERSION)]);
         garbage[8] ^= 0xff;
         let e = Session::open(garbage.as_slice(), Vec::new(), "ekb", "0").unwrap_err();
         assert!(matches!(e, SessionError::Protocol(ProtocolError::CrcMismatch { .. })), "{e}");

@@ -363,3 +363,24 @@ fn reference_outputs_given_by_the_caller_are_the_ones_computed_here() {
     let e = build::build(Program::Graph(&g), Sources::default(), &host, &short).unwrap_err();
     assert_eq!(e[0].message, "1 sets of reference outputs for 3 seeds");
 }
+
+#[test]
+fn a_repeated_plan_runs_the_same_kernels_again_on_the_same_data() {
+    let (_, g) = graph(TASK);
+    let host = TargetProfile::load("host").unwrap();
+    let built =
+        build::build(Program::Graph(&g), Sources::default(), &host, &BuildOptions::default()).unwrap();
+    let twice = build::repeat_plan(&built.payload, 2).unwrap();
+    let (a, b) = (Payload::parse(&built.payload).unwrap(), Payload::parse(&twice).unwrap());
+    let plan = &a.manifest().plan;
+    assert_eq!(b.manifest().plan, [plan.clone(), plan.clone()].concat());
+    // Everything else is the same: code, buffers, seeds, expected outputs.
+    let mut same = b.manifest().clone();
+    same.plan = plan.clone();
+    assert_eq!(&same, a.manifest());
+    assert_eq!(a.blob_count(), b.blob_count());
+    for i in 0..a.blob_count() as u32 {
+        assert_eq!(a.blob(i), b.blob(i));
+    }
+    check_payload(&g, &host, &build::DEFAULT_SEEDS, &twice);
+}

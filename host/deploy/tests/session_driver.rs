@@ -43,7 +43,7 @@ impl Transport for Scripted {
 
 fn hello() -> Response {
     Response::HelloAck {
-        version: 1,
+        version: ekb_wire::protocol::PROTOCOL_VERSION,
         runtime: "ekb-rt".into(),
         runtime_version: "0.1.0".into(),
         device: DeviceSummary {

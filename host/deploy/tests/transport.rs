@@ -188,7 +188,7 @@ fn adb_commands_with_and_without_a_serial() {
 fn report_bytes() -> Vec<u8> {
     use ekb_wire::protocol::{encode_frame, DeviceSummary, ErrorKind, Response};
     let mut b = encode_frame(&Response::HelloAck {
-        version: 1,
+        version: ekb_wire::protocol::PROTOCOL_VERSION,
         runtime: "ekb-rt".into(),
         runtime_version: "0.1.0".into(),
         device: DeviceSummary {

@@ -164,7 +164,7 @@ fn a_timing_that_cannot_be_stable_is_correct_but_flagged_unstable() {
     let mut cfg = config(Candidates::Builtin(Schedule::Default), 1);
     cfg.timing.budget_ms = 200;
     // No real timing has a coefficient of variation of zero.
-    cfg.paired.max_cv = 0.0;
+    cfg.paired.max_ci = 0.0;
     cfg.paired.attempts = 1;
     let run = evaluate_dir(&task, &cfg, &tmp.path().join("run"), false, &mut Quiet::default());
     let r = result_of(&run, 0);

@@ -274,6 +274,7 @@ pub fn run(g: &Graph, engine: &Engine, opts: BaselineOptions, work: &Path) -> Re
         timing: Timing {
             stats: stats(&bench.samples_ns),
             samples_ns: bench.samples_ns,
+            reps: 1,
             warmup: bench.warmup,
             cold_cache: false,
             clock: clock.into(),

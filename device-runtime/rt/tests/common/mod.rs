@@ -409,15 +409,17 @@ impl Client {
         self.recv()
     }
 
-    /// `Hello` for protocol version 1.
+    /// `Hello` for the current protocol version.
     pub fn hello(&mut self) {
+        use ekb_wire::protocol::PROTOCOL_VERSION;
         let ack = self.call(&ekb_wire::protocol::Request::Hello {
-            min_version: 1,
-            max_version: 1,
+            min_version: PROTOCOL_VERSION,
+            max_version: PROTOCOL_VERSION,
             client: "tests".into(),
             client_version: "0".into(),
         });
-        assert!(matches!(ack, ekb_wire::protocol::Response::HelloAck { version: 1, .. }), "{ack:?}");
+        let agreed = matches!(ack, ekb_wire::protocol::Response::HelloAck { version, .. } if version == PROTOCOL_VERSION);
+        assert!(agreed, "{ack:?}");
     }
 
     /// Loads `payload` and returns its id.

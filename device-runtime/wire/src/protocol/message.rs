@@ -63,9 +63,10 @@ pub struct PairedSettings {
     pub threads: Option<u32>,
     /// Seeds the per-pair random order (A B or B A), so a session can be replayed.
     pub order_seed: u64,
-    /// A side whose timing spread (a robust coefficient of variation, from the 10th and 90th
-    /// percentiles: `docs/runtime.md`) exceeds this is unstable.
-    pub max_cv: f64,
+    /// The pair is stable when half the width of the median ratio's interval (at
+    /// `confidence`) is at most this fraction of the median (e.g. 0.02: within +-2%). Each
+    /// side's spread is reported beside it, as a diagnostic (`docs/runtime.md`).
+    pub max_ci: f64,
     /// How many times an unstable pair is measured before it is reported as unstable.
     pub attempts: u32,
     /// Bootstrap resamples for the confidence interval of the median ratio.
@@ -75,7 +76,7 @@ pub struct PairedSettings {
 }
 
 impl PairedSettings {
-    /// The evaluation protocol's defaults: the payloads' timing, CV above 10% is unstable, two
+    /// The evaluation protocol's defaults: the payloads' timing, stable within +-2%, two
     /// attempts, 1000 bootstrap resamples, a 95% interval.
     pub const DEFAULT: PairedSettings = PairedSettings {
         timing: TimingOverrides {
@@ -88,7 +89,7 @@ impl PairedSettings {
         },
         threads: None,
         order_seed: 0,
-        max_cv: 0.1,
+        max_ci: 0.02,
         attempts: 2,
         bootstrap_resamples: 1000,
         confidence: 0.95,

@@ -84,8 +84,13 @@ pub enum StopReason {
 /// Timing of one payload: the raw samples and their statistics.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Timing {
-    /// One whole program execution per sample, in nanoseconds, in the order taken.
+    /// One sample per entry, in the order taken: the mean time of one whole program execution
+    /// over the sample's `reps` executions, in nanoseconds.
     pub samples_ns: Vec<u64>,
+    /// Executions per sample, each poisoned and timed alone: enough that a sample lasts at
+    /// least the runtime's minimum sample time (calibrated from the warm-up; 1 for a program
+    /// slower than that).
+    pub reps: u32,
     pub warmup: u32,
     pub cold_cache: bool,
     /// The clock (`CLOCK_MONOTONIC_RAW`, `cuda-events`, `opencl-profiling`).
@@ -326,13 +331,14 @@ pub struct PairedReport {
     /// Each side's correctness, memory, counters and own timing.
     pub baseline: RunReport,
     pub candidate: RunReport,
-    /// Every pair of the last attempt, in order.
+    /// Every pair of every attempt, in order (each sample the mean of its side's `reps`
+    /// executions).
     pub pairs: Vec<PairSample>,
     /// Absent when either side failed.
     pub ratio: Option<RatioStats>,
-    /// Both sides' coefficients of variation were within the limit.
+    /// The median ratio's interval was within `max_ci` of it.
     pub stable: bool,
-    /// How many times the pair was measured (more than 1 after an unstable attempt).
+    /// How many attempts the pairs took (more than 1 after an unstable attempt).
     pub attempts: u32,
     pub stop: StopReason,
 }

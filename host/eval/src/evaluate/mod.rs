@@ -19,6 +19,7 @@ pub mod candidate;
 pub mod compile;
 pub mod device;
 pub mod outcome;
+pub mod selfcheck;
 
 use crate::results::{
     utc_now, BackendEnv, CandidateResult, FailureClass, FailureRecord, Instance, MemoryRecord, Phases, Run,
@@ -53,6 +54,9 @@ pub struct Config {
     pub targets: BTreeMap<Backend, TargetProfile>,
     /// The limit of one execution of either side on the device; longer is a timeout.
     pub exec_timeout: std::time::Duration,
+    /// Where the device's runtime pins its kernel threads: `ekb-rt serve` options (`--cpus
+    /// LIST`, `--big-cores`), empty for no pinning.
+    pub pinning: Vec<String>,
     /// The command line, for the record.
     pub command: Vec<String>,
 }
@@ -78,6 +82,13 @@ impl Config {
         }
     }
 
+    /// The arguments of `ekb-rt serve` on the device: the execution limit and the pinning.
+    fn serve_args(&self) -> Vec<String> {
+        let mut args = vec!["--timeout-ms".to_string(), self.exec_timeout.as_millis().max(1).to_string()];
+        args.extend(self.pinning.iter().cloned());
+        args
+    }
+
     /// The profile of `backend`; [`evaluate`] checks before it starts that every planned
     /// backend has one.
     fn target(&self, backend: Backend) -> &TargetProfile {
@@ -88,7 +99,7 @@ impl Config {
         TimingSettings {
             cold_cache: self.timing.cold_cache,
             target_rse: self.timing.target_rse,
-            max_cv: self.paired.max_cv,
+            max_ci: self.paired.max_ci,
             budget_s: self.timing.budget_ms as f64 / 1000.0,
             timeout_s: self.exec_timeout.as_secs_f64(),
             threads: self.paired.threads,
@@ -211,7 +222,7 @@ pub fn evaluate(
             return Err(Diagnostic::error(format!("no device is given for the {} instances", b.name())));
         }
     }
-    let serve_args = vec!["--timeout-ms".to_string(), config.exec_timeout.as_millis().max(1).to_string()];
+    let serve_args = config.serve_args();
     let mut sessions: BTreeMap<Backend, DeviceSession> = BTreeMap::new();
     let mut envs = BTreeMap::new();
     for &b in &used {
@@ -509,11 +520,15 @@ fn one(
                     result.timing = o.timing;
                     result.baseline_failure = o.baseline_failure;
                     result.memory = Some(o.memory);
+                    let reps = |s: &ekb_wire::protocol::RunReport| {
+                        s.timing.as_ref().map_or(1.0, |t| f64::from(t.reps.max(1)))
+                    };
+                    let (rb, rc) = (reps(&report.baseline), reps(&report.candidate));
                     result.seconds.timed = report
                         .pairs
                         .iter()
-                        .map(|p| (p.baseline_ns + p.candidate_ns) as f64)
-                        .fold(0.0, |a, b| a + b)
+                        .map(|p| p.baseline_ns as f64 * rb + p.candidate_ns as f64 * rc)
+                        .sum::<f64>()
                         / 1e9;
                     session.unload(candidate_id);
                 }

@@ -92,6 +92,7 @@ pub fn from_paired(r: &PairedReport) -> Outcome {
             min_ns: t.stats.min_ns,
             cv: t.stats.cv,
             spread: t.stats.spread(),
+            reps: t.reps,
         })
     };
     let timing = match (&r.ratio, side(&r.baseline), side(&r.candidate)) {
@@ -123,8 +124,15 @@ pub fn from_paired(r: &PairedReport) -> Outcome {
                 class: FailureClass::UnstableTiming,
                 detail: "unstable timing".into(),
                 evidence: format!(
-                    "timing spread {:.3} (baseline) and {:.3} (candidate) after {} attempt(s)",
-                    t.baseline.spread, t.candidate.spread, t.attempts
+                    "the median ratio {:.4} has a {:.0}% interval [{:.4}, {:.4}] after {} attempt(s) \
+                     (timing spread {:.3} baseline, {:.3} candidate)",
+                    t.speedup,
+                    t.confidence * 100.0,
+                    t.ci_low,
+                    t.ci_high,
+                    t.attempts,
+                    t.baseline.spread,
+                    t.candidate.spread
                 ),
             });
         }

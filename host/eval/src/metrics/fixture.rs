@@ -46,7 +46,7 @@ pub(crate) fn info(samples: u32, instances: Vec<Instance>) -> RunInfo {
         timing: TimingSettings {
             cold_cache: false,
             target_rse: 0.01,
-            max_cv: 0.1,
+            max_ci: 0.02,
             budget_s: 2.0,
             timeout_s: 20.0,
             threads: Some(4),
@@ -66,7 +66,7 @@ pub(crate) fn run(dir: &str, info: RunInfo, results: Vec<CandidateResult>) -> Ru
 }
 
 fn side(cv: f64) -> SideTiming {
-    SideTiming { median_ns: 1000.0, min_ns: 900.0, cv, spread: cv }
+    SideTiming { median_ns: 1000.0, min_ns: 900.0, cv, spread: cv, reps: 1 }
 }
 
 fn timing(speedup: f64, stable: bool) -> PairedTiming {

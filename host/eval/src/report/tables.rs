@@ -107,10 +107,10 @@ pub fn env_lines(r: &RunMetrics) -> Vec<String> {
         ),
         format!("command: {}", e.command.join(" ")),
         format!(
-            "timing: {} cache, target RSE {:.1}%, max CV {:.1}%, budget {} s per pair{}, {}",
+            "timing: {} cache, target RSE {:.1}%, ratio interval within +-{:.1}%, budget {} s per pair{}, {}",
             if t.cold_cache { "cold (flushed between samples)" } else { "warm" },
             t.target_rse * 100.0,
-            t.max_cv * 100.0,
+            t.max_ci * 100.0,
             t.budget_s,
             if t.timeout_s > 0.0 {
                 format!(", timeout {} s per execution", t.timeout_s)

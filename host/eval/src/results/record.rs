@@ -48,8 +48,10 @@ pub struct TimingSettings {
     pub cold_cache: bool,
     /// Target relative standard error of the median ratio.
     pub target_rse: f64,
-    /// A side whose timing spread (a robust coefficient of variation) exceeds this is unstable.
-    pub max_cv: f64,
+    /// A pair whose median ratio's interval is wider than +- this fraction of the median is
+    /// unstable (0 in runs stored before the rule judged the ratio rather than each side).
+    #[serde(default)]
+    pub max_ci: f64,
     /// Time budget per pair, seconds.
     pub budget_s: f64,
     /// The limit of one execution, seconds; longer is a timeout.
@@ -224,7 +226,8 @@ pub struct PairedTiming {
     pub threads: u32,
     pub baseline: SideTiming,
     pub candidate: SideTiming,
-    /// Every pair of the last attempt: `[baseline_ns, candidate_ns]`.
+    /// Every pair of every attempt: `[baseline_ns, candidate_ns]`, each the mean of its side's
+    /// `reps` executions.
     pub pairs: Vec<[u64; 2]>,
 }
 
@@ -234,9 +237,14 @@ pub struct SideTiming {
     pub median_ns: f64,
     pub min_ns: f64,
     pub cv: f64,
-    /// The robust spread that decides stability (`Stats::spread` of the protocol).
+    /// The robust spread (`Stats::spread` of the protocol), a diagnostic beside the ratio's
+    /// interval that decides stability.
     #[serde(default)]
     pub spread: f64,
+    /// Executions per sample (the samples are their means; 0 in runs stored before samples
+    /// repeated the program).
+    #[serde(default)]
+    pub reps: u32,
 }
 
 /// Peak memory of each side, bytes.
@@ -257,7 +265,7 @@ pub struct Phases {
     pub compiler: f64,
     /// Load, run on every seed and time, on the device.
     pub run: f64,
-    /// The part of `run` inside timed samples (both sides of every pair of the last attempt):
+    /// The part of `run` inside timed samples (both sides of every pair, every execution of each):
     /// what the timing budget buys; the rest of `run` is overhead.
     #[serde(default)]
     pub timed: f64,

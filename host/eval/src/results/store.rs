@@ -208,7 +208,7 @@ mod tests {
             timing: TimingSettings {
                 cold_cache: false,
                 target_rse: 0.01,
-                max_cv: 0.1,
+                max_ci: 0.02,
                 budget_s: 1.0,
                 timeout_s: 20.0,
                 threads: None,

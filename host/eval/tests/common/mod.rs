@@ -56,10 +56,11 @@ pub fn config(candidates: Candidates, samples: u32) -> Config {
         samples,
         seeds: vec![0, 1, 2],
         timing: TimingSettings { budget_ms: 200, ..TimingSettings::DEFAULT },
-        paired: PairedSettings { threads: Some(2), max_cv: 1e9, ..PairedSettings::DEFAULT },
+        paired: PairedSettings { threads: Some(2), max_ci: 1e9, ..PairedSettings::DEFAULT },
         targets: BTreeMap::from([(Backend::Cpu, TargetProfile::load("host").unwrap())]),
         // Short, so the candidate that loops for hours costs a second.
         exec_timeout: std::time::Duration::from_secs(1),
+        pinning: Vec::new(),
         command: vec!["test".into()],
     }
 }
