@@ -180,6 +180,21 @@ impl CounterSet {
     }
 }
 
+/// Each plan step's time over `runs` executions, as counters (`KERNEL (step N): time (CLOCK,
+/// ns)`), for the steps' kernel `names`.
+pub fn step_times(names: &[String], step_ns: &[u64], runs: u64, clock: &str) -> Vec<Counter> {
+    names
+        .iter()
+        .zip(step_ns)
+        .enumerate()
+        .map(|(i, (name, &total))| Counter {
+            name: format!("{name} (step {i}): time ({clock}, ns)"),
+            kind: CounterKind::Step,
+            reading: CounterReading::Counted { total, runs, scaled: false },
+        })
+        .collect()
+}
+
 /// The report's counters from raw readings over `runs` executions; `errors` are the open
 /// failures (from [`CounterSet::errors`]).
 pub fn readings(raw: &[Raw], errors: &[Option<String>], runs: u64) -> Vec<Counter> {

@@ -241,19 +241,4 @@ mod enabled {
         }
         out
     }
-
-    /// Each step's device time over `runs` executions, as counters
-    /// (`KERNEL (step N): time (CLOCK)`, nanoseconds).
-    pub fn time_counters(names: &[String], step_ns: &[u64], runs: u64, clock: &str) -> Vec<Counter> {
-        names
-            .iter()
-            .zip(step_ns)
-            .enumerate()
-            .map(|(i, (name, &total))| Counter {
-                name: format!("{name} (step {i}): time ({clock}, ns)"),
-                kind: CounterKind::Gpu,
-                reading: CounterReading::Counted { total, runs, scaled: false },
-            })
-            .collect()
-    }
 }

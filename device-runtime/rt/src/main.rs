@@ -126,6 +126,7 @@ fn info_text(device: &Device, info: &DeviceInfo, gpu_notes: &[String]) -> String
             ekb_wire::protocol::CounterKind::Hardware => "hardware",
             ekb_wire::protocol::CounterKind::Software => "software",
             ekb_wire::protocol::CounterKind::Gpu => "gpu driver",
+            ekb_wire::protocol::CounterKind::Step => "step time",
         };
         let state = match &c.availability {
             Availability::Available => "available".to_string(),

@@ -246,6 +246,19 @@ impl Bound<'_> {
         }
     }
 
+    /// As [`Bound::execute`], adding each step's time by `clock` (nanoseconds) to `step_ns`.
+    ///
+    /// # Safety
+    /// As [`Bound::execute`].
+    pub unsafe fn execute_timed(&self, clock: fn() -> u64, step_ns: &mut [u64]) {
+        for ((f, args), total) in self.steps.iter().zip(step_ns.iter_mut()) {
+            let t0 = clock();
+            // SAFETY: as in `execute`.
+            unsafe { f(args.as_ptr()) };
+            *total += clock() - t0;
+        }
+    }
+
     /// Number of kernel launches per execution.
     pub fn steps(&self) -> usize {
         self.steps.len()

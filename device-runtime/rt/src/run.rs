@@ -799,21 +799,32 @@ fn count(proc: &mut Proc, sides: &[Side<'_>], p: usize, median_ns: f64) -> Resul
             format!("the kernels ran on the GPU ({}): the CPU's counters do not see them", m.backend);
         let mut out: Vec<Counter> = counters::readings(&[], &vec![Some(reason); counters::NAMES.len()], 0);
         let kernels: Vec<String> = m.kernels.iter().map(|k| k.name.clone()).collect();
-        let steps: Vec<String> = m.plan.iter().map(|s| kernels[s.kernel as usize].clone()).collect();
-        out.extend(crate::gpu::time_counters(&steps, &step_ns, u64::from(runs), built.device.api.clock()));
+        out.extend(counters::step_times(
+            &step_names(sides, p),
+            &step_ns,
+            u64::from(runs),
+            built.device.api.clock(),
+        ));
         out.extend(crate::gpu::resource_counters(&kernels, built));
         return Ok(out);
     }
-    let raw = if proc.any_counter {
-        let timeout = proc.exec_limit.saturating_mul(runs);
+    // Twice the runs: the counted ones, then as many with each step timed alone.
+    let timeout = proc.exec_limit.saturating_mul(runs.saturating_mul(2));
+    let (raw, step_ns) =
         match proc.request(&Cmd::Count { program: p as u8, runs }, timeout, &programs(sides))? {
-            Reply::Counted { raw } => raw,
+            Reply::Counted { raw, step_ns } => (raw, step_ns),
             other => return Err(Stop::Failed(garbled(format!("{other:?}")))),
-        }
-    } else {
-        Vec::new()
-    };
-    Ok(counters::readings(&raw, &proc.counter_errors, u64::from(runs)))
+        };
+    let raw = if proc.any_counter { raw } else { Vec::new() };
+    let mut out = counters::readings(&raw, &proc.counter_errors, u64::from(runs));
+    out.extend(counters::step_times(&step_names(sides, p), &step_ns, u64::from(runs), sides[p].clock()));
+    Ok(out)
+}
+
+/// The kernel each plan step of program `p` launches.
+fn step_names(sides: &[Side<'_>], p: usize) -> Vec<String> {
+    let m = sides[p].payload.manifest();
+    m.plan.iter().map(|s| m.kernels[s.kernel as usize].name.clone()).collect()
 }
 
 fn batch_size(done: usize, settings: &TimingSettings, median_ns: f64, left_ns: f64) -> usize {

@@ -16,7 +16,8 @@
 //!   code inside the timed span besides the plan); the sample is their mean; answer
 //!   [`Reply::Samples`];
 //! - [`Cmd::Count`]: run the plan `runs` times with the counters enabled around each
-//!   execution only; answer [`Reply::Counted`];
+//!   execution only, then `runs` times more with each step timed alone (counters off); answer
+//!   [`Reply::Counted`];
 //! - `Cmd::Readback` (GPU builds): nothing for a CPU program (its outputs are the shared
 //!   buffers);
 //! - [`Cmd::Exit`] (or the parent gone): `_exit(0)`.
@@ -125,8 +126,11 @@ pub enum Reply {
     Samples {
         ns: Vec<u64>,
     },
+    /// The counters over the runs, and each step's time summed over as many runs again, timed
+    /// with the counters off.
     Counted {
         raw: Vec<Raw>,
+        step_ns: Vec<u64>,
     },
     /// A GPU program's `Run`: its time, and what it did to memory it may not write.
     #[cfg(feature = "gpu")]
@@ -377,7 +381,13 @@ fn drive(io: &ChildIo, setup: &Setup<'_>, pool: &Pool, counters: &mut CounterSet
                             counters.disable();
                         }
                         counters.read(&mut raw);
-                        Reply::Counted { raw: raw.to_vec() }
+                        let mut step_ns = vec![0u64; bound.steps()];
+                        for _ in 0..runs {
+                            poison(pool, prog, bufs);
+                            // SAFETY: as above.
+                            unsafe { bound.execute_timed(sys::monotonic_ns, &mut step_ns) };
+                        }
+                        Reply::Counted { raw: raw.to_vec(), step_ns }
                     }
                     #[cfg(feature = "gpu")]
                     Exec::Gpu(exec) => gpu::count(exec.as_mut(), prog, runs),

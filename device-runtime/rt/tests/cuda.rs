@@ -76,10 +76,13 @@ fn load_run(c: &mut Client, bytes: Vec<u8>) -> RunReport {
 }
 
 fn figure(r: &RunReport, name: &str) -> Option<u64> {
-    r.counters.iter().find(|c| c.kind == CounterKind::Gpu && c.name == name).and_then(|c| match c.reading {
-        CounterReading::Counted { total, .. } => Some(total),
-        CounterReading::Unavailable { .. } => None,
-    })
+    r.counters
+        .iter()
+        .find(|c| matches!(c.kind, CounterKind::Gpu | CounterKind::Step) && c.name == name)
+        .and_then(|c| match c.reading {
+            CounterReading::Counted { total, .. } => Some(total),
+            CounterReading::Unavailable { .. } => None,
+        })
 }
 
 #[test]

@@ -82,7 +82,8 @@ fn every_corpus_operator_runs_correctly_with_profiling_times_and_kernel_resource
         assert_eq!(t.clock, "opencl-profiling", "{}", g.name);
         assert!(!t.samples_ns.is_empty() && t.samples_ns.iter().all(|&ns| ns > 0), "{}: {t:?}", g.name);
         // Every step's device time, and every kernel's figures from the driver.
-        let gpu: Vec<_> = r.counters.iter().filter(|c| c.kind == CounterKind::Gpu).collect();
+        let gpu: Vec<_> =
+            r.counters.iter().filter(|c| matches!(c.kind, CounterKind::Gpu | CounterKind::Step)).collect();
         for (s, run) in m.plan.iter().enumerate() {
             let name = format!("{} (step {s}): time (opencl-profiling, ns)", run.kernel);
             let time =

@@ -114,6 +114,15 @@ fn a_session_loads_runs_unloads_and_shuts_down() {
             assert!(reason.starts_with("not supported") || reason.starts_with("not permitted"), "{reason}");
         }
     }
+    // Each plan step's time, by the CPU's clock, over as many runs as the counters had.
+    let steps: Vec<_> = r.counters.iter().filter(|c| c.kind == CounterKind::Step).collect();
+    assert_eq!(steps.len(), 1, "{:?}", r.counters);
+    assert!(steps[0].name.ends_with(" (step 0): time (CLOCK_MONOTONIC, ns)"), "{}", steps[0].name);
+    let CounterReading::Counted { total: step_total, runs: step_runs, .. } = steps[0].reading else {
+        panic!("{:?}", steps[0])
+    };
+    let CounterReading::Counted { runs, .. } = tc.reading else { unreachable!() };
+    assert!(step_total > 0 && step_runs == runs, "{:?} {:?}", steps[0], tc);
     // Memory: both buffers legal against the budget, the kernel process's RSS measured.
     let names: Vec<&str> = r.memory.allocations.iter().map(|a| a.name.as_str()).collect();
     assert_eq!(names, ["x", "y"]);

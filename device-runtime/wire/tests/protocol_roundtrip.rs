@@ -308,16 +308,19 @@ fn frozen_variants_keep_their_indices() {
 
 #[test]
 fn version_negotiation() {
-    assert_eq!(negotiate(1, 1), Some(1));
-    // A newer client that still speaks 1.
-    assert_eq!(negotiate(1, 5), Some(1));
-    // A client that only speaks newer versions, or none at all.
-    assert_eq!(negotiate(2, 5), None);
+    // This crate speaks version 2 only (version 2 changed `Timing` and `PairedSettings`).
+    assert_eq!(negotiate(2, 2), Some(2));
+    // A newer client that still speaks 2, and an older one that reaches it.
+    assert_eq!(negotiate(2, 5), Some(2));
+    assert_eq!(negotiate(1, 2), Some(2));
+    // A client that only speaks other versions, or none at all.
+    assert_eq!(negotiate(1, 1), None);
+    assert_eq!(negotiate(3, 5), None);
     assert_eq!(negotiate(0, 0), None);
     assert_eq!(negotiate(3, 1), None);
-    let Response::Error { kind, message } = Response::unsupported_version(2, 5) else { panic!() };
+    let Response::Error { kind, message } = Response::unsupported_version(3, 5) else { panic!() };
     assert_eq!(kind, ErrorKind::UnsupportedVersion);
-    assert_eq!(message, "the client speaks protocol versions 2..=5, this runtime speaks 1..=1");
+    assert_eq!(message, "the client speaks protocol versions 3..=5, this runtime speaks 2..=2");
 }
 
 #[test]

@@ -298,6 +298,7 @@ fn render_counters(s: &mut String, pad: &str, counters: &[Counter]) {
             CounterKind::Hardware => "hw",
             CounterKind::Software => "sw",
             CounterKind::Gpu => "gpu",
+            CounterKind::Step => "step",
         };
         let value = match &c.reading {
             CounterReading::Counted { total, runs, scaled } => {

@@ -111,6 +111,11 @@ fn every_failure_class_is_classified_end_to_end_and_a_resume_does_nothing_twice(
         assert!(x.compiled && x.correct && x.failure.is_none(), "sample {s}: {x:?}");
         let t = x.timing.as_ref().expect("a correct candidate is timed");
         assert!(t.speedup > 0.0 && !t.pairs.is_empty() && t.ci_low <= t.speedup && t.speedup <= t.ci_high);
+        // Each side's samples average `reps` executions, and each plan step has its time.
+        for side in [&t.baseline, &t.candidate] {
+            assert!(side.reps >= 1, "{side:?}");
+            assert!(!side.steps.is_empty() && side.steps.iter().all(|st| st.ns > 0.0), "{side:?}");
+        }
         assert_eq!(x.candidate.kind, if s == 0 { "l0" } else { "l1" });
         assert_eq!(x.candidate.text.as_deref(), Some(samples[s as usize].1.as_str()));
     }
@@ -163,7 +168,7 @@ fn a_timing_that_cannot_be_stable_is_correct_but_flagged_unstable() {
     let (task, _keep) = tiny_task(tmp.path());
     let mut cfg = config(Candidates::Builtin(Schedule::Default), 1);
     cfg.timing.budget_ms = 200;
-    // No real timing has a coefficient of variation of zero.
+    // No real timing gives a ratio's interval of width zero.
     cfg.paired.max_ci = 0.0;
     cfg.paired.attempts = 1;
     let run = evaluate_dir(&task, &cfg, &tmp.path().join("run"), false, &mut Quiet::default());

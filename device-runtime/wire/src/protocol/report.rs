@@ -141,6 +141,10 @@ pub enum CounterKind {
     /// counted runs (`KERNEL (step N): time (CLOCK)`), or a resource the driver reports for it
     /// (`KERNEL: CL_KERNEL_LOCAL_MEM_SIZE`, `KERNEL: CU_FUNC_ATTRIBUTE_NUM_REGS`, ...; `runs` 1).
     Gpu,
+    /// One plan step's time summed over the counted runs (`KERNEL (step N): time (CLOCK, ns)`):
+    /// a CPU program's steps timed by the CPU's clock in a pass of their own after the counted
+    /// runs, a GPU program's launches by the driver's events.
+    Step,
 }
 
 /// One counter over the timed samples.

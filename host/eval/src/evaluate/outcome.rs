@@ -5,8 +5,10 @@
 //! seed matched and nothing failed; the class follows the runtime's own classification
 //! (`FailureKind`), and the evidence names the buffer, seed and error where there is one.
 
-use crate::results::{FailureClass, FailureRecord, MemoryRecord, PairedTiming, SideTiming};
-use ekb_wire::protocol::{Failure, FailureKind, PairedReport, RunReport, StopReason};
+use crate::results::{FailureClass, FailureRecord, MemoryRecord, PairedTiming, SideTiming, StepTime};
+use ekb_wire::protocol::{
+    CounterKind, CounterReading, Failure, FailureKind, PairedReport, RunReport, StopReason,
+};
 
 /// The record's view of one candidate's paired run.
 #[derive(Debug, Clone, PartialEq)]
@@ -82,6 +84,21 @@ pub fn verdict(c: &RunReport) -> (bool, Option<FailureRecord>) {
     (correct, failure_of(c))
 }
 
+/// Each plan step's mean time from a report's step counters (`KERNEL (step N): time (...)`).
+fn step_times(rep: &RunReport) -> Vec<StepTime> {
+    rep.counters
+        .iter()
+        .filter(|c| c.kind == CounterKind::Step)
+        .filter_map(|c| match c.reading {
+            CounterReading::Counted { total, runs, .. } if runs > 0 => Some(StepTime {
+                kernel: c.name.split(" (step ").next().unwrap_or(&c.name).to_string(),
+                ns: total as f64 / runs as f64,
+            }),
+            _ => None,
+        })
+        .collect()
+}
+
 /// Reads a paired report. An unstable pair is correct but carries `unstable_timing`.
 pub fn from_paired(r: &PairedReport) -> Outcome {
     let baseline_failure = failure_of(&r.baseline).map(|f| format!("{}: {}", f.detail, f.evidence));
@@ -93,6 +110,7 @@ pub fn from_paired(r: &PairedReport) -> Outcome {
             cv: t.stats.cv,
             spread: t.stats.spread(),
             reps: t.reps,
+            steps: step_times(rep),
         })
     };
     let timing = match (&r.ratio, side(&r.baseline), side(&r.candidate)) {

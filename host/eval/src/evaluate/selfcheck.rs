@@ -88,12 +88,18 @@ pub fn self_check(
                         Answer::Down(d) => return Err(d),
                     }
                 }
+                let generation = session.generation();
                 if let [base, copy, twice] = ids[..] {
                     check.same = ratio(&mut session, base, copy, settings, &mut check.error)?;
-                    check.twice = ratio(&mut session, base, twice, settings, &mut check.error)?;
+                    // A runtime that stopped answering was restarted without the payloads.
+                    if session.generation() == generation {
+                        check.twice = ratio(&mut session, base, twice, settings, &mut check.error)?;
+                    }
                 }
-                for id in ids {
-                    session.unload(id);
+                if session.generation() == generation {
+                    for id in ids {
+                        session.unload(id);
+                    }
                 }
             }
         }
@@ -118,16 +124,16 @@ fn ratio(
                 let why = [&report.baseline, &report.candidate]
                     .iter()
                     .find_map(|s| s.failure.as_ref().map(|f| format!("{}: {}", f.kind, f.evidence)));
-                *error = Some(why.unwrap_or_else(|| "no ratio".into()));
+                error.get_or_insert(why.unwrap_or_else(|| "no ratio".into()));
             }
             Ok(report.ratio)
         }
         Answer::Refused { kind, message } => {
-            *error = Some(format!("the runtime refused the run ({kind}): {message}"));
+            error.get_or_insert(format!("the runtime refused the run ({kind}): {message}"));
             Ok(None)
         }
         Answer::Lost(l) => {
-            *error = Some(format!("the runtime stopped answering: {}", l.0));
+            error.get_or_insert(format!("the runtime stopped answering: {}", l.0));
             Ok(None)
         }
         Answer::Down(d) => Err(d),

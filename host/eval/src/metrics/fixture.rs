@@ -66,7 +66,7 @@ pub(crate) fn run(dir: &str, info: RunInfo, results: Vec<CandidateResult>) -> Ru
 }
 
 fn side(cv: f64) -> SideTiming {
-    SideTiming { median_ns: 1000.0, min_ns: 900.0, cv, spread: cv, reps: 1 }
+    SideTiming { median_ns: 1000.0, min_ns: 900.0, cv, spread: cv, reps: 1, steps: Vec::new() }
 }
 
 fn timing(speedup: f64, stable: bool) -> PairedTiming {

@@ -216,7 +216,7 @@ pub struct PairedTiming {
     pub confidence: f64,
     /// Relative standard error of the median ratio.
     pub rse: f64,
-    /// Both sides' coefficients of variation were within the limit.
+    /// The median ratio's interval was within the run's `max_ci` of it.
     pub stable: bool,
     pub attempts: u32,
     /// Why sampling stopped: `target_reached`, `max_samples` or `budget`.
@@ -245,6 +245,19 @@ pub struct SideTiming {
     /// repeated the program).
     #[serde(default)]
     pub reps: u32,
+    /// Each plan step's mean time, from the counted executions after the timing (empty in runs
+    /// stored before steps were timed): where a program's time goes, for a profiler to read.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub steps: Vec<StepTime>,
+}
+
+/// One plan step's time.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StepTime {
+    /// The kernel the step launches.
+    pub kernel: String,
+    /// Mean nanoseconds per execution, by the side's clock.
+    pub ns: f64,
 }
 
 /// Peak memory of each side, bytes.
