@@ -126,8 +126,8 @@ impl CuDevice {
         Ok(CuDevice { stream, ctx, info })
     }
 
-    /// Loads (compiling CUDA C first) program `index`.
-    fn load(&self, index: usize, code: &Code) -> Result<(Arc<CudaModule>, String), GpuError> {
+    /// Loads (compiling CUDA C first) program `index`; the PTX NVRTC made of CUDA C.
+    fn load(&self, index: usize, code: &Code) -> Result<(Arc<CudaModule>, String, Option<String>), GpuError> {
         let nul = |text: &str| {
             if text.contains('\0') {
                 Err(GpuError::new(ErrorKind::Build, format!("program {index} holds a NUL byte")))
@@ -165,8 +165,9 @@ impl CuDevice {
                 return Err(GpuError::new(ErrorKind::Driver, format!("program {index} is not CUDA")));
             }
         };
+        let made = matches!(code, Code::CudaSource(_)).then(|| ptx.to_src());
         let module = self.ctx.load_module(ptx).map_err(|e| cu_err(&format!("loading program {index}"), e))?;
-        Ok((module, log))
+        Ok((module, log, made))
     }
 }
 
@@ -187,12 +188,12 @@ fn resources(func: &CudaFunction, symbol: &str) -> Result<KernelResources, GpuEr
 
 /// The plan's programs loaded and every kernel's function, with its resources.
 fn build_all(dev: &CuDevice, plan: &Plan) -> Result<(Vec<CudaFunction>, Built), GpuError> {
-    let mut modules = Vec::new();
-    let mut build_logs = Vec::new();
+    let (mut modules, mut build_logs, mut ptx) = (Vec::new(), Vec::new(), Vec::new());
     for (i, code) in plan.programs.iter().enumerate() {
-        let (m, log) = dev.load(i, code)?;
+        let (m, log, made) = dev.load(i, code)?;
         modules.push(m);
         build_logs.push(log);
+        ptx.push(made);
     }
     let mut funcs = Vec::new();
     let mut kernels = Vec::new();
@@ -203,7 +204,7 @@ fn build_all(dev: &CuDevice, plan: &Plan) -> Result<(Vec<CudaFunction>, Built), 
         kernels.push(resources(&f, &k.symbol)?);
         funcs.push(f);
     }
-    Ok((funcs, Built { device: dev.info.clone(), build_logs, kernels }))
+    Ok((funcs, Built { device: dev.info.clone(), build_logs, kernels, ptx }))
 }
 
 /// Builds `plan`'s programs on device 0 and reads its kernels' resources.

@@ -147,6 +147,18 @@ pub struct Plan {
 }
 
 impl Plan {
+    /// This plan with every CUDA C program replaced by the PTX `built` holds for it (a build of
+    /// this plan on a device of the same architecture), so loading it compiles nothing.
+    pub fn with_ptx(&self, built: &Built) -> Plan {
+        let mut plan = self.clone();
+        for (code, ptx) in plan.programs.iter_mut().zip(&built.ptx) {
+            if let (Code::CudaSource(_), Some(ptx)) = (&*code, ptx) {
+                *code = Code::Ptx(ptx.clone());
+            }
+        }
+        plan
+    }
+
     /// The interface the plan's programs are for; an error when there are none or they mix.
     pub fn api(&self) -> Result<Api, GpuError> {
         let mut apis = self.programs.iter().map(Code::api);
@@ -344,12 +356,15 @@ impl KernelResources {
 }
 
 /// A plan's programs as built: the device, each program's build log (in program order; often
-/// empty when the build succeeds) and each kernel's resources (in kernel order).
+/// empty when the build succeeds), each kernel's resources (in kernel order), and the PTX that
+/// NVRTC made of each CUDA C program (`None` for other programs), so that a later process can
+/// load the same code without compiling it again ([`Plan::with_ptx`]).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Built {
     pub device: DeviceInfo,
     pub build_logs: Vec<String>,
     pub kernels: Vec<KernelResources>,
+    pub ptx: Vec<Option<String>>,
 }
 
 /// One execution of every step, as the driver's clock measured it.
@@ -531,6 +546,41 @@ mod tests {
         assert_eq!(padded(0, 4096), (4, 8196));
         assert_eq!(padded(10, 4096), (12, 8204));
         assert_eq!(padded(64, 128), (64, 320));
+    }
+
+    #[test]
+    fn a_plan_with_ptx_replaces_only_the_cuda_sources_that_were_built() {
+        let plan = Plan {
+            programs: vec![Code::CudaSource("a".into()), Code::Ptx("b".into()), Code::CudaSource("c".into())],
+            kernels: Vec::new(),
+            buffers: Vec::new(),
+            steps: Vec::new(),
+        };
+        let info = DeviceInfo {
+            api: Api::Cuda,
+            name: "H".into(),
+            version: String::new(),
+            arch: "sm_90".into(),
+            compute_units: 1,
+            max_threads_per_block: 1024,
+            max_block_dims: [1024, 1024, 64],
+            max_grid_dims: None,
+            shared_bytes_per_block: 49152,
+            shared_bytes_optin: None,
+            registers_per_block: None,
+            global_mem_bytes: 1 << 30,
+            max_alloc_bytes: 1 << 30,
+            unified_memory: false,
+        };
+        let built = Built {
+            device: info,
+            build_logs: vec![String::new(); 3],
+            kernels: Vec::new(),
+            ptx: vec![Some("ptx of a".into()), None, None],
+        };
+        let got = plan.with_ptx(&built).programs;
+        let want = [Code::Ptx("ptx of a".into()), Code::Ptx("b".into()), Code::CudaSource("c".into())];
+        assert_eq!(got, want);
     }
 
     #[test]

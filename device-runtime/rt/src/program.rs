@@ -130,6 +130,15 @@ impl Program {
         self.gpu.as_ref()
     }
 
+    /// Makes a GPU program's plan load the code of `built` (its build at load time: the PTX of
+    /// its CUDA C) rather than compile its source again in every kernel process.
+    #[cfg(feature = "gpu")]
+    pub fn adopt_built(&mut self, built: &ekb_gpu::Built) {
+        if let Some(plan) = &self.gpu {
+            self.gpu = Some(plan.with_ptx(built));
+        }
+    }
+
     /// Whether the kernels run on a GPU (never in a CPU-only build, which loads no GPU program;
     /// saying so lets the compiler drop the GPU paths from the static binary).
     pub fn is_gpu(&self) -> bool {

@@ -118,10 +118,16 @@ impl LoadedPayload {
         // SAFETY: the mapping is readable and never written from here on (module notes).
         let bytes = unsafe { &map.bytes()[..len] };
         let view = Payload::parse(bytes)?;
-        let program = Program::load(&view)?;
+        #[cfg_attr(not(feature = "gpu"), allow(unused_mut))]
+        let mut program = Program::load(&view)?;
         let blobs = view.blob_entries().to_vec();
         #[cfg(feature = "gpu")]
         let gpu = program.gpu_plan().map(crate::gpu::probe).transpose().map_err(gpu_failure)?;
+        // Kernel processes load the code the probe built instead of compiling it again.
+        #[cfg(feature = "gpu")]
+        if let Some(built) = &gpu {
+            program.adopt_built(built);
+        }
         Ok(LoadedPayload {
             id,
             map,
