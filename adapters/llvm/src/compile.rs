@@ -137,6 +137,24 @@ pub fn compile(ir: &str, target: &TargetProfile, out: &Path) -> Result<CompileLo
     Ok(log)
 }
 
+/// The assembly clang makes of `ir` for `target`, with [`compile`]'s options (`-S` instead of
+/// `-c`): the instructions of the object `compile` would write, for people reading them
+/// (`ekb lower --to asm`) and for tests of code quality (aarch64 code is read, not timed, under
+/// qemu).
+pub fn assembly(ir: &str, target: &TargetProfile) -> Result<String, Diagnostic> {
+    let clang = find_clang()?;
+    let io = |what: &str, e: std::io::Error| Diagnostic::error(format!("cannot {what}: {e}"));
+    let dir = tempfile::tempdir().map_err(|e| io("create a temporary directory", e))?;
+    let (input, out) = (dir.path().join("kernels.ll"), dir.path().join("kernels.s"));
+    std::fs::write(&input, ir).map_err(|e| io("write the LLVM IR", e))?;
+    let mut command = vec![clang.display().to_string()];
+    command.extend(codegen_args(target).into_iter().filter(|a| a != "-c"));
+    command.extend(["-S".into(), "-x".into(), "ir".into(), input.display().to_string()]);
+    command.extend(["-o".into(), out.display().to_string()]);
+    run(&command)?;
+    std::fs::read_to_string(&out).map_err(|e| io("read the assembly", e))
+}
+
 /// Runs a compiler command; a non-zero exit is an error carrying its stderr.
 pub(crate) fn run(command: &[String]) -> Result<CompileLog, Diagnostic> {
     let start = Instant::now();

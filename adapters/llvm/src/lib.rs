@@ -14,6 +14,6 @@ mod emit;
 mod host;
 
 pub use abi::{check_object, kernel_symbol, Arch, ObjectInfo, IMPORTS, KERNEL_PREFIX, PARALLEL_FOR};
-pub use compile::{codegen_args, compile, find_clang, CompileLog, CLANG_ENV};
-pub use emit::{emit, UNROLL_COUNT, UNROLL_FULL_MAX_TRIPS};
+pub use compile::{assembly, codegen_args, compile, find_clang, CompileLog, CLANG_ENV};
+pub use emit::{emit, MathFn, UNROLL_COUNT, UNROLL_FULL_MAX_TRIPS};
 pub use host::{HostModule, BUFFER_ALIGN};

@@ -1,11 +1,12 @@
 //! What clang makes of the emitted hints: `vectorize` reductions vectorise (the compile log
-//! says so), a hint LLVM 19 cannot honour is reported in the log, and multiply-adds are fused
-//! only inside `vectorize` loops (checked in the generated assembly).
+//! says so), also when they call the inline math functions, a hint LLVM 19 cannot honour is
+//! reported in the log, and multiply-adds are fused only inside `vectorize` loops (checked in
+//! the generated assembly).
 
 mod common;
 use common::*;
 use ekb_ir::TargetProfile;
-use ekb_llvm::{codegen_args, compile, emit, find_clang};
+use ekb_llvm::{assembly, compile, emit};
 
 fn reduction(body: &str) -> String {
     format!(
@@ -52,31 +53,45 @@ fn sum_dot_and_count_reductions_vectorise() {
 }
 
 /// LLVM 19 vectorises float min/max reductions only without NaNs (`nnan`), which L1's NaN
-/// rules forbid, and loops calling `tanhf`/`erff` (no vector form): such loops run as scalar
-/// code, correctly, and the compile log says why the hint failed.
+/// rules forbid: such a loop runs as scalar code, correctly, and the compile log says why the
+/// hint failed (the default schedule writes these reductions on lane partials instead).
 #[test]
 fn unvectorisable_loops_are_reported_in_the_compile_log() {
-    for body in ["acc[1] = max(acc[1], x[i])", "acc[0] = acc[0] + tanh(x[i])", "acc[0] = acc[0] + erf(x[i])"]
-    {
-        let log = compile_log(&reduction(body), &host());
-        assert!(log.contains("loop not vectorized"), "`{body}`:\n{log}");
+    let body = "acc[1] = max(acc[1], x[i])";
+    let log = compile_log(&reduction(body), &host());
+    assert!(log.contains("loop not vectorized"), "`{body}`:\n{log}");
+}
+
+/// The inline math functions vectorise (a library call would not), on both architectures,
+/// and leave no call to the C library's version behind.
+#[test]
+fn loops_calling_the_inline_math_functions_vectorise() {
+    for body in [
+        "acc[0] = acc[0] + exp(x[i])",
+        "acc[0] = acc[0] + log(x[i])",
+        "acc[0] = acc[0] + tanh(x[i])",
+        "acc[0] = acc[0] + erf(x[i])",
+        "acc[0] = acc[0] + pow(x[i], y[i])",
+        "acc[0] = acc[0] + sin(x[i])",
+        "acc[0] = acc[0] + cos(x[i])",
+    ] {
+        for profile in ["host", "rk3588"] {
+            let target = TargetProfile::load(profile).unwrap();
+            let text = reduction(body);
+            let log = compile_log(&text, &target);
+            assert!(log.contains("vectorized loop (vectorization width: "), "{profile} `{body}`:\n{log}");
+            assert!(!log.contains("loop not vectorized"), "{profile} `{body}`:\n{log}");
+            let asm = asm_of(&text, &target);
+            for libm in ["expf", "logf", "tanhf", "erff", "powf", "sinf", "cosf"] {
+                assert!(!asm.contains(libm), "{profile} `{body}` calls {libm}");
+            }
+        }
     }
 }
 
 /// Assembly of `text` for `target`, with the adapter's own code generation options.
-fn assembly(text: &str, target: &TargetProfile) -> String {
-    let dir = tempfile::tempdir().unwrap();
-    let ll = dir.path().join("k.ll");
-    std::fs::write(&ll, emit(&module(text), target).unwrap()).unwrap();
-    let args: Vec<String> = codegen_args(target).into_iter().filter(|a| a != "-c").collect();
-    let out = std::process::Command::new(find_clang().unwrap())
-        .args(&args)
-        .args(["-S", "-o", "-", "-x", "ir"])
-        .arg(&ll)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    String::from_utf8(out.stdout).unwrap()
+fn asm_of(text: &str, target: &TargetProfile) -> String {
+    assembly(&emit(&module(text), target).unwrap(), target).unwrap_or_else(|d| panic!("{d}"))
 }
 
 const MULADD: &str = "module muladd {
@@ -118,7 +133,7 @@ fn multiply_adds_fuse_only_inside_vectorize() {
         if profile == "host" && !std::is_x86_feature_detected!("fma") {
             continue;
         }
-        let asm = assembly(MULADD, &target);
+        let asm = asm_of(MULADD, &target);
         let plain = asm_function(&asm, "ekb_k_plain");
         let dot = asm_function(&asm, "ekb_k_dot");
         assert!(!plain.contains(fma), "{profile}: `for` loop fused a multiply-add:\n{plain}");

@@ -14,8 +14,12 @@
 //! measured in the same run). A second table gives the time to lower, emit and compile every
 //! operator of the corpus in `tests/ops` (the driver's times of its lowering, adapter and
 //! toolchain stages).
+//!
+//! `--engines` sets ekb's default schedule next to the inference engines on the anchor
+//! workloads (`bench_engines.rs`).
 //! Figures are ratios and medians from one run: this is a benchmark, not a test.
 
+use crate::bench_engines::{self, EngineBench, EngineName};
 use crate::eval::{self, EvalArgs};
 use crate::tasks::{self as task_cli, Select};
 use ekb_deploy::driver::{self, Artifact, BackendChoice, CompileOptions, Program, Sources, Stage};
@@ -43,7 +47,10 @@ ekb bench conv --budget 1          only tasks whose name contains `conv`, 1 s of
 ekb bench --out runs/b1 --resume   continue an interrupted benchmark\n  \
 ekb bench --workloads              matmul/conv/... workloads next to numpy's sgemm peak\n  \
 ekb bench --self-check             the measurement against itself: A/A and a known 2x effect\n  \
-ekb bench --workloads --quick --only matmul_512 --json")]
+ekb bench --engines                the anchor workloads next to onnxruntime, MNN and TVM\n  \
+ekb bench --engines --engine onnxruntime,tvm-tuned:64 --only softmax\n  \
+ekb bench --workloads --quick --only matmul_512 --json\n\
+Engines are Python packages installed on demand: toolchains/setup.sh --baselines")]
 pub struct Args {
     #[command(flatten)]
     select: Select,
@@ -53,8 +60,23 @@ pub struct Args {
     #[arg(long)]
     out: Option<PathBuf>,
     /// The compiler's workloads instead of the task suite.
-    #[arg(long, conflicts_with = "self_check")]
+    #[arg(long, conflicts_with_all = ["self_check", "engines"])]
     workloads: bool,
+    /// The anchor workloads (matmul, conv2d, depthwise, softmax, layer_norm) next to the
+    /// inference engines installed here, in one run, alternating between the sides.
+    #[arg(long, conflicts_with = "self_check")]
+    engines: bool,
+    /// --engines: the engines, comma-separated: onnxruntime, mnn, tvm, tvm-tuned:TRIALS
+    /// (MetaSchedule; the first tuning of a workload takes minutes, its records are reused)
+    /// [default: onnxruntime,mnn,tvm, those installed].
+    #[arg(long, requires = "engines", value_delimiter = ',', value_name = "LIST")]
+    engine: Vec<String>,
+    /// --engines: rounds of alternation.
+    #[arg(long, requires = "engines", default_value_t = 5)]
+    rounds: usize,
+    /// --engines: the timing of each side in each round, in milliseconds.
+    #[arg(long, requires = "engines", default_value_t = 300)]
+    round_ms: u64,
     /// Check the measurement itself on every selected instance: the default candidate timed
     /// against itself (the ratio's interval must contain 1) and against itself with its plan
     /// run twice (the ratio must be 0.50 within 2%); prints each and the share that passes.
@@ -63,20 +85,48 @@ pub struct Args {
     /// --workloads: about 0.5 s per workload instead of 3 s.
     #[arg(long, requires = "workloads")]
     quick: bool,
-    /// --workloads: only the workloads whose name contains this text.
-    #[arg(long, requires = "workloads")]
+    /// --workloads, --engines: only the workloads whose name contains this text.
+    #[arg(long)]
     only: Option<String>,
     /// --workloads: skip the per-operator lowering table.
     #[arg(long, requires = "workloads")]
     no_lowering_table: bool,
-    /// --workloads: print one JSON object instead of tables.
-    #[arg(long, requires = "workloads")]
+    /// --workloads, --engines: print one JSON object instead of tables.
+    #[arg(long)]
     json: bool,
 }
 
 pub fn run(args: Args) -> Result<ExitCode, String> {
     if args.workloads {
         return run_workloads(args);
+    }
+    if args.engines {
+        let explicit = !args.engine.is_empty();
+        let names: Vec<&str> = if explicit {
+            args.engine.iter().map(String::as_str).collect()
+        } else {
+            vec!["onnxruntime", "mnn", "tvm"]
+        };
+        let engines = names
+            .into_iter()
+            .map(EngineName::parse)
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| format!("error: {e}"))?;
+        if args.rounds == 0 || args.round_ms == 0 {
+            return Err("error: `--rounds` and `--round-ms` must be at least 1".into());
+        }
+        return bench_engines::run(EngineBench {
+            engines,
+            explicit,
+            rounds: args.rounds,
+            round: Duration::from_millis(args.round_ms),
+            threads: args.eval.threads.map_or(0, |t| t as usize),
+            only: args.only,
+            json: args.json,
+        });
+    }
+    if args.only.is_some() || args.json {
+        return Err("error: `--only` and `--json` apply to `--workloads` and `--engines`".into());
     }
     let out = args.out.clone().unwrap_or_else(|| eval::default_out("bench"));
     let mut filter = task_cli::filter(&args.select)?;
@@ -307,7 +357,7 @@ fn run_workloads(args: Args) -> Result<ExitCode, String> {
     Ok(if all_correct { ExitCode::SUCCESS } else { ExitCode::FAILURE })
 }
 
-fn load(name: &str, text: &str) -> Result<(SourceFile, Graph), String> {
+pub(crate) fn load(name: &str, text: &str) -> Result<(SourceFile, Graph), String> {
     let src = SourceFile::new(format!("{name}.ekir"), text);
     let g = l0::check::load(&src)
         .map_err(|ds| ds.iter().map(|d| d.to_string()).collect::<Vec<_>>().join("\n"))?;
@@ -315,7 +365,7 @@ fn load(name: &str, text: &str) -> Result<(SourceFile, Graph), String> {
 }
 
 /// Compiles a workload for this machine's CPU with `schedule`, up to `until`.
-fn compile(
+pub(crate) fn compile(
     src: &SourceFile,
     g: &Graph,
     schedule: Schedule,
@@ -449,7 +499,7 @@ print(2 * n**3 / best / 1e9, np.__version__)
     Ok(Peak { what: format!("numpy {version} sgemm 1024x1024x1024, all cores"), gflops })
 }
 
-fn median(v: &[f64]) -> f64 {
+pub(crate) fn median(v: &[f64]) -> f64 {
     let mut s = v.to_vec();
     s.sort_by(f64::total_cmp);
     match s.len() {

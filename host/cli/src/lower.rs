@@ -21,6 +21,7 @@ ekb lower conv.ekir                             L1 loop program, default schedul
 ekb lower conv.ekir --schedule naive            one plain loop nest per operator\n  \
 ekb lower conv.ekir --to llvm --target rk3588   LLVM IR for the RK3588's Cortex-A76\n  \
 ekb lower conv.ekir --to obj -o conv.o          an ELF object of the kernels\n  \
+ekb lower conv.ekir --to asm --target rk3588    its aarch64 instructions, to read\n  \
 ekb lower conv.ekir --to c --target pocl        the GPU lowering as OpenCL C\n  \
 ekb lower conv.ekir --dump-stages               every stage's output on stderr\n  \
 ekb lower conv.ekir --trace conv.trace          the naive lowering rewritten by a schedule trace\n  \
@@ -77,6 +78,9 @@ enum To {
     C,
     /// An ELF relocatable object compiled by clang-19, for the CPU.
     Obj,
+    /// The assembly of that object (clang-19 `-S`, the same options), for reading the
+    /// instructions: aarch64 code under qemu is read, not timed.
+    Asm,
 }
 
 impl To {
@@ -86,6 +90,7 @@ impl To {
             To::L1 | To::Trace => Stage::Verify,
             To::Llvm | To::C => Stage::Adapter,
             To::Obj => Stage::Toolchain,
+            To::Asm => Stage::Adapter,
         }
     }
 }
@@ -142,6 +147,10 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
         To::L1 => l1::print::print(&artifact.module),
         To::Trace => unreachable!("printed above"),
         To::Llvm | To::C => artifact.source.expect("compiled through the adapter"),
+        To::Asm => {
+            let ir = artifact.source.expect("compiled through the adapter");
+            ekb_llvm::assembly(&ir, &target).map_err(|d| source::render(&[d]))?
+        }
         To::Obj => {
             let out = args.output.expect("checked above");
             let code = artifact.code.expect("compiled through the toolchain");
@@ -201,9 +210,13 @@ fn recipe(g: &ekb_ir::l0::Graph, target: &ekb_ir::TargetProfile, backend: Backen
 fn check_output(to: To, backend: Backend) -> Result<(), Diagnostic> {
     let gpu = backend != Backend::CpuLlvm;
     match to {
-        To::Llvm | To::Obj if gpu => Err(Diagnostic::error(format!(
+        To::Llvm | To::Obj | To::Asm if gpu => Err(Diagnostic::error(format!(
             "`--to {}` is CPU code, and this program is built for the GPU ({})",
-            if to == To::Llvm { "llvm" } else { "obj" },
+            match to {
+                To::Llvm => "llvm",
+                To::Obj => "obj",
+                _ => "asm",
+            },
             backend.name()
         ))
         .with_hint("use `--to c` for the GPU's source, or `--backend cpu`")),
@@ -212,6 +225,6 @@ fn check_output(to: To, backend: Backend) -> Result<(), Diagnostic> {
                 "choose a target with a GPU (`pocl`, `rk3588`, `jetson-orin`, `h200`) and `--backend gpu`",
             ))
         }
-        To::L1 | To::Trace | To::Llvm | To::Obj | To::C => Ok(()),
+        To::L1 | To::Trace | To::Llvm | To::Obj | To::Asm | To::C => Ok(()),
     }
 }

@@ -7,6 +7,7 @@
 
 mod baseline;
 mod bench;
+mod bench_engines;
 mod build;
 mod check;
 mod collect;

@@ -8,6 +8,13 @@
 //! over the other kept dims, and a tile of the last dim accumulated in a `local` vector, the
 //! tile loop vectorized inside the serial reduction loops, so lanes never reduce across each
 //! other.
+//!
+//! A float `max` or `min` along the contiguous axis runs on `4 * lanes` partial results, each
+//! lane of a `local` buffer reducing every `4 * lanes`-th element, folded into the accumulator
+//! at the end ([`lane_partials`]): LLVM vectorises a float sum in a `vectorize` loop but not a
+//! `maxnum` chain, whose NaN rule it cannot widen without assuming there is no NaN. The
+//! partials keep the rule exactly (`maxnum` is associative and commutative, up to the sign of a
+//! zero, which L1 leaves open) and give four independent vector chains.
 
 use crate::recipe::Knob;
 use crate::sched::{outer, serial, tiles, Cx, Nest};
@@ -105,6 +112,43 @@ fn reducer(kind: ReduceKind, dtype: DType) -> (E, fn(E, E) -> E) {
     }
 }
 
+/// Whether `kind` on `dtype` reduces through [`lane_partials`] (a float `max` or `min` under
+/// the default schedule).
+fn partial_lanes_apply(cx: &Cx, kind: ReduceKind, dtype: DType) -> bool {
+    !cx.naive() && dtype == DType::F32 && matches!(kind, ReduceKind::Max | ReduceKind::Min)
+}
+
+/// `acc[0] = combine(acc[0], at(k))` for `k` in `0..n`, `at(k)` loading element `k` of a
+/// contiguous run: `4 * lanes` partial results start at `init`, lane `j` of a vector loop takes
+/// the elements `j`, `j + 4 lanes`, .. (the last tile shorter), and a serial loop folds them into
+/// `acc[0]`. Runs shorter than two tiles get the plain loop.
+fn lane_partials(
+    cx: &mut Cx,
+    n: usize,
+    init: E,
+    combine: fn(E, E) -> E,
+    acc: &Buf,
+    at: &dyn Fn(E) -> E,
+) -> Vec<Stmt> {
+    let p = 4 * cx.lanes();
+    if n < 2 * p {
+        let k = cx.fresh("k");
+        let step = acc.store1(int(0), combine(acc.load1(int(0)), at(var(&k))));
+        return vec![crate::sched::simple_loop(cx.inner_kind(n), &k, n, vec![step])];
+    }
+    let part = Buf::new(cx.fresh("part"), TensorType::new(DType::F32, [p]));
+    let (j0, j2) = (cx.fresh("j"), cx.fresh("j"));
+    let mut out = vec![part.alloc(), lanes(cx, &j0, p, vec![part.store1(var(&j0), init)])];
+    out.extend(tiles(cx, n, p, LoopKind::Serial, "kt", |cx, base, len| {
+        let j = cx.fresh("j");
+        let step = part.store1(var(&j), combine(part.load1(var(&j)), at(base + var(&j))));
+        vec![lanes(cx, &j, len, vec![step])]
+    }));
+    let fold = acc.store1(int(0), combine(acc.load1(int(0)), part.load1(var(&j2))));
+    out.push(crate::sched::simple_loop(LoopKind::Serial, &j2, p, vec![fold]));
+    out
+}
+
 /// `y = sum|mean|max|min(x, axes, keepdims)`.
 pub fn reduce(cx: &mut Cx, kind: ReduceKind, axes: &[i64], keepdims: bool, x: &Buf, y: &Buf) -> Vec<Stmt> {
     let shape = x.shape().to_vec();
@@ -116,11 +160,20 @@ pub fn reduce(cx: &mut Cx, kind: ReduceKind, axes: &[i64], keepdims: bool, x: &B
     if cx.naive() || ax.last_reduced() {
         let nest = outer(cx, &ax.kept(&shape), threads, "i");
         let acc = scalar_acc(cx, "acc", x.ty.dtype);
-        let red = reduction_nest(cx, &ax.reduced(&shape), "r");
-        let xi = ax.merge(&nest.idx, &red.idx);
-        let step = acc.store(&[int(0)], combine(acc.load(&[int(0)]), x.load(&xi)));
-        let mut body = vec![acc.alloc(), acc.store(&[int(0)], init)];
-        body.extend(red.wrap(vec![step]));
+        let reduced = ax.reduced(&shape);
+        let mut body = vec![acc.alloc(), acc.store(&[int(0)], init.clone())];
+        if partial_lanes_apply(cx, kind, x.ty.dtype) && reduced.last().is_some_and(|&n| n > 1) {
+            let (&last, init_dims) = reduced.split_last().expect("a reduced dim");
+            let red = serial(cx, init_dims, "r");
+            let row = |k: E| x.load(&ax.merge(&nest.idx, &[red.idx.clone(), vec![k]].concat()));
+            let inner = lane_partials(cx, last, init, combine, &acc, &row);
+            body.extend(red.wrap(inner));
+        } else {
+            let red = reduction_nest(cx, &reduced, "r");
+            let xi = ax.merge(&nest.idx, &red.idx);
+            let step = acc.store(&[int(0)], combine(acc.load(&[int(0)]), x.load(&xi)));
+            body.extend(red.wrap(vec![step]));
+        }
         body.push(y.store(&ax.out_index(&nest.idx, keepdims), finish(acc.load(&[int(0)]))));
         return nest.wrap(body);
     }
@@ -248,7 +301,13 @@ pub fn softmax(cx: &mut Cx, axis: i64, log: bool, x: &Buf, y: &Buf) -> Vec<Stmt>
         let nest = outer(cx, &ax.kept(&shape), threads, "i");
         let row = nest.idx.clone();
         let kind = cx.inner_kind(n);
-        let body = softmax_passes(cx, log, 1, &|k, _| ax.merge(&row, &[k]), x, y, &|cx, body| {
+        let at = |k: E, _| ax.merge(&row, &[k]);
+        let row_max = |cx: &mut Cx, mx: &Buf| {
+            let (init, combine) = reducer(ReduceKind::Max, DType::F32);
+            lane_partials(cx, n, init, combine, mx, &|k| x.load(&at(k, int(0))))
+        };
+        let naive = cx.naive();
+        let body = softmax_passes(cx, log, 1, &at, x, y, (!naive).then_some(&row_max), &|cx, body| {
             let k = cx.fresh("k");
             ekb_ir::l1::build::loop_(kind, &k, int(0), int(n), body(var(&k), int(0)))
         });
@@ -265,7 +324,7 @@ pub fn softmax(cx: &mut Cx, axis: i64, log: bool, x: &Buf, y: &Buf) -> Vec<Stmt>
     let outer_idx = nest.idx.clone();
     let body = tiles(cx, w, tile, LoopKind::Serial, "jt", |cx, base, len| {
         let at = |k: E, j: E| ax.merge(&[outer_idx.clone(), vec![base.clone() + j]].concat(), &[k]);
-        softmax_passes(cx, log, len, &at, x, y, &|cx, body| {
+        softmax_passes(cx, log, len, &at, x, y, None, &|cx, body| {
             let (k, j) = (cx.fresh("k"), cx.fresh("j"));
             let inner = lanes(cx, &j, len, body(var(&k), var(&j)));
             ekb_ir::l1::build::loop_(LoopKind::Serial, &k, int(0), int(n), vec![inner])
@@ -277,8 +336,14 @@ pub fn softmax(cx: &mut Cx, axis: i64, log: bool, x: &Buf, y: &Buf) -> Vec<Stmt>
 /// A pass of softmax: the loop over the axis (and the lanes, if any) around `body(k, lane)`.
 type Pass<'a> = dyn Fn(&mut Cx, &dyn Fn(E, E) -> Vec<Stmt>) -> Stmt + 'a;
 
+/// How a one-row softmax computes its maximum into `mx[0]` (which holds `-inf`), in place of
+/// the plain max pass.
+type RowMax<'a> = dyn Fn(&mut Cx, &Buf) -> Vec<Stmt> + 'a;
+
 /// The passes of softmax over `lanes` independent rows at once: `at(k, lane)` indexes `x` and
-/// `y`; the accumulators hold one value per lane.
+/// `y`; the accumulators hold one value per lane. `row_max` replaces the max pass of a single
+/// row.
+#[allow(clippy::too_many_arguments)]
 fn softmax_passes(
     cx: &mut Cx,
     log: bool,
@@ -286,6 +351,7 @@ fn softmax_passes(
     at: &dyn Fn(E, E) -> Vec<E>,
     x: &Buf,
     y: &Buf,
+    row_max: Option<&RowMax>,
     pass: &Pass,
 ) -> Vec<Stmt> {
     let mx = Buf::new(cx.fresh("mx"), TensorType::new(DType::F32, [lanes_n]));
@@ -302,7 +368,12 @@ fn softmax_passes(
     let reuse = !cx.naive() && !log;
     let mut out = vec![mx.alloc(), sm.alloc()];
     out.extend(per_lane(cx, &|l| vec![mx.store1(l.clone(), f(f64::NEG_INFINITY)), sm.store1(l, f(0.0))]));
-    out.push(pass(cx, &|k, l| vec![mx.store1(l.clone(), mx.load1(l.clone()).max(x.load(&at(k, l))))]));
+    match row_max {
+        Some(row_max) => out.extend(row_max(cx, &mx)),
+        None => {
+            out.push(pass(cx, &|k, l| vec![mx.store1(l.clone(), mx.load1(l.clone()).max(x.load(&at(k, l))))]))
+        }
+    }
     let e = cx.fresh("e");
     out.push(pass(cx, &|k, l| {
         let mut b = vec![let_(&e, (x.load(&at(k.clone(), l.clone())) - mx.load1(l.clone())).exp())];

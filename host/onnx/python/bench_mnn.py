@@ -1,9 +1,10 @@
 """Converts one ONNX model to MNN, runs it in MNN's CPU backend on stored inputs and times it:
 warm-up runs, then timed samples.
 
-Reads one JSON job on stdin:
+Reads one JSON job on the first line of stdin (`serve.py`, prepended to this file, defines
+`read_job`, `timed` and `serve`):
   {"model": PATH, "inputs": DIR, "outputs": DIR, "result": PATH,
-   "warmup": N, "samples": N, "threads": T}
+   "warmup": N, "samples": N, "threads": T, "serve": BOOL}
 The model's local functions (the `ekb` domain) are inlined first, then MNN's converter (the
 `_tools` extension the MNN wheel ships, called directly: the `MNN.tools` wrappers are avoided
 because importing them runs pip and reports to a telemetry server) writes MODEL.mnn next to the
@@ -15,12 +16,11 @@ memory for intermediate values, so every run starts from a fresh copy), runs the
 copies every output back to host memory: one whole inference as an application sees it, timed
 with time.perf_counter_ns. The outputs of the last timed run are written to
 OUTPUTS/output.NAME.npy. Writes one JSON object to RESULT: {"engine", "version", "providers",
-"threads", "warmup", "samples_ns"}.
+"threads", "warmup", "samples_ns"}. With "serve", then answers timing requests (`serve.py`).
 """
 import json
 import os
 import sys
-import time
 
 import numpy as np
 import onnx
@@ -28,7 +28,7 @@ import onnx.inliner
 
 
 def main():
-    job = json.load(sys.stdin)
+    job = read_job()
     model = onnx.inliner.inline_local_functions(onnx.load(job["model"]))
     inlined = job["model"][: -len(".onnx")] + ".inlined.onnx"
     onnx.save(model, inlined)
@@ -73,11 +73,7 @@ def main():
 
     for _ in range(job["warmup"]):
         run()
-    times = []
-    for _ in range(job["samples"]):
-        t0 = time.perf_counter_ns()
-        run()
-        times.append(time.perf_counter_ns() - t0)
+    times = timed(run, job["samples"])
     os.makedirs(job["outputs"], exist_ok=True)
     for name, (_, host) in zip(names, sinks):
         np.save(os.path.join(job["outputs"], f"output.{name}.npy"), np.array(host.getNumpyData(), copy=True))
@@ -90,6 +86,8 @@ def main():
             "warmup": job["warmup"],
             "samples_ns": times,
         }, f)
+    if job.get("serve"):
+        serve(run)
 
 
 if __name__ == "__main__":

@@ -1,41 +1,51 @@
 """Times one ONNX model in onnxruntime (CPU): warm-up runs, then timed samples.
 
-Usage: bench_ort.py MODEL INPUT_DIR WARMUP SAMPLES THREADS
-Every model input NAME is read from INPUT_DIR/input.NAME.npy. Each sample is one whole
-`session.run`, timed with time.perf_counter_ns. THREADS = 0 lets onnxruntime choose. Prints one
-JSON object: {"engine", "version", "providers", "threads", "warmup", "samples_ns"}.
+Reads one JSON job on the first line of stdin (`serve.py`, prepended to this file, defines
+`read_job`, `timed` and `serve`):
+  {"model": PATH, "inputs": DIR, "outputs": DIR, "result": PATH,
+   "warmup": N, "samples": N, "threads": T, "serve": BOOL}
+Every model input NAME is read from INPUTS/input.NAME.npy. Each sample is one whole
+`session.run`, timed with time.perf_counter_ns. T = 0 lets onnxruntime choose. The outputs of
+the last timed run are written to OUTPUTS/output.NAME.npy. Writes one JSON object to RESULT:
+{"engine", "version", "providers", "threads", "warmup", "samples_ns"}. With "serve", then
+answers timing requests (`serve.py`).
 """
 import json
 import os
-import sys
-import time
 
 import numpy as np
 import onnxruntime as ort
 
 
 def main():
-    model, inputs, warmup, samples, threads = sys.argv[1], sys.argv[2], *map(int, sys.argv[3:6])
+    job = read_job()
     opts = ort.SessionOptions()
     opts.log_severity_level = 3
-    opts.intra_op_num_threads = threads
-    sess = ort.InferenceSession(model, sess_options=opts, providers=["CPUExecutionProvider"])
-    feed = {i.name: np.load(os.path.join(inputs, f"input.{i.name}.npy")) for i in sess.get_inputs()}
-    for _ in range(warmup):
-        sess.run(None, feed)
-    times = []
-    for _ in range(samples):
-        t0 = time.perf_counter_ns()
-        sess.run(None, feed)
-        times.append(time.perf_counter_ns() - t0)
-    print(json.dumps({
-        "engine": "onnxruntime",
-        "version": ort.__version__,
-        "providers": sess.get_providers(),
-        "threads": threads,
-        "warmup": warmup,
-        "samples_ns": times,
-    }))
+    opts.intra_op_num_threads = job["threads"]
+    sess = ort.InferenceSession(job["model"], sess_options=opts, providers=["CPUExecutionProvider"])
+    feed = {i.name: np.load(os.path.join(job["inputs"], f"input.{i.name}.npy")) for i in sess.get_inputs()}
+    last = []
+
+    def run():
+        last[:] = sess.run(None, feed)
+
+    for _ in range(job["warmup"]):
+        run()
+    times = timed(run, job["samples"])
+    os.makedirs(job["outputs"], exist_ok=True)
+    for o, value in zip(sess.get_outputs(), last):
+        np.save(os.path.join(job["outputs"], f"output.{o.name}.npy"), np.ascontiguousarray(value))
+    with open(job["result"], "w") as f:
+        json.dump({
+            "engine": "onnxruntime",
+            "version": ort.__version__,
+            "providers": sess.get_providers(),
+            "threads": job["threads"],
+            "warmup": job["warmup"],
+            "samples_ns": times,
+        }, f)
+    if job.get("serve"):
+        serve(run)
 
 
 if __name__ == "__main__":

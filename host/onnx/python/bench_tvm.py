@@ -1,9 +1,10 @@
 """Compiles one ONNX model with Apache TVM (Relax ONNX frontend, LLVM CPU target), optionally tuned
 with MetaSchedule, runs it on stored inputs and times it: warm-up runs, then timed samples.
 
-Reads one JSON job on stdin:
+Reads one JSON job on the first line of stdin (`serve.py`, prepended to this file, defines
+`read_job`, `timed` and `serve`):
   {"model": PATH, "inputs": DIR, "outputs": DIR, "result": PATH,
-   "warmup": N, "samples": N, "threads": T,
+   "warmup": N, "samples": N, "threads": T, "serve": BOOL,
    "mcpu": CPU, "mattr": [FEATURE, ...], "tune_trials": N, "tune_root": DIR, "graph_key": KEY}
 Every model input NAME is read from INPUTS/input.NAME.npy. The model's local functions (the `ekb`
 domain) are inlined first, and their `Constant` nodes rewritten to the `value` tensor form: the
@@ -24,7 +25,7 @@ Each sample is one whole `vm["main"](*inputs)` (inputs already TVM tensors), tim
 time.perf_counter_ns. The outputs of the last timed run are written to OUTPUTS/output.NAME.npy.
 Writes one JSON object to RESULT: {"engine", "version", "providers", "threads", "warmup",
 "samples_ns", "tuning"}; tuning is null when untuned, else {"trials", "dir", "reused",
-"seconds"}.
+"seconds"}. With "serve", then answers timing requests (`serve.py`).
 """
 import json
 import os
@@ -77,7 +78,7 @@ def remove_abandoned(folder):
 
 
 def main():
-    job = json.load(sys.stdin)
+    job = read_job()
     if job["threads"] > 0:
         os.environ["TVM_NUM_THREADS"] = str(job["threads"])
 
@@ -142,14 +143,15 @@ def main():
     vm = relax.VirtualMachine(tvm.compile(mod, target=target), tvm.cpu())
     args = [tvm.runtime.tensor(np.load(os.path.join(job["inputs"], f"input.{i.name}.npy"))) for i in graph_inputs]
     main_fn = vm["main"]
+    last = []
+
+    def run():
+        last[:] = [main_fn(*args)]
+
     for _ in range(job["warmup"]):
-        main_fn(*args)
-    times = []
-    out = None
-    for _ in range(job["samples"]):
-        t0 = time.perf_counter_ns()
-        out = main_fn(*args)
-        times.append(time.perf_counter_ns() - t0)
+        run()
+    times = timed(run, job["samples"])
+    out = last[0]
     values = [out] if isinstance(out, tvm.runtime.Tensor) else list(out)
     names = [o.name for o in model.graph.output]
     if len(values) != len(names):
@@ -167,6 +169,8 @@ def main():
             "samples_ns": times,
             "tuning": tuning,
         }, f)
+    if job.get("serve"):
+        serve(run)
 
 
 if __name__ == "__main__":

@@ -19,9 +19,9 @@
 //! [`graph_key`] and [`default_tune_root`]), so a graph is tuned once per target and trial
 //! budget and the records are reused after that.
 
+pub use crate::python::Server;
 use crate::python::{
-    bench_mnn, bench_ort, bench_tvm, require, require_packages, run_ort, BenchJob, OrtJob, TvmJob, MNN_PIP,
-    TVM_PIP, TVM_TUNE_PIP,
+    bench, require, require_packages, BenchJob, Helper, TvmJob, MNN_PIP, TVM_PIP, TVM_TUNE_PIP,
 };
 use crate::{export_bytes, npy};
 use ekb_ir::l0::{inputs, interp, print::print, Graph};
@@ -195,6 +195,28 @@ pub fn require_engine(engine: &Engine) -> Result<(), String> {
 
 /// Times `g` in `engine`; `work` holds the model, the inputs and the engine's outputs.
 pub fn run(g: &Graph, engine: &Engine, opts: BaselineOptions, work: &Path) -> Result<Baseline, String> {
+    start(g, engine, opts, work, false).map(|(b, _)| b)
+}
+
+/// [`run`], then the engine kept loaded: the [`Server`] times the same model on request, so a
+/// comparison can alternate between engines (and ekb) in one run without restarting any.
+pub fn serve(
+    g: &Graph,
+    engine: &Engine,
+    opts: BaselineOptions,
+    work: &Path,
+) -> Result<(Baseline, Server), String> {
+    let (b, server) = start(g, engine, opts, work, true)?;
+    Ok((b, server.expect("a serving helper")))
+}
+
+fn start(
+    g: &Graph,
+    engine: &Engine,
+    opts: BaselineOptions,
+    work: &Path,
+    serve: bool,
+) -> Result<(Baseline, Option<Server>), String> {
     require_engine(engine)?;
     if opts.samples == 0 {
         return Err("at least one sample is needed".into());
@@ -210,45 +232,46 @@ pub fn run(g: &Graph, engine: &Engine, opts: BaselineOptions, work: &Path) -> Re
     }
     let reference = interp::run(g, &tensors).map_err(|d| d.to_string())?;
     let outputs = work.join("outputs");
+    let result = work.join("result.json");
     let job = BenchJob {
         model: model.clone(),
         inputs: work.to_path_buf(),
         outputs: outputs.clone(),
-        result: work.join("result.json"),
+        result: result.clone(),
         warmup: opts.warmup,
         samples: opts.samples,
         threads: opts.threads,
+        serve,
     };
-    let (name, bench, clock, tolerance) = match engine {
-        Engine::Onnxruntime => {
-            run_ort(&[OrtJob { model: model.clone(), inputs: work.to_path_buf(), outputs: outputs.clone() }])?;
-            let b = bench_ort(&model, work, opts.warmup, opts.samples, opts.threads)?;
-            (
-                "onnxruntime",
-                b,
-                "perf_counter_ns around session.run (inputs as numpy arrays, outputs returned as numpy arrays)",
-                evaluation_tolerance(),
-            )
-        }
-        Engine::Tvm(t) => {
-            let b = bench_tvm(&TvmJob {
+    fn json(v: &impl Serialize) -> String {
+        serde_json::to_string(v).expect("jobs serialise")
+    }
+    let (name, helper, job, clock, tolerance) = match engine {
+        Engine::Onnxruntime => (
+            "onnxruntime",
+            Helper::Ort,
+            json(&job),
+            "perf_counter_ns around session.run (inputs as numpy arrays, outputs returned as numpy arrays)",
+            evaluation_tolerance(),
+        ),
+        Engine::Tvm(t) => (
+            "tvm",
+            Helper::Tvm,
+            json(&TvmJob {
                 job,
                 mcpu: t.mcpu.clone(),
                 mattr: t.mattr.clone(),
                 tune_trials: t.tune.as_ref().map_or(0, |u| u.trials),
                 tune_root: t.tune.as_ref().map(|u| u.root.clone()).unwrap_or_default(),
                 graph_key: graph_key(g),
-            })?;
-            (
-                "tvm",
-                b,
-                "perf_counter_ns around vm[\"main\"](...) (inputs already TVM tensors, outputs left as TVM tensors)",
-                evaluation_tolerance(),
-            )
-        }
+            }),
+            "perf_counter_ns around vm[\"main\"](...) (inputs already TVM tensors, outputs left as TVM tensors)",
+            evaluation_tolerance(),
+        ),
         Engine::Mnn => (
             "mnn",
-            bench_mnn(&job)?,
+            Helper::Mnn,
+            json(&job),
             "perf_counter_ns around copying the inputs in, runSession and copying the outputs out",
             ToleranceUsed {
                 atol: MNN_TOLERANCE.atol,
@@ -257,9 +280,10 @@ pub fn run(g: &Graph, engine: &Engine, opts: BaselineOptions, work: &Path) -> Re
             },
         ),
     };
+    let (bench, server) = bench(helper, &job, &result, serve)?;
     let tol = Tolerance { atol: tolerance.atol, rtol: tolerance.rtol };
     let (mismatches, max_abs_error) = check_outputs(g, &reference, &outputs, tol)?;
-    Ok(Baseline {
+    let baseline = Baseline {
         engine: name.into(),
         engine_version: bench.version,
         graph: g.name.clone(),
@@ -280,7 +304,8 @@ pub fn run(g: &Graph, engine: &Engine, opts: BaselineOptions, work: &Path) -> Re
             clock: clock.into(),
             stop: StopReason::MaxSamples,
         },
-    })
+    };
+    Ok((baseline, server))
 }
 
 /// Compares the engine's outputs (`dir/output.NAME.npy`) with the reference: one line per

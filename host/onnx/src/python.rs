@@ -5,7 +5,8 @@
 //! The interpreter is `$EKB_PYTHON`, or `python3`. A missing module is an error that gives the
 //! exact `pip` command installing it; nothing here installs anything. External engines are never
 //! needed by the core. The engine helpers write their result to a file named in their job, not
-//! to stdout, which the engines' own libraries print to.
+//! to stdout, which the engines' own libraries print to; a helper asked to serve ([`Server`])
+//! then answers timing requests with lines marked as its replies.
 
 use crate::baseline::Tuning;
 use serde::{Deserialize, Serialize};
@@ -16,11 +17,11 @@ use std::process::{Command, Stdio};
 /// `python/run_ort.py`.
 pub const RUN_ORT: &str = include_str!("../python/run_ort.py");
 /// `python/bench_ort.py`.
-pub const BENCH_ORT: &str = include_str!("../python/bench_ort.py");
+const BENCH_ORT: &str = include_str!("../python/bench_ort.py");
 /// `python/bench_tvm.py`.
-pub const BENCH_TVM: &str = include_str!("../python/bench_tvm.py");
+const BENCH_TVM: &str = include_str!("../python/bench_tvm.py");
 /// `python/bench_mnn.py`.
-pub const BENCH_MNN: &str = include_str!("../python/bench_mnn.py");
+const BENCH_MNN: &str = include_str!("../python/bench_mnn.py");
 
 /// The pip requirements of TVM baselines: apache-tvm 0.27 with the apache-tvm-ffi it was built
 /// against (0.1.15 crashes when MetaSchedule serialises IR).
@@ -98,6 +99,40 @@ pub fn run_ort(jobs: &[OrtJob]) -> Result<String, String> {
     Ok(done.onnxruntime)
 }
 
+/// `python/serve.py`: the serving loop, prepended to every timing helper.
+pub const SERVE: &str = include_str!("../python/serve.py");
+
+/// The prefix of every reply line of a serving helper (`REPLY` in `serve.py`).
+const REPLY: &str = "ekb-reply ";
+
+/// The timing helpers, one per engine.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Helper {
+    Ort,
+    Tvm,
+    Mnn,
+}
+
+impl Helper {
+    fn name(self) -> &'static str {
+        match self {
+            Helper::Ort => "bench_ort.py",
+            Helper::Tvm => "bench_tvm.py",
+            Helper::Mnn => "bench_mnn.py",
+        }
+    }
+
+    /// The script as it runs: `serve.py`, then the helper.
+    fn script(self) -> String {
+        let body = match self {
+            Helper::Ort => BENCH_ORT,
+            Helper::Tvm => BENCH_TVM,
+            Helper::Mnn => BENCH_MNN,
+        };
+        format!("{SERVE}\n{body}")
+    }
+}
+
 /// What a timing helper (`bench_ort.py`, `bench_tvm.py`, `bench_mnn.py`) measured.
 #[derive(Debug, Clone, Deserialize)]
 pub struct Bench {
@@ -123,6 +158,8 @@ pub struct BenchJob {
     pub samples: u32,
     /// 0: the engine's choice.
     pub threads: u32,
+    /// Keep the engine loaded afterwards and time it on request ([`Server`]).
+    pub serve: bool,
 }
 
 /// A TVM job: the LLVM CPU (`native`: this machine's) and features, and the MetaSchedule trials
@@ -138,46 +175,132 @@ pub struct TvmJob {
     pub graph_key: String,
 }
 
-/// Compiles and times a model in TVM (`bench_tvm.py`).
-pub fn bench_tvm(job: &TvmJob) -> Result<Bench, String> {
-    bench_job(
-        BENCH_TVM,
-        "bench_tvm.py",
-        &serde_json::to_string(job).expect("jobs serialise"),
-        &job.job.result,
-    )
+/// Runs a timing helper on `job` (its JSON; `job.serve` as in `result`'s job) and reads the
+/// [`Bench`] it wrote to `result`. With `serve`, the helper stays up afterwards: the
+/// [`Server`] times it on request.
+pub fn bench(
+    helper: Helper,
+    job: &str,
+    result: &Path,
+    serve: bool,
+) -> Result<(Bench, Option<Server>), String> {
+    let read = || {
+        let text = std::fs::read_to_string(result)
+            .map_err(|e| format!("{} wrote no result (`{}`: {e})", helper.name(), result.display()))?;
+        serde_json::from_str(&text).map_err(|e| format!("{} wrote `{text}`: {e}", helper.name()))
+    };
+    if !serve {
+        run_script(&helper.script(), &[], Some(job.to_string()))?;
+        return Ok((read()?, None));
+    }
+    let mut server = Server::start(helper, job)?;
+    server.reply()?; // {"ready": true}
+    Ok((read()?, Some(server)))
 }
 
-/// Converts and times a model in MNN (`bench_mnn.py`).
-pub fn bench_mnn(job: &BenchJob) -> Result<Bench, String> {
-    bench_job(BENCH_MNN, "bench_mnn.py", &serde_json::to_string(job).expect("jobs serialise"), &job.result)
+/// A timing helper serving requests (`serve.py`): its engine stays loaded and warm, and each
+/// [`Server::time`] times a number of runs. Dropping it ends the helper.
+pub struct Server {
+    helper: Helper,
+    child: std::process::Child,
+    stdin: Option<std::process::ChildStdin>,
+    stdout: std::io::BufReader<std::process::ChildStdout>,
+    /// Everything the helper wrote to stderr so far (drained by a thread, for errors).
+    stderr: std::sync::Arc<std::sync::Mutex<String>>,
 }
 
-fn bench_job(script: &str, name: &str, job: &str, result: &Path) -> Result<Bench, String> {
-    run_script(script, &[], Some(job.to_string()))?;
-    let text = std::fs::read_to_string(result)
-        .map_err(|e| format!("{name} wrote no result (`{}`: {e})", result.display()))?;
-    serde_json::from_str(&text).map_err(|e| format!("{name} wrote `{text}`: {e}"))
+impl Server {
+    fn start(helper: Helper, job: &str) -> Result<Server, String> {
+        let py = python();
+        let mut child = Command::new(&py)
+            .arg("-c")
+            .arg(helper.script())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .map_err(|e| format!("cannot run `{py}`: {e}"))?;
+        let stderr = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
+        let mut err = child.stderr.take().expect("stderr is piped");
+        let sink = stderr.clone();
+        std::thread::spawn(move || {
+            let mut buf = [0u8; 4096];
+            while let Ok(n @ 1..) = std::io::Read::read(&mut err, &mut buf) {
+                sink.lock().expect("stderr sink").push_str(&String::from_utf8_lossy(&buf[..n]));
+            }
+        });
+        let stdout = std::io::BufReader::new(child.stdout.take().expect("stdout is piped"));
+        let mut server = Server { helper, stdin: child.stdin.take(), child, stdout, stderr };
+        server.send(&format!("{}\n", job.trim_end()))?;
+        Ok(server)
+    }
+
+    fn send(&mut self, line: &str) -> Result<(), String> {
+        let pipe = self.stdin.as_mut().expect("stdin stays open while serving");
+        pipe.write_all(line.as_bytes()).and_then(|()| pipe.flush()).map_err(|e| self.failed(&e.to_string()))
+    }
+
+    /// The next reply line's JSON (other lines are the engine's own output).
+    fn reply(&mut self) -> Result<String, String> {
+        let mut line = String::new();
+        loop {
+            line.clear();
+            match std::io::BufRead::read_line(&mut self.stdout, &mut line) {
+                Ok(0) => return Err(self.failed("it ended")),
+                Ok(_) => {
+                    if let Some(json) = line.strip_prefix(REPLY) {
+                        return Ok(json.trim().to_string());
+                    }
+                }
+                Err(e) => return Err(self.failed(&e.to_string())),
+            }
+        }
+    }
+
+    /// An error naming the helper, what happened and the end of its stderr.
+    fn failed(&mut self, what: &str) -> String {
+        let status = self.child.try_wait().ok().flatten().map(|s| format!(" ({s})")).unwrap_or_default();
+        let err = self.stderr.lock().expect("stderr sink").clone();
+        let lines: Vec<&str> = err.trim().lines().collect();
+        let tail = lines[lines.len().saturating_sub(10)..].join("\n");
+        format!(
+            "{} stopped serving{status}: {what}{}",
+            self.helper.name(),
+            if tail.is_empty() { String::new() } else { format!("\n{tail}") }
+        )
+    }
+
+    /// Times `n` runs of the loaded model (no warm-up: the engine is warm); one duration in
+    /// nanoseconds per run.
+    pub fn time(&mut self, n: u32) -> Result<Vec<u64>, String> {
+        #[derive(Deserialize)]
+        struct Samples {
+            samples_ns: Vec<u64>,
+        }
+        self.send(&format!("time {n}\n"))?;
+        let json = self.reply()?;
+        let s: Samples = serde_json::from_str(&json)
+            .map_err(|e| format!("{} replied `{json}`: {e}", self.helper.name()))?;
+        if s.samples_ns.len() != n as usize {
+            return Err(format!("{} timed {} runs, not {n}", self.helper.name(), s.samples_ns.len()));
+        }
+        Ok(s.samples_ns)
+    }
 }
 
-/// Times `model` on the inputs in `inputs`: `warmup` untimed runs, then `samples` timed ones
-/// (`threads` = 0: onnxruntime's choice).
-pub fn bench_ort(
-    model: &std::path::Path,
-    inputs: &std::path::Path,
-    warmup: u32,
-    samples: u32,
-    threads: u32,
-) -> Result<Bench, String> {
-    let args = [
-        model.display().to_string(),
-        inputs.display().to_string(),
-        warmup.to_string(),
-        samples.to_string(),
-        threads.to_string(),
-    ];
-    let out = run_script(BENCH_ORT, &args, None)?;
-    serde_json::from_str(out.trim()).map_err(|e| format!("bench_ort.py printed `{out}`: {e}"))
+impl Drop for Server {
+    fn drop(&mut self) {
+        // End of input ends the helper; a helper stuck in its engine is killed.
+        drop(self.stdin.take());
+        for _ in 0..100 {
+            if self.child.try_wait().ok().flatten().is_some() {
+                return;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
 }
 
 /// Runs a script with `python -c`, feeding `stdin`; its stdout, or its stderr (and the end of its

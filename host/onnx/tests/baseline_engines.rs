@@ -1,7 +1,8 @@
 //! The TVM and MNN baselines end to end: a small graph (a 3x3 convolution with bias under
 //! `relu6`, and a transposed matmul: two outputs, two `ekb`-domain local functions the engines
 //! must see inlined) exported, run and timed in each engine, its outputs checked against the
-//! reference interpreter; MetaSchedule records (of a one-matmul graph) written once and reused.
+//! reference interpreter; MetaSchedule records (of a one-matmul graph) written once and reused;
+//! every engine kept loaded and timed on request (`baseline::serve`).
 //!
 //! These need Python with `apache-tvm` (and MetaSchedule's `xgboost`, `cloudpickle`, `psutil`,
 //! `tornado`), `MNN`, `onnx` and `numpy`: `toolchains/setup.sh --baselines` installs them and CI
@@ -10,7 +11,7 @@
 use ekb_ir::diag::SourceFile;
 use ekb_ir::l0::{self, Graph};
 use ekb_onnx::baseline::{
-    graph_key, run, Baseline, BaselineOptions, Engine, TuneOptions, TvmOptions, MNN_TOLERANCE,
+    graph_key, run, serve, Baseline, BaselineOptions, Engine, TuneOptions, TvmOptions, MNN_TOLERANCE,
 };
 
 const BLOCK: &str = "\
@@ -114,4 +115,22 @@ fn tvm_tuning_records_are_written_once_then_reused() {
         t.seconds
     );
     assert_eq!(std::fs::read_to_string(t.dir.join("database_tuning_record.json")).unwrap(), records);
+}
+
+/// A serving engine answers timing requests with as many runs as asked, stays correct (its
+/// one-shot result is checked as `run`'s), and ends when dropped.
+#[test]
+fn every_engine_serves_timing_requests() {
+    let mm = graph(MATMUL);
+    for engine in [Engine::Onnxruntime, Engine::Mnn, tvm(None)] {
+        let work = tempfile::tempdir().unwrap();
+        let (b, mut server) = serve(&mm, &engine, OPTS, work.path()).unwrap_or_else(|e| panic!("{e}"));
+        check_common(&b, &b.engine.clone(), "mm");
+        for n in [1, 7] {
+            let t = server.time(n).unwrap_or_else(|e| panic!("{}: {e}", b.engine));
+            assert_eq!(t.len(), n as usize, "{}", b.engine);
+            assert!(t.iter().all(|&ns| ns > 0), "{}: {t:?}", b.engine);
+        }
+        drop(server);
+    }
 }

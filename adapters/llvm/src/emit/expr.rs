@@ -15,7 +15,7 @@
 //! literals give the loop hints a known trip count.
 
 use super::func::{elem_align, elem_ty, llvm_ty, BufRef, FnCx, Val};
-use super::Callee;
+use super::{Callee, MathFn};
 use ekb_ir::diag::{Diagnostic, Span};
 use ekb_ir::l1::{BinOp, Expr, ExprKind, Intrinsic, Ty, UnOp};
 use ekb_ir::DType;
@@ -271,22 +271,22 @@ impl FnCx<'_> {
         let name = func.name();
         let v = match (func, t) {
             (Intrinsic::Exp | Intrinsic::Log | Intrinsic::Tanh | Intrinsic::Erf, _) => {
-                let c = match func {
-                    Intrinsic::Exp => Callee::Expf,
-                    Intrinsic::Log => Callee::Logf,
-                    Intrinsic::Tanh => Callee::Tanhf,
-                    _ => Callee::Erff,
+                let m = match func {
+                    Intrinsic::Exp => MathFn::Exp,
+                    Intrinsic::Log => MathFn::Log,
+                    Intrinsic::Tanh => MathFn::Tanh,
+                    _ => MathFn::Erf,
                 };
-                let f = self.m.callee(c);
+                let f = self.m.callee(Callee::Math(m));
                 self.op(name, Ty::F32, format!("call float {f}(float {x})"))
             }
             (Intrinsic::Sin | Intrinsic::Cos, _) => {
-                // `nobuiltin` (#3): LLVM must not combine them into `sincosf` or `tanf`.
-                let f = self.m.callee(if func == Intrinsic::Sin { Callee::Sinf } else { Callee::Cosf });
-                self.op(name, Ty::F32, format!("call float {f}(float {x}) #3"))
+                let m = if func == Intrinsic::Sin { MathFn::Sin } else { MathFn::Cos };
+                let f = self.m.callee(Callee::Math(m));
+                self.op(name, Ty::F32, format!("call float {f}(float {x})"))
             }
             (Intrinsic::Pow, _) => {
-                let f = self.m.callee(Callee::Powf);
+                let f = self.m.callee(Callee::Math(MathFn::Pow));
                 self.op(name, Ty::F32, format!("call float {f}(float {x}, float {y})"))
             }
             (Intrinsic::Sqrt | Intrinsic::Rsqrt, _) => {

@@ -11,18 +11,23 @@
 //! [`crate::IMPORTS`] (math calls and the parallel entry are declared `nonlazybind` and the
 //! module asks for GOT calls to runtime functions, so every import goes through a GOT slot), it
 //! defines no global variables, and float arithmetic carries fast-math flags only inside
-//! `vectorize` loops. Calls to `sinf` and `cosf` carry `nobuiltin` (attribute group #3), so LLVM
-//! never fuses them into `sincosf` nor folds `sin/cos` into `tan`: functions outside the table.
+//! `vectorize` loops. The math functions (`exp`, `log`, `tanh`, `erf`, `pow`, `sin`, `cos`) are
+//! defined in the module (`vmath`, inlined so that loops calling them vectorise) rather than
+//! imported.
 
 mod expr;
 mod func;
 mod stmt;
+mod vmath;
+
+pub use vmath::MathFn;
 
 use crate::abi::{is_valid_kernel_name, kernel_symbol};
 use ekb_ir::diag::Diagnostic;
 use ekb_ir::l1::{Access, Kernel, Module};
 use ekb_ir::TargetProfile;
 use func::{buffer_param, BufRef, FnCx};
+use std::borrow::Cow;
 use std::collections::{BTreeSet, HashMap, HashSet};
 
 /// The start of the diagnostic for GPU constructs, which CPU code cannot express.
@@ -101,15 +106,14 @@ fn kernel(cx: &mut ModuleCx, k: &Kernel) -> Result<(), Diagnostic> {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub(crate) enum Callee {
     ParallelFor,
-    Expf,
-    Logf,
-    Powf,
-    Tanhf,
-    Erff,
-    Sinf,
-    Cosf,
+    /// A function defined inline (`vmath`).
+    Math(MathFn),
     Sqrt,
     Fabs,
+    FabsF64,
+    FshlI64,
+    FmaF32,
+    FmaF64,
     CopySign,
     Floor,
     Ceil,
@@ -127,25 +131,23 @@ pub(crate) enum Callee {
 }
 
 impl Callee {
-    /// The `declare` line. Math imports are pure (`memory(none)`: no errno) and, like the
-    /// parallel entry, `nonlazybind` (called through the GOT). The f16 conversions are
-    /// definitions instead: LLVM's `fpext`/`fptrunc` of `half` become calls to compiler-rt's
+    /// The `declare` line: the parallel entry is `nonlazybind` (called through the GOT); the
+    /// others are LLVM intrinsics. The math functions are definitions (`vmath`), and so are the
+    /// f16 conversions: LLVM's `fpext`/`fptrunc` of `half` become calls to compiler-rt's
     /// `__extendhfsf2`/`__truncsfhf2` on the x86-64 baseline (no F16C), which the static runtime
     /// does not have, so they are written out as integer code that is inlined (the algorithm of
     /// `ekb_wire::f16`, bit for bit; subnormals are rounded by one exact-or-nearest f32 add or
     /// subtract, which needs the default rounding mode and no fast-math flags).
-    fn decl(self) -> &'static str {
-        match self {
+    fn decl(self) -> Cow<'static, str> {
+        Cow::Borrowed(match self {
+            Callee::Math(f) => return Cow::Owned(f.define().0),
             Callee::ParallelFor => "declare void @ekb_parallel_for(ptr, ptr, i64) #1",
-            Callee::Expf => "declare float @expf(float) #2",
-            Callee::Logf => "declare float @logf(float) #2",
-            Callee::Powf => "declare float @powf(float, float) #2",
-            Callee::Tanhf => "declare float @tanhf(float) #2",
-            Callee::Erff => "declare float @erff(float) #2",
-            Callee::Sinf => "declare float @sinf(float) #2",
-            Callee::Cosf => "declare float @cosf(float) #2",
             Callee::Sqrt => "declare float @llvm.sqrt.f32(float)",
             Callee::Fabs => "declare float @llvm.fabs.f32(float)",
+            Callee::FabsF64 => "declare double @llvm.fabs.f64(double)",
+            Callee::FshlI64 => "declare i64 @llvm.fshl.i64(i64, i64, i64)",
+            Callee::FmaF32 => "declare float @llvm.fmuladd.f32(float, float, float)",
+            Callee::FmaF64 => "declare double @llvm.fmuladd.f64(double, double, double)",
             Callee::CopySign => "declare float @llvm.copysign.f32(float, float)",
             Callee::Floor => "declare float @llvm.floor.f32(float)",
             Callee::Ceil => "declare float @llvm.ceil.f32(float)",
@@ -158,12 +160,24 @@ impl Callee {
             Callee::Trap => "declare void @llvm.trap()",
             Callee::HalfToFloat => HALF_TO_FLOAT,
             Callee::FloatToHalf => FLOAT_TO_HALF,
+        })
+    }
+
+    /// What a definition calls, which the module must declare too.
+    fn deps(self) -> BTreeSet<Callee> {
+        match self {
+            Callee::Math(f) => f.define().1,
+            _ => BTreeSet::new(),
         }
     }
 
     /// The symbol after `@`.
     fn symbol(self) -> &'static str {
-        let d = self.decl();
+        let d = match (self, self.decl()) {
+            (Callee::Math(f), _) => return f.symbol(),
+            (_, Cow::Borrowed(d)) => d,
+            (_, Cow::Owned(_)) => unreachable!("only math functions are generated"),
+        };
         let start = d.find('@').expect("declarations name a function") + 1;
         let end = start + d[start..].find('(').expect("declarations have parameters");
         &d[start..end]
@@ -295,15 +309,17 @@ impl ModuleCx {
             out.push_str(f);
         }
         out.push('\n');
+        let mut callees = self.callees.clone();
         for c in &self.callees {
-            out.push_str(c.decl());
+            callees.extend(c.deps());
+        }
+        for c in &callees {
+            out.push_str(&c.decl());
             out.push('\n');
         }
         out.push_str(
             "\nattributes #0 = { nounwind \"probe-stack\"=\"inline-asm\" }\n\
-             attributes #1 = { nounwind nonlazybind }\n\
-             attributes #2 = { memory(none) nounwind willreturn nonlazybind }\n\
-             attributes #3 = { nobuiltin }\n\n",
+             attributes #1 = { nounwind nonlazybind }\n\n",
         );
         let got = self.meta.len();
         self.meta.push("!{i32 7, !\"RtLibUseGOT\", i32 1}".into());
@@ -337,7 +353,8 @@ mod tests {
     fn callee_symbols_come_from_their_declarations() {
         assert_eq!(Callee::ParallelFor.symbol(), "ekb_parallel_for");
         assert_eq!(Callee::FptosiSat.symbol(), "llvm.fptosi.sat.i32.f32");
-        assert_eq!(Callee::Erff.symbol(), "erff");
+        assert_eq!(Callee::FshlI64.symbol(), "llvm.fshl.i64");
+        assert_eq!(Callee::Math(MathFn::Erf).symbol(), "ekb_erf");
     }
 
     #[test]
