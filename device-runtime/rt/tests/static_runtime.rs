@@ -141,6 +141,47 @@ finish:
     path
 }
 
+/// A payload whose x86-64 kernel is hand-written: `y[i] = fabsf(x[i])` for 4 elements, the
+/// import's address loaded once from its GOT slot into a register (`movq fabsf@GOTPCREL(%rip)`,
+/// REX_GOTPCRELX; emitted kernels call their imports through the GOT directly, GOTPCRELX) and
+/// called through it.
+fn abs_payload(dir: &Path) -> PathBuf {
+    let object = common::assemble(
+        r#"
+    .text
+    .globl ekb_k_abs
+    .type ekb_k_abs,@function
+ekb_k_abs:
+    push %rbx
+    push %r12
+    push %r13
+    push %r14
+    sub $8, %rsp
+    mov (%rdi), %r12
+    mov 8(%rdi), %r13
+    movq fabsf@GOTPCREL(%rip), %rbx
+    xor %r14d, %r14d
+1:  movss (%r12,%r14,4), %xmm0
+    call *%rbx
+    movss %xmm0, (%r13,%r14,4)
+    inc %r14
+    cmp $4, %r14
+    jl 1b
+    add $8, %rsp
+    pop %r14
+    pop %r13
+    pop %r12
+    pop %rbx
+    ret
+"#,
+        "x86_64-unknown-linux-gnu",
+    );
+    let path = dir.join("abs.ekp");
+    let payload = common::elementwise_payload(object, "abs", 4, &[3, 4], f32::abs);
+    std::fs::write(&path, payload).unwrap();
+    path
+}
+
 fn file_says(path: &Path) -> String {
     String::from_utf8_lossy(&run(Command::new("file").arg("-b").arg(path)).stdout).into_owned()
 }
@@ -210,6 +251,7 @@ fn the_x86_64_static_runtime_runs_the_corpus_and_reports_bad_payloads() {
     let dir = common::work_dir("corpus-static-x86_64");
     let mut payloads = common::corpus_payloads("host", &dir);
     payloads.push(common::data_payload("host", &dir));
+    payloads.push(("hand-written abs".into(), abs_payload(&dir)));
     let relocations = ["R_X86_64_PC32", "R_X86_64_GOTPCRELX", "R_X86_64_REX_GOTPCRELX"];
     let responses = run_corpus(&runtime, None, "x86_64", &relocations, &payloads, &dir);
     // Natively the static runtime isolates every run under the system-call filter.

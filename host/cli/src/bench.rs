@@ -121,6 +121,7 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
             rounds: args.rounds,
             round: Duration::from_millis(args.round_ms),
             threads: args.eval.threads.map_or(0, |t| t as usize),
+            target: args.eval.target.clone(),
             only: args.only,
             json: args.json,
         });

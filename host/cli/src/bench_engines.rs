@@ -116,6 +116,8 @@ pub struct EngineBench {
     pub round: Duration,
     /// 0: this machine's cores.
     pub threads: usize,
+    /// The profile ekb compiles for (a profile of this machine; engines compile for `host`).
+    pub target: String,
     pub only: Option<String>,
     pub json: bool,
 }
@@ -192,7 +194,8 @@ fn runs(budget: Duration, per_run: Duration) -> u32 {
 }
 
 pub fn run(opts: EngineBench) -> Result<ExitCode, String> {
-    let target = TargetProfile::load("host").map_err(|e| format!("error: {e}"))?;
+    let host = TargetProfile::load("host").map_err(|e| format!("error: {e}"))?;
+    let target = crate::source::target(&opts.target)?;
     let selected: Vec<&(&str, &str)> =
         ANCHORS.iter().filter(|(n, _)| opts.only.as_deref().is_none_or(|o| n.contains(o))).collect();
     if selected.is_empty() {
@@ -207,7 +210,7 @@ pub fn run(opts: EngineBench) -> Result<ExitCode, String> {
     let mut engines = Vec::new();
     let mut unavailable = Vec::new();
     for name in &opts.engines {
-        let engine = name.engine(&target).map_err(|e| format!("error: {e}"))?;
+        let engine = name.engine(&host).map_err(|e| format!("error: {e}"))?;
         match bl::require_engine(&engine) {
             Ok(()) => engines.push((name.clone(), engine)),
             Err(e) if !opts.explicit => unavailable.push((name.label(), e)),
@@ -219,8 +222,9 @@ pub fn run(opts: EngineBench) -> Result<ExitCode, String> {
             eprintln!("{name}: left out: {why}");
         }
         eprintln!(
-            "{} workload(s), ekb and {} engine(s), {} rounds of about {} ms per side, {threads} thread(s)",
+            "{} workload(s), ekb (target `{}`) and {} engine(s), {} rounds of about {} ms per side, {threads} thread(s)",
             selected.len(),
+            target.name,
             engines.len(),
             opts.rounds,
             opts.round.as_millis()

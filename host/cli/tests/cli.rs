@@ -143,6 +143,18 @@ fn lower_to_obj_writes_an_elf_object() {
 }
 
 #[test]
+fn lower_to_asm_prints_the_instructions_of_the_target() {
+    let o = ekb(&["lower", &corpus("softmax.ekir"), "--to", "asm", "--target", "rk3588"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let asm = stdout(&o);
+    assert!(asm.contains("ekb_k_") && asm.contains("fmla\tv"), "{}", &asm[..asm.len().min(600)]);
+    assert!(!asm.contains("expf"), "softmax calls the library's expf");
+    let o = ekb(&["lower", &corpus("softmax.ekir"), "--to", "asm", "--target", "pocl", "--backend", "gpu"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("`--to asm` is CPU code"), "{}", stderr(&o));
+}
+
+#[test]
 fn lower_dump_stages_shows_every_stage_in_order_on_stderr() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("k.o").display().to_string();
@@ -338,6 +350,35 @@ fn bench_checks_and_times_a_workload() {
     let o = ekb(&["bench", "--workloads", "--only", "nothing-matches"]);
     assert_eq!(o.status.code(), Some(1));
     assert!(stderr(&o).contains("matmul_512"), "{}", stderr(&o));
+}
+
+/// `--engines` with onnxruntime (installed by `toolchains/setup.sh`, as CI runs it): both sides
+/// checked and timed in alternation, the ratio in the table and in the JSON.
+#[test]
+fn bench_engines_sets_ekb_next_to_an_engine() {
+    let args = ["bench", "--engines", "--engine", "onnxruntime", "--only", "layer_norm", "--rounds", "2"];
+    let o = ekb(&[&args[..], &["--round-ms", "30", "--threads", "1", "--json"]].concat());
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let w = &v["workloads"][0];
+    assert_eq!(w["workload"], "layer_norm_512x768");
+    let sides = w["sides"].as_array().unwrap();
+    assert_eq!(sides.iter().map(|s| s["name"].as_str().unwrap()).collect::<Vec<_>>(), ["ekb", "onnxruntime"]);
+    for s in sides {
+        assert_eq!(s["correct"], true, "{s}");
+        assert!(s["samples"].as_u64().unwrap() >= 6 && s["median_ms"].as_f64().unwrap() > 0.0, "{s}");
+    }
+    let ratio = w["best_over_ekb"].as_f64().unwrap();
+    let want = sides[1]["median_ms"].as_f64().unwrap() / sides[0]["median_ms"].as_f64().unwrap();
+    assert!((ratio - want).abs() < 1e-9 && v["geomean_best_over_ekb"].as_f64() == Some(ratio), "{v}");
+    assert_eq!(v["threads"], 1);
+
+    let o = ekb(&[&args[..2], &["--engine", "tensorflow"]].concat());
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("expected onnxruntime, mnn, tvm or tvm-tuned:TRIALS"), "{}", stderr(&o));
+    let o = ekb(&["bench", "--only", "softmax"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("apply to `--workloads` and `--engines`"), "{}", stderr(&o));
 }
 
 #[test]

@@ -46,7 +46,10 @@ pub struct CpuProfile {
     /// Core clusters, fastest first; empty means "detect on the machine at run time".
     #[serde(default)]
     pub clusters: Vec<CoreCluster>,
-    /// SIMD register width in bits (128 for NEON, 256 for AVX2, 512 for AVX-512).
+    /// SIMD register width in bits (128 for NEON, 256 for AVX2, 512 for AVX-512). 0 in a
+    /// profile's file, with `cpu = "native"`: the widest of the machine loading the profile (the
+    /// one that compiles and runs), detected when the profile is loaded (see
+    /// [`native_vector_bits`]); a loaded profile always holds the number.
     pub vector_bits: u32,
     /// Bytes of stack a kernel thread may use for `local` allocations.
     pub stack_bytes: u64,
@@ -141,8 +144,16 @@ impl TargetProfile {
 
     /// Parses a profile's TOML text and validates it; `origin` names it in errors.
     pub fn parse(origin: &str, text: &str) -> Result<TargetProfile, String> {
-        let p: TargetProfile =
+        let mut p: TargetProfile =
             toml::from_str(text).map_err(|e| format!("invalid target profile `{origin}`: {e}"))?;
+        if p.cpu.vector_bits == 0 {
+            if p.cpu.cpu != "native" {
+                return Err(format!(
+                    "invalid target profile `{origin}`:\n  cpu.vector_bits = 0: expected a width in bits; 0 (this machine's) needs cpu = \"native\""
+                ));
+            }
+            p.cpu.vector_bits = native_vector_bits(&p.cpu.triple);
+        }
         p.validate()
             .map_err(|problems| format!("invalid target profile `{origin}`:\n  {}", problems.join("\n  ")))?;
         Ok(p)
@@ -323,9 +334,42 @@ impl TargetProfile {
     }
 }
 
+/// The widest SIMD registers of this machine for a profile of triple `triple` with `cpu =
+/// "native"`: 512 bits with AVX-512F, 256 with AVX2, else 128 (SSE2, and NEON on aarch64). A
+/// triple of another architecture than this machine's gets 128.
+pub fn native_vector_bits(triple: &str) -> u32 {
+    let arch = triple.split('-').next().unwrap_or_default();
+    #[cfg(target_arch = "x86_64")]
+    if arch == "x86_64" {
+        return if std::is_x86_feature_detected!("avx512f") {
+            512
+        } else if std::is_x86_feature_detected!("avx2") {
+            256
+        } else {
+            128
+        };
+    }
+    let _ = arch;
+    128
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_native_profile_may_take_this_machines_vector_width() {
+        let native = MINIMAL
+            .replace("vector_bits = 128", "vector_bits = 0")
+            .replace("cpu = \"cortex-a55\"", "cpu = \"native\"");
+        let p = TargetProfile::parse("n", &native).unwrap();
+        assert_eq!(p.cpu.vector_bits, native_vector_bits(&p.cpu.triple));
+        assert!(p.cpu.vector_bits >= 128 && p.cpu.vector_bits.is_power_of_two());
+        let named = MINIMAL.replace("vector_bits = 128", "vector_bits = 0");
+        let e = TargetProfile::parse("n", &named).unwrap_err();
+        assert!(e.contains("cpu.vector_bits = 0") && e.contains("needs cpu = \"native\""), "{e}");
+        assert_eq!(native_vector_bits("riscv64gc-unknown-linux-gnu"), 128);
+    }
 
     /// A small valid profile to mutate in tests.
     const MINIMAL: &str = r#"
@@ -402,7 +446,9 @@ unified_memory = true
         assert_eq!((rk.cpu_cores(), rk.cpu_f32_lanes()), (8, 4));
         let h200 = TargetProfile::load("h200").unwrap();
         assert_eq!(h200.gpu.as_ref().unwrap().shared_bytes_per_block_optin, Some(227 * 1024));
-        assert_eq!(TargetProfile::load("host").unwrap().cpu_f32_lanes(), 8);
+        // `host` takes this machine's width.
+        let host = TargetProfile::load("host").unwrap();
+        assert_eq!(host.cpu_f32_lanes(), native_vector_bits(&host.cpu.triple) / 32);
     }
 
     #[test]
