@@ -18,6 +18,12 @@ const CHUNK: usize = 1 << 21;
 /// `EKB_VMATH_STRIDE=1` makes the sweep exhaustive (all 2^32 patterns: minutes per function).
 const STRIDE: u64 = 251;
 
+/// `EKB_VMATH_ONLY=exp,sin` checks only the functions named (with an exhaustive sweep, to
+/// spend the minutes on one function).
+fn selected(f: MathFn) -> bool {
+    std::env::var("EKB_VMATH_ONLY").map_or(true, |only| only.split(',').any(|n| n.trim() == f.name()))
+}
+
 fn stride() -> u64 {
     std::env::var("EKB_VMATH_STRIDE").ok().and_then(|s| s.parse().ok()).filter(|&s| s > 0).unwrap_or(STRIDE)
 }
@@ -289,6 +295,9 @@ fn check_all(target: &TargetProfile) {
                 (c, ones)
             }),
         );
+    }
+    if !selected(MathFn::Pow) {
+        return;
     }
     let (px, py) = pow_pairs();
     let chunks = px.chunks(CHUNK).map(<[f32]>::to_vec).zip(py.chunks(CHUNK).map(<[f32]>::to_vec));
