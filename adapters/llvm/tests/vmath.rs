@@ -287,6 +287,9 @@ fn pow_pairs() -> (Vec<f32>, Vec<f32>) {
 fn check_all(target: &TargetProfile) {
     clang();
     for f in [MathFn::Exp, MathFn::Log, MathFn::Tanh, MathFn::Erf, MathFn::Sin, MathFn::Cos] {
+        if !selected(f) {
+            continue;
+        }
         check(
             target,
             f,

@@ -9,7 +9,8 @@
 //! with the `naive` and `default` schedules through the driver (`ekb_deploy::driver`) for this
 //! machine, load both into this process, check both against the f64 reference interpreter
 //! (seed 0), then time them in one run in this process, alternating naive and default sample by
-//! sample (the order of each pair drawn at random), and report medians, the median of the
+//! sample (the order of each pair drawn at random; a sample is the median of about 10 ms of runs
+//! on buffers set up once), and report medians, the median of the
 //! per-pair ratios, and GFLOP/s next to the machine's practical peak (numpy's BLAS sgemm,
 //! measured in the same run). A second table gives the time to lower, emit and compile every
 //! operator of the corpus in `tests/ops` (the driver's times of its lowering, adapter and
@@ -77,6 +78,10 @@ pub struct Args {
     /// --engines: the timing of each side in each round, in milliseconds.
     #[arg(long, requires = "engines", default_value_t = 300)]
     round_ms: u64,
+    /// --engines: set a knob of ekb's default schedule (repeatable): `NAME=VALUE`, as `ekb
+    /// lower --knob` takes it.
+    #[arg(long, requires = "engines", value_name = "NAME=VALUE")]
+    knob: Vec<String>,
     /// Check the measurement itself on every selected instance: the default candidate timed
     /// against itself (the ratio's interval must contain 1) and against itself with its plan
     /// run twice (the ratio must be 0.50 within 2%); prints each and the share that passes.
@@ -122,6 +127,7 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
             round: Duration::from_millis(args.round_ms),
             threads: args.eval.threads.map_or(0, |t| t as usize),
             target: args.eval.target.clone(),
+            knobs: args.knob.clone(),
             only: args.only,
             json: args.json,
         });
@@ -365,16 +371,18 @@ pub(crate) fn load(name: &str, text: &str) -> Result<(SourceFile, Graph), String
     Ok((src, g))
 }
 
-/// Compiles a workload for this machine's CPU with `schedule`, up to `until`.
+/// Compiles a workload for this machine's CPU with `schedule` (and `knobs`, or the target's),
+/// up to `until`.
 pub(crate) fn compile(
     src: &SourceFile,
     g: &Graph,
     schedule: Schedule,
+    knobs: Option<ekb_lower::Knobs>,
     until: Stage,
     target: &TargetProfile,
 ) -> Result<Artifact, String> {
     let options =
-        CompileOptions { schedule, backend: BackendChoice::Cpu, until, ..CompileOptions::default() };
+        CompileOptions { schedule, knobs, backend: BackendChoice::Cpu, until, ..CompileOptions::default() };
     let sources = Sources { graph: Some(src), module: None };
     driver::compile(Program::Graph(g), sources, target, &options).map_err(|f| {
         let diags: Vec<String> = f.diagnostics.iter().map(|d| d.to_string()).collect();
@@ -397,7 +405,7 @@ fn bench_workload(
 
     let mut sides = Vec::new();
     for schedule in Schedule::ALL {
-        let artifact = compile(&src, &g, schedule, Stage::Toolchain, target)?;
+        let artifact = compile(&src, &g, schedule, None, Stage::Toolchain, target)?;
         let host = driver::load_host(&artifact, threads).map_err(|d| d.to_string())?;
         let m = artifact.module;
         *threads_used = host.threads();
@@ -412,7 +420,16 @@ fn bench_workload(
         sides.push((m, host, mismatch));
     }
 
-    // Paired samples: each pair runs both schedules once, in an order drawn at random.
+    // Paired samples: each pair times both schedules, in an order drawn at random. A sample is
+    // the median of a batch of runs on buffers set up once (a warm-up run first), about 10 ms
+    // of them: buffers made afresh for every run put their first use inside the timing.
+    let batch: Vec<usize> = sides
+        .iter()
+        .map(|(m, host, _)| {
+            let t = host.time(m, &inputs, 0, 1).map_err(|d| d.to_string())?[0];
+            Ok((0.01 / t.as_secs_f64().max(1e-7)).clamp(1.0, 1000.0) as usize)
+        })
+        .collect::<Result<_, String>>()?;
     let mut rng = 0x9e37_79b9_7f4a_7c15u64 ^ w.name.len() as u64;
     let (mut naive, mut default) = (Vec::new(), Vec::new());
     let start = Instant::now();
@@ -421,8 +438,9 @@ fn bench_workload(
         let order: [usize; 2] = if rng & 1 == 0 { [0, 1] } else { [1, 0] };
         for i in order {
             let (m, host, _) = &sides[i];
-            let t = host.time(m, &inputs, 0, 1).map_err(|d| d.to_string())?[0];
-            if i == 0 { &mut naive } else { &mut default }.push(t.as_secs_f64() * 1e3);
+            let runs = host.time(m, &inputs, 1, batch[i]).map_err(|d| d.to_string())?;
+            let ms: Vec<f64> = runs.iter().map(|d| d.as_secs_f64() * 1e3).collect();
+            if i == 0 { &mut naive } else { &mut default }.push(median(&ms));
         }
     }
     let ratios: Vec<f64> = naive.iter().zip(&default).map(|(n, d)| n / d).collect();
@@ -456,12 +474,12 @@ fn lowering_table(target: &TargetProfile) -> Result<Vec<LoweringTime>, String> {
         for (i, s) in Schedule::ALL.into_iter().enumerate() {
             let mut times = Vec::new();
             for _ in 0..5 {
-                let a = compile(&src, &g, s, Stage::Lower, target)?;
+                let a = compile(&src, &g, s, None, Stage::Lower, target)?;
                 times.push(a.time(Stage::Lower).as_secs_f64() * 1e6);
             }
             lower_us[i] = median(&times);
         }
-        let a = compile(&src, &g, Schedule::Default, Stage::Toolchain, target)?;
+        let a = compile(&src, &g, Schedule::Default, None, Stage::Toolchain, target)?;
         let code = a.code.as_ref().expect("compiled through the toolchain");
         rows.push(LoweringTime {
             operator: name.to_string(),

@@ -118,6 +118,8 @@ pub struct EngineBench {
     pub threads: usize,
     /// The profile ekb compiles for (a profile of this machine; engines compile for `host`).
     pub target: String,
+    /// `NAME=VALUE` knobs of ekb's default schedule, over the target's.
+    pub knobs: Vec<String>,
     pub only: Option<String>,
     pub json: bool,
 }
@@ -196,6 +198,8 @@ fn runs(budget: Duration, per_run: Duration) -> u32 {
 pub fn run(opts: EngineBench) -> Result<ExitCode, String> {
     let host = TargetProfile::load("host").map_err(|e| format!("error: {e}"))?;
     let target = crate::source::target(&opts.target)?;
+    let mut knobs = ekb_lower::Knobs::for_target(&target);
+    crate::lower::set_knobs(&mut knobs, &opts.knobs)?;
     let selected: Vec<&(&str, &str)> =
         ANCHORS.iter().filter(|(n, _)| opts.only.as_deref().is_none_or(|o| n.contains(o))).collect();
     if selected.is_empty() {
@@ -232,7 +236,7 @@ pub fn run(opts: EngineBench) -> Result<ExitCode, String> {
     }
     let mut rows = Vec::new();
     for (name, text) in selected {
-        rows.push(bench_one(name, text, &target, &engines, &opts, threads)?);
+        rows.push(bench_one(name, text, (&target, &knobs), &engines, &opts, threads)?);
     }
     let ratios: Vec<f64> = rows.iter().filter_map(|r| r.best_over_ekb).collect();
     let geomean = (!ratios.is_empty() && ratios.len() == rows.len())
@@ -257,7 +261,7 @@ pub fn run(opts: EngineBench) -> Result<ExitCode, String> {
 fn bench_one(
     name: &str,
     text: &str,
-    target: &TargetProfile,
+    (target, knobs): (&TargetProfile, &ekb_lower::Knobs),
     engines: &[(EngineName, bl::Engine)],
     opts: &EngineBench,
     threads: usize,
@@ -268,7 +272,7 @@ fn bench_one(
     }
     let mut sides = Vec::new();
     let mut runners = Vec::new();
-    let (side, runner) = start_ekb(&src, &g, target, threads)?;
+    let (side, runner) = start_ekb(&src, &g, target, knobs, threads)?;
     sides.push(side);
     runners.push(runner);
     for (label, engine) in engines {
@@ -325,9 +329,10 @@ fn start_ekb(
     src: &ekb_ir::SourceFile,
     g: &Graph,
     target: &TargetProfile,
+    knobs: &ekb_lower::Knobs,
     threads: usize,
 ) -> Result<(Side, (Runner, Option<tempfile::TempDir>)), String> {
-    let artifact = compile(src, g, Schedule::Default, Stage::Toolchain, target)?;
+    let artifact = compile(src, g, Schedule::Default, Some(*knobs), Stage::Toolchain, target)?;
     let host = driver::load_host(&artifact, threads).map_err(|d| d.to_string())?;
     let inputs: HashMap<String, Buffer> =
         l0::inputs::generate(g, 0).map_err(|d| d.to_string())?.into_iter().collect();

@@ -176,7 +176,13 @@ fn knobs(args: &Args, target: &ekb_ir::TargetProfile) -> Result<Knobs, String> {
         let src = ekb_ir::SourceFile::read(path).map_err(|d| source::render(&[d]))?;
         knobs.parse(&src).map_err(|d| source::render(&[d]))?;
     }
-    for k in &args.knob {
+    set_knobs(&mut knobs, &args.knob)?;
+    Ok(knobs)
+}
+
+/// Applies `--knob NAME=VALUE` arguments in order.
+pub(crate) fn set_knobs(knobs: &mut Knobs, list: &[String]) -> Result<(), String> {
+    for k in list {
         let (name, value) =
             k.split_once('=').ok_or_else(|| format!("error: `--knob {k}` is not NAME=VALUE"))?;
         let value: usize = value
@@ -185,7 +191,7 @@ fn knobs(args: &Args, target: &ekb_ir::TargetProfile) -> Result<Knobs, String> {
             .map_err(|_| format!("error: `--knob {k}`: `{value}` is not a non-negative integer"))?;
         knobs.set(name.trim(), value).map_err(|d| source::render(&[d]))?;
     }
-    Ok(knobs)
+    Ok(())
 }
 
 /// The recipe text of graph `g` on `target`: a header, and the knobs its default lowering
