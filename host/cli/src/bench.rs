@@ -50,6 +50,7 @@ ekb bench --workloads              matmul/conv/... workloads next to numpy's sge
 ekb bench --self-check             the measurement against itself: A/A and a known 2x effect\n  \
 ekb bench --engines                the anchor workloads next to onnxruntime, MNN and TVM\n  \
 ekb bench --engines --engine onnxruntime,tvm-tuned:64 --only softmax\n  \
+ekb bench --engines --db tuning/host.jsonl   the tuned anchors (ekb tune --anchors first)\n  \
 ekb bench --workloads --quick --only matmul_512 --json\n\
 Engines are Python packages installed on demand: toolchains/setup.sh --baselines")]
 pub struct Args {
@@ -82,6 +83,11 @@ pub struct Args {
     /// lower --knob` takes it.
     #[arg(long, requires = "engines", value_name = "NAME=VALUE")]
     knob: Vec<String>,
+    /// --engines: ekb's side of each workload uses the best record of this tuning database
+    /// (`ekb tune --anchors`), over the default's knobs and `--knob`s; workloads it has no
+    /// record of keep the default.
+    #[arg(long, requires = "engines", value_name = "FILE")]
+    db: Option<PathBuf>,
     /// Check the measurement itself on every selected instance: the default candidate timed
     /// against itself (the ratio's interval must contain 1) and against itself with its plan
     /// run twice (the ratio must be 0.50 within 2%); prints each and the share that passes.
@@ -128,6 +134,7 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
             threads: args.eval.threads.map_or(0, |t| t as usize),
             target: args.eval.target.clone(),
             knobs: args.knob.clone(),
+            db: args.db.clone(),
             only: args.only,
             json: args.json,
         });

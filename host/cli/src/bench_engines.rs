@@ -120,6 +120,8 @@ pub struct EngineBench {
     pub target: String,
     /// `NAME=VALUE` knobs of ekb's default schedule, over the target's.
     pub knobs: Vec<String>,
+    /// A tuning database whose best records replace the knobs of the workloads it knows.
+    pub db: Option<std::path::PathBuf>,
     pub only: Option<String>,
     pub json: bool,
 }
@@ -200,6 +202,16 @@ pub fn run(opts: EngineBench) -> Result<ExitCode, String> {
     let target = crate::source::target(&opts.target)?;
     let mut knobs = ekb_lower::Knobs::for_target(&target);
     crate::lower::set_knobs(&mut knobs, &opts.knobs)?;
+    let db = match &opts.db {
+        Some(path) if !path.is_file() => {
+            return Err(format!(
+                "error: no tuning database `{}` (write one with `ekb tune --anchors`)",
+                path.display()
+            ))
+        }
+        Some(path) => Some(ekb_tune::Db::open(path, &target).map_err(|e| format!("error: {e}"))?),
+        None => None,
+    };
     let selected: Vec<&(&str, &str)> =
         ANCHORS.iter().filter(|(n, _)| opts.only.as_deref().is_none_or(|o| n.contains(o))).collect();
     if selected.is_empty() {
@@ -236,7 +248,16 @@ pub fn run(opts: EngineBench) -> Result<ExitCode, String> {
     }
     let mut rows = Vec::new();
     for (name, text) in selected {
-        rows.push(bench_one(name, text, (&target, &knobs), &engines, &opts, threads)?);
+        let (src, g) = load(name, text)?;
+        let tuned = db.as_ref().and_then(|db| crate::tune::best_knobs(db, &g, &target));
+        if db.is_some() && !opts.json {
+            eprintln!(
+                "{name}: {}",
+                if tuned.is_some() { "the tuned recipe" } else { "no record in the database: the default" }
+            );
+        }
+        let knobs = tuned.unwrap_or(knobs);
+        rows.push(bench_one((&src, &g), (&target, &knobs), &engines, &opts, threads)?);
     }
     let ratios: Vec<f64> = rows.iter().filter_map(|r| r.best_over_ekb).collect();
     let geomean = (!ratios.is_empty() && ratios.len() == rows.len())
@@ -259,27 +280,26 @@ pub fn run(opts: EngineBench) -> Result<ExitCode, String> {
 }
 
 fn bench_one(
-    name: &str,
-    text: &str,
+    (src, g): (&ekb_ir::SourceFile, &Graph),
     (target, knobs): (&TargetProfile, &ekb_lower::Knobs),
     engines: &[(EngineName, bl::Engine)],
     opts: &EngineBench,
     threads: usize,
 ) -> Result<Row, String> {
-    let (src, g) = load(name, text)?;
+    let name = g.name.as_str();
     if !opts.json {
         eprintln!("{name}: compiling ekb, starting {} engine(s) ...", engines.len());
     }
     let mut sides = Vec::new();
     let mut runners = Vec::new();
-    let (side, runner) = start_ekb(&src, &g, target, knobs, threads)?;
+    let (side, runner) = start_ekb(src, g, target, knobs, threads)?;
     sides.push(side);
     runners.push(runner);
     for (label, engine) in engines {
         let work =
             tempfile::tempdir().map_err(|e| format!("error: cannot make a temporary directory: {e}"))?;
         let bopts = BaselineOptions { seed: 0, warmup: 3, samples: 3, threads: threads as u32 };
-        let (b, server) = bl::serve(&g, engine, bopts, work.path())
+        let (b, server) = bl::serve(g, engine, bopts, work.path())
             .map_err(|e| format!("{name}: {}: {e}", label.label()))?;
         let per_run = Duration::from_nanos(b.timing.stats.median_ns as u64);
         sides.push(Side {

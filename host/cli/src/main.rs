@@ -25,6 +25,7 @@ mod runtime;
 mod source;
 mod targets;
 mod tasks;
+mod tune;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -47,6 +48,7 @@ ekb interp model.ekir --seed 1 --out io/  reference outputs as .npy files\n  \
 ekb targets                               the target profiles\n  \
 ekb bench                                 Level-1 CPU tasks: default schedule vs naive, here\n  \
 ekb eval --candidates cands/ --out runs/r1   evaluate generated candidates\n  \
+ekb tune model.ekir --trials 64            search the schedule's knobs, measured here\n  \
 ekb build model.ekir --target rk3588 -o model.ekp   a self-contained payload for a board\n  \
 ekb run model.ekir --target aarch64-qemu  build and run on the device runtime, print the report\n  \
 ekb tasks list --level 1                  the benchmark's tasks\n  \
@@ -76,6 +78,7 @@ enum Command {
     Generate(generate::Args),
     Report(report::Args),
     Eval(eval::Args),
+    Tune(tune::Args),
 }
 
 fn main() -> ExitCode {
@@ -98,6 +101,7 @@ fn main() -> ExitCode {
         Command::Generate(a) => generate::run(a),
         Command::Report(a) => report::run(a),
         Command::Eval(a) => eval::run(a),
+        Command::Tune(a) => tune::run(a),
     };
     match result {
         Ok(code) => code,

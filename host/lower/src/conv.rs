@@ -12,13 +12,23 @@
 //!   no test at all, and the border tiles on either side unroll `kw`, each tap over its literal
 //!   range of valid columns. Depthwise convolution (`groups == C`) is the same nest with blocks
 //!   of one channel (a block never straddles two groups).
+//! - default, padded rows (an ungrouped convolution whose input channels x taps reach
+//!   `conv.copy_min_taps`, when the copy fits a quarter of the stack): threads over
+//!   `(n, chunk of channel blocks, output row)`; each iteration first copies the input rows its
+//!   output row reads into a `local` buffer, zero-padded on every side, then computes the row's
+//!   tiles for each block of the chunk from it. Every tap of every column is then inside the
+//!   copy, so the row is whole tiles of `conv.ow_tile` columns with no border tiles. A
+//!   remainder of 4 or 8 columns (a narrower vector) is a tile of its own; any other remainder
+//!   is a full tile overlapping its neighbour (each output element is still a full reduction
+//!   stored once, so computing it twice changes nothing). Every column is then in a vector,
+//!   where border and remainder columns were scalar.
 //!
 //! i8 input and weight (integer convolution) take the same layouts with an i32 accumulator of
 //! the output's dtype: each i8 load is already an i32, products and wrapping sums are exact,
 //! and an i32 bias initialises the accumulator as an f32 one does.
 
 use crate::recipe::Knob;
-use crate::sched::{outer, serial, simple_loop, tiles, Cx};
+use crate::sched::{outer, overlapping_tiles, serial, simple_loop, tiles, Cx};
 use ekb_ir::l0::Conv2dAttrs;
 use ekb_ir::l1::build::{if_, int, ints, let_, loop_, var, zero, Buf, E};
 use ekb_ir::l1::{LoopKind, Stmt};
@@ -85,6 +95,11 @@ pub fn conv2d(cx: &mut Cx, a: &Conv2dAttrs, x: &Buf, w: &Buf, bias: Option<&Buf>
     let c = Conv { x, w, bias, y, icg, ocb: block_channels(cx, ocg), kh, kw, h, wd, sh, sw, dh, dw, pt, pl };
     let threads = cx.wants_threads(2 * y.ty.numel() * icg * kh * kw);
     let [n, oc, oh, ow] = dims4(y);
+    let rows = TensorType::new(x.ty.dtype, [icg, kh, copy_width(&c, ow)]);
+    let copy_fits = rows.size_bytes() as u64 <= cx.target.cpu.stack_bytes / 4;
+    if a.groups == 1 && icg * kh * kw >= cx.knob(Knob::ConvCopyMinTaps) && copy_fits {
+        return padded_rows(cx, &c, rows, threads);
+    }
     // Threads over images, channel blocks and, when those are too few for the cores, rows.
     let nest = outer(cx, &[n, oc / c.ocb, oh], threads, "i");
     let (ni, ob, ohi) = (nest.idx[0].clone(), nest.idx[1].clone(), nest.idx[2].clone());
@@ -96,9 +111,9 @@ pub fn conv2d(cx: &mut Cx, a: &Conv2dAttrs, x: &Buf, w: &Buf, bias: Option<&Buf>
 }
 
 /// Output channels per register tile (they share every input load): the largest divisor of
-/// the channels per group up to `conv.oc_block` (4 by default; 4 x 16 accumulators are 8 AVX2
-/// vectors, 4 AVX-512, 16 NEON, all kept in registers across the reduction), so a block never
-/// straddles two groups (depthwise: 1).
+/// the channels per group up to `conv.oc_block` (by default as many as make 16 vector
+/// accumulators of a 16-column tile: 16 on AVX-512, 8 on AVX2, 4 on NEON, all kept in
+/// registers across the reduction), so a block never straddles two groups (depthwise: 1).
 fn block_channels(cx: &Cx, ocg: usize) -> usize {
     (1..=cx.knob(Knob::ConvOcBlock).min(ocg)).rev().find(|&b| ocg.checked_rem(b) == Some(0)).unwrap_or(1)
 }
@@ -146,7 +161,7 @@ fn row_tiles(cx: &mut Cx, c: &Conv, s: &Site, ow: usize) -> Vec<Stmt> {
         let mut b = from;
         while b < to {
             let len = cx.knob(Knob::ConvOwTile).min(to - b);
-            out.extend(tile(cx, c, s, int(b), len, Some((b, &ranges))));
+            out.extend(tile(cx, c, s, int(b), len, Input::Border(b, &ranges)));
             b += len;
         }
     };
@@ -154,7 +169,7 @@ fn row_tiles(cx: &mut Cx, c: &Conv, s: &Site, ow: usize) -> Vec<Stmt> {
         border(cx, 0, lo, &mut out);
         let ow_tile = cx.knob(Knob::ConvOwTile);
         let interior = tiles(cx, hi - lo, ow_tile, LoopKind::Serial, "wt", |cx, b, len| {
-            tile(cx, c, s, int(lo) + b, len, None)
+            tile(cx, c, s, int(lo) + b, len, Input::Interior)
         });
         out.extend(interior);
         border(cx, hi, ow, &mut out);
@@ -164,17 +179,20 @@ fn row_tiles(cx: &mut Cx, c: &Conv, s: &Site, ow: usize) -> Vec<Stmt> {
     out
 }
 
+/// Where a tile reads its input from.
+enum Input<'a> {
+    /// The image: an interior tile (every tap of every column inside the image) loops over `kw`.
+    Interior,
+    /// The image: a border tile at literal column `b0` unrolls `kw` with each tap's valid
+    /// columns (`ranges`, per tap).
+    Border(usize, &'a [(usize, usize)]),
+    /// The zero-padded copy of the rows an output row reads (`[icg, kh, copy_width]`).
+    Rows(&'a Buf),
+}
+
 /// One register tile: `ocb` output channels by `len` columns starting at `b`, accumulated over
-/// every input channel and tap in a `local` tile. Interior tiles (`border` is `None`) loop over
-/// `kw`; a border tile at literal column `b0` unrolls `kw` with each tap's valid columns.
-fn tile(
-    cx: &mut Cx,
-    c: &Conv,
-    s: &Site,
-    b: E,
-    len: usize,
-    border: Option<(usize, &[(usize, usize)])>,
-) -> Vec<Stmt> {
+/// every input channel and tap in a `local` tile, reading `input`.
+fn tile(cx: &mut Cx, c: &Conv, s: &Site, b: E, len: usize, input: Input) -> Vec<Stmt> {
     let acc = Buf::new(cx.fresh("acc"), TensorType::new(c.y.ty.dtype, [c.ocb, len]));
     let (o0, j0, o2, j2) = (cx.fresh("o"), cx.fresh("j"), cx.fresh("o"), cx.fresh("j"));
     let (ci, khv, ih) = (cx.fresh("ci"), cx.fresh("kh"), cx.fresh("ih"));
@@ -187,8 +205,15 @@ fn tile(
     // tile-relative columns `j` in `j_lo..j_hi`.
     let tap = |cx: &mut Cx, k: E, j_lo: usize, j_hi: usize| {
         let (j, xv, o) = (cx.fresh("j"), cx.fresh("xv"), cx.fresh("o"));
-        let iw = (b.clone() + var(&j)) * int(c.sw) + k.clone() * int(c.dw) - ints(c.pl);
-        let xload = c.x.load(&[s.n.clone(), s.cbase.clone() + var(&ci), var(&ih), iw]);
+        let xload = match input {
+            Input::Rows(rows) => {
+                rows.load(&[var(&ci), var(&khv), (b.clone() + var(&j)) * int(c.sw) + k.clone() * int(c.dw)])
+            }
+            _ => {
+                let iw = (b.clone() + var(&j)) * int(c.sw) + k.clone() * int(c.dw) - ints(c.pl);
+                c.x.load(&[s.n.clone(), s.cbase.clone() + var(&ci), var(&ih), iw])
+            }
+        };
         let at = [var(&o), var(&j)];
         let wv = c.w.load(&[s.oc0.clone() + var(&o), var(&ci), var(&khv), k]);
         let upd = acc.store(&at, acc.load(&at) + wv * var(&xv));
@@ -200,12 +225,12 @@ fn tile(
             vec![let_(&xv, xload), simple_loop(LoopKind::Unroll, &o, c.ocb, vec![upd])],
         )
     };
-    let taps = match border {
-        None => {
+    let taps = match input {
+        Input::Interior | Input::Rows(_) => {
             let k = cx.fresh("kw");
             vec![simple_loop(LoopKind::Serial, &k, c.kw, vec![tap(cx, var(&k), 0, len)])]
         }
-        Some((b0, ranges)) => {
+        Input::Border(b0, ranges) => {
             let mut v = Vec::new();
             for (k, &(lo, hi)) in ranges.iter().enumerate() {
                 let (lo, hi) = (lo.max(b0), hi.min(b0 + len));
@@ -216,10 +241,14 @@ fn tile(
             v
         }
     };
-    let row = vec![
-        let_(&ih, s.oh.clone() * int(c.sh) + var(&khv) * int(c.dh) - ints(c.pt)),
-        if_(var(&ih).in_range(int(0), int(c.h)), taps, vec![]),
-    ];
+    let row = match input {
+        // The copy holds zeros for rows outside the image.
+        Input::Rows(_) => taps,
+        _ => vec![
+            let_(&ih, s.oh.clone() * int(c.sh) + var(&khv) * int(c.dh) - ints(c.pt)),
+            if_(var(&ih).in_range(int(0), int(c.h)), taps, vec![]),
+        ],
+    };
     let store = c.y.store(
         &[s.n.clone(), s.oc0.clone() + var(&o2), s.oh.clone(), b.clone() + var(&j2)],
         acc.load(&[var(&o2), var(&j2)]),
@@ -235,6 +264,79 @@ fn tile(
         simple_loop(LoopKind::Serial, &ci, c.icg, vec![simple_loop(LoopKind::Serial, &khv, c.kh, row)]),
         simple_loop(LoopKind::Unroll, &o2, c.ocb, vec![simple_loop(lanes, &j2, len, vec![store])]),
     ]
+}
+
+/// Columns of the padded row copy: every column the taps of an output row read, from input
+/// column `-pl`.
+fn copy_width(c: &Conv, ow: usize) -> usize {
+    (ow - 1) * c.sw + (c.kw - 1) * c.dw + 1
+}
+
+/// The padded-rows layout (see the module's comment) of an ungrouped convolution.
+fn padded_rows(cx: &mut Cx, c: &Conv, rows_ty: TensorType, threads: bool) -> Vec<Stmt> {
+    let [n, oc, oh, ow] = dims4(c.y);
+    let blocks = oc / c.ocb;
+    // Blocks per iteration: as many as leave the cores enough iterations, so each copy serves
+    // as many blocks as it can.
+    let want = if threads { cx.cores() * cx.per_core() } else { 1 };
+    let per =
+        (1..=blocks).rev().find(|&b| blocks.is_multiple_of(b) && n * (blocks / b) * oh >= want).unwrap_or(1);
+    let nest = outer(cx, &[n, blocks / per, oh], threads, "i");
+    let (ni, chunk, ohi) = (nest.idx[0].clone(), nest.idx[1].clone(), nest.idx[2].clone());
+    let rows = Buf::new(cx.fresh("rows"), rows_ty);
+    let width = copy_width(c, ow);
+    // rows[ci, r, q] = x[n, ci, oh*sh + r*dh - pt, q - pl], zero outside the image.
+    let (ci, r, ih) = (cx.fresh("ci"), cx.fresh("r"), cx.fresh("ih"));
+    let zeros = |cx: &mut Cx, lo: usize, hi: usize| -> Vec<Stmt> {
+        if lo >= hi {
+            return vec![];
+        }
+        let q = cx.fresh("q");
+        let at = [var(&ci), var(&r), var(&q)];
+        vec![loop_(cx.inner_kind(hi - lo), &q, int(lo), int(hi), vec![rows.store(&at, zero(c.x.ty.dtype))])]
+    };
+    let (lo, hi) = valid_range(width, 1, -c.pl, c.wd);
+    let q = cx.fresh("q");
+    let copy = loop_(
+        cx.inner_kind(hi - lo),
+        &q,
+        int(lo),
+        int(hi),
+        vec![rows.store(
+            &[var(&ci), var(&r), var(&q)],
+            c.x.load(&[ni.clone(), var(&ci), var(&ih), var(&q) - ints(c.pl)]),
+        )],
+    );
+    let inside = [zeros(cx, 0, lo), vec![copy], zeros(cx, hi, width)].concat();
+    let outside = zeros(cx, 0, width);
+    let fill = simple_loop(
+        LoopKind::Serial,
+        &ci,
+        c.icg,
+        vec![simple_loop(
+            LoopKind::Serial,
+            &r,
+            c.kh,
+            vec![
+                let_(&ih, ohi.clone() * int(c.sh) + var(&r) * int(c.dh) - ints(c.pt)),
+                if_(var(&ih).in_range(int(0), int(c.h)), inside, outside),
+            ],
+        )],
+    );
+    let (bi, oc0) = (cx.fresh("b"), cx.fresh("oc0"));
+    let site = Site { n: ni, oc0: var(&oc0), cbase: int(0), oh: ohi };
+    let t = cx.knob(Knob::ConvOwTile).min(ow);
+    let body = |cx: &mut Cx, b: E, len: usize| tile(cx, c, &site, b, len, Input::Rows(&rows));
+    // A remainder that is a narrower vector (8 or 4 columns) is its own tile; any other
+    // remainder is a full tile overlapping the one before.
+    let rem = ow % t;
+    let row = if rem == 0 || (rem >= 4 && rem.is_power_of_two()) {
+        tiles(cx, ow, t, LoopKind::Serial, "wt", body)
+    } else {
+        overlapping_tiles(cx, ow, t, LoopKind::Serial, "wt", body)
+    };
+    let block = [vec![let_(&oc0, (chunk.clone() * int(per) + var(&bi)) * int(c.ocb))], row].concat();
+    nest.wrap(vec![rows.alloc(), fill, simple_loop(LoopKind::Serial, &bi, per, block)])
 }
 
 /// The four extents of an NCHW (or OIHW) tensor.

@@ -12,9 +12,9 @@
 //! the families that schedule primitives can express become traces over the naive lowering as
 //! the primitives grow (`docs/schedules.md`).
 //!
-//! What this module must keep true: [`Knobs::for_target`] gives exactly the values the default
-//! schedule used before it had knobs, so the default lowering does not change; every value a
-//! [`Knobs`] holds is within its knob's range, so no template sees a value it cannot lower with.
+//! What this module must keep true: [`Knobs::for_target`] gives the default schedule's values;
+//! every value a [`Knobs`] holds is within its knob's range, so no template sees a value it
+//! cannot lower with.
 
 use ekb_ir::diag::did_you_mean;
 use ekb_ir::l0::{Graph, Op};
@@ -31,6 +31,7 @@ pub enum Knob {
     MatmulDotCols,
     ConvOcBlock,
     ConvOwTile,
+    ConvCopyMinTaps,
     ReduceRowTile,
     TransposeTile,
     GpuMatmulTile,
@@ -62,7 +63,7 @@ const fn spec(
 }
 
 /// Every knob, in the order recipes print them.
-pub const KNOBS: [KnobSpec; 13] = [
+pub const KNOBS: [KnobSpec; 14] = [
     spec(
         Knob::ThreadsMinWork,
         "threads.min_work",
@@ -128,6 +129,14 @@ pub const KNOBS: [KnobSpec; 13] = [
         64,
     ),
     spec(
+        Knob::ConvCopyMinTaps,
+        "conv.copy_min_taps",
+        "conv",
+        "input channels x taps from which a convolution reads zero-padded row copies (1048576: never)",
+        1,
+        1 << 20,
+    ),
+    spec(
         Knob::ReduceRowTile,
         "reduce.row_tile",
         "reduce",
@@ -180,10 +189,10 @@ fn index(k: Knob) -> usize {
 }
 
 impl Knobs {
-    /// The default schedule's values for `target`. None depends on the profile yet (the
-    /// templates read the core count and SIMD width themselves); the profile is the argument so
-    /// that a board's recipe can.
-    pub fn for_target(_target: &TargetProfile) -> Knobs {
+    /// The default schedule's values for `target`. Only `conv.oc_block` depends on the profile
+    /// (its vector width); the templates read the core count and SIMD width themselves.
+    pub fn for_target(target: &TargetProfile) -> Knobs {
+        let lanes = target.cpu_f32_lanes().max(1) as usize;
         let mut values = [0; KNOBS.len()];
         for (v, s) in values.iter_mut().zip(&KNOBS) {
             *v = match s.knob {
@@ -193,8 +202,11 @@ impl Knobs {
                 Knob::MatmulTileVectors => 16,
                 Knob::MatmulDotRows => 4,
                 Knob::MatmulDotCols => 4,
-                Knob::ConvOcBlock => 4,
+                // 16 vector accumulators of a 16-column tile: 16 x 1 AVX-512 vectors, 8 x 2
+                // AVX2, 4 x 4 NEON.
+                Knob::ConvOcBlock => (16 / 16usize.div_ceil(lanes)).clamp(1, 16),
                 Knob::ConvOwTile => 16,
+                Knob::ConvCopyMinTaps => 32,
                 Knob::ReduceRowTile => 256,
                 Knob::TransposeTile => 32,
                 Knob::GpuMatmulTile => 16,

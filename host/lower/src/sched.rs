@@ -267,3 +267,24 @@ pub fn tiles(
     }
     out
 }
+
+/// Covers `0..n` (`n >= t`) with tiles of exactly `t` elements: the full tiles as [`tiles`]
+/// makes them, and the remainder as one more full tile ending at `n`, overlapping the one
+/// before. Only for a body whose tile computes each element's final value on its own (a
+/// reduction into a fresh accumulator, then one store), which computing twice does not change:
+/// every tile then has the vector length of a full one.
+pub fn overlapping_tiles(
+    cx: &mut Cx,
+    n: usize,
+    t: usize,
+    kind: LoopKind,
+    base: &str,
+    mut body: impl FnMut(&mut Cx, E, usize) -> Vec<Stmt>,
+) -> Vec<Stmt> {
+    assert!(n >= t && t > 0, "overlapping tiles need at least one full tile");
+    let mut out = tiles(cx, n - n % t, t, kind, base, &mut body);
+    if !n.is_multiple_of(t) {
+        out.extend(body(cx, int(n - t), t));
+    }
+    out
+}

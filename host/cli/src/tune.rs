@@ -1,0 +1,318 @@
+//! `ekb tune`: the offline tuner (`ekb_tune`) from the command line. It picks the workloads (a
+//! graph file, the anchor workloads of `ekb bench --engines`, or tasks of the suite), opens the
+//! tuning database, runs the search within the budget with a progress line, and prints a table
+//! of each workload's default and tuned times; `--export DIR` writes the tuned programs as a
+//! candidate folder for `ekb eval --candidates DIR`.
+
+use crate::bench_engines::ANCHORS;
+use crate::tasks::{self as task_cli, Select};
+use ekb_deploy::driver::{self, BackendChoice, CompileOptions, Program, Sources, Stage};
+use ekb_eval::tasks::Backend;
+use ekb_ir::l1::print::print as print_l1;
+use ekb_ir::TargetProfile;
+use ekb_tune::schedule::{self, Budget};
+use ekb_tune::space::Space;
+use ekb_tune::{Db, Event, Outcome, TuneOptions, Tuner, Workload};
+use std::io::{IsTerminal, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+/// Search the default schedule's knobs of each workload for the fastest correct point, measured
+/// on this machine: an evolutionary search guided by a cost model (gradient-boosted trees over
+/// loop-nest features) fitted online, every candidate timed paired with the best so far and
+/// recorded in the tuning database (docs/tuning.md).
+#[derive(clap::Args)]
+#[command(after_help = "Examples:\n  \
+ekb tune model.ekir --trials 64                 one graph, 64 trials, database tuning/host.jsonl\n  \
+ekb tune --anchors --trials 64                  the five anchor workloads of ekb bench --engines\n  \
+ekb tune --anchors conv --trials 256 --resume   continue a tune to 256 trials\n  \
+ekb tune matmul --level 1 --total-trials 200    Level-1 CPU tasks, 200 trials shared\n  \
+ekb tune --anchors --export tuned/              the best programs as candidates for ekb eval\n  \
+ekb bench --engines --db tuning/host.jsonl      the tuned anchors next to the engines\n\
+The database is JSON lines, one record per measured candidate; a killed tune loses at most the \
+candidate in flight, and --resume continues it.")]
+pub struct Args {
+    #[command(flatten)]
+    select: Select,
+    /// The workloads are the anchor workloads of `ekb bench --engines` whose name contains the
+    /// pattern (all without one), not tasks.
+    #[arg(long)]
+    anchors: bool,
+    /// Trials per workload (the default schedule counts as one).
+    #[arg(long, default_value_t = 64)]
+    trials: usize,
+    /// Trials in all, shared between the workloads by the task scheduler (instead of --trials
+    /// each).
+    #[arg(long)]
+    total_trials: Option<usize>,
+    /// Target profile: one of this machine (cpu = "native"), as candidates are measured here.
+    #[arg(long, default_value = "host")]
+    target: String,
+    /// The tuning database [default: tuning/TARGET.jsonl].
+    #[arg(long)]
+    db: Option<PathBuf>,
+    /// Count this machine's records of each workload in the database as trials done.
+    #[arg(long)]
+    resume: bool,
+    /// Candidates measured between two fits of the cost model.
+    #[arg(long, default_value_t = 8)]
+    batch: usize,
+    /// Threads of the kernels' parallel loops (0: this machine's cores).
+    #[arg(long, default_value_t = 0)]
+    threads: usize,
+    /// Rounds of each paired comparison with the best so far.
+    #[arg(long, default_value_t = 4)]
+    rounds: usize,
+    /// Milliseconds each side is timed per round.
+    #[arg(long, default_value_t = 40)]
+    round_ms: u64,
+    /// Seed of the search.
+    #[arg(long, default_value_t = 0)]
+    seed: u64,
+    /// Do not tune: write the best record of each workload as a candidate folder
+    /// (DIR/WORKLOAD/cpu/sample-0/candidate.ekir, the tuned loop program, and its recipe).
+    #[arg(long)]
+    export: Option<PathBuf>,
+}
+
+/// The workloads `args` selects.
+fn workloads(args: &Args) -> Result<Vec<Workload>, String> {
+    let pattern = args.select.pattern.as_deref();
+    if let Some(path) = pattern.map(Path::new).filter(|p| p.is_file() && !args.anchors) {
+        let (src, program) = crate::source::load(path).map_err(|ds| crate::source::render(&ds))?;
+        let crate::source::Program::Graph(g) = program else {
+            return Err(format!(
+                "error: `{}` is an L1 loop program; ekb tune searches the schedule of an L0 graph",
+                path.display()
+            ));
+        };
+        return Ok(vec![Workload::new(g.name.clone(), src, g)]);
+    }
+    if args.anchors {
+        let mut out = Vec::new();
+        for (name, text) in ANCHORS.iter().filter(|(n, _)| pattern.is_none_or(|p| n.contains(p))) {
+            let (src, g) = crate::bench::load(name, text)?;
+            out.push(Workload::new(*name, src, g));
+        }
+        if out.is_empty() {
+            let names: Vec<_> = ANCHORS.iter().map(|(n, _)| *n).collect();
+            return Err(format!("error: no anchor workload matches; they are: {}", names.join(", ")));
+        }
+        return Ok(out);
+    }
+    let mut filter = task_cli::filter(&args.select)?;
+    filter.backend = Some(Backend::Cpu);
+    let (suite, broken) = task_cli::load(&None)?;
+    if broken {
+        return Err("error: fix the task files above first".into());
+    }
+    let tasks = suite.select(&filter);
+    if tasks.is_empty() {
+        return Err("error: no CPU task matches the selection (a graph file must exist; see --help)".into());
+    }
+    Ok(tasks
+        .into_iter()
+        .map(|t| {
+            let mut w = Workload::new(t.name.clone(), t.source.clone(), t.graph.clone());
+            w.tolerances = t.graph.outputs.iter().map(|o| t.tolerance(o.ty.dtype)).collect();
+            w
+        })
+        .collect())
+}
+
+pub fn run(args: Args) -> Result<ExitCode, String> {
+    let target = crate::source::target(&args.target)?;
+    if target.cpu.cpu != "native" {
+        return Err(format!(
+            "error: `ekb tune` measures candidates on this machine, and target `{}` is a board (cpu = \"{}\")\n  \
+             = hint: tune with a profile of this machine, such as `host`; measuring on a board over a transport is not built yet",
+            target.name, target.cpu.cpu
+        ));
+    }
+    let list = workloads(&args)?;
+    let db_path =
+        args.db.clone().unwrap_or_else(|| PathBuf::from("tuning").join(format!("{}.jsonl", target.name)));
+    let mut db = Db::open(&db_path, &target).map_err(|e| format!("error: {e}"))?;
+    for w in &db.warnings {
+        eprintln!("warning: {w}");
+    }
+    if let Some(dir) = &args.export {
+        return export(&list, &db, &target, dir);
+    }
+    let opts = TuneOptions {
+        threads: args.threads,
+        batch: args.batch.max(1),
+        rounds: args.rounds.max(1),
+        round: Duration::from_millis(args.round_ms.max(1)),
+        resume: args.resume,
+        seed: args.seed,
+        ..TuneOptions::default()
+    };
+    let budget = match args.total_trials {
+        Some(n) => Budget::Total(n),
+        None => Budget::PerWorkload(args.trials),
+    };
+    let planned = match budget {
+        Budget::Total(n) => n,
+        Budget::PerWorkload(n) => n * list.len(),
+    };
+    eprintln!(
+        "tuning {} workload(s) on `{}` ({}), {} trial(s) {}, database {}",
+        list.len(),
+        target.name,
+        ekb_tune::db::device_fingerprint(),
+        match budget {
+            Budget::Total(n) | Budget::PerWorkload(n) => n,
+        },
+        if args.total_trials.is_some() { "in all" } else { "each" },
+        db_path.display()
+    );
+    let mut tuners = Vec::new();
+    for w in &list {
+        let t = Tuner::new(w, &target, &db, opts.clone()).map_err(|e| format!("error: {}: {e}", w.name))?;
+        tuners.push(t);
+    }
+    let started = Instant::now();
+    let mut shown = Progress { tty: std::io::stderr().is_terminal(), done: 0, planned, started };
+    let result = schedule::run(&mut tuners, &mut db, budget, opts.batch, &mut |e| shown.event(e));
+    if shown.tty {
+        eprintln!();
+    }
+    result.map_err(|e| format!("error: {e}"))?;
+    print_table(&tuners, started.elapsed());
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The progress line: trials, the current workload's best so far, and the time left.
+struct Progress {
+    tty: bool,
+    done: usize,
+    planned: usize,
+    started: Instant,
+}
+
+impl Progress {
+    fn event(&mut self, e: &Event) {
+        self.done += 1;
+        let elapsed = self.started.elapsed().as_secs_f64();
+        let left = elapsed / self.done as f64 * self.planned.saturating_sub(self.done) as f64;
+        let ms = |t: Option<f64>| t.map_or_else(|| "-".to_string(), |t| format!("{t:.3} ms"));
+        let what = match e.outcome {
+            Outcome::Ok => ms(e.time_ms),
+            Outcome::Compile => "refused by the compiler".into(),
+            Outcome::Incorrect => "wrong outputs".into(),
+            Outcome::Run => "failed to run".into(),
+        };
+        let speedup = match (e.default_ms, e.best_ms) {
+            (Some(d), Some(b)) => format!(" ({:.2}x the default)", d / b),
+            _ => String::new(),
+        };
+        let line = format!(
+            "[{}/{}] {} trial {}: {what}; best {}{speedup}; about {:.0} s left",
+            self.done,
+            self.planned,
+            e.workload,
+            e.trial,
+            ms(e.best_ms),
+            left
+        );
+        if self.tty {
+            eprint!("\r\x1b[2K{line}");
+            let _ = std::io::stderr().flush();
+        } else {
+            eprintln!("{line}");
+        }
+    }
+}
+
+fn print_table(tuners: &[Tuner<'_>], wall: Duration) {
+    let width = tuners.iter().map(|t| t.summary().workload.len()).max().unwrap_or(8).max(8);
+    println!(
+        "{:width$}  {:>6}  {:>11}  {:>11}  {:>9}  {:>7}  {:>7}",
+        "workload", "trials", "default ms", "tuned ms", "speedup", "failed", "wall s"
+    );
+    let mut ratios = Vec::new();
+    for t in tuners {
+        let s = t.summary();
+        let failed: usize = s.measured.iter().filter(|(o, _)| **o != Outcome::Ok).map(|(_, n)| n).sum();
+        let ms = |v: Option<f64>| v.map_or_else(|| format!("{:>11}", "-"), |v| format!("{v:>11.3}"));
+        let speedup = match (s.default_ms, s.best_ms) {
+            (Some(d), Some(b)) => {
+                ratios.push(d / b);
+                format!("{:>8.2}x", d / b)
+            }
+            _ => format!("{:>9}", "-"),
+        };
+        println!(
+            "{:width$}  {:>6}  {}  {}  {speedup}  {failed:>7}  {:>7.1}{}",
+            s.workload,
+            s.trials,
+            ms(s.default_ms),
+            ms(s.best_ms),
+            s.wall.as_secs_f64(),
+            if s.exhausted { "  (space exhausted)" } else { "" }
+        );
+    }
+    let illegal: usize = tuners.iter().map(|t| t.summary().illegal).sum();
+    if !ratios.is_empty() {
+        let g = (ratios.iter().map(|r| r.ln()).sum::<f64>() / ratios.len() as f64).exp();
+        println!("geomean speedup over the default: {g:.2}x over {} workload(s)", ratios.len());
+    }
+    println!(
+        "{illegal} bred point(s) refused while lowering (never measured); {:.1} s in all",
+        wall.as_secs_f64()
+    );
+    for t in tuners {
+        if let Some(r) = &t.summary().best_recipe {
+            println!("best recipe of {}:\n{}", t.summary().workload, indent(r));
+        }
+    }
+}
+
+fn indent(text: &str) -> String {
+    text.lines().map(|l| format!("  {l}\n")).collect()
+}
+
+/// Writes each workload's best record as a candidate: the loop program its recipe lowers to.
+fn export(list: &[Workload], db: &Db, target: &TargetProfile, dir: &Path) -> Result<ExitCode, String> {
+    let mut written = 0;
+    for w in list {
+        let sha = ekb_tune::tuner::graph_sha256(&w.graph);
+        let Some(best) = db.best(&sha) else {
+            eprintln!("{}: no correct record in the database; not exported", w.name);
+            continue;
+        };
+        let space = Space::new(&w.graph, target, false);
+        let point = space.point_of(&best.recipe).map_err(|d| format!("error: {}: {d}", w.name))?;
+        let options = CompileOptions {
+            knobs: Some(space.knobs(&point)),
+            backend: BackendChoice::Cpu,
+            until: Stage::Verify,
+            ..CompileOptions::default()
+        };
+        let sources = Sources { graph: Some(&w.source), module: None };
+        let a = driver::compile(Program::Graph(&w.graph), sources, target, &options)
+            .map_err(|f| format!("error: {}: the {} stage failed", w.name, f.stage))?;
+        let sample = dir.join(&w.name).join("cpu").join("sample-0");
+        std::fs::create_dir_all(&sample)
+            .map_err(|e| format!("error: cannot create `{}`: {e}", sample.display()))?;
+        let write = |name: &str, text: &str| {
+            let p = sample.join(name);
+            std::fs::write(&p, text).map_err(|e| format!("error: cannot write `{}`: {e}", p.display()))
+        };
+        write("candidate.ekir", &print_l1(&a.module))?;
+        write("tuned.recipe", &best.recipe)?;
+        written += 1;
+    }
+    eprintln!("{written} candidate(s) written to {}", dir.display());
+    Ok(if written == list.len() { ExitCode::SUCCESS } else { ExitCode::FAILURE })
+}
+
+/// The knobs of a graph's best record in a tuning database, if it has one (for `ekb bench
+/// --engines --db`).
+pub fn best_knobs(db: &Db, g: &ekb_ir::l0::Graph, target: &TargetProfile) -> Option<ekb_lower::Knobs> {
+    let best = db.best(&ekb_tune::tuner::graph_sha256(g))?;
+    let space = Space::new(g, target, false);
+    space.point_of(&best.recipe).ok().map(|p| space.knobs(&p))
+}

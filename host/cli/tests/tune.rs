@@ -1,0 +1,102 @@
+//! `ekb tune` end to end on a small matmul: trials recorded one per line, a killed tune resumed
+//! from its database without measuring a program twice, a database of one profile refused for
+//! another, and the export read back as a candidate loop program.
+
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+
+const GRAPH: &str = "graph mm(a: f32[48,96], b: f32[96,80]) -> (c: f32[48,80]) {\n  %0 = matmul(a, b)\n  %1 = relu(%0)\n  return %1\n}\n";
+
+fn ekb(args: &[&str], dir: &Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_ekb")).args(args).current_dir(dir).output().expect("ekb runs")
+}
+
+fn records(db: &Path) -> Vec<serde_json::Value> {
+    let text = std::fs::read_to_string(db).unwrap();
+    text.lines().skip(1).map(|l| serde_json::from_str(l).unwrap()).collect()
+}
+
+const FAST: [&str; 6] = ["--rounds", "1", "--round-ms", "2", "--batch", "3"];
+
+#[test]
+fn a_killed_tune_resumes_from_its_database() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(d.join("mm.ekir"), GRAPH).unwrap();
+    // Started for many trials, killed after its third record.
+    let mut child = Command::new(env!("CARGO_BIN_EXE_ekb"))
+        .args(["tune", "mm.ekir", "--trials", "200", "--db", "t.jsonl"])
+        .args(FAST)
+        .current_dir(d)
+        .stderr(Stdio::piped())
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+    let mut seen = 0;
+    while seen < 3 {
+        let line = lines.next().expect("progress lines").unwrap();
+        if line.starts_with('[') {
+            seen += 1;
+        }
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let before = records(&d.join("t.jsonl"));
+    assert!(before.len() >= 3, "{before:?}");
+    assert_eq!(before[0]["trial"], 1);
+    // The default schedule is the first trial.
+    assert!(before[0]["recipe"].as_str().unwrap().contains("set matmul.tile_cols = 64"), "{}", before[0]);
+
+    let out = ekb(
+        &["tune", "mm.ekir", "--trials", "8", "--resume", "--db", "t.jsonl"]
+            .iter()
+            .chain(&FAST)
+            .copied()
+            .collect::<Vec<_>>(),
+        d,
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{}\n{stdout}", String::from_utf8_lossy(&out.stderr));
+    let after = records(&d.join("t.jsonl"));
+    assert!(after.len() <= 8 && after.len() > before.len(), "{} then {} records", before.len(), after.len());
+    let trials: Vec<u64> = after.iter().map(|r| r["trial"].as_u64().unwrap()).collect();
+    assert_eq!(trials, (1..=after.len() as u64).collect::<Vec<_>>(), "trials continue their numbering");
+    let mut programs: Vec<&str> = after.iter().map(|r| r["program_sha256"].as_str().unwrap()).collect();
+    programs.sort_unstable();
+    programs.dedup();
+    assert_eq!(programs.len(), after.len(), "no program measured twice");
+    assert!(after.iter().all(|r| r["outcome"] == "ok"), "{after:?}");
+    assert!(stdout.contains("mm ") && stdout.contains("best recipe of mm"), "{stdout}");
+
+    // Resuming a finished tune measures nothing.
+    let again = ekb(
+        &["tune", "mm.ekir", "--trials", "8", "--resume", "--db", "t.jsonl"]
+            .iter()
+            .chain(&FAST)
+            .copied()
+            .collect::<Vec<_>>(),
+        d,
+    );
+    assert!(again.status.success());
+    assert_eq!(records(&d.join("t.jsonl")).len(), after.len());
+
+    // Another profile of this machine (its contents differ) is refused with the reason.
+    let other = ekb(&["tune", "mm.ekir", "--target", "pocl", "--db", "t.jsonl"], d);
+    let err = String::from_utf8_lossy(&other.stderr);
+    assert!(!other.status.success());
+    assert!(err.contains("holds records for target `host`") && err.contains("not for `pocl`"), "{err}");
+    // A board is refused: candidates are measured here.
+    let board = ekb(&["tune", "mm.ekir", "--target", "rk3588"], d);
+    assert!(String::from_utf8_lossy(&board.stderr).contains("is a board"));
+
+    // The export is the tuned loop program, which parses and checks for the target.
+    let exp = ekb(&["tune", "mm.ekir", "--db", "t.jsonl", "--export", "cands"], d);
+    assert!(exp.status.success(), "{}", String::from_utf8_lossy(&exp.stderr));
+    let cand = d.join("cands/mm/cpu/sample-0/candidate.ekir");
+    let check = ekb(&["check", cand.to_str().unwrap()], d);
+    assert!(check.status.success(), "{}", String::from_utf8_lossy(&check.stderr));
+    let recipe = std::fs::read_to_string(d.join("cands/mm/cpu/sample-0/tuned.recipe")).unwrap();
+    assert!(recipe.starts_with("set "), "{recipe}");
+}
