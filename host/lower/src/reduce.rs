@@ -120,8 +120,9 @@ fn partial_lanes_apply(cx: &Cx, kind: ReduceKind, dtype: DType) -> bool {
 
 /// `acc[0] = combine(acc[0], at(k))` for `k` in `0..n`, `at(k)` loading element `k` of a
 /// contiguous run: `4 * lanes` partial results start at `init`, lane `j` of a vector loop takes
-/// the elements `j`, `j + 4 lanes`, .. (the last tile shorter), and a serial loop folds them into
-/// `acc[0]`. Runs shorter than two tiles get the plain loop.
+/// the elements `j`, `j + 4 lanes`, .. (the last tile shorter), then the partials are folded in
+/// halves (`part[j] = combine(part[j], part[j + w])` for `w` = p/2, p/4, .., 1) and the last one
+/// into `acc[0]`. Runs shorter than two tiles get the plain loop.
 fn lane_partials(
     cx: &mut Cx,
     n: usize,
@@ -144,8 +145,17 @@ fn lane_partials(
         let step = part.store1(var(&j), combine(part.load1(var(&j)), at(base + var(&j))));
         vec![lanes(cx, &j, len, vec![step])]
     }));
+    // Halving steps fold the partials in pairs (vector loops while they are wide), so the fold
+    // is log2(p) short steps rather than a chain of p dependent ones.
+    let mut w = p;
+    while w > 1 && w.is_multiple_of(2) {
+        w /= 2;
+        let j = cx.fresh("j");
+        let pair = part.store1(var(&j), combine(part.load1(var(&j)), part.load1(var(&j) + int(w))));
+        out.push(lanes(cx, &j, w, vec![pair]));
+    }
     let fold = acc.store1(int(0), combine(acc.load1(int(0)), part.load1(var(&j2))));
-    out.push(crate::sched::simple_loop(LoopKind::Serial, &j2, p, vec![fold]));
+    out.push(crate::sched::simple_loop(LoopKind::Serial, &j2, w, vec![fold]));
     out
 }
 
