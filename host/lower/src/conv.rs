@@ -22,6 +22,11 @@
 //!   is a full tile overlapping its neighbour (each output element is still a full reduction
 //!   stored once, so computing it twice changes nothing). Every column is then in a vector,
 //!   where border and remainder columns were scalar.
+//! - default, padded planes (a grouped convolution, depthwise among them, whose zero-padded
+//!   input planes of one group take at most `conv.plane_copy_bytes` and a quarter of the stack):
+//!   threads over `(n, channel block)`; each iteration copies its group's input planes,
+//!   zero-padded, into a `local` buffer once, then computes every output row's tiles from it as
+//!   the padded rows do.
 //!
 //! i8 input and weight (integer convolution) take the same layouts with an i32 accumulator of
 //! the output's dtype: each i8 load is already an i32, products and wrapping sums are exact,
@@ -95,10 +100,15 @@ pub fn conv2d(cx: &mut Cx, a: &Conv2dAttrs, x: &Buf, w: &Buf, bias: Option<&Buf>
     let c = Conv { x, w, bias, y, icg, ocb: block_channels(cx, ocg), kh, kw, h, wd, sh, sw, dh, dw, pt, pl };
     let threads = cx.wants_threads(2 * y.ty.numel() * icg * kh * kw);
     let [n, oc, oh, ow] = dims4(y);
+    let fits = |t: &TensorType| t.size_bytes() as u64 <= cx.target.cpu.stack_bytes / 4;
     let rows = TensorType::new(x.ty.dtype, [icg, kh, copy_width(&c, ow)]);
-    let copy_fits = rows.size_bytes() as u64 <= cx.target.cpu.stack_bytes / 4;
-    if a.groups == 1 && icg * kh * kw >= cx.knob(Knob::ConvCopyMinTaps) && copy_fits {
+    if a.groups == 1 && icg * kh * kw >= cx.knob(Knob::ConvCopyMinTaps) && fits(&rows) {
         return padded_rows(cx, &c, rows, threads);
+    }
+    let planes = TensorType::new(x.ty.dtype, [icg, copy_height(&c, oh), copy_width(&c, ow)]);
+    let enough = !threads || n * (oc / c.ocb) >= cx.cores();
+    if a.groups > 1 && planes.size_bytes() <= cx.knob(Knob::ConvPlaneCopyBytes) && fits(&planes) && enough {
+        return padded_planes(cx, &c, ocg, planes, threads);
     }
     // Threads over images, channel blocks and, when those are too few for the cores, rows.
     let nest = outer(cx, &[n, oc / c.ocb, oh], threads, "i");
@@ -180,14 +190,16 @@ fn row_tiles(cx: &mut Cx, c: &Conv, s: &Site, ow: usize) -> Vec<Stmt> {
 }
 
 /// Where a tile reads its input from.
+#[derive(Clone, Copy)]
 enum Input<'a> {
     /// The image: an interior tile (every tap of every column inside the image) loops over `kw`.
     Interior,
     /// The image: a border tile at literal column `b0` unrolls `kw` with each tap's valid
     /// columns (`ranges`, per tap).
     Border(usize, &'a [(usize, usize)]),
-    /// The zero-padded copy of the rows an output row reads (`[icg, kh, copy_width]`).
-    Rows(&'a Buf),
+    /// A zero-padded copy (`[icg, rows, copy_width]`): of the `kh` rows an output row reads,
+    /// or (`plane`) of every row of the image from row `-pt` on.
+    Rows { buf: &'a Buf, plane: bool },
 }
 
 /// One register tile: `ocb` output channels by `len` columns starting at `b`, accumulated over
@@ -206,8 +218,9 @@ fn tile(cx: &mut Cx, c: &Conv, s: &Site, b: E, len: usize, input: Input) -> Vec<
     let tap = |cx: &mut Cx, k: E, j_lo: usize, j_hi: usize| {
         let (j, xv, o) = (cx.fresh("j"), cx.fresh("xv"), cx.fresh("o"));
         let xload = match input {
-            Input::Rows(rows) => {
-                rows.load(&[var(&ci), var(&khv), (b.clone() + var(&j)) * int(c.sw) + k.clone() * int(c.dw)])
+            Input::Rows { buf, plane } => {
+                let row = if plane { s.oh.clone() * int(c.sh) + var(&khv) * int(c.dh) } else { var(&khv) };
+                buf.load(&[var(&ci), row, (b.clone() + var(&j)) * int(c.sw) + k.clone() * int(c.dw)])
             }
             _ => {
                 let iw = (b.clone() + var(&j)) * int(c.sw) + k.clone() * int(c.dw) - ints(c.pl);
@@ -226,7 +239,7 @@ fn tile(cx: &mut Cx, c: &Conv, s: &Site, b: E, len: usize, input: Input) -> Vec<
         )
     };
     let taps = match input {
-        Input::Interior | Input::Rows(_) => {
+        Input::Interior | Input::Rows { .. } => {
             let k = cx.fresh("kw");
             vec![simple_loop(LoopKind::Serial, &k, c.kw, vec![tap(cx, var(&k), 0, len)])]
         }
@@ -243,7 +256,7 @@ fn tile(cx: &mut Cx, c: &Conv, s: &Site, b: E, len: usize, input: Input) -> Vec<
     };
     let row = match input {
         // The copy holds zeros for rows outside the image.
-        Input::Rows(_) => taps,
+        Input::Rows { .. } => taps,
         _ => vec![
             let_(&ih, s.oh.clone() * int(c.sh) + var(&khv) * int(c.dh) - ints(c.pt)),
             if_(var(&ih).in_range(int(0), int(c.h)), taps, vec![]),
@@ -272,6 +285,70 @@ fn copy_width(c: &Conv, ow: usize) -> usize {
     (ow - 1) * c.sw + (c.kw - 1) * c.dw + 1
 }
 
+/// Fills `buf[ci, r, q]` (`ci` in `0..icg`, `r` in `0..rows`, `q` in `0..copy_width`) with
+/// `x[n, cbase + ci, ih, q - pl]` for `ih = first + r*step`, zero where that is outside the
+/// image: the zero-padded copy the padded layouts read.
+fn copy_padded(
+    cx: &mut Cx,
+    c: &Conv,
+    buf: &Buf,
+    (n, cbase): (E, E),
+    (first, step, rows): (E, usize, usize),
+) -> Stmt {
+    let width = buf.shape()[2];
+    let (ci, r, ih) = (cx.fresh("ci"), cx.fresh("r"), cx.fresh("ih"));
+    let zeros = |cx: &mut Cx, lo: usize, hi: usize| -> Vec<Stmt> {
+        if lo >= hi {
+            return vec![];
+        }
+        let q = cx.fresh("q");
+        let at = [var(&ci), var(&r), var(&q)];
+        vec![loop_(cx.inner_kind(hi - lo), &q, int(lo), int(hi), vec![buf.store(&at, zero(c.x.ty.dtype))])]
+    };
+    let (lo, hi) = valid_range(width, 1, -c.pl, c.wd);
+    let q = cx.fresh("q");
+    let copy = loop_(
+        cx.inner_kind(hi - lo),
+        &q,
+        int(lo),
+        int(hi),
+        vec![buf.store(
+            &[var(&ci), var(&r), var(&q)],
+            c.x.load(&[n, cbase + var(&ci), var(&ih), var(&q) - ints(c.pl)]),
+        )],
+    );
+    let inside = [zeros(cx, 0, lo), vec![copy], zeros(cx, hi, width)].concat();
+    let outside = zeros(cx, 0, width);
+    simple_loop(
+        LoopKind::Serial,
+        &ci,
+        c.icg,
+        vec![simple_loop(
+            LoopKind::Serial,
+            &r,
+            rows,
+            vec![
+                let_(&ih, first + var(&r) * int(step)),
+                if_(var(&ih).in_range(int(0), int(c.h)), inside, outside),
+            ],
+        )],
+    )
+}
+
+/// The tiles of one output row read from a padded copy: whole tiles of `conv.ow_tile` columns;
+/// a remainder that is a narrower vector (8 or 4 columns) is its own tile, any other remainder a
+/// full tile overlapping the one before.
+fn padded_row(cx: &mut Cx, c: &Conv, site: &Site, ow: usize, input: Input) -> Vec<Stmt> {
+    let t = cx.knob(Knob::ConvOwTile).min(ow);
+    let body = |cx: &mut Cx, b: E, len: usize| tile(cx, c, site, b, len, input);
+    let rem = ow % t;
+    if rem == 0 || (rem >= 4 && rem.is_power_of_two()) {
+        tiles(cx, ow, t, LoopKind::Serial, "wt", body)
+    } else {
+        overlapping_tiles(cx, ow, t, LoopKind::Serial, "wt", body)
+    }
+}
+
 /// The padded-rows layout (see the module's comment) of an ungrouped convolution.
 fn padded_rows(cx: &mut Cx, c: &Conv, rows_ty: TensorType, threads: bool) -> Vec<Stmt> {
     let [n, oc, oh, ow] = dims4(c.y);
@@ -284,59 +361,40 @@ fn padded_rows(cx: &mut Cx, c: &Conv, rows_ty: TensorType, threads: bool) -> Vec
     let nest = outer(cx, &[n, blocks / per, oh], threads, "i");
     let (ni, chunk, ohi) = (nest.idx[0].clone(), nest.idx[1].clone(), nest.idx[2].clone());
     let rows = Buf::new(cx.fresh("rows"), rows_ty);
-    let width = copy_width(c, ow);
-    // rows[ci, r, q] = x[n, ci, oh*sh + r*dh - pt, q - pl], zero outside the image.
-    let (ci, r, ih) = (cx.fresh("ci"), cx.fresh("r"), cx.fresh("ih"));
-    let zeros = |cx: &mut Cx, lo: usize, hi: usize| -> Vec<Stmt> {
-        if lo >= hi {
-            return vec![];
-        }
-        let q = cx.fresh("q");
-        let at = [var(&ci), var(&r), var(&q)];
-        vec![loop_(cx.inner_kind(hi - lo), &q, int(lo), int(hi), vec![rows.store(&at, zero(c.x.ty.dtype))])]
-    };
-    let (lo, hi) = valid_range(width, 1, -c.pl, c.wd);
-    let q = cx.fresh("q");
-    let copy = loop_(
-        cx.inner_kind(hi - lo),
-        &q,
-        int(lo),
-        int(hi),
-        vec![rows.store(
-            &[var(&ci), var(&r), var(&q)],
-            c.x.load(&[ni.clone(), var(&ci), var(&ih), var(&q) - ints(c.pl)]),
-        )],
-    );
-    let inside = [zeros(cx, 0, lo), vec![copy], zeros(cx, hi, width)].concat();
-    let outside = zeros(cx, 0, width);
-    let fill = simple_loop(
-        LoopKind::Serial,
-        &ci,
-        c.icg,
-        vec![simple_loop(
-            LoopKind::Serial,
-            &r,
-            c.kh,
-            vec![
-                let_(&ih, ohi.clone() * int(c.sh) + var(&r) * int(c.dh) - ints(c.pt)),
-                if_(var(&ih).in_range(int(0), int(c.h)), inside, outside),
-            ],
-        )],
-    );
+    // rows[ci, r, q] = x[n, ci, oh*sh + r*dh - pt, q - pl].
+    let first = ohi.clone() * int(c.sh) - ints(c.pt);
+    let fill = copy_padded(cx, c, &rows, (ni.clone(), int(0)), (first, c.dh, c.kh));
     let (bi, oc0) = (cx.fresh("b"), cx.fresh("oc0"));
     let site = Site { n: ni, oc0: var(&oc0), cbase: int(0), oh: ohi };
-    let t = cx.knob(Knob::ConvOwTile).min(ow);
-    let body = |cx: &mut Cx, b: E, len: usize| tile(cx, c, &site, b, len, Input::Rows(&rows));
-    // A remainder that is a narrower vector (8 or 4 columns) is its own tile; any other
-    // remainder is a full tile overlapping the one before.
-    let rem = ow % t;
-    let row = if rem == 0 || (rem >= 4 && rem.is_power_of_two()) {
-        tiles(cx, ow, t, LoopKind::Serial, "wt", body)
-    } else {
-        overlapping_tiles(cx, ow, t, LoopKind::Serial, "wt", body)
-    };
+    let row = padded_row(cx, c, &site, ow, Input::Rows { buf: &rows, plane: false });
     let block = [vec![let_(&oc0, (chunk.clone() * int(per) + var(&bi)) * int(c.ocb))], row].concat();
     nest.wrap(vec![rows.alloc(), fill, simple_loop(LoopKind::Serial, &bi, per, block)])
+}
+
+/// Rows of the padded plane copy: every input row the taps of all output rows read, from input
+/// row `-pt`.
+fn copy_height(c: &Conv, oh: usize) -> usize {
+    (oh - 1) * c.sh + (c.kh - 1) * c.dh + 1
+}
+
+/// The padded-planes layout (see the module's comment) of a grouped convolution.
+fn padded_planes(cx: &mut Cx, c: &Conv, ocg: usize, planes_ty: TensorType, threads: bool) -> Vec<Stmt> {
+    let [n, oc, oh, ow] = dims4(c.y);
+    let nest = outer(cx, &[n, oc / c.ocb], threads, "i");
+    let (ni, ob) = (nest.idx[0].clone(), nest.idx[1].clone());
+    let (oc0, cbase, ohv) = (cx.fresh("oc0"), cx.fresh("cb"), cx.fresh("oh"));
+    let planes = Buf::new(cx.fresh("planes"), planes_ty);
+    // planes[ci, r, q] = x[n, cb + ci, r - pt, q - pl].
+    let fill = copy_padded(cx, c, &planes, (ni.clone(), var(&cbase)), (ints(-c.pt), 1, copy_height(c, oh)));
+    let site = Site { n: ni, oc0: var(&oc0), cbase: var(&cbase), oh: var(&ohv) };
+    let row = padded_row(cx, c, &site, ow, Input::Rows { buf: &planes, plane: true });
+    nest.wrap(vec![
+        let_(&oc0, ob * int(c.ocb)),
+        let_(&cbase, var(&oc0) / int(ocg) * int(c.icg)),
+        planes.alloc(),
+        fill,
+        simple_loop(LoopKind::Serial, &ohv, oh, row),
+    ])
 }
 
 /// The four extents of an NCHW (or OIHW) tensor.

@@ -32,6 +32,7 @@ pub enum Knob {
     ConvOcBlock,
     ConvOwTile,
     ConvCopyMinTaps,
+    ConvPlaneCopyBytes,
     ReduceRowTile,
     TransposeTile,
     GpuMatmulTile,
@@ -63,7 +64,7 @@ const fn spec(
 }
 
 /// Every knob, in the order recipes print them.
-pub const KNOBS: [KnobSpec; 14] = [
+pub const KNOBS: [KnobSpec; 15] = [
     spec(
         Knob::ThreadsMinWork,
         "threads.min_work",
@@ -137,6 +138,14 @@ pub const KNOBS: [KnobSpec; 14] = [
         1 << 20,
     ),
     spec(
+        Knob::ConvPlaneCopyBytes,
+        "conv.plane_copy_bytes",
+        "conv",
+        "most bytes of zero-padded input planes a grouped convolution copies per channel block (0: never)",
+        0,
+        1 << 24,
+    ),
+    spec(
         Knob::ReduceRowTile,
         "reduce.row_tile",
         "reduce",
@@ -207,6 +216,7 @@ impl Knobs {
                 Knob::ConvOcBlock => (16 / 16usize.div_ceil(lanes)).clamp(1, 16),
                 Knob::ConvOwTile => 16,
                 Knob::ConvCopyMinTaps => 32,
+                Knob::ConvPlaneCopyBytes => 65536,
                 Knob::ReduceRowTile => 256,
                 Knob::TransposeTile => 32,
                 Knob::GpuMatmulTile => 16,
