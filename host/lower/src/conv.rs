@@ -13,7 +13,7 @@
 //!   range of valid columns. Depthwise convolution (`groups == C`) is the same nest with blocks
 //!   of one channel (a block never straddles two groups).
 //! - default, padded rows (an ungrouped convolution whose input channels x taps reach
-//!   `conv.copy_min_taps`, when the copy fits a quarter of the stack): threads over
+//!   `conv.copy_min_taps`, 1 by default, when the copy fits a quarter of the stack): threads over
 //!   `(n, chunk of channel blocks, output row)`; each iteration first copies the input rows its
 //!   output row reads into a `local` buffer, zero-padded on every side, then computes the row's
 //!   tiles for each block of the chunk from it. Every tap of every column is then inside the
@@ -21,7 +21,8 @@
 //!   remainder of 4 or 8 columns (a narrower vector) is a tile of its own; any other remainder
 //!   is a full tile overlapping its neighbour (each output element is still a full reduction
 //!   stored once, so computing it twice changes nothing). Every column is then in a vector,
-//!   where border and remainder columns were scalar.
+//!   where border and remainder columns were scalar. The copy's columns are split by phase
+//!   modulo the stride, so a strided convolution's taps read consecutive elements (no gathers).
 //! - default, padded planes (a grouped convolution, depthwise among them, whose zero-padded
 //!   input planes of one group take at most `conv.plane_copy_bytes` and a quarter of the stack):
 //!   threads over `(n, channel block)`; each iteration copies its group's input planes,
@@ -101,11 +102,11 @@ pub fn conv2d(cx: &mut Cx, a: &Conv2dAttrs, x: &Buf, w: &Buf, bias: Option<&Buf>
     let threads = cx.wants_threads(2 * y.ty.numel() * icg * kh * kw);
     let [n, oc, oh, ow] = dims4(y);
     let fits = |t: &TensorType| t.size_bytes() as u64 <= cx.target.cpu.stack_bytes / 4;
-    let rows = TensorType::new(x.ty.dtype, [icg, kh, copy_width(&c, ow)]);
+    let rows = copy_type(&c, kh, ow);
     if a.groups == 1 && icg * kh * kw >= cx.knob(Knob::ConvCopyMinTaps) && fits(&rows) {
         return padded_rows(cx, &c, rows, threads);
     }
-    let planes = TensorType::new(x.ty.dtype, [icg, copy_height(&c, oh), copy_width(&c, ow)]);
+    let planes = copy_type(&c, copy_height(&c, oh), ow);
     let enough = !threads || n * (oc / c.ocb) >= cx.cores();
     if a.groups > 1 && planes.size_bytes() <= cx.knob(Knob::ConvPlaneCopyBytes) && fits(&planes) && enough {
         return padded_planes(cx, &c, ocg, planes, threads);
@@ -197,8 +198,8 @@ enum Input<'a> {
     /// The image: a border tile at literal column `b0` unrolls `kw` with each tap's valid
     /// columns (`ranges`, per tap).
     Border(usize, &'a [(usize, usize)]),
-    /// A zero-padded copy (`[icg, rows, copy_width]`): of the `kh` rows an output row reads,
-    /// or (`plane`) of every row of the image from row `-pt` on.
+    /// A zero-padded copy ([`copy_type`]): of the `kh` rows an output row reads, or (`plane`)
+    /// of every row of the image from row `-pt` on.
     Rows { buf: &'a Buf, plane: bool },
 }
 
@@ -220,7 +221,13 @@ fn tile(cx: &mut Cx, c: &Conv, s: &Site, b: E, len: usize, input: Input) -> Vec<
         let xload = match input {
             Input::Rows { buf, plane } => {
                 let row = if plane { s.oh.clone() * int(c.sh) + var(&khv) * int(c.dh) } else { var(&khv) };
-                buf.load(&[var(&ci), row, (b.clone() + var(&j)) * int(c.sw) + k.clone() * int(c.dw)])
+                // Column (b + j)*sw + k*dw of the padded row, in the copy's phase layout.
+                let (phase, shift) = if c.sw == 1 {
+                    (int(0), k.clone() * int(c.dw))
+                } else {
+                    (k.clone() * int(c.dw) % int(c.sw), k.clone() * int(c.dw) / int(c.sw))
+                };
+                buf.load(&[var(&ci), row, phase, b.clone() + var(&j) + shift])
             }
             _ => {
                 let iw = (b.clone() + var(&j)) * int(c.sw) + k.clone() * int(c.dw) - ints(c.pl);
@@ -285,9 +292,16 @@ fn copy_width(c: &Conv, ow: usize) -> usize {
     (ow - 1) * c.sw + (c.kw - 1) * c.dw + 1
 }
 
-/// Fills `buf[ci, r, q]` (`ci` in `0..icg`, `r` in `0..rows`, `q` in `0..copy_width`) with
-/// `x[n, cbase + ci, ih, q - pl]` for `ih = first + r*step`, zero where that is outside the
-/// image: the zero-padded copy the padded layouts read.
+/// The type of a padded copy of `rows` rows: `[icg, rows, sw, ceil(copy_width / sw)]`, its
+/// columns split by phase (column `q` of the padded row at `[.., q % sw, q / sw]`), so that a
+/// strided convolution's tap reads consecutive elements for consecutive output columns.
+fn copy_type(c: &Conv, rows: usize, ow: usize) -> TensorType {
+    TensorType::new(c.x.ty.dtype, [c.icg, rows, c.sw, copy_width(c, ow).div_ceil(c.sw)])
+}
+
+/// Fills `buf[ci, r, p, q]` (the layout of [`copy_type`]) with `x[n, cbase + ci, ih, q*sw + p - pl]`
+/// for `ih = first + r*step`, zero where that is outside the image: the zero-padded copy the
+/// padded layouts read.
 fn copy_padded(
     cx: &mut Cx,
     c: &Conv,
@@ -295,30 +309,35 @@ fn copy_padded(
     (n, cbase): (E, E),
     (first, step, rows): (E, usize, usize),
 ) -> Stmt {
-    let width = buf.shape()[2];
+    let per_phase = buf.shape()[3];
     let (ci, r, ih) = (cx.fresh("ci"), cx.fresh("r"), cx.fresh("ih"));
-    let zeros = |cx: &mut Cx, lo: usize, hi: usize| -> Vec<Stmt> {
+    let zeros = |cx: &mut Cx, p: usize, lo: usize, hi: usize| -> Vec<Stmt> {
         if lo >= hi {
             return vec![];
         }
         let q = cx.fresh("q");
-        let at = [var(&ci), var(&r), var(&q)];
+        let at = [var(&ci), var(&r), int(p), var(&q)];
         vec![loop_(cx.inner_kind(hi - lo), &q, int(lo), int(hi), vec![buf.store(&at, zero(c.x.ty.dtype))])]
     };
-    let (lo, hi) = valid_range(width, 1, -c.pl, c.wd);
-    let q = cx.fresh("q");
-    let copy = loop_(
-        cx.inner_kind(hi - lo),
-        &q,
-        int(lo),
-        int(hi),
-        vec![buf.store(
-            &[var(&ci), var(&r), var(&q)],
-            c.x.load(&[n, cbase + var(&ci), var(&ih), var(&q) - ints(c.pl)]),
-        )],
-    );
-    let inside = [zeros(cx, 0, lo), vec![copy], zeros(cx, hi, width)].concat();
-    let outside = zeros(cx, 0, width);
+    let mut inside = Vec::new();
+    let mut outside = Vec::new();
+    for p in 0..c.sw {
+        let (lo, hi) = valid_range(per_phase, c.sw, p as i64 - c.pl, c.wd);
+        let q = cx.fresh("q");
+        let column = var(&q) * int(c.sw) + ints(p as i64 - c.pl);
+        let copy = loop_(
+            cx.inner_kind(hi - lo),
+            &q,
+            int(lo),
+            int(hi),
+            vec![buf.store(
+                &[var(&ci), var(&r), int(p), var(&q)],
+                c.x.load(&[n.clone(), cbase.clone() + var(&ci), var(&ih), column]),
+            )],
+        );
+        inside.extend([zeros(cx, p, 0, lo), vec![copy], zeros(cx, p, hi, per_phase)].concat());
+        outside.extend(zeros(cx, p, 0, per_phase));
+    }
     simple_loop(
         LoopKind::Serial,
         &ci,
@@ -335,11 +354,17 @@ fn copy_padded(
     )
 }
 
-/// The tiles of one output row read from a padded copy: whole tiles of `conv.ow_tile` columns;
-/// a remainder that is a narrower vector (8 or 4 columns) is its own tile, any other remainder a
+/// The tiles of one output row read from a padded copy: whole tiles of `conv.ow_tile` columns
+/// (of the widest power of two up to the row's width, for a row narrower than a vector); a
+/// remainder that is a narrower vector (8 or 4 columns) is its own tile, any other remainder a
 /// full tile overlapping the one before.
 fn padded_row(cx: &mut Cx, c: &Conv, site: &Site, ow: usize, input: Input) -> Vec<Stmt> {
-    let t = cx.knob(Knob::ConvOwTile).min(ow);
+    // A row narrower than the tile is covered by narrower vectors (8, 4 columns), not by one
+    // tile of an odd width.
+    let mut t = cx.knob(Knob::ConvOwTile).min(ow);
+    if t < cx.lanes() && t > 4 && !t.is_power_of_two() {
+        t = 1 << t.ilog2();
+    }
     let body = |cx: &mut Cx, b: E, len: usize| tile(cx, c, site, b, len, input);
     let rem = ow % t;
     if rem == 0 || (rem >= 4 && rem.is_power_of_two()) {

@@ -133,7 +133,7 @@ pub const KNOBS: [KnobSpec; 15] = [
         Knob::ConvCopyMinTaps,
         "conv.copy_min_taps",
         "conv",
-        "input channels x taps from which a convolution reads zero-padded row copies (1048576: never)",
+        "input channels x taps from which an ungrouped convolution reads zero-padded row copies (1: always; 1048576: never)",
         1,
         1 << 20,
     ),
@@ -215,7 +215,7 @@ impl Knobs {
                 // AVX2, 4 x 4 NEON.
                 Knob::ConvOcBlock => (16 / 16usize.div_ceil(lanes)).clamp(1, 16),
                 Knob::ConvOwTile => 16,
-                Knob::ConvCopyMinTaps => 32,
+                Knob::ConvCopyMinTaps => 1,
                 Knob::ConvPlaneCopyBytes => 65536,
                 Knob::ReduceRowTile => 256,
                 Knob::TransposeTile => 32,
