@@ -263,6 +263,10 @@ fn print_table(tuners: &[Tuner<'_>], wall: Duration) {
         "{illegal} bred point(s) refused while lowering (never measured); {:.1} s in all",
         wall.as_secs_f64()
     );
+    println!(
+        "times measured in this process; the evaluation protocol can differ on memory-bound kernels: \
+         confirm with --export DIR, then ekb eval --candidates DIR --baseline default"
+    );
     for t in tuners {
         if let Some(r) = &t.summary().best_recipe {
             println!("best recipe of {}:\n{}", t.summary().workload, indent(r));
