@@ -5,10 +5,38 @@
 //! the data came in (`raw_data` little-endian, or the typed fields), and a mismatch is an error
 //! naming the tensor, never a truncated or padded tensor. Floats are kept as f32 (the only float
 //! type L0 has); every integer type is widened to i64, and narrowing to i32 is checked.
+//! Every constant, decoded or folded at import time, has at most L0's `MAX_NUMEL` elements:
+//! [`numel_within_limit`] is asked before its values are allocated. An integer constant's values
+//! are those its ONNX type can hold ([`wrap`] brings a folded result there, as ONNX's integer
+//! arithmetic wraps around).
 
 use crate::proto::{dtype, TensorProto};
+use ekb_ir::l0::ops::check_numel;
 use ekb_ir::tensor::BufData;
 use ekb_ir::DType;
+
+/// The element count of a constant of shape `dims`, if within L0's limit on any tensor
+/// (`MAX_NUMEL`); otherwise why not. Every decoded or folded constant is sized with this before
+/// its values are allocated, so no constant in a model, however built, can exhaust memory.
+pub fn numel_within_limit(dims: &[usize]) -> Result<usize, String> {
+    check_numel(dims).map_err(|why| format!("a constant of shape {dims:?} would have {why}"))
+}
+
+/// `v` as ONNX's integer type `onnx_type` stores it: two's complement wraparound for the
+/// narrow types (int8 `100 + 100` is -56, uint8 `200 + 100` is 44), 0 or 1 for BOOL, unchanged
+/// for INT64.
+pub fn wrap(v: i64, onnx_type: i32) -> i64 {
+    match onnx_type {
+        dtype::INT8 => i64::from(v as i8),
+        dtype::UINT8 => i64::from(v as u8),
+        dtype::INT16 => i64::from(v as i16),
+        dtype::UINT16 => i64::from(v as u16),
+        dtype::INT32 => i64::from(v as i32),
+        dtype::UINT32 => i64::from(v as u32),
+        dtype::BOOL => i64::from(v != 0),
+        _ => v,
+    }
+}
 
 /// The values of a constant tensor.
 #[derive(Debug, Clone, PartialEq)]
@@ -113,11 +141,7 @@ pub fn decode(t: &TensorProto, what: &str) -> Result<Const, String> {
     for &d in &t.dims {
         dims.push(usize::try_from(d).map_err(|_| format!("{what} has a negative dimension {d}"))?);
     }
-    let n = dims
-        .iter()
-        .try_fold(1usize, |acc, &d| acc.checked_mul(d))
-        .filter(|&n| n <= i32::MAX as usize)
-        .ok_or_else(|| format!("{what} has too many elements ({:?})", t.dims))?;
+    let n = numel_within_limit(&dims).map_err(|why| format!("{what} has too many elements: {why}"))?;
     let width = match t.data_type {
         dtype::FLOAT | dtype::INT32 | dtype::UINT32 => 4,
         dtype::INT64 | dtype::DOUBLE => 8,

@@ -206,6 +206,19 @@ fn cases() -> Vec<(&'static str, ModelProto, &'static str)> {
             "reshape(%u, shape=[3,63])",
         ),
         (
+            // ONNX counts a negative Flatten axis from the end of the input's dims: -1 on
+            // [2,3,4,5] flattens to [24,5] (it once gave [120,1]).
+            "flatten_negative_axis",
+            model(
+                13,
+                &[("x", &[2, 3, 4, 5])],
+                vec![],
+                vec![node("Flatten", &["x"], "y", vec![A::int("axis", -1)])],
+                &["y"],
+            ),
+            "reshape(x, shape=[24,5])",
+        ),
+        (
             "shape_arithmetic",
             model(
                 13,
@@ -590,15 +603,25 @@ fn int8s(n: i32) -> Vec<i32> {
 
 #[test]
 fn other_exporters_forms_import_and_match_onnxruntime() {
+    let cases = cases();
+    let graphs = match_onnxruntime(cases.iter().map(|(name, m, _)| (*name, m.clone())).collect());
+    for ((name, _, expect), g) in cases.iter().zip(graphs) {
+        let text = print(&g);
+        assert!(text.contains(expect), "{name}: expected `{expect}` in\n{text}");
+    }
+}
+
+/// Imports each model, runs it in the reference interpreter on seed 0 and the original model in
+/// onnxruntime on the same inputs, and checks that output `y` agrees (dtype, shape and values);
+/// returns the imported graphs.
+fn match_onnxruntime(models: Vec<(&str, ModelProto)>) -> Vec<ekb_ir::l0::Graph> {
     require(&["onnxruntime", "numpy"]).unwrap_or_else(|e| panic!("{e}"));
     let dir = tempfile::tempdir().unwrap();
     let mut jobs = Vec::new();
     let mut graphs = Vec::new();
-    for (name, m, expect) in cases() {
+    for (name, m) in models {
         let bytes = ekb_onnx::export::encode(&m);
         let g = import(&bytes, &opts(name)).unwrap_or_else(|d| panic!("{name}: {d}")).graph;
-        let text = print(&g);
-        assert!(text.contains(expect), "{name}: expected `{expect}` in\n{text}");
         let case = dir.path().join(name);
         std::fs::create_dir_all(&case).unwrap();
         std::fs::write(case.join("model.onnx"), &bytes).unwrap();
@@ -613,13 +636,14 @@ fn other_exporters_forms_import_and_match_onnxruntime() {
         graphs.push((g, case));
     }
     run_ort(&jobs).unwrap_or_else(|e| panic!("{e}"));
-    for (g, case) in graphs {
-        let want = interp::run_seeded(&g, 0).unwrap_or_else(|d| panic!("{}: {d}", g.name));
+    for (g, case) in &graphs {
+        let want = interp::run_seeded(g, 0).unwrap_or_else(|d| panic!("{}: {d}", g.name));
         let got = npy::read(&case.join("output.y.npy")).unwrap();
         assert_eq!(got.ty, want[0].ty, "{}", g.name);
         compare(&want[0], &got.to_tensor(), Tolerance::default_for(got.ty.dtype))
             .unwrap_or_else(|m| panic!("{}: {m}", g.name));
     }
+    graphs.into_iter().map(|(g, _)| g).collect()
 }
 
 #[test]
@@ -872,7 +896,7 @@ fn quantize_linear_imports_per_tensor_int8_and_lists_the_other_forms() {
     let d = import(&ekb_onnx::export::encode(&m), &opts("bad")).unwrap_err();
     let notes = d.notes.join("\n");
     for want in [
-        "node `QuantizeLinear_a` (QuantizeLinear): `scale` has 3 values; only per-tensor (scalar) scales are supported",
+        "node `QuantizeLinear_a` (QuantizeLinear): `y_scale` has 3 values; only per-tensor (scalar) scales are supported",
         "node `QuantizeLinear_b` (QuantizeLinear): `zero_point` is UINT8; only int8 quantization is supported (L0 has i8, not uint8)",
         "node `QuantizeLinear_c` (QuantizeLinear): without `zero_point` the result is uint8; only int8 quantization is supported",
     ] {
@@ -969,4 +993,218 @@ fn float16_inputs_initializers_and_casts_import_as_f16() {
     let z = ekb_ir::l0::interp::run(&im.graph, &params).unwrap_or_else(|d| panic!("{d}"));
     let want = [0.0999755859375, f64::INFINITY, -0.0, 3.0, 1.0, 65504.0, 2f64.powi(-24), -2.0, 0.5, -1.5];
     assert_eq!(z[0].data, want);
+}
+
+/// A 1-D integer tensor of ONNX type `data_type` (values in `int32_data`).
+fn ints_of(name: &str, data_type: i32, v: &[i32]) -> TensorProto {
+    TensorProto { data_type, ..bytes(name, &[v.len() as i64], v) }
+}
+
+/// A model computing `y` from constants only (an unused input `x`), `y` declared of type `ty`.
+fn constant_model(inits: Vec<TensorProto>, nodes: Vec<NodeProto>, ty: i32, dims: &[usize]) -> ModelProto {
+    let mut m = model(17, &[("x", &[1])], inits, nodes, &["y"]);
+    m.graph.as_mut().unwrap().output = vec![ValueInfoProto::tensor("y", ty, dims)];
+    m
+}
+
+// Integer arithmetic folded at import time once computed in i64 and retyped the result INT64:
+// int8 100 + 100 gave 200, not ONNX's -56.
+#[test]
+fn folded_narrow_integers_wrap_in_their_type_as_onnxruntime_computes() {
+    let to_i32 = |from: &str| node("Cast", &[from], "y", vec![A::int("to", i64::from(dtype::INT32))]);
+    let graphs = match_onnxruntime(vec![
+        (
+            "fold_int8_add",
+            constant_model(
+                vec![ints_of("a", dtype::INT8, &[100, -128, 7]), ints_of("b", dtype::INT8, &[100, -1, 3])],
+                vec![node("Add", &["a", "b"], "y", vec![])],
+                dtype::INT8,
+                &[3],
+            ),
+        ),
+        (
+            "fold_int8_mul_div",
+            constant_model(
+                vec![ints_of("a", dtype::INT8, &[100, -128, -7]), ints_of("b", dtype::INT8, &[3, -1, 2])],
+                vec![node("Mul", &["a", "b"], "m", vec![]), node("Div", &["m", "b"], "y", vec![])],
+                dtype::INT8,
+                &[3],
+            ),
+        ),
+        (
+            "fold_uint8_add",
+            constant_model(
+                vec![ints_of("a", dtype::UINT8, &[200, 255, 1]), ints_of("b", dtype::UINT8, &[100, 1, 2])],
+                vec![node("Add", &["a", "b"], "s", vec![]), to_i32("s")],
+                dtype::INT32,
+                &[3],
+            ),
+        ),
+        (
+            "fold_int16_sub",
+            constant_model(
+                vec![ints_of("a", dtype::INT16, &[-32768, 32767, 5]), ints_of("b", dtype::INT16, &[1, -1, 9])],
+                vec![node("Sub", &["a", "b"], "s", vec![]), to_i32("s")],
+                dtype::INT32,
+                &[3],
+            ),
+        ),
+        (
+            "fold_int32_add_max",
+            constant_model(
+                vec![
+                    ints_of("a", dtype::INT32, &[i32::MAX, i32::MIN, 4]),
+                    ints_of("b", dtype::INT32, &[1, -1, 5]),
+                ],
+                vec![node("Add", &["a", "b"], "s", vec![]), node("Max", &["s", "b"], "y", vec![])],
+                dtype::INT32,
+                &[3],
+            ),
+        ),
+    ]);
+    // The int8 results stay int8 (an i8 output), not i32.
+    assert_eq!(graphs[0].outputs[0].ty.to_string(), "i8[3]");
+    assert_eq!(graphs[1].outputs[0].ty.to_string(), "i8[3]");
+}
+
+// Folds once allocated whatever their shape asked for: ConstantOfShape of [2^20,2^20,2^20] or
+// Range(0, 2^40) aborted the importer on a failed allocation.
+#[test]
+fn every_fold_is_held_to_the_constant_size_limit() {
+    let big = 1i64 << 16;
+    let m = model(
+        17,
+        &[("x", &[1])],
+        vec![
+            i64s("huge_shape", &[1 << 20, 1 << 20, 1 << 20]),
+            i64t("start", &[], &[0]),
+            i64t("limit", &[], &[1 << 40]),
+            i64t("delta", &[], &[1]),
+            i64t("seven", &[], &[7]),
+            i64s("square", &[big, big]),
+            i64t("column", &[big, 1], &vec![1; big as usize]),
+            i64t("row", &[1, big], &vec![2; big as usize]),
+            i64t("table", &[2, big], &vec![3; 2 * big as usize]),
+            i64t("zeros", &[big], &vec![0; big as usize]),
+        ],
+        vec![
+            node("ConstantOfShape", &["huge_shape"], "a", vec![]),
+            node("Range", &["start", "limit", "delta"], "b", vec![]),
+            node("Expand", &["seven", "square"], "c", vec![]),
+            node("Add", &["column", "row"], "d", vec![]),
+            node("Gather", &["table", "zeros"], "e", vec![A::int("axis", 0)]),
+            node("Less", &["column", "row"], "f", vec![]),
+        ],
+        &["a", "b", "c", "d", "e", "f"],
+    );
+    let d = import(&ekb_onnx::export::encode(&m), &opts("huge")).unwrap_err();
+    let notes = d.notes.join("\n");
+    for want in [
+        "node `ConstantOfShape_a` (ConstantOfShape): a constant of shape [1048576, 1048576, 1048576] would have more than 2147483647 elements (the limit)",
+        "node `Range_b` (Range): `Range(0, 1099511627776, 1)` would have 1099511627776 elements, more than 2147483647",
+        "node `Expand_c` (Expand): a constant of shape [65536, 65536] would have more than 2147483647 elements",
+        "node `Add_d` (Add): a constant of shape [65536, 65536] would have more than 2147483647 elements",
+        "node `Gather_e` (Gather): a constant of shape [65536, 65536] would have more than 2147483647 elements",
+        "node `Less_f` (Less): a constant of shape [65536, 65536] would have more than 2147483647 elements",
+    ] {
+        assert!(notes.contains(want), "missing `{want}` in\n{notes}");
+    }
+    assert_eq!(d.notes.len(), 6, "{notes}");
+}
+
+// Dropout's mask declared as a graph output was dropped from the imported graph without a word.
+#[test]
+fn a_declared_output_is_imported_or_named_in_the_error() {
+    let with_mask = |outs: &[&str], extra: Vec<NodeProto>| {
+        let mut nodes = vec![NodeProto {
+            name: "drop".into(),
+            ..NodeProto::new("Dropout", &["x"], &["d", "mask"], vec![])
+        }];
+        nodes.extend(extra);
+        model(17, &[("x", &[2, 3])], vec![], nodes, outs)
+    };
+    let d = import(&ekb_onnx::export::encode(&with_mask(&["d", "mask"], vec![])), &opts("m")).unwrap_err();
+    assert_eq!(
+        d.notes,
+        ["node `drop` (Dropout): output `mask` is a graph output; only the first output of `Dropout` is supported (the others must be unused)"]
+    );
+    let read = with_mask(&["d", "y"], vec![node("Cast", &["mask"], "y", vec![A::int("to", 1)])]);
+    let d = import(&ekb_onnx::export::encode(&read), &opts("r")).unwrap_err();
+    assert!(d.notes[0].contains("output `mask` is read by another node"), "{:?}", d.notes);
+    // The same rule for every operator read with its first output only.
+    let mut pool = model(
+        17,
+        &[("x", &[1, 1, 4, 4])],
+        vec![],
+        vec![NodeProto {
+            name: "pool".into(),
+            ..NodeProto::new("MaxPool", &["x"], &["p", "idx"], vec![A::ints("kernel_shape", vec![2, 2])])
+        }],
+        &["p", "idx"],
+    );
+    let d = import(&ekb_onnx::export::encode(&pool), &opts("p")).unwrap_err();
+    assert!(d.notes[0].starts_with("node `pool` (MaxPool): output `idx` is a graph output"), "{:?}", d.notes);
+    // Unused, the mask is no obstacle: one output, `d`.
+    pool = with_mask(&["d"], vec![]);
+    let g = import(&ekb_onnx::export::encode(&pool), &opts("ok")).unwrap().graph;
+    assert_eq!(g.outputs.len(), 1);
+}
+
+// These imported into graphs that `ekb check` then refused (the parser's attribute checks ran
+// only on text): each is now refused at import, naming the ONNX node.
+#[test]
+fn graphs_the_checker_would_refuse_are_refused_naming_the_node() {
+    let f = |name: &str, v: f32| f32s(name, &[], &[v]);
+    let m = model(
+        17,
+        &[("x", &[1, 2, 4, 4])],
+        vec![
+            f("three", 3.0),
+            f("one", 1.0),
+            f("nan", f32::NAN),
+            f("zero", 0.0),
+            bytes("zp", &[], &[0]),
+            i64s("two_minus_ones", &[-1, -1]),
+            i64s("pads", &[0, 0, 1, 1, 0, 0, 1, 1]),
+            i64s("dup_axes", &[1, -5]),
+            i64s("sizes", &[8, 8]),
+        ],
+        vec![
+            node("Clip", &["x", "three", "one"], "clip", vec![]),
+            node("Clip", &["x", "nan"], "clip_nan", vec![]),
+            node("Reshape", &["x", "two_minus_ones"], "reshape", vec![]),
+            node("Transpose", &["x"], "transpose", vec![A::ints("perm", vec![0, 0, 2, 3])]),
+            node("QuantizeLinear", &["x", "zero", "zp"], "q0", vec![]),
+            node("QuantizeLinear", &["x", "nan", "zp"], "qnan", vec![]),
+            node("LeakyRelu", &["x"], "leaky", vec![A::float("alpha", f32::NAN)]),
+            node("HardSigmoid", &["x"], "hsig", vec![A::float("beta", f32::INFINITY)]),
+            node("Unsqueeze", &["x", "dup_axes"], "unsq", vec![]),
+            node("Resize", &["x", "", "", "sizes"], "resize", vec![A::ints("axes", vec![2, 7])]),
+            // No early check of the importer's own: the checker's rule, mapped to the node.
+            node("Pad", &["x", "pads", "nan"], "pad", vec![]),
+        ],
+        &["clip", "clip_nan", "reshape", "transpose", "q0", "qnan", "leaky", "hsig", "unsq", "resize", "pad"],
+    );
+    let d = import(&ekb_onnx::export::encode(&m), &opts("bad")).unwrap_err();
+    let notes = d.notes.join("\n");
+    for want in [
+        "node `Clip_clip` (Clip): `min` (3) is greater than `max` (1); L0's clip needs min <= max",
+        "node `Clip_clip_nan` (Clip): `min` is NaN; a bound must be a number",
+        "node `Reshape_reshape` (Reshape): `shape` [-1, -1] has more than one -1",
+        "node `Transpose_transpose` (Transpose): `perm` [0, 0, 2, 3] is not a permutation of 0..4: axis 0 appears twice",
+        "node `QuantizeLinear_q0` (QuantizeLinear): `y_scale` is 0; the scale must be a positive normal f32",
+        "node `QuantizeLinear_qnan` (QuantizeLinear): `y_scale` is NaN; the scale must be a positive normal f32",
+        "node `LeakyRelu_leaky` (LeakyRelu): attribute `alpha` is NaN; a finite number is needed",
+        "node `HardSigmoid_hsig` (HardSigmoid): attribute `beta` is inf; a finite number is needed",
+        "node `Unsqueeze_unsq` (Unsqueeze): `axes` [1, -5] name output axis 1 twice",
+        "node `Resize_resize` (Resize): `axes` entry 7 is out of range for rank 4",
+        "node `Pad_pad` (Pad): pad: `value` must be a number, found `nan`",
+    ] {
+        assert!(notes.contains(want), "missing `{want}` in\n{notes}");
+    }
+    assert_eq!(d.notes.len(), 11, "{notes}");
+    // A graph with no outputs (the parser refuses `-> ()`).
+    let none = model(17, &[("x", &[2])], vec![], vec![node("Relu", &["x"], "r", vec![])], &[]);
+    let d = import(&ekb_onnx::export::encode(&none), &opts("none")).unwrap_err();
+    assert!(d.message.contains("the model's graph declares no outputs"), "{}", d.message);
 }

@@ -5,13 +5,14 @@
 //!
 //! What it keeps true (besides the parent module's rules):
 //! - integer arithmetic, comparisons and `Where` on constants are folded (shape arithmetic), and
-//!   a `Cast` of a constant is folded as L0's `cast` computes it;
+//!   a `Cast` of a constant is folded as L0's `cast` computes it; integer results are ONNX's in
+//!   the operands' type (wrapped around), and no fold's result exceeds the size limit;
 //! - ONNX booleans are i32 1 or 0: a comparison is named after the `Cast` to INT32 that follows
 //!   it, and a `Cast` to BOOL is read only as the condition of `Where`;
 //! - quantization is per tensor and int8: a constant scalar scale and zero point.
 
 use super::{short, unsupported_reason, Attrs, Importer, OpTable, Res, Val};
-use crate::consts::{Const, Data};
+use crate::consts::{numel_within_limit, wrap, Const, Data};
 use crate::export::EKB_DOMAIN;
 use crate::proto::{dtype, NodeProto, ValueInfoProto};
 use ekb_ir::l0::ast::{BinaryOp, CompareOp, Op, UnaryOp};
@@ -162,6 +163,16 @@ impl Importer<'_> {
                     }
                 };
                 let (min, max) = (bound(1, "min", f64::NEG_INFINITY)?, bound(2, "max", f64::INFINITY)?);
+                for (what, v) in [("min", min), ("max", max)] {
+                    if v.is_nan() {
+                        return Err(format!("`{what}` is NaN; a bound must be a number (absent: unbounded)"));
+                    }
+                }
+                if min > max {
+                    return Err(format!(
+                        "`min` ({min}) is greater than `max` ({max}); L0's clip needs min <= max (with these bounds every element would be {max})"
+                    ));
+                }
                 one(self.unary_val(&x, UnaryOp::Clip { min, max }, &out)?)
             }
             (false, "Add" | "Sub" | "Mul" | "Div" | "Pow") => {
@@ -207,15 +218,14 @@ impl Importer<'_> {
                 match &x {
                     Val::C { c, .. } => {
                         // Folded as L0's `cast` computes it: floats truncate (saturating to i8),
-                        // integers narrowed to i8 keep their low 8 bits.
+                        // integers narrowed keep their low bits (INT32, INT8), as ONNX's do.
                         let data = match (dt, &c.data) {
                             (DType::F32, _) => Data::F32(c.as_f64().iter().map(|&v| v as f32).collect()),
-                            (DType::I32, Data::Int(v)) => Data::Int(v.clone()),
+                            (DType::I32 | DType::I8, Data::Int(v)) => {
+                                Data::Int(v.iter().map(|&v| wrap(v, to)).collect())
+                            }
                             (DType::I32, Data::F32(v)) => {
                                 Data::Int(v.iter().map(|&v| v.trunc() as i64).collect())
-                            }
-                            (DType::I8, Data::Int(v)) => {
-                                Data::Int(v.iter().map(|&v| i64::from(v as i8)).collect())
                             }
                             (DType::I8, Data::F32(v)) => {
                                 Data::Int(v.iter().map(|&v| i64::from(v as i8)).collect())
@@ -273,12 +283,21 @@ impl Importer<'_> {
     /// a uint8 one, its result is uint8, which L0 does not have).
     fn quantize(&mut self, n: &NodeProto, ins: &[Val], out: &str) -> Result<Val, String> {
         let quantize = n.op_type == "QuantizeLinear";
+        let scale_name = if quantize { "y_scale" } else { "x_scale" };
         let scale = match ins.get(1) {
             Some(Val::C { c, .. }) if matches!(c.data, Data::F32(_)) => c.scalar().ok_or_else(|| {
-                format!("`scale` has {} values; only per-tensor (scalar) scales are supported", c.numel())
+                format!("`{scale_name}` has {} values; only per-tensor (scalar) scales are supported", c.numel())
             })?,
-            _ => return Err("`scale` must be a constant f32 scalar".into()),
+            _ => return Err(format!("`{scale_name}` must be a constant f32 scalar")),
         };
+        if !(scale as f32).is_normal() || scale < 0.0 {
+            return Err(format!(
+                "`{scale_name}` is {scale}; the scale must be a positive normal f32 ({:e} to {:e}): {} divides by it",
+                f32::MIN_POSITIVE,
+                f32::MAX,
+                if quantize { "quantization" } else { "the matching quantization" }
+            ));
+        }
         let zero_point = match ins.get(2) {
             Some(Val::C { c, .. }) if c.onnx_type == dtype::INT8 => c.scalar().ok_or_else(|| {
                 format!(
@@ -323,13 +342,9 @@ impl Importer<'_> {
                     CompareOp::GreaterEqual => p >= q,
                     CompareOp::Equal => p == q,
                 };
-                f64::from(u8::from(holds))
+                Ok(i64::from(holds))
             })?;
-            let c = Const {
-                onnx_type: dtype::BOOL,
-                dims,
-                data: Data::Int(v.iter().map(|&b| b as i64).collect()),
-            };
+            let c = Const { onnx_type: dtype::BOOL, dims, data: Data::Int(v) };
             return Ok(Val::C { c: Rc::new(c), onnx: out.to_string(), init: false });
         }
         let dt = match (l, r) {
@@ -349,7 +364,8 @@ impl Importer<'_> {
     fn where_(&mut self, cond: &Val, l: &Val, r: &Val, out: &str) -> Result<Val, String> {
         if let (Val::C { c, .. }, Val::C { c: a, .. }, Val::C { c: b, .. }) = (cond, l, r) {
             let (m, x, y) = (c.as_f64(), a.as_f64(), b.as_f64());
-            let (dims, v) = fold_broadcast(&[c, a, b], |i| if m[i[0]] != 0.0 { x[i[1]] } else { y[i[2]] })?;
+            let (dims, v) =
+                fold_broadcast(&[c, a, b], |i| Ok(if m[i[0]] != 0.0 { x[i[1]] } else { y[i[2]] }))?;
             let (onnx_type, data) = match (&a.data, &b.data) {
                 (Data::Int(_), Data::Int(_)) => {
                     (a.onnx_type, Data::Int(v.iter().map(|&e| e as i64).collect()))
@@ -411,9 +427,9 @@ impl Importer<'_> {
     /// An elementwise binary node; integer constants on both sides are folded.
     fn binary(&mut self, op: BinaryOp, l: &Val, r: &Val, out: &str) -> Result<Val, String> {
         if let (Val::C { c: a, .. }, Val::C { c: b, .. }) = (l, r) {
-            if let (Data::Int(x), Data::Int(y)) = (&a.data, &b.data) {
+            if let (Data::Int(_), Data::Int(_)) = (&a.data, &b.data) {
                 if op != BinaryOp::Pow {
-                    return fold_int(op, a, x, b, y).map(|c| Val::C {
+                    return fold_int(op, a, b).map(|c| Val::C {
                         c: Rc::new(c),
                         onnx: out.to_string(),
                         init: false,
@@ -434,40 +450,44 @@ impl Importer<'_> {
     }
 }
 
-/// Integer arithmetic on constants, with numpy broadcasting.
-fn fold_int(op: BinaryOp, a: &Const, x: &[i64], b: &Const, y: &[i64]) -> Result<Const, String> {
-    let dims = broadcast(&a.dims, &b.dims)?;
-    let at = |c: &Const, v: &[i64], idx: &[usize]| -> i64 {
-        let off = dims.len() - c.dims.len();
-        let mut flat = 0;
-        for (k, &d) in c.dims.iter().enumerate() {
-            flat = flat * d + if d == 1 { 0 } else { idx[off + k] };
-        }
-        v[flat]
-    };
-    let n: usize = dims.iter().product();
-    let mut out = Vec::with_capacity(n);
-    for i in 0..n {
-        let idx = ekb_ir::tensor::unravel(i, &dims);
-        let (p, q) = (at(a, x, &idx), at(b, y, &idx));
-        out.push(match op {
+/// Integer arithmetic on constants of one ONNX integer type, with numpy broadcasting; the result
+/// is of that type, wrapped around as ONNX computes it (integer division truncates).
+fn fold_int(op: BinaryOp, a: &Const, b: &Const) -> Result<Const, String> {
+    if a.onnx_type != b.onnx_type {
+        return Err(format!(
+            "the operands are {} and {}; ONNX's arithmetic takes two operands of one type",
+            dtype::name(a.onnx_type),
+            dtype::name(b.onnx_type)
+        ));
+    }
+    let ty = a.onnx_type;
+    let (Data::Int(x), Data::Int(y)) = (&a.data, &b.data) else { unreachable!("integer constants") };
+    let (dims, out) = fold_broadcast(&[a, b], |i| {
+        let (p, q) = (x[i[0]], y[i[1]]);
+        let v = match op {
             BinaryOp::Add => p.wrapping_add(q),
             BinaryOp::Sub => p.wrapping_sub(q),
             BinaryOp::Mul => p.wrapping_mul(q),
-            BinaryOp::Div => p.checked_div(q).ok_or("division by zero in constant arithmetic")?,
+            BinaryOp::Div if q == 0 => return Err("division by zero in constant arithmetic".into()),
+            BinaryOp::Div => p.wrapping_div(q),
             BinaryOp::Max => p.max(q),
             BinaryOp::Min => p.min(q),
             BinaryOp::Pow => unreachable!("pow is not folded"),
-        });
-    }
-    Ok(Const::ints(dims, out))
+        };
+        Ok(wrap(v, ty))
+    })?;
+    Ok(Const { onnx_type: ty, dims, data: Data::Int(out) })
 }
 
 /// An elementwise function of constants under numpy broadcasting: the result's dims and values;
-/// `f` gets, for one result element, the flat index into each constant.
-fn fold_broadcast(cs: &[&Const], f: impl Fn(&[usize]) -> f64) -> Result<(Vec<usize>, Vec<f64>), String> {
+/// `f` gets, for one result element, the flat index into each constant. The result's size is
+/// checked against the limit of any constant before anything is allocated.
+fn fold_broadcast<T>(
+    cs: &[&Const],
+    f: impl Fn(&[usize]) -> Result<T, String>,
+) -> Result<(Vec<usize>, Vec<T>), String> {
     let dims = cs.iter().try_fold(Vec::new(), |acc, c| broadcast(&acc, &c.dims))?;
-    let n: usize = dims.iter().product();
+    let n = numel_within_limit(&dims)?;
     let mut out = Vec::with_capacity(n);
     let mut at = vec![0; cs.len()];
     for i in 0..n {
@@ -480,7 +500,7 @@ fn fold_broadcast(cs: &[&Const], f: impl Fn(&[usize]) -> f64) -> Result<(Vec<usi
                 .enumerate()
                 .fold(0, |flat, (j, &d)| flat * d + if d == 1 { 0 } else { idx[off + j] });
         }
-        out.push(f(&at));
+        out.push(f(&at)?);
     }
     Ok((dims, out))
 }

@@ -21,9 +21,15 @@
 //!   the error names the input and the dimension;
 //! - an attribute the importer does not interpret is never ignored: it is reported;
 //! - a malformed model (not protobuf, an initializer whose data does not match its dims,
-//!   external data) is a precise error, never a panic;
-//! - the result passes `l0::check`, and the exporter's models come back as the graph they were
-//!   exported from (see `export.rs`).
+//!   external data) is a precise error, never a panic; no constant, decoded or folded, exceeds
+//!   L0's tensor size limit (checked before it is allocated, `consts::numel_within_limit`), and
+//!   folded integers are what ONNX computes, in their ONNX type (`consts::wrap`);
+//! - every declared graph output is imported, or named in the error: operators are read with
+//!   their first output only, and another output that is used is reported;
+//! - the result passes `ekb check` as it will be written: every L0 node is checked as the parser
+//!   checks it when it is made (so a refusal names the ONNX node), and the printed graph is
+//!   parsed and checked before it is returned; the exporter's models come back as the graph they
+//!   were exported from (see `export.rs`).
 //!
 //! This module is the driver: the graph walk (initializers, inputs and their value info, the
 //! nodes in order, the outputs), the shared context (`Importer`: values, names, constants
@@ -39,12 +45,12 @@ mod norm;
 mod reduce;
 mod spatial;
 
-use crate::consts::{decode, Const, Data};
+use crate::consts::{decode, numel_within_limit, Const, Data};
 use crate::export::{EKB_DOMAIN, INIT_KEY};
 use crate::proto::{attr_type, dtype, AttributeProto, ModelProto, NodeProto, ValueInfoProto};
 use ekb_ir::diag::{Diagnostic, Span};
 use ekb_ir::l0::ast::{Graph, Node, Op, OutputDecl, ParamData, TensorDecl, UnaryOp, ValueRef};
-use ekb_ir::l0::ops::{infer, normalise_axis};
+use ekb_ir::l0::ops::{infer, normalise_axis, Attr, MAX_NUMEL};
 use ekb_ir::tensor::BufData;
 use ekb_ir::types::{DType, TensorType};
 use prost::Message;
@@ -96,6 +102,10 @@ pub fn import_model(model: &ModelProto, opts: &ImportOptions) -> Result<Imported
         .with_hint("convert it first: `onnx.version_converter.convert_version(model, 17)` in Python"));
     }
     let graph = model.graph.as_ref().ok_or_else(|| Diagnostic::error("the model has no graph"))?;
+    if graph.output.is_empty() {
+        return Err(Diagnostic::error("the model's graph declares no outputs; nothing would be computed")
+            .with_expected("at least one graph output (an L0 graph returns one or more values)"));
+    }
     if !graph.sparse_initializer.is_empty() {
         return Err(Diagnostic::error("the model has sparse initializers, which the importer does not read"));
     }
@@ -162,13 +172,38 @@ pub fn import_model(model: &ModelProto, opts: &ImportOptions) -> Result<Imported
         outputs: outputs?,
         span: Span::NONE,
     };
-    ekb_ir::l0::check::check(&mut g).map_err(|ds| {
-        list_error(
-            "internal error: the imported graph does not check",
-            ds.into_iter().map(|d| d.message.clone()).collect(),
-        )
-    })?;
+    check_as_written(&mut g, &im.origin)?;
     Ok(Imported { graph: g, data: im.data })
+}
+
+/// Checks the graph as `ekb check` will read it: its text is parsed and checked, then the graph
+/// itself (which fills in its nodes' types). A problem is reported with the ONNX node its L0
+/// node was made for (`origin`), and the line of the text.
+fn check_as_written(g: &mut Graph, origin: &HashMap<String, String>) -> Result<(), Diagnostic> {
+    let text = ekb_ir::l0::print::print(g);
+    let src = ekb_ir::diag::SourceFile::new(format!("{}.ekir", g.name), text.clone());
+    let parsed = ekb_ir::l0::parse::parse(&src).map_err(|d| vec![d]).and_then(|mut p| {
+        ekb_ir::l0::check::check(&mut p)?;
+        ekb_ir::l0::check::check(g)
+    });
+    let ds = match parsed {
+        Ok(()) => return Ok(()),
+        Err(ds) => ds,
+    };
+    let lines = ds
+        .into_iter()
+        .map(|d| {
+            let Some(span) = d.span.filter(|s| !s.is_none()) else { return d.message.clone() };
+            let (line, _) = src.line_col(span.start as usize);
+            let code = text.lines().nth(line - 1).unwrap_or("").trim();
+            let node = code.split(':').next().and_then(|name| origin.get(name));
+            match node {
+                Some(label) => format!("{label}: {} (line {line} of the graph: `{code}`)", d.message),
+                None => format!("{} (line {line} of the graph: `{code}`)", d.message),
+            }
+        })
+        .collect();
+    Err(list_error("the imported graph does not check; nothing was imported", lines))
 }
 
 /// One diagnostic with a line per problem.
@@ -183,7 +218,8 @@ enum Val {
     T { name: String, ty: TensorType },
     /// A constant, with its ONNX name; `init`: it is an initializer (becomes a data parameter).
     C { c: Rc<Const>, onnx: String, init: bool },
-    /// Produced by a node that could not be imported (already reported).
+    /// Produced by a node that could not be imported, or one whose input could not be (already
+    /// reported: no other value is ever `Bad`, so a `Bad` graph output needs no report of its own).
     Bad,
 }
 
@@ -218,6 +254,10 @@ struct Importer<'a> {
     /// Nodes folded into a pattern (skipped), and the pattern each last node stands for.
     skip: HashSet<usize>,
     patterns: HashMap<usize, Pattern>,
+    /// The label of the ONNX node being read, and for each L0 node the label of the ONNX node
+    /// it was made for (to name it in a diagnostic of the checker).
+    reading: String,
+    origin: HashMap<String, String>,
 }
 
 impl<'a> Importer<'a> {
@@ -244,6 +284,8 @@ impl<'a> Importer<'a> {
             consumers,
             skip: HashSet::new(),
             patterns: HashMap::new(),
+            reading: String::new(),
+            origin: HashMap::new(),
         }
     }
 
@@ -438,12 +480,21 @@ impl<'a> Importer<'a> {
         Ok(out)
     }
 
-    /// Appends one L0 node (its type inferred); `hint` names it.
+    /// Appends one L0 node (its type inferred); `hint` names it. The operator is checked as
+    /// `ekb check` reads it back from text (its attributes' ranges, then its type rule), so a
+    /// node the checker would refuse is refused here, as a problem of the ONNX node being read.
     fn emit(&mut self, hint: &str, op: Op, args: Vec<String>) -> Result<Val, String> {
+        let attrs: Vec<Attr> = op
+            .attrs_for_print()
+            .into_iter()
+            .map(|(name, value)| Attr { name: name.into(), value, name_span: Span::NONE, value_span: Span::NONE })
+            .collect();
+        Op::from_text(op.name(), Span::NONE, args.len(), &attrs).map_err(|d| d.message.clone())?;
         let types: Vec<TensorType> = args.iter().map(|a| self.types[a].clone()).collect();
         let refs: Vec<&TensorType> = types.iter().collect();
         let ty = infer(&op, &refs, Span::NONE).map_err(|d| d.message.clone())?;
         let name = self.fresh(hint, true);
+        self.origin.insert(name.clone(), self.reading.clone());
         self.types.insert(name.clone(), ty.clone());
         self.nodes.push(Node {
             name: name.clone(),
@@ -571,6 +622,7 @@ impl<'a> Importer<'a> {
             return;
         }
         let label = node_label(i, n);
+        self.reading = label.clone();
         let ins: Vec<Val> = n
             .input
             .iter()
@@ -621,15 +673,21 @@ impl<'a> Importer<'a> {
 
     /// The L0 form of one node.
     fn convert(&mut self, n: &NodeProto, ins: &[Val], graph_outputs: &[ValueInfoProto]) -> Res {
-        // Extra outputs (BatchNormalization's statistics, MaxPool's indices, ...) must be unused.
+        // Every operator is read with its first output only: the others (BatchNormalization's
+        // statistics, MaxPool's indices, Dropout's mask, ...) must be neither read by a node nor
+        // graph outputs, so that no declared output goes missing.
         for extra in n.output.iter().skip(1).filter(|o| !o.is_empty()) {
-            let used = self.consumers.contains_key(extra) || graph_outputs.iter().any(|g| &g.name == extra);
-            if used && n.op_type != "Dropout" {
-                return Err(format!(
-                    "output `{extra}` is used; only the first output of `{}` is supported",
-                    n.op_type
-                ));
-            }
+            let how = if graph_outputs.iter().any(|g| &g.name == extra) {
+                "a graph output"
+            } else if self.consumers.contains_key(extra) {
+                "read by another node"
+            } else {
+                continue;
+            };
+            return Err(format!(
+                "output `{extra}` is {how}; only the first output of `{}` is supported (the others must be unused)",
+                n.op_type
+            ));
         }
         let Some((family, _)) = lookup(n) else { return Err(unsupported_reason(n)) };
         match family {
@@ -663,7 +721,13 @@ impl<'a> Importer<'a> {
                 if d == 0.0 {
                     return Err("`delta` is 0".into());
                 }
-                let count = ((l - s0) / d).ceil().max(0.0) as usize;
+                let count = ((l - s0) / d).ceil().max(0.0);
+                if !count.is_finite() || count > MAX_NUMEL as f64 {
+                    return Err(format!(
+                        "`Range({s0}, {l}, {d})` would have {count} elements, more than {MAX_NUMEL} (the limit of any constant)"
+                    ));
+                }
+                let count = count as usize;
                 let values = (0..count).map(|i| s0 + i as f64 * d);
                 let data = match start.data {
                     Data::F32(_) => Data::F32(values.map(|v| v as f32).collect()),
@@ -681,11 +745,7 @@ impl<'a> Importer<'a> {
                 } else if ins.len() > 2 && !n.input[2].is_empty() {
                     return Err("`training_mode` must be a constant".into());
                 }
-                if n.output.len() > 1 && !n.output[1].is_empty() && self.consumers.contains_key(&n.output[1])
-                {
-                    return Err("the mask output is used; only inference is supported".into());
-                }
-                Ok(vec![x.clone(), Val::Bad])
+                one(x)
             }
             "Constant" => {
                 let attr = n.attribute.first().ok_or("no value attribute")?;
@@ -728,7 +788,7 @@ impl<'a> Importer<'a> {
                     None => Const { onnx_type: dtype::FLOAT, dims: vec![1], data: Data::F32(vec![0.0]) },
                 };
                 let v = value.scalar().ok_or("`value` must have one element")?;
-                let numel: usize = dims.iter().product();
+                let numel = numel_within_limit(&dims)?;
                 let data = match value.data {
                     Data::F32(_) => Data::F32(vec![v as f32; numel]),
                     Data::Int(_) => Data::Int(vec![v as i64; numel]),
@@ -881,11 +941,17 @@ impl Attrs<'_> {
         }
     }
 
-    /// A float attribute, read as the shortest decimal that gives the same f32.
+    /// A float attribute, read as the shortest decimal that gives the same f32; it must be
+    /// finite (no operator the importer reads takes a NaN or infinite attribute).
     fn float(&self, name: &str, dflt: f64) -> Result<f64, String> {
         match self.get(name) {
             Some(a) => {
-                self.kind(a, attr_type::FLOAT, "a float").map(|_| short(f64::from(a.f.unwrap_or(0.0))))
+                self.kind(a, attr_type::FLOAT, "a float")?;
+                let v = short(f64::from(a.f.unwrap_or(0.0)));
+                if !v.is_finite() {
+                    return Err(format!("attribute `{name}` is {v}; a finite number is needed"));
+                }
+                Ok(v)
             }
             None => Ok(dflt),
         }

@@ -4,12 +4,15 @@
 //! What it keeps true (besides the parent module's rules):
 //! - shape arithmetic is folded: `Gather` and `Concat` of integer constants, a `Slice` of a 1-D
 //!   one, a reshape of any constant and an `Expand` of a uniform one give constants, so that the
-//!   shapes, bounds and axes other nodes read stay constant;
+//!   shapes, bounds and axes other nodes read stay constant, each held to the size limit of any
+//!   constant before it is allocated;
+//! - negative axes count from the end as ONNX defines it per operator (Flatten's `axis` in
+//!   `-r..=r` of the input's rank, Unsqueeze's of the output's);
 //! - shapes, bounds, pads and axes read from inputs must be constants; `Slice` steps are at least
 //!   1 and pads at least 0, as L0's.
 
 use super::{norm_axis, short, unsupported_reason, Attrs, Importer, OpTable, Res, Val};
-use crate::consts::{Const, Data};
+use crate::consts::{numel_within_limit, Const, Data};
 use crate::proto::NodeProto;
 use ekb_ir::l0::ast::{Op, PadMode};
 use ekb_ir::l0::ops::broadcast;
@@ -48,7 +51,7 @@ impl Importer<'_> {
                 if let Val::C { c, .. } = &x {
                     if c.is_uniform() && c.numel() > 0 {
                         // A constant fill stays a constant (a `full` of the result where used).
-                        let numel = shape.iter().product();
+                        let numel = numel_within_limit(&shape)?;
                         let data = match &c.data {
                             Data::F32(v) => Data::F32(vec![v[0]; numel]),
                             Data::Int(v) => Data::Int(vec![v[0]; numel]),
@@ -83,6 +86,11 @@ impl Importer<'_> {
                     Val::C { c, .. } => c.dims.clone(),
                     Val::Bad => unreachable!("checked above"),
                 };
+                if shape.iter().filter(|&&d| d == -1).count() > 1 {
+                    return Err(format!(
+                        "`shape` {shape:?} has more than one -1; at most one dimension can be inferred"
+                    ));
+                }
                 let allowzero = a.int("allowzero", 0)? != 0;
                 let mut target = Vec::with_capacity(shape.len());
                 for (i, &d) in shape.iter().enumerate() {
@@ -97,8 +105,16 @@ impl Importer<'_> {
                 self.reshape(&x, target, &out).map(|v| vec![v])
             }
             "Flatten" => {
+                // ONNX's axis is in [-r, r]; a negative one counts from the end of the r dims.
                 let dims = self.dims(&x);
-                let axis = norm_axis(a.int("axis", 1)?, dims.len() + 1).ok_or("`axis` is out of range")?;
+                let (axis, r) = (a.int("axis", 1)?, dims.len() as i64);
+                let axis = match axis {
+                    _ if !(-r..=r).contains(&axis) => {
+                        return Err(format!("`axis` {axis} is out of range for rank {r} (ONNX's Flatten takes -{r}..={r})"))
+                    }
+                    _ if axis < 0 => (axis + r) as usize,
+                    _ => axis as usize,
+                };
                 let outer: usize = dims[..axis].iter().product();
                 let inner: usize = dims[axis..].iter().product();
                 self.reshape(&x, vec![outer as i64, inner as i64], &out).map(|v| vec![v])
@@ -130,6 +146,9 @@ impl Importer<'_> {
                         .map(|&v| norm_axis(v, r).ok_or(format!("axis {v} is out of range")))
                         .collect::<Result<_, _>>()?;
                     ins_at.sort_unstable();
+                    if let Some(w) = ins_at.windows(2).find(|w| w[0] == w[1]) {
+                        return Err(format!("`axes` {ax:?} name output axis {} twice", w[0]));
+                    }
                     let mut it = dims.iter();
                     (0..r).map(|i| if ins_at.contains(&i) { 1 } else { *it.next().unwrap_or(&1) }).collect()
                 };
@@ -145,6 +164,19 @@ impl Importer<'_> {
                         .collect::<Result<_, _>>()?,
                     None => (0..r).rev().collect(),
                 };
+                if perm.len() != r {
+                    return Err(format!("`perm` {perm:?} has {} entries for an input of rank {r}", perm.len()));
+                }
+                for (i, &p) in perm.iter().enumerate() {
+                    if p >= r {
+                        return Err(format!("`perm` {perm:?}: axis {p} is out of range for rank {r}"));
+                    }
+                    if perm[..i].contains(&p) {
+                        return Err(format!(
+                            "`perm` {perm:?} is not a permutation of 0..{r}: axis {p} appears twice"
+                        ));
+                    }
+                }
                 let (xn, _) = self.tensor(&x, None)?;
                 one(self.emit(&out, Op::Transpose { perm }, vec![xn])?)
             }
@@ -193,8 +225,9 @@ impl Importer<'_> {
                             let (s, e) = (cl(starts[0]), cl(ends[0]));
                             let sl: Vec<i64> =
                                 (s..e.max(s)).step_by(steps[0] as usize).map(|i| v[i]).collect();
+                            let sliced = Const { onnx_type: c.onnx_type, dims: vec![sl.len()], data: Data::Int(sl) };
                             return one(Val::C {
-                                c: Rc::new(Const::ints(vec![sl.len()], sl)),
+                                c: Rc::new(sliced),
                                 onnx: out.clone(),
                                 init: false,
                             });
@@ -253,13 +286,15 @@ impl Importer<'_> {
     fn reshape(&mut self, x: &Val, target: Vec<i64>, out: &str) -> Result<Val, String> {
         if let Val::C { c, .. } = x {
             let n = c.numel();
-            let known: i64 = target.iter().filter(|&&d| d != -1).product();
+            let cannot = || format!("cannot reshape {:?} to {target:?}", c.dims);
+            let known: Vec<usize> = target.iter().filter(|&&d| d != -1).map(|&d| d as usize).collect();
+            let known = numel_within_limit(&known).map_err(|_| cannot())?;
             let dims: Vec<usize> = target
                 .iter()
-                .map(|&d| if d == -1 { n / (known.max(1) as usize) } else { d as usize })
+                .map(|&d| if d == -1 { n / known.max(1) } else { d as usize })
                 .collect();
-            if dims.iter().product::<usize>() != n {
-                return Err(format!("cannot reshape {:?} to {target:?}", c.dims));
+            if numel_within_limit(&dims) != Ok(n) {
+                return Err(cannot());
             }
             return Ok(Val::C {
                 c: Rc::new(Const { dims, ..(**c).clone() }),
@@ -278,10 +313,11 @@ fn gather(data: &Const, idx: &Const, axis: i64) -> Result<Const, String> {
     let ax = norm_axis(axis, r).ok_or(format!("`axis` {axis} is out of range"))?;
     let d = data.dims[ax] as i64;
     let ids = idx.as_ints().ok_or("indices must be integers")?;
+    let dims = [&data.dims[..ax], &idx.dims[..], &data.dims[ax + 1..]].concat();
+    let mut out = Vec::with_capacity(numel_within_limit(&dims)?);
     let outer: usize = data.dims[..ax].iter().product();
     let inner: usize = data.dims[ax + 1..].iter().product();
     let vals = data.as_f64();
-    let mut out = Vec::new();
     for o in 0..outer {
         for &i in &ids {
             let i = if i < 0 { i + d } else { i };
@@ -292,7 +328,6 @@ fn gather(data: &Const, idx: &Const, axis: i64) -> Result<Const, String> {
             out.extend_from_slice(&vals[base..base + inner]);
         }
     }
-    let dims = [&data.dims[..ax], &idx.dims[..], &data.dims[ax + 1..]].concat();
     let data_out = match data.data {
         Data::F32(_) => Data::F32(out.iter().map(|&v| v as f32).collect()),
         Data::Int(_) => Data::Int(out.iter().map(|&v| v as i64).collect()),
@@ -307,8 +342,8 @@ fn concat(cs: &[Rc<Const>], axis: i64) -> Result<Const, String> {
     let ax = norm_axis(axis, r).ok_or(format!("`axis` {axis} is out of range"))?;
     let outer: usize = first.dims[..ax].iter().product();
     let mut dims = first.dims.clone();
-    dims[ax] = cs.iter().map(|c| c.dims.get(ax).copied().unwrap_or(0)).sum();
-    let mut out = Vec::new();
+    dims[ax] = cs.iter().try_fold(0usize, |n, c| n.checked_add(c.dims.get(ax).copied().unwrap_or(0))).unwrap_or(usize::MAX);
+    let mut out = Vec::with_capacity(numel_within_limit(&dims)?);
     for o in 0..outer {
         for c in cs {
             if c.dims.len() != r {
@@ -319,5 +354,5 @@ fn concat(cs: &[Rc<Const>], axis: i64) -> Result<Const, String> {
             out.extend_from_slice(&v[o * chunk..(o + 1) * chunk]);
         }
     }
-    Ok(Const::ints(dims, out))
+    Ok(Const { onnx_type: first.onnx_type, dims, data: Data::Int(out) })
 }

@@ -281,7 +281,10 @@ impl Importer<'_> {
             return Err(format!("resizing a rank-{} tensor is not supported (L0 resizes NCHW)", xt.rank()));
         }
         let axes = a.ints("axes", &[0, 1, 2, 3])?;
-        let axes: Vec<usize> = axes.iter().filter_map(|&v| norm_axis(v, 4)).collect();
+        let axes: Vec<usize> = axes
+            .iter()
+            .map(|&v| norm_axis(v, 4).ok_or(format!("`axes` entry {v} is out of range for rank 4")))
+            .collect::<Result<_, _>>()?;
         if axes != [0, 1, 2, 3] && axes != [2, 3] {
             return Err("`axes` other than all four or [2,3] are not supported".into());
         }
