@@ -1043,7 +1043,10 @@ fn folded_narrow_integers_wrap_in_their_type_as_onnxruntime_computes() {
         (
             "fold_int16_sub",
             constant_model(
-                vec![ints_of("a", dtype::INT16, &[-32768, 32767, 5]), ints_of("b", dtype::INT16, &[1, -1, 9])],
+                vec![
+                    ints_of("a", dtype::INT16, &[-32768, 32767, 5]),
+                    ints_of("b", dtype::INT16, &[1, -1, 9]),
+                ],
                 vec![node("Sub", &["a", "b"], "s", vec![]), to_i32("s")],
                 dtype::INT32,
                 &[3],

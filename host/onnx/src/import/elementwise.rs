@@ -286,7 +286,10 @@ impl Importer<'_> {
         let scale_name = if quantize { "y_scale" } else { "x_scale" };
         let scale = match ins.get(1) {
             Some(Val::C { c, .. }) if matches!(c.data, Data::F32(_)) => c.scalar().ok_or_else(|| {
-                format!("`{scale_name}` has {} values; only per-tensor (scalar) scales are supported", c.numel())
+                format!(
+                    "`{scale_name}` has {} values; only per-tensor (scalar) scales are supported",
+                    c.numel()
+                )
             })?,
             _ => return Err(format!("`{scale_name}` must be a constant f32 scalar")),
         };

@@ -196,7 +196,8 @@ fn check_as_written(g: &mut Graph, origin: &HashMap<String, String>) -> Result<(
             let Some(span) = d.span.filter(|s| !s.is_none()) else { return d.message.clone() };
             let (line, _) = src.line_col(span.start as usize);
             let code = text.lines().nth(line - 1).unwrap_or("").trim();
-            let node = code.split(':').next().and_then(|name| origin.get(name));
+            // A node's line starts with its name: `%name: type = op(...)` or `%name = op(...)`.
+            let node = code.split([':', ' ']).next().and_then(|name| origin.get(name));
             match node {
                 Some(label) => format!("{label}: {} (line {line} of the graph: `{code}`)", d.message),
                 None => format!("{} (line {line} of the graph: `{code}`)", d.message),
@@ -487,7 +488,12 @@ impl<'a> Importer<'a> {
         let attrs: Vec<Attr> = op
             .attrs_for_print()
             .into_iter()
-            .map(|(name, value)| Attr { name: name.into(), value, name_span: Span::NONE, value_span: Span::NONE })
+            .map(|(name, value)| Attr {
+                name: name.into(),
+                value,
+                name_span: Span::NONE,
+                value_span: Span::NONE,
+            })
             .collect();
         Op::from_text(op.name(), Span::NONE, args.len(), &attrs).map_err(|d| d.message.clone())?;
         let types: Vec<TensorType> = args.iter().map(|a| self.types[a].clone()).collect();
@@ -1107,4 +1113,41 @@ fn example_shape(dims: &[crate::proto::Dimension]) -> String {
 
 fn norm_axis(axis: i64, rank: usize) -> Option<usize> {
     normalise_axis(axis, rank)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A graph the importer's own checks let through but the parser refuses is reported with
+    /// the ONNX node its L0 node was made for, and the line of the text.
+    #[test]
+    fn a_graph_the_parser_refuses_names_the_onnx_node() {
+        let ty = TensorType::new(DType::F32, vec![4]);
+        let at = |name: &str| ValueRef { name: name.into(), span: Span::NONE };
+        let mut g = Graph {
+            name: "g".into(),
+            inputs: vec![TensorDecl::seeded("x", ty.clone(), DType::F32.default_init(), Span::NONE)],
+            params: vec![],
+            nodes: vec![Node {
+                name: "%r".into(),
+                op: Op::Reshape { shape: vec![-1, -1] },
+                args: vec![at("x")],
+                ty: None,
+                span: Span::NONE,
+                op_span: Span::NONE,
+            }],
+            outputs: vec![OutputDecl { name: "y".into(), ty, value: at("%r"), span: Span::NONE }],
+            span: Span::NONE,
+        };
+        let origin = HashMap::from([("%r".to_string(), "node `r` (Reshape)".to_string())]);
+        let d = check_as_written(&mut g, &origin).unwrap_err();
+        assert!(d.message.contains("the imported graph does not check"), "{}", d.message);
+        assert_eq!(d.notes.len(), 1, "{:?}", d.notes);
+        assert!(
+            d.notes[0].starts_with("node `r` (Reshape): reshape: `shape` may contain at most one -1 (line 2 of the graph: `%r = reshape(x, shape=[-1,-1])`)"),
+            "{:?}",
+            d.notes
+        );
+    }
 }

@@ -108,13 +108,14 @@ impl Importer<'_> {
                 // ONNX's axis is in [-r, r]; a negative one counts from the end of the r dims.
                 let dims = self.dims(&x);
                 let (axis, r) = (a.int("axis", 1)?, dims.len() as i64);
-                let axis = match axis {
-                    _ if !(-r..=r).contains(&axis) => {
-                        return Err(format!("`axis` {axis} is out of range for rank {r} (ONNX's Flatten takes -{r}..={r})"))
-                    }
-                    _ if axis < 0 => (axis + r) as usize,
-                    _ => axis as usize,
-                };
+                let axis =
+                    match axis {
+                        _ if !(-r..=r).contains(&axis) => return Err(format!(
+                            "`axis` {axis} is out of range for rank {r} (ONNX's Flatten takes -{r}..={r})"
+                        )),
+                        _ if axis < 0 => (axis + r) as usize,
+                        _ => axis as usize,
+                    };
                 let outer: usize = dims[..axis].iter().product();
                 let inner: usize = dims[axis..].iter().product();
                 self.reshape(&x, vec![outer as i64, inner as i64], &out).map(|v| vec![v])
@@ -165,7 +166,10 @@ impl Importer<'_> {
                     None => (0..r).rev().collect(),
                 };
                 if perm.len() != r {
-                    return Err(format!("`perm` {perm:?} has {} entries for an input of rank {r}", perm.len()));
+                    return Err(format!(
+                        "`perm` {perm:?} has {} entries for an input of rank {r}",
+                        perm.len()
+                    ));
                 }
                 for (i, &p) in perm.iter().enumerate() {
                     if p >= r {
@@ -225,12 +229,9 @@ impl Importer<'_> {
                             let (s, e) = (cl(starts[0]), cl(ends[0]));
                             let sl: Vec<i64> =
                                 (s..e.max(s)).step_by(steps[0] as usize).map(|i| v[i]).collect();
-                            let sliced = Const { onnx_type: c.onnx_type, dims: vec![sl.len()], data: Data::Int(sl) };
-                            return one(Val::C {
-                                c: Rc::new(sliced),
-                                onnx: out.clone(),
-                                init: false,
-                            });
+                            let sliced =
+                                Const { onnx_type: c.onnx_type, dims: vec![sl.len()], data: Data::Int(sl) };
+                            return one(Val::C { c: Rc::new(sliced), onnx: out.clone(), init: false });
                         }
                     }
                 }
@@ -289,10 +290,8 @@ impl Importer<'_> {
             let cannot = || format!("cannot reshape {:?} to {target:?}", c.dims);
             let known: Vec<usize> = target.iter().filter(|&&d| d != -1).map(|&d| d as usize).collect();
             let known = numel_within_limit(&known).map_err(|_| cannot())?;
-            let dims: Vec<usize> = target
-                .iter()
-                .map(|&d| if d == -1 { n / known.max(1) } else { d as usize })
-                .collect();
+            let dims: Vec<usize> =
+                target.iter().map(|&d| if d == -1 { n / known.max(1) } else { d as usize }).collect();
             if numel_within_limit(&dims) != Ok(n) {
                 return Err(cannot());
             }
@@ -342,7 +341,10 @@ fn concat(cs: &[Rc<Const>], axis: i64) -> Result<Const, String> {
     let ax = norm_axis(axis, r).ok_or(format!("`axis` {axis} is out of range"))?;
     let outer: usize = first.dims[..ax].iter().product();
     let mut dims = first.dims.clone();
-    dims[ax] = cs.iter().try_fold(0usize, |n, c| n.checked_add(c.dims.get(ax).copied().unwrap_or(0))).unwrap_or(usize::MAX);
+    dims[ax] = cs
+        .iter()
+        .try_fold(0usize, |n, c| n.checked_add(c.dims.get(ax).copied().unwrap_or(0)))
+        .unwrap_or(usize::MAX);
     let mut out = Vec::with_capacity(numel_within_limit(&dims)?);
     for o in 0..outer {
         for c in cs {
