@@ -219,6 +219,38 @@ fn cases() -> Vec<(&'static str, ModelProto, &'static str)> {
             "reshape(x, shape=[24,5])",
         ),
         (
+            // Negative axes of every operator that takes one, each counted from the end as
+            // ONNX defines it for that operator.
+            "negative_axes",
+            model(
+                13,
+                x4,
+                vec![
+                    i64t("last", &[], &[-1]),
+                    i64s("minus3", &[-3]),
+                    i64s("one", &[1]),
+                    i64s("five", &[5]),
+                    i64s("minus1", &[-1]),
+                    i64s("idx", &[2, 0]),
+                    weights("g", &[4, 2]),
+                ],
+                vec![
+                    node("Softmax", &["x"], "s", vec![A::int("axis", -2)]),
+                    node("CumSum", &["s", "last"], "c", vec![]),
+                    node("ReduceSum", &["c", "minus3"], "r", vec![]),
+                    node("Slice", &["r", "one", "five", "minus1"], "sl", vec![]),
+                    node("Squeeze", &["sl", "minus3"], "q", vec![]),
+                    node("Gather", &["q", "idx"], "ga", vec![A::int("axis", -2)]),
+                    node("Unsqueeze", &["ga", "minus1"], "u", vec![]),
+                    node("Concat", &["u", "u"], "cc", vec![A::int("axis", -1)]),
+                    node("LayerNormalization", &["cc", "g"], "ln", vec![A::int("axis", -2)]),
+                    node("Flatten", &["ln"], "y", vec![A::int("axis", -3)]),
+                ],
+                &["y"],
+            ),
+            "reshape(%ln, shape=[1,16])",
+        ),
+        (
             "shape_arithmetic",
             model(
                 13,

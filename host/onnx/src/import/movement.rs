@@ -108,14 +108,15 @@ impl Importer<'_> {
                 // ONNX's axis is in [-r, r]; a negative one counts from the end of the r dims.
                 let dims = self.dims(&x);
                 let (axis, r) = (a.int("axis", 1)?, dims.len() as i64);
-                let axis =
-                    match axis {
-                        _ if !(-r..=r).contains(&axis) => return Err(format!(
+                let axis = match axis {
+                    _ if !(-r..=r).contains(&axis) => {
+                        return Err(format!(
                             "`axis` {axis} is out of range for rank {r} (ONNX's Flatten takes -{r}..={r})"
-                        )),
-                        _ if axis < 0 => (axis + r) as usize,
-                        _ => axis as usize,
-                    };
+                        ))
+                    }
+                    _ if axis < 0 => (axis + r) as usize,
+                    _ => axis as usize,
+                };
                 let outer: usize = dims[..axis].iter().product();
                 let inner: usize = dims[axis..].iter().product();
                 self.reshape(&x, vec![outer as i64, inner as i64], &out).map(|v| vec![v])
