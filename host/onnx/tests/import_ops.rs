@@ -1238,6 +1238,27 @@ fn graphs_the_checker_would_refuse_are_refused_naming_the_node() {
         assert!(notes.contains(want), "missing `{want}` in\n{notes}");
     }
     assert_eq!(d.notes.len(), 11, "{notes}");
+    // A constant NaN fill is not a `full` (which holds a number) but a data parameter.
+    let nan_fill = model(
+        17,
+        &[("x", &[2])],
+        vec![],
+        vec![
+            NodeProto {
+                name: "c".into(),
+                ..NodeProto::new(
+                    "Constant",
+                    &[],
+                    &["nan"],
+                    vec![A::tensor("value", f32s("", &[2], &[f32::NAN; 2]))],
+                )
+            },
+            node("Add", &["x", "nan"], "y", vec![]),
+        ],
+        &["y"],
+    );
+    let g = import(&ekb_onnx::export::encode(&nan_fill), &opts("nan_fill")).unwrap().graph;
+    assert_eq!(g.params.len(), 1, "{}", print(&g));
     // A graph with no outputs (the parser refuses `-> ()`).
     let none = model(17, &[("x", &[2])], vec![], vec![node("Relu", &["x"], "r", vec![])], &[]);
     let d = import(&ekb_onnx::export::encode(&none), &opts("none")).unwrap_err();

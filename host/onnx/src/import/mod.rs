@@ -403,6 +403,8 @@ impl<'a> Importer<'a> {
     fn outputs(&mut self, outs: &[ValueInfoProto]) -> Result<Vec<OutputDecl>, Diagnostic> {
         let mut decls = Vec::new();
         for vi in outs {
+            // A constant output becomes a parameter or a `full` node made for the output.
+            self.reading = format!("output `{}`", vi.name);
             let v = self.vals.get(&vi.name).cloned();
             let (value, ty) = match v {
                 Some(Val::T { name, ty }) => (name, ty),
@@ -460,7 +462,9 @@ impl<'a> Importer<'a> {
             }
         };
         let ty = TensorType::new(dt, c.dims.clone());
-        let out = if init || !c.is_uniform() || c.numel() == 0 {
+        // A `full` holds a number: a NaN fill is a data parameter.
+        let nan_fill = matches!(&c.data, Data::F32(v) if v.first().is_some_and(|x| x.is_nan()));
+        let out = if init || !c.is_uniform() || c.numel() == 0 || nan_fill {
             let name = self.fresh(onnx, false);
             // Align each tensor to 64 bytes in the sidecar file.
             self.data.resize(self.data.len().div_ceil(64) * 64, 0);
