@@ -1179,6 +1179,18 @@ fn a_declared_output_is_imported_or_named_in_the_error() {
     );
     let d = import(&ekb_onnx::export::encode(&pool), &opts("p")).unwrap_err();
     assert!(d.notes[0].starts_with("node `pool` (MaxPool): output `idx` is a graph output"), "{:?}", d.notes);
+    // Reported even when the node's input failed (it is a problem of the node itself).
+    let mut after_failure = with_mask(&["d", "mask"], vec![]);
+    let g = after_failure.graph.as_mut().unwrap();
+    g.node.insert(0, node("Erf", &["x"], "e", vec![]));
+    g.node[1].input[0] = "e".into();
+    let d = import(&ekb_onnx::export::encode(&after_failure), &opts("f")).unwrap_err();
+    assert_eq!(d.notes.len(), 2, "{:?}", d.notes);
+    assert!(
+        d.notes[1].starts_with("node `drop` (Dropout): output `mask` is a graph output"),
+        "{:?}",
+        d.notes
+    );
     // Unused, the mask is no obstacle: one output, `d`.
     pool = with_mask(&["d"], vec![]);
     let g = import(&ekb_onnx::export::encode(&pool), &opts("ok")).unwrap().graph;
@@ -1259,6 +1271,17 @@ fn graphs_the_checker_would_refuse_are_refused_naming_the_node() {
     );
     let g = import(&ekb_onnx::export::encode(&nan_fill), &opts("nan_fill")).unwrap().graph;
     assert_eq!(g.params.len(), 1, "{}", print(&g));
+    // Without a data file's name, data parameters name `NAME.bin` (the parser refuses `file("")`).
+    let add = model(
+        17,
+        &[("x", &[2])],
+        vec![weights("w", &[2])],
+        vec![node("Add", &["x", "w"], "y", vec![])],
+        &["y"],
+    );
+    let no_file = ImportOptions { name: Some("g".into()), ..Default::default() };
+    let g = import(&ekb_onnx::export::encode(&add), &no_file).unwrap().graph;
+    assert_eq!(g.params[0].data.as_ref().unwrap().file, "g.bin");
     // A graph with no outputs (the parser refuses `-> ()`).
     let none = model(17, &[("x", &[2])], vec![], vec![node("Relu", &["x"], "r", vec![])], &[]);
     let d = import(&ekb_onnx::export::encode(&none), &opts("none")).unwrap_err();

@@ -67,7 +67,8 @@ pub struct ImportOptions {
     pub name: Option<String>,
     /// Full static shapes for inputs whose declared shape has symbolic or unknown dimensions.
     pub input_shapes: Vec<(String, Vec<usize>)>,
-    /// The name of the sidecar data file, as the `.ekir` file will name it (relative to it).
+    /// The name of the sidecar data file, as the `.ekir` file will name it (relative to it);
+    /// empty: `NAME.bin` after the graph's name (a data parameter names a file).
     pub data_file: String,
 }
 
@@ -117,6 +118,10 @@ pub fn import_model(model: &ModelProto, opts: &ImportOptions) -> Result<Imported
     }
     let meta: HashMap<&str, &str> =
         model.metadata_props.iter().map(|e| (e.key.as_str(), e.value.as_str())).collect();
+    let opts = &ImportOptions {
+        data_file: if opts.data_file.is_empty() { format!("{name}.bin") } else { opts.data_file.clone() },
+        ..opts.clone()
+    };
     let mut im = Importer::new(opts, graph.node.as_slice(), opset);
 
     // Initializers, then the true inputs (those that are not initializers).
@@ -651,7 +656,7 @@ impl<'a> Importer<'a> {
                 Val::Bad => Ok(vec![Val::Bad]),
                 xv => self.unary_val(&xv, UnaryOp::Gelu { tanh: false }, &n.output[0]).map(|v| vec![v]),
             }
-        } else if let Err(why) = check_attrs(n) {
+        } else if let Err(why) = check_attrs(n).and_then(|()| self.first_output_only(n, graph_outputs)) {
             Err(why)
         } else if n.input.iter().zip(&ins).any(|(s, v)| !s.is_empty() && matches!(v, Val::Bad)) {
             // An input failed earlier: already reported; the outputs fail too.
@@ -676,16 +681,11 @@ impl<'a> Importer<'a> {
         }
     }
 
-    fn unary_val(&mut self, x: &Val, op: UnaryOp, out: &str) -> Result<Val, String> {
-        let (x, _) = self.tensor(x, None)?;
-        self.emit(out, Op::Unary(op), vec![x])
-    }
-
-    /// The L0 form of one node.
-    fn convert(&mut self, n: &NodeProto, ins: &[Val], graph_outputs: &[ValueInfoProto]) -> Res {
-        // Every operator is read with its first output only: the others (BatchNormalization's
-        // statistics, MaxPool's indices, Dropout's mask, ...) must be neither read by a node nor
-        // graph outputs, so that no declared output goes missing.
+    /// Every operator is read with its first output only: the others (BatchNormalization's
+    /// statistics, MaxPool's indices, Dropout's mask, ...) must be neither read by a node nor
+    /// graph outputs, so that no declared output goes missing. Checked whatever the node's
+    /// inputs, as its operator and attributes are.
+    fn first_output_only(&self, n: &NodeProto, graph_outputs: &[ValueInfoProto]) -> Result<(), String> {
         for extra in n.output.iter().skip(1).filter(|o| !o.is_empty()) {
             let how = if graph_outputs.iter().any(|g| &g.name == extra) {
                 "a graph output"
@@ -699,6 +699,16 @@ impl<'a> Importer<'a> {
                 n.op_type
             ));
         }
+        Ok(())
+    }
+
+    fn unary_val(&mut self, x: &Val, op: UnaryOp, out: &str) -> Result<Val, String> {
+        let (x, _) = self.tensor(x, None)?;
+        self.emit(out, Op::Unary(op), vec![x])
+    }
+
+    /// The L0 form of one node.
+    fn convert(&mut self, n: &NodeProto, ins: &[Val], graph_outputs: &[ValueInfoProto]) -> Res {
         let Some((family, _)) = lookup(n) else { return Err(unsupported_reason(n)) };
         match family {
             Family::ImportTime => self.convert_import_time(n, ins),
