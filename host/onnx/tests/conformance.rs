@@ -183,7 +183,8 @@ fn run_case(case: &Case, dir: &Path, target: &TargetProfile) -> Outcome {
 
 /// The interpreter's and the compiled kernels' outputs against ONNX's.
 fn check(case: &Case, dir: &Path, g: &Graph, target: &TargetProfile) -> Result<(), Outcome> {
-    let wrong = |why: String| (Status::Wrong, why);
+    // Reasons name a case's files by the case, not by this run's temporary folder.
+    let wrong = |why: String| (Status::Wrong, why.replace(&dir.display().to_string(), &case.name));
     // Every graph input must reach the operator as an L0 input, in the model's order.
     if g.inputs.len() != case.inputs.len() {
         return Err(wrong(format!(
