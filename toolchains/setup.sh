@@ -99,9 +99,11 @@ fi
 # --- Optional Python: external-engine baselines ----------------------------------------------
 # The core never needs these. The ONNX tests (host/onnx: onnxruntime as an independent oracle for
 # the operator semantics) and `ekb baseline --engine onnxruntime` do, so CI installs them here:
-# onnx and onnxruntime from PyPI, each only when it does not import already.
+# onnx and onnxruntime from PyPI, each only when it does not import already. onnx is the version
+# whose node test cases host/onnx/tests/conformance/table.md records (another version has other
+# cases: the conformance test names both versions).
 py_missing=()
-python3 -c 'import onnx' >/dev/null 2>&1 || py_missing+=(onnx)
+python3 -c 'import onnx' >/dev/null 2>&1 || py_missing+=(onnx==1.23.2)
 python3 -c 'import onnxruntime' >/dev/null 2>&1 || py_missing+=(onnxruntime)
 if ((${#py_missing[@]} > 0)); then
     echo "installing ${py_missing[*]} (python3 -m pip; optional: ONNX tests and baselines)"
