@@ -5,7 +5,7 @@
 
 use ekb_ir::l1::build::{f, var, E};
 use ekb_ir::l1::interp::run;
-use ekb_ir::l1::nesting::{expr_levels, MAX_NESTING};
+use ekb_ir::l1::nesting::{chain_module, expr_levels, MAX_NESTING};
 use ekb_ir::l1::parse::parse;
 use ekb_ir::l1::print::print;
 use ekb_ir::l1::verify::verify;
@@ -14,22 +14,6 @@ use ekb_ir::tensor::{BufData, Buffer};
 use ekb_ir::types::{DType, TensorType};
 use ekb_ir::SourceFile;
 use std::collections::HashMap;
-
-/// A module whose store sits in `loops` nested loops and stores `max(v + v + ... + v, 0.0)` of
-/// `terms` terms, with `v = x[0]`: its body nests `loops + terms + 2` levels.
-fn deep_module(loops: usize, terms: usize) -> String {
-    let mut body = String::new();
-    for l in 0..loops {
-        body.push_str(&format!("for l{l} in 0..1 {{\n"));
-    }
-    let chain = vec!["v"; terms].join(" + ");
-    body.push_str(&format!("let v = x[0]\ny[0] = max({chain}, 0.0)\n"));
-    body.push_str(&"}\n".repeat(loops));
-    format!(
-        "module deep {{\n  input x: f32[1]\n  output y: f32[1]\n  kernel k(x: f32[1] in, y: f32[1] out) {{\n{body}  \
-         }}\n  run k(x, y)\n}}\n"
-    )
-}
 
 /// Runs `f` on a thread with a 2 MiB stack, the default of test threads, whatever
 /// `RUST_MIN_STACK` says.
@@ -41,7 +25,7 @@ fn on_small_stack(f: impl FnOnce() + Send + 'static) {
 fn long_binary_chains_are_a_located_diagnostic_not_a_stack_overflow() {
     for terms in [10_000, 15_000] {
         on_small_stack(move || {
-            let src = SourceFile::new("deep.ekl1", deep_module(0, terms));
+            let src = SourceFile::new("deep.ekl1", chain_module(0, terms, false));
             let d = parse(&src).expect_err("a chain this long is refused");
             assert!(d.message.contains(&format!("nests more than {MAX_NESTING} levels deep")), "{d}");
             assert!(d.hint.as_ref().is_some_and(|h| h.contains("`let`")), "{d}");
@@ -60,11 +44,11 @@ fn a_body_of_exactly_the_limit_goes_through_every_walk_and_one_level_more_does_n
     // All levels in the expression, or half of them in loops.
     for loops in [0, MAX_NESTING / 2] {
         let terms = MAX_NESTING - loops - 2;
-        let over = SourceFile::new("over.ekl1", deep_module(loops, terms + 1));
+        let over = SourceFile::new("over.ekl1", chain_module(loops, terms + 1, false));
         let d = parse(&over).expect_err("one level over the limit");
         assert!(d.message.contains("nests more than"), "{d}");
         on_small_stack(move || {
-            let m = parse(&SourceFile::new("limit.ekl1", deep_module(loops, terms))).unwrap();
+            let m = parse(&SourceFile::new("limit.ekl1", chain_module(loops, terms, false))).unwrap();
             assert!(verify(&m, None).is_empty(), "{:?}", verify(&m, None));
             let back = parse(&SourceFile::new("printed", print(&m))).unwrap();
             assert_eq!(print(&back), print(&m));
@@ -90,7 +74,7 @@ fn store_value(m: &mut Module) -> &mut ekb_ir::l1::Expr {
 #[test]
 fn a_module_built_in_code_deeper_than_the_limit_is_refused_by_the_verifier_without_recursion() {
     on_small_stack(|| {
-        let mut m = parse(&SourceFile::new("built.ekl1", deep_module(3, 1))).unwrap();
+        let mut m = parse(&SourceFile::new("built.ekl1", chain_module(3, 1, false))).unwrap();
         // 5,000 terms: far over the limit, and still shallow enough to drop on this stack.
         let chain = (1..5_000).fold(var("v"), |acc: E, _| acc + var("v"));
         assert_eq!(expr_levels(&chain.0), 5_000);

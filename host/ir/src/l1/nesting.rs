@@ -129,3 +129,25 @@ fn for_each_operand<'a>(e: &'a Expr, mut f: impl FnMut(&'a Expr)) {
         }
     }
 }
+
+/// The text of a module (`x: f32[1]` in, `y: f32[1]` out) whose kernel stores
+/// `y[0] = max(v + v + ... + v, 0.0)`, a chain of `terms` terms with `let v = x[0]`, inside
+/// `loops` nested loops, all inside a one-thread `launch` when `gpu`. Its body nests
+/// `loops + terms + 2` levels (one more with the launch) and it computes `y[0] = terms * x[0]` for
+/// a non-negative `x[0]`: the shape the tests of every walk run at exactly [`MAX_NESTING`] levels.
+pub fn chain_module(loops: usize, terms: usize, gpu: bool) -> String {
+    let mut body = String::new();
+    if gpu {
+        body.push_str("launch grid(bx in 0..1) block(tx in 0..1) {\n");
+    }
+    for l in 0..loops {
+        body.push_str(&format!("for l{l} in 0..1 {{\n"));
+    }
+    let chain = vec!["v"; terms].join(" + ");
+    body.push_str(&format!("let v = x[0]\ny[0] = max({chain}, 0.0)\n"));
+    body.push_str(&"}\n".repeat(loops + usize::from(gpu)));
+    format!(
+        "module deep {{\n  input x: f32[1]\n  output y: f32[1]\n  kernel k(x: f32[1] in, y: f32[1] out) {{\n{body}  \
+         }}\n  run k(x, y)\n}}\n"
+    )
+}
