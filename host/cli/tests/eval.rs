@@ -308,22 +308,32 @@ fn a_too_deep_a_crashing_and_good_candidates_are_each_classified() {
 
 /// The evaluator's own process crashing while a candidate is in flight (here: SIGABRT, which is
 /// how a stack overflow or an abort ends) leaves the candidate named in `crashed.json`; the
-/// resumed run records it as failed, with the stage, instead of evaluating it again.
+/// resumed run records it as failed, `compile` while it was being built and `runtime` while it
+/// ran, instead of evaluating it again.
 #[test]
 fn a_candidate_the_evaluator_crashed_on_is_recorded_as_failed_on_resume() {
     let tmp = tempfile::tempdir().unwrap();
     let tasks = task_folder(tmp.path());
     let cands = tmp.path().join("cands");
     let good = t_relu_l1("        y[i, j] = max(x[i, j], 0.0)");
+    // Takes seconds to build (a thousand statements of 100-term sums), so that the crash comes
+    // while it is built.
+    let chain = vec!["x[i, j]"; 100].join(" + ");
+    let mut heavy: Vec<String> =
+        (0..1000).map(|s| format!("        let v{s} = max({chain}, {s}.0)")).collect();
+    heavy.push(format!(
+        "        y[i, j] = {}",
+        (0..1000).step_by(100).map(|s| format!("v{s}")).collect::<Vec<_>>().join(" + ")
+    ));
     // Runs until the execution limit, so that the crash comes while it runs.
     let slow = t_relu_l1(
         "        alloc acc: f32[1] local\n        acc[0] = 0.0\n        for a in 0..2000000000 {\n          \
          acc[0] = acc[0] * 1.0000001 + x[i, j]\n        }\n        y[i, j] = acc[0]",
     );
-    write_candidates(&cands, &[good.clone(), slow, good]);
+    write_candidates(&cands, &[good.clone(), t_relu_l1(&heavy.join("\n")), slow, good]);
     let out = tmp.path().join("run");
     let args = |resume: bool| {
-        let mut a: Vec<String> = ["eval", "t_relu", "--samples", "3", "--budget", "0.3", "--max-ci", "1e9"]
+        let mut a: Vec<String> = ["eval", "t_relu", "--samples", "4", "--budget", "0.3", "--max-ci", "1e9"]
             .iter()
             .map(|s| s.to_string())
             .collect();
@@ -340,39 +350,53 @@ fn a_candidate_the_evaluator_crashed_on_is_recorded_as_failed_on_resume() {
         }
         a
     };
-    let mut child =
-        ekb(tmp.path()).args(args(false)).stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
-    let start = Instant::now();
     let marker = out.join("in_flight.json");
-    loop {
-        let m = std::fs::read_to_string(&marker).unwrap_or_default();
-        if m.contains("\"sample\":1") && m.contains("\"stage\":\"run\"") {
-            break;
+    // Runs the evaluation (resumed after the first time) and aborts it once `sample` is at `stage`.
+    let abort_at = |sample: u32, stage: &str, resume: bool| {
+        let mut child =
+            ekb(tmp.path()).args(args(resume)).stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
+        let start = Instant::now();
+        loop {
+            let m = std::fs::read_to_string(&marker).unwrap_or_default();
+            if m.contains(&format!("\"sample\":{sample},")) && m.contains(&format!("\"stage\":\"{stage}\"")) {
+                break;
+            }
+            assert!(start.elapsed() < Duration::from_secs(120), "sample {sample} never reached {stage}: {m}");
+            assert!(
+                child.try_wait().unwrap().is_none(),
+                "the run ended before sample {sample} reached {stage}"
+            );
+            std::thread::sleep(Duration::from_millis(20));
         }
-        assert!(start.elapsed() < Duration::from_secs(120), "sample 1 never ran: {m}");
-        assert!(child.try_wait().unwrap().is_none(), "the run ended before sample 1 ran");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    let kill = Command::new("kill").args(["-ABRT", &child.id().to_string()]).status().unwrap();
-    assert!(kill.success());
-    let status = child.wait().unwrap();
-    assert!(!status.success());
-    assert!(out.join("crashed.json").is_file() && !marker.exists(), "the handler renamed the marker");
+        let kill = Command::new("kill").args(["-ABRT", &child.id().to_string()]).status().unwrap();
+        assert!(kill.success());
+        assert!(!child.wait().unwrap().success());
+        assert!(out.join("crashed.json").is_file() && !marker.exists(), "the handler renamed the marker");
+    };
+    abort_at(1, "build", false);
     assert_eq!(outcomes(&out).len(), 1);
+    // The resumed run records sample 1 and goes on to sample 2, aborted in turn while it runs.
+    abort_at(2, "run", true);
+    assert_eq!(outcomes(&out).len(), 2);
 
     let resumed = ekb(tmp.path()).args(args(true)).output().unwrap();
     let stderr = String::from_utf8_lossy(&resumed.stderr);
     assert!(resumed.status.success(), "{stderr}");
-    assert!(stderr.contains("the evaluator crashed on it"), "{stderr}");
+    assert!(stderr.contains("t_relu on cpu sample 2: the evaluator crashed on it"), "{stderr}");
     let got = outcomes(&out);
     let key = |s: u32| format!("\"t_relu\" \"cpu\" {s}");
     assert_eq!(got[&key(0)], (true, true, Value::Null));
-    assert_eq!(got[&key(1)], (true, false, Value::from("runtime")));
-    assert_eq!(got[&key(2)], (true, true, Value::Null));
+    assert_eq!(got[&key(1)], (false, false, Value::from("compile")));
+    assert_eq!(got[&key(2)], (true, false, Value::from("runtime")));
+    assert_eq!(got[&key(3)], (true, true, Value::Null));
     let text = std::fs::read_to_string(out.join("results.jsonl")).unwrap();
-    let crashed: Value =
-        serde_json::from_str(text.lines().find(|l| l.contains("\"sample\":1")).unwrap()).unwrap();
-    let evidence = crashed["failure"]["evidence"].as_str().unwrap();
-    assert!(evidence.contains("died of a signal while running it"), "{evidence}");
+    let evidence = |s: u32| -> String {
+        let r: Value =
+            serde_json::from_str(text.lines().find(|l| l.contains(&format!("\"sample\":{s},"))).unwrap())
+                .unwrap();
+        r["failure"]["evidence"].as_str().unwrap().to_string()
+    };
+    assert!(evidence(1).contains("died of a signal while building it"), "{}", evidence(1));
+    assert!(evidence(2).contains("died of a signal while running it"), "{}", evidence(2));
     assert!(!out.join("crashed.json").exists() && !marker.exists());
 }
