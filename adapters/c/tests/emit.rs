@@ -222,3 +222,25 @@ fn the_cpu_adapter_refuses_gpu_kernels() {
     assert_eq!(d.message, "`launch` needs a GPU target; target `host` has no GPU");
     assert!(d.notes.iter().any(|n| n.contains("kernel relu launches on a GPU")), "{d}");
 }
+
+/// The emitter at the nesting limit of L1: a GPU kernel body of exactly `MAX_NESTING` levels, in
+/// one expression or half in loops, emits in both dialects on a 2 MiB thread stack.
+#[test]
+fn a_body_at_the_nesting_limit_emits_on_a_small_stack() {
+    use ekb_ir::l1::nesting::{chain_module, MAX_NESTING};
+    for loops in [0, MAX_NESTING / 2] {
+        let terms = MAX_NESTING - loops - 3;
+        std::thread::Builder::new()
+            .stack_size(2 << 20)
+            .spawn(move || {
+                let src = SourceFile::new("deep.ekl1", chain_module(loops, terms, true));
+                let m = parse(&src).unwrap_or_else(|d| panic!("{}", src.locate(d)));
+                let cuda = emit(&m, Dialect::Cuda, &target("h200")).unwrap_or_else(|d| panic!("{d}"));
+                assert_eq!(cuda.matches(" + ").count(), terms - 1, "{loops} loops");
+                emit(&m, Dialect::OpenCl, &target("pocl")).unwrap_or_else(|d| panic!("{d}"));
+            })
+            .unwrap()
+            .join()
+            .expect("the emitter stays within the stack");
+    }
+}

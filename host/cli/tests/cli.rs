@@ -331,6 +331,31 @@ fn interp_runs_an_l1_module_against_its_graph() {
     assert!(stderr(&o).contains("--graph"), "{}", stderr(&o));
 }
 
+/// A left-deep chain `v + v + ...` of 10,000 or 15,000 terms once overflowed the stack of the
+/// reader's consumers (`lower --to llvm` at 10,000, `check` and `interp` at 15,000): every command
+/// now stops at the parser's nesting limit with a located diagnostic.
+#[test]
+fn long_operator_chains_are_a_diagnostic_in_every_command() {
+    let dir = tempfile::tempdir().unwrap();
+    for terms in [10_000, 15_000] {
+        let f = write(dir.path(), "deep.l1.ekir", &ekb_ir::l1::nesting::chain_module(0, terms, false));
+        for args in [
+            vec!["check", &f],
+            vec!["interp", &f, "--graph", &corpus("relu.ekir")],
+            vec!["lower", &f, "--to", "llvm"],
+        ] {
+            let o = ekb(&args);
+            let err = stderr(&o);
+            assert_eq!(o.status.code(), Some(1), "{args:?}: {err}");
+            assert!(
+                err.contains("nests more than 256 levels deep") && err.contains("deep.l1.ekir:6:"),
+                "{args:?}: {err}"
+            );
+            assert!(err.contains("split it into `let` bindings"), "{args:?}: {err}");
+        }
+    }
+}
+
 #[test]
 fn targets_lists_every_profile() {
     let o = ekb(&["targets"]);

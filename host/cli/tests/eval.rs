@@ -241,3 +241,162 @@ fn the_self_check_times_each_instance_against_itself_and_itself_twice() {
     }
     assert!(stdout.contains("self-check: ") && stdout.contains(" of 4 instances pass ("), "{stdout}");
 }
+
+/// An L1 candidate for `t_relu` (x, y: f32[128,128]) whose store, inside the loops over `i` and
+/// `j`, is `stmts`.
+fn t_relu_l1(stmts: &str) -> String {
+    format!(
+        "module t_relu {{\n  input x: f32[128,128]\n  output y: f32[128,128]\n  \
+         kernel k(x: f32[128,128] in, y: f32[128,128] out) {{\n    for i in 0..128 {{\n      \
+         for j in 0..128 {{\n{stmts}\n      }}\n    }}\n  }}\n  run k(x, y)\n}}\n"
+    )
+}
+
+/// Writes `texts` as samples 0, 1, ... of `t_relu` on the CPU in the folder `cands`.
+fn write_candidates(cands: &Path, texts: &[String]) {
+    for (i, text) in texts.iter().enumerate() {
+        let d = cands.join(format!("t_relu/cpu/sample-{i}"));
+        std::fs::create_dir_all(&d).unwrap();
+        std::fs::write(d.join("candidate.ekir"), text).unwrap();
+    }
+}
+
+/// A candidate whose expression once overflowed the evaluator's stack (a chain of 15,000 terms:
+/// the process died, and died again on `--resume`), one that crashes on the device, and good
+/// ones: the run finishes with each classified.
+#[test]
+fn a_too_deep_a_crashing_and_good_candidates_are_each_classified() {
+    let tmp = tempfile::tempdir().unwrap();
+    let tasks = task_folder(tmp.path());
+    let cands = tmp.path().join("cands");
+    let chain = vec!["v"; 15_000].join(" + ");
+    write_candidates(
+        &cands,
+        &[
+            t_relu_l1("        y[i, j] = max(x[i, j], 0.0)"),
+            t_relu_l1(&format!("        let v = x[i, j]\n        y[i, j] = max({chain}, 0.0)")),
+            t_relu_l1("        let d = i32(x[i, j] * 0.0)\n        y[i, j] = f32(64 / d)"),
+            t_relu_l1("        y[i, j] = select(x[i, j] > 0.0, x[i, j], 0.0)"),
+        ],
+    );
+    let out = tmp.path().join("run");
+    let o = ekb(tmp.path())
+        .args(["eval", "t_relu", "--samples", "4", "--budget", "0.3", "--max-ci", "1e9", "--plain", "--dir"])
+        .arg(&tasks)
+        .arg("--candidates")
+        .arg(&cands)
+        .arg("--out")
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let got = outcomes(&out);
+    assert_eq!(got.len(), 4, "{got:?}");
+    let key = |s: u32| format!("\"t_relu\" \"cpu\" {s}");
+    for s in [0, 3] {
+        assert_eq!(got[&key(s)], (true, true, Value::Null), "sample {s}");
+    }
+    assert_eq!(got[&key(1)], (false, false, Value::from("syntax_api")));
+    assert_eq!(got[&key(2)], (true, false, Value::from("runtime")));
+    let text = std::fs::read_to_string(out.join("results.jsonl")).unwrap();
+    let deep: Value =
+        serde_json::from_str(text.lines().find(|l| l.contains("\"sample\":1")).unwrap()).unwrap();
+    let evidence = deep["failure"]["evidence"].as_str().unwrap();
+    assert!(evidence.contains("nests more than 256 levels deep") && evidence.contains(":8:"), "{evidence}");
+    assert!(!out.join("in_flight.json").exists(), "the marker is removed once every result is stored");
+}
+
+/// The evaluator's own process crashing while a candidate is in flight (here: SIGABRT, which is
+/// how a stack overflow or an abort ends) leaves the candidate named in `crashed.json`; the
+/// resumed run records it as failed, `compile` while it was being built and `runtime` while it
+/// ran, instead of evaluating it again.
+#[test]
+fn a_candidate_the_evaluator_crashed_on_is_recorded_as_failed_on_resume() {
+    let tmp = tempfile::tempdir().unwrap();
+    let tasks = task_folder(tmp.path());
+    let cands = tmp.path().join("cands");
+    let good = t_relu_l1("        y[i, j] = max(x[i, j], 0.0)");
+    // Takes seconds to build (a thousand statements of 100-term sums), so that the crash comes
+    // while it is built.
+    let chain = vec!["x[i, j]"; 100].join(" + ");
+    let mut heavy: Vec<String> =
+        (0..1000).map(|s| format!("        let v{s} = max({chain}, {s}.0)")).collect();
+    heavy.push(format!(
+        "        y[i, j] = {}",
+        (0..1000).step_by(100).map(|s| format!("v{s}")).collect::<Vec<_>>().join(" + ")
+    ));
+    // Runs until the execution limit, so that the crash comes while it runs.
+    let slow = t_relu_l1(
+        "        alloc acc: f32[1] local\n        acc[0] = 0.0\n        for a in 0..2000000000 {\n          \
+         acc[0] = acc[0] * 1.0000001 + x[i, j]\n        }\n        y[i, j] = acc[0]",
+    );
+    write_candidates(&cands, &[good.clone(), t_relu_l1(&heavy.join("\n")), slow, good]);
+    let out = tmp.path().join("run");
+    let args = |resume: bool| {
+        let mut a: Vec<String> = ["eval", "t_relu", "--samples", "4", "--budget", "0.3", "--max-ci", "1e9"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        a.extend(["--plain", "--dir"].map(String::from));
+        a.push(tasks.display().to_string());
+        a.extend([
+            "--candidates".into(),
+            cands.display().to_string(),
+            "--out".into(),
+            out.display().to_string(),
+        ]);
+        if resume {
+            a.push("--resume".into());
+        }
+        a
+    };
+    let marker = out.join("in_flight.json");
+    // Runs the evaluation (resumed after the first time) and aborts it once `sample` is at `stage`.
+    let abort_at = |sample: u32, stage: &str, resume: bool| {
+        let mut child =
+            ekb(tmp.path()).args(args(resume)).stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
+        let start = Instant::now();
+        loop {
+            let m = std::fs::read_to_string(&marker).unwrap_or_default();
+            if m.contains(&format!("\"sample\":{sample},")) && m.contains(&format!("\"stage\":\"{stage}\"")) {
+                break;
+            }
+            assert!(start.elapsed() < Duration::from_secs(120), "sample {sample} never reached {stage}: {m}");
+            assert!(
+                child.try_wait().unwrap().is_none(),
+                "the run ended before sample {sample} reached {stage}"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let kill = Command::new("kill").args(["-ABRT", &child.id().to_string()]).status().unwrap();
+        assert!(kill.success());
+        assert!(!child.wait().unwrap().success());
+        assert!(out.join("crashed.json").is_file() && !marker.exists(), "the handler renamed the marker");
+    };
+    abort_at(1, "build", false);
+    assert_eq!(outcomes(&out).len(), 1);
+    // The resumed run records sample 1 and goes on to sample 2, aborted in turn while it runs.
+    abort_at(2, "run", true);
+    assert_eq!(outcomes(&out).len(), 2);
+
+    let resumed = ekb(tmp.path()).args(args(true)).output().unwrap();
+    let stderr = String::from_utf8_lossy(&resumed.stderr);
+    assert!(resumed.status.success(), "{stderr}");
+    assert!(stderr.contains("t_relu on cpu sample 2: the evaluator crashed on it"), "{stderr}");
+    let got = outcomes(&out);
+    let key = |s: u32| format!("\"t_relu\" \"cpu\" {s}");
+    assert_eq!(got[&key(0)], (true, true, Value::Null));
+    assert_eq!(got[&key(1)], (false, false, Value::from("compile")));
+    assert_eq!(got[&key(2)], (true, false, Value::from("runtime")));
+    assert_eq!(got[&key(3)], (true, true, Value::Null));
+    let text = std::fs::read_to_string(out.join("results.jsonl")).unwrap();
+    let evidence = |s: u32| -> String {
+        let r: Value =
+            serde_json::from_str(text.lines().find(|l| l.contains(&format!("\"sample\":{s},"))).unwrap())
+                .unwrap();
+        r["failure"]["evidence"].as_str().unwrap().to_string()
+    };
+    assert!(evidence(1).contains("died of a signal while building it"), "{}", evidence(1));
+    assert!(evidence(2).contains("died of a signal while running it"), "{}", evidence(2));
+    assert!(!out.join("crashed.json").exists() && !marker.exists());
+}

@@ -70,3 +70,35 @@ fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
     }
     out
 }
+
+/// An answer holding a module whose expression is a chain of 200,000 terms (the parsed tree once
+/// overflowed the stack when it was dropped, aborting the run) is stored with its parse error;
+/// the run goes on.
+#[test]
+fn an_answer_too_deep_to_read_is_stored_with_its_parse_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let chain = vec!["x[0]"; 200_000].join(" + ");
+    let answer = dir.path().join("answer.txt");
+    std::fs::write(
+        &answer,
+        format!(
+            "```ekir\nmodule m {{\n  input x: f32[1]\n  output y: f32[1]\n\n  kernel k(x: f32[1] in, y: f32[1] out) \
+             {{\n    y[0] = {chain}\n  }}\n\n  run k(x, y)\n}}\n```\n"
+        ),
+    )
+    .unwrap();
+    let answerer = dir.path().join("answer.sh");
+    std::fs::write(&answerer, format!("cat > /dev/null\ncat {}\n", answer.display())).unwrap();
+    let out = dir.path().join("out");
+    let o = generate(&out, &answerer);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let metas: Vec<_> = walk(&out).into_iter().filter(|p| p.ends_with("meta.json")).collect();
+    assert!(metas.len() >= 2, "{metas:?}");
+    for meta in &metas {
+        let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(meta).unwrap()).unwrap();
+        assert_eq!(v["extracted"]["parses"], false, "{v}");
+        let e = v["extracted"]["parse_error"].as_str().unwrap();
+        assert!(e.contains("nests more than 256 levels deep"), "{e}");
+        assert!(meta.parent().unwrap().join("candidate.ekir").is_file());
+    }
+}

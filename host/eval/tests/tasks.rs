@@ -719,3 +719,33 @@ fn twin_reader_rejects_what_it_cannot_count_with_its_line() {
         assert_eq!(params, [], "{init}");
     }
 }
+
+/// The recursive walks over L1 are safe because no kernel body nests deeper than
+/// `MAX_NESTING`; the lowering must keep legitimate programs far from that limit, so that a
+/// schedule primitive rewriting them stays within it too. Every shipped task, lowered with each
+/// schedule for a CPU and a GPU, nests at most a quarter of it.
+#[test]
+fn every_shipped_task_lowers_far_within_the_nesting_limit() {
+    use ekb_ir::l1::nesting::{first_too_deep, MAX_NESTING};
+    use ekb_lower::Schedule;
+    let suite = tasks::load_suite(&shipped()).unwrap();
+    let cpu = ekb_ir::TargetProfile::load("host").unwrap();
+    let gpu = ekb_ir::TargetProfile::load("h200").unwrap();
+    let mut lowered = 0;
+    for t in &suite.tasks {
+        for schedule in [Schedule::Naive, Schedule::Default] {
+            for m in
+                [ekb_lower::lower(&t.graph, schedule, &cpu), ekb_lower::lower_gpu(&t.graph, schedule, &gpu)]
+            {
+                let m = m.unwrap_or_else(|d| panic!("{}: {d}", t.name));
+                lowered += 1;
+                for k in &m.kernels {
+                    if let Some((_, levels)) = first_too_deep(&k.body, MAX_NESTING / 4) {
+                        panic!("{} ({schedule:?}): kernel {} nests {levels} levels", t.name, k.name);
+                    }
+                }
+            }
+        }
+    }
+    assert_eq!(lowered, 4 * suite.tasks.len());
+}

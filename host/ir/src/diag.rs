@@ -301,13 +301,14 @@ impl fmt::Display for Diagnostic {
                 let gutter = loc.line.to_string().len();
                 writeln!(f, "{:gutter$}--> {}:{}:{}", "", loc.file, loc.line, loc.column)?;
                 writeln!(f, "{:gutter$} |", "")?;
-                writeln!(f, "{} | {}", loc.line, loc.source_line)?;
+                let (shown, column, width) = shown_line(&loc.source_line, loc.column, loc.width.max(1));
+                writeln!(f, "{} | {shown}", loc.line)?;
                 writeln!(
                     f,
                     "{:gutter$} | {}{}",
                     "",
-                    " ".repeat(loc.column.saturating_sub(1)),
-                    "^".repeat(loc.width.max(1))
+                    " ".repeat(column.saturating_sub(1)),
+                    "^".repeat(width)
                 )?;
             }
         }
@@ -326,9 +327,49 @@ impl fmt::Display for Diagnostic {
 
 impl std::error::Error for Diagnostic {}
 
+/// The most characters of a source line a rendered diagnostic shows.
+const MAX_SHOWN: usize = 120;
+
+/// The part of `line` to show under a message, with the 1-based column and the underline
+/// width in it: the whole line when it is short, else a window of [`MAX_SHOWN`] characters around
+/// `column` with `...` where it was cut (a generated line can be megabytes long).
+fn shown_line(line: &str, column: usize, width: usize) -> (String, usize, usize) {
+    let chars: Vec<char> = line.chars().collect();
+    if chars.len() <= MAX_SHOWN {
+        return (line.to_string(), column, width);
+    }
+    let at = column.saturating_sub(1).min(chars.len());
+    let end = (at.saturating_sub(MAX_SHOWN / 2) + MAX_SHOWN).min(chars.len());
+    let start = end - MAX_SHOWN;
+    let cut = if start > 0 { "..." } else { "" };
+    let text = format!(
+        "{cut}{}{}",
+        chars[start..end].iter().collect::<String>(),
+        if end < chars.len() { "..." } else { "" }
+    );
+    (text, at - start + cut.len() + 1, width.min(end.saturating_sub(at)).max(1))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_long_line_is_shown_as_a_window_around_the_column() {
+        let text = format!("{}y{}", "a".repeat(5000), "b".repeat(5000));
+        let src = SourceFile::new("long.ekl1", text);
+        let d = src.locate(Diagnostic::error("here").at(Span::new(5000, 5001)));
+        let shown = d.to_string();
+        let lines: Vec<&str> = shown.lines().collect();
+        assert!(lines.iter().all(|l| l.chars().count() < MAX_SHOWN + 20), "{shown}");
+        let (code, caret) = (lines[3], lines[4]);
+        assert!(code.contains("...a") && code.ends_with("b..."), "{code}");
+        assert_eq!(code.find('y'), caret.find('^'), "{shown}");
+        assert!(lines[1].contains("long.ekl1:1:5001"), "{shown}");
+        // Short lines are shown whole.
+        let short = SourceFile::new("s", "abc y").locate(Diagnostic::error("here").at(Span::new(4, 5)));
+        assert!(short.to_string().contains("1 | abc y\n  |     ^\n"), "{short}");
+    }
 
     #[test]
     fn line_and_column_are_one_based_and_count_characters() {

@@ -10,10 +10,12 @@
 //!
 //! What must stay true: results are appended as they finish and a resumed run skips exactly the
 //! (task, backend, sample) keys already stored, so an interrupted run loses at most the
-//! candidate in flight and never evaluates one twice; a resumed run must have been planned with
-//! the same candidates, baseline, samples, seeds and instances, or it is refused; nothing is
-//! built while something is being timed (on the local device the build would disturb the
-//! timing).
+//! candidate in flight and never evaluates one twice; no candidate stops the run: a panic while
+//! building one is its `compile` failure, and one the evaluator's process crashed on
+//! (`results::inflight`) is recorded as failed when the run resumes, never evaluated again; a
+//! resumed run must have been planned with the same candidates, baseline, samples, seeds and
+//! instances, or it is refused; nothing is built while something is being timed (on the local
+//! device the build would disturb the timing).
 
 pub mod candidate;
 pub mod compile;
@@ -21,9 +23,10 @@ pub mod device;
 pub mod outcome;
 pub mod selfcheck;
 
+use crate::results::inflight::{crashed_result, take_crashed, InFlight, Marker, Stage};
 use crate::results::{
-    utc_now, BackendEnv, CandidateResult, FailureClass, FailureRecord, Instance, MemoryRecord, Phases, Run,
-    RunDir, RunInfo, TimingSettings, RESULTS_FORMAT,
+    utc_now, BackendEnv, CandidateResult, CandidateText, FailureClass, FailureRecord, Instance, MemoryRecord,
+    Phases, Run, RunDir, RunInfo, TimingSettings, RESULTS_FORMAT,
 };
 use crate::tasks::{Backend, Task};
 use candidate::{Candidates, Found};
@@ -248,15 +251,34 @@ pub fn evaluate(
         tools: tools(),
         instances: planned,
     };
-    let (mut dir, done) = if resume && out.join(crate::results::RUN_FILE).exists() {
+    let (mut dir, mut done) = if resume && out.join(crate::results::RUN_FILE).exists() {
         let (dir, run) = RunDir::resume(out)?;
         same_plan(&run.info, &info, out)?;
         (dir, run.done())
     } else {
         (RunDir::create(out, &info)?, Default::default())
     };
+    let mut crashed = None;
+    if let Some(marker) = take_crashed(dir.dir())? {
+        let result = crashed_result(marker);
+        if !done.contains(&result.key()) {
+            dir.append(&result)?;
+            done.insert(result.key());
+            crashed = Some(result);
+        }
+    }
     let total = info.instances.len() * config.samples as usize;
     observer.started(total, done.len());
+    if let Some(r) = crashed {
+        observer.note(&format!(
+            "{} on {} sample {}: the evaluator crashed on it when the run was last going; recorded as failed ({})",
+            r.instance.task,
+            r.instance.backend,
+            r.sample,
+            r.failure.as_ref().map_or("", |f| f.detail.as_str())
+        ));
+    }
+    let in_flight = InFlight::open(dir.dir());
     let by_name: BTreeMap<&str, &Task> = tasks.iter().map(|t| (t.name.as_str(), *t)).collect();
     for inst in &info.instances {
         let todo: Vec<u32> = (0..config.samples)
@@ -293,8 +315,10 @@ pub fn evaluate(
                 baseline_phases,
                 session,
                 &mut loaded,
+                &in_flight,
             )?;
             dir.append(&result)?;
+            in_flight.clear()?;
             observer.finished(&result);
         }
         if let Some((generation, id)) = loaded {
@@ -411,10 +435,31 @@ fn one(
     baseline_build: Phases,
     session: &mut DeviceSession,
     loaded: &mut Option<(u64, PayloadId)>,
+    in_flight: &InFlight,
 ) -> Result<CandidateResult, Diagnostic> {
     let t0 = Instant::now();
-    let (found, built) = match &config.candidates {
-        Candidates::Builtin(schedule) => {
+    let found_dir = match &config.candidates {
+        Candidates::Builtin(_) => None,
+        Candidates::Dir(dir) => Some(candidate::find_in_dir(dir, &inst.task, &inst.backend, sample)),
+    };
+    let mut marker = Marker {
+        instance: inst.clone(),
+        sample,
+        stage: Stage::Build,
+        candidate: found_dir.as_ref().map_or_else(
+            || CandidateText {
+                origin: config.candidates.describe(),
+                kind: "none".into(),
+                sha256: None,
+                text: None,
+            },
+            |f| f.record("none"),
+        ),
+        started: utc_now(),
+    };
+    in_flight.mark(&marker)?;
+    let (found, built) = match (&config.candidates, found_dir) {
+        (Candidates::Builtin(schedule), _) => {
             let built = compile::build_baseline(task, *schedule, backend, config.target(backend), options);
             let text = built.as_ref().map_or(String::new(), |b| ekb_ir::l1::print::print(&b.module));
             let found = Found::Text { text, origin: config.candidates.describe() };
@@ -425,9 +470,13 @@ fn one(
             });
             (found, built)
         }
-        Candidates::Dir(dir) => {
-            let found = candidate::find_in_dir(dir, &inst.task, &inst.backend, sample);
-            let built = compile::build_candidate(task, &found, backend, config.target(backend), options);
+        (Candidates::Dir(_), found) => {
+            let found = found.expect("found above for a candidate folder");
+            let target = config.target(backend);
+            let built = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                compile::build_candidate(task, &found, backend, target, options)
+            }))
+            .unwrap_or_else(|panic| Err((None, panicked(panic.as_ref()))));
             (found, built)
         }
     };
@@ -462,6 +511,8 @@ fn one(
         }
     };
     result.candidate.kind = compiled.kind.into();
+    marker.stage = Stage::Run;
+    in_flight.mark(&marker)?;
     let t1 = Instant::now();
     // The baseline, loaded once per instance and runtime generation; `Err` says why there is none.
     let baseline_id: Result<PayloadId, String> = match baseline {
@@ -564,6 +615,21 @@ fn one(
     result.seconds.run = t1.elapsed().as_secs_f64();
     result.finished = utc_now();
     Ok(result)
+}
+
+/// The failure of a candidate whose build panicked (a bug of the evaluator that this candidate
+/// reaches: the run goes on, and the message is the evidence).
+fn panicked(payload: &(dyn std::any::Any + Send)) -> FailureRecord {
+    let message = payload
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "a panic without a message".into());
+    FailureRecord {
+        class: FailureClass::Compile,
+        detail: "compile: the evaluator panicked building it".into(),
+        evidence: format!("the evaluator panicked while building this candidate: {message}"),
+    }
 }
 
 /// A candidate during which the runtime itself stopped answering.

@@ -1,5 +1,6 @@
 //! A run directory on disk: `run.json` written once when the run starts, `results.jsonl`
-//! appended one line per evaluated candidate as it finishes.
+//! appended one line per evaluated candidate as it finishes (and the marker of the candidate in
+//! flight, kept by `inflight`).
 //!
 //! What must stay true: a finished result is on disk (written and synced) before the next
 //! candidate starts, so an interrupted run loses at most the candidate in flight; a torn last

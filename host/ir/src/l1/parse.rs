@@ -7,11 +7,14 @@
 //! reading back give the same tree.
 //!
 //! What this reader must keep true: it never panics, whatever the input (nesting is bounded, so
-//! the recursion is too); every error is one [`Diagnostic`] located in the source, saying what was
+//! the recursion is too); it never builds a kernel body that nests deeper than
+//! [`MAX_NESTING`](super::nesting::MAX_NESTING) levels (binary chains included, so the tree is
+//! refused while it is read, before it is deep); every error is one [`Diagnostic`] located in the source, saying what was
 //! found, what was expected, and a "did you mean" when a misspelt keyword or function is close to a
 //! known one; every node carries the span of its text.
 
 use super::ast::*;
+use super::nesting::{MAX_NESTING, SPLIT_HINT};
 use crate::diag::{did_you_mean, Diagnostic, SourceFile, Span};
 use crate::lex::{lex, Tok, Token};
 use crate::types::{DType, TensorType};
@@ -62,13 +65,14 @@ const STMT_KEYWORDS: [&str; 9] =
 /// Most dimensions of a launch's grid or block (x, y, z).
 pub const MAX_LAUNCH_DIMS: usize = 3;
 const ITEM_KEYWORDS: [&str; 5] = ["input", "output", "buffer", "kernel", "run"];
-/// Deep enough for any real program, shallow enough for the thread's stack.
+/// The reader's own recursion (blocks, parentheses, prefix operators): deep enough for any real
+/// program, shallow enough for the thread's stack.
 const MAX_DEPTH: u32 = 200;
 
 /// Parses one module. Errors are located in `src`.
 pub fn parse(src: &SourceFile) -> Result<Module, Diagnostic> {
     let toks = lex(&src.text).map_err(|d| src.locate(d))?;
-    let mut p = Parser { src, toks, pos: 0, nest: 0, depth: 0, prev_end: 0, open: Vec::new() };
+    let mut p = Parser { src, toks, pos: 0, nest: 0, depth: 0, level: 0, prev_end: 0, open: Vec::new() };
     p.module().map_err(|d| src.locate(d))
 }
 
@@ -82,6 +86,8 @@ struct Parser<'a> {
     nest: u32,
     /// Recursion depth of blocks and expressions.
     depth: u32,
+    /// The nesting level of the statements being read (1 for a kernel's body, see `nesting`).
+    level: usize,
     /// End of the last consumed token.
     prev_end: usize,
     /// Constructs opened and not yet closed, for "the file ends inside ..." notes.
@@ -211,6 +217,23 @@ impl Parser<'_> {
 
     fn leave(&mut self) {
         self.depth -= 1;
+    }
+
+    /// The levels an operator at `at` spans over operands spanning `operands`; an error when
+    /// its statement would then nest deeper than [`MAX_NESTING`].
+    fn operator_levels(&self, operands: usize, at: Span) -> PResult<usize> {
+        let levels = operands + 1;
+        if self.level + levels > MAX_NESTING {
+            return Err(Diagnostic::error(format!(
+                "expression nests more than {MAX_NESTING} levels deep (its statement at level {}, the \
+                 expression {levels} levels at this operator); at most {MAX_NESTING} are allowed",
+                self.level
+            ))
+            .at(at)
+            .with_expected(format!("statements and expressions nested at most {MAX_NESTING} levels"))
+            .with_hint(SPLIT_HINT));
+        }
+        Ok(levels)
     }
 
     // ---- module level ----
@@ -426,6 +449,7 @@ impl Parser<'_> {
     fn block(&mut self, what: &str) -> PResult<Vec<Stmt>> {
         let open = self.expect(&Tok::LBrace, &format!("`{{` to open the body of {what}"))?;
         self.enter()?;
+        self.level += 1;
         self.open.push((what.to_string(), open.span));
         let saved_nest = std::mem::replace(&mut self.nest, 0);
         let mut body = Vec::new();
@@ -439,6 +463,7 @@ impl Parser<'_> {
         }
         self.nest = saved_nest;
         self.open.pop();
+        self.level -= 1;
         self.leave();
         Ok(body)
     }
@@ -656,7 +681,7 @@ impl Parser<'_> {
     /// `buf[i, ...] = value`, after the buffer name.
     fn store(&mut self, buf: Name) -> PResult<Stmt> {
         let start = buf.span.start as usize;
-        let index = self.index_list(&buf.name)?;
+        let (index, _) = self.index_list(&buf.name)?;
         if *self.peek() == Tok::EqEq {
             return Err(self.unexpected("`=`").with_hint("a store is written `buf[i] = value`"));
         }
@@ -665,25 +690,33 @@ impl Parser<'_> {
         Ok(Stmt::Store { buf, index, value, span: self.span_from(start) })
     }
 
-    /// `[e, e, ...]` after a buffer name.
-    fn index_list(&mut self, buf: &str) -> PResult<Vec<Expr>> {
+    /// `[e, e, ...]` after a buffer name, with the levels its indices span.
+    fn index_list(&mut self, buf: &str) -> PResult<(Vec<Expr>, usize)> {
         self.expect(&Tok::LBracket, "`[`")?;
         self.nest += 1;
         let mut index = Vec::new();
+        let mut levels = 0;
         while *self.peek() != Tok::RBracket {
-            index.push(self.expr()?);
+            let (i, i_levels) = self.expr_levels()?;
+            index.push(i);
+            levels = levels.max(i_levels);
             if !self.eat(&Tok::Comma) && *self.peek() != Tok::RBracket {
                 return Err(self.unexpected(&format!("`,` or `]` in the index of `{buf}`")));
             }
         }
         self.nest -= 1;
         self.bump();
-        Ok(index)
+        Ok((index, levels))
     }
 
     // ---- expressions ----
 
     fn expr(&mut self) -> PResult<Expr> {
+        Ok(self.expr_levels()?.0)
+    }
+
+    /// An expression and the levels it spans (see `nesting`).
+    fn expr_levels(&mut self) -> PResult<(Expr, usize)> {
         self.enter()?;
         let e = self.binary(0);
         self.leave();
@@ -692,18 +725,19 @@ impl Parser<'_> {
 
     /// Precedence climbing over the binary levels: 0 `||`, 1 `&&`, 2 comparisons (not chaining),
     /// 3 `+ -`, 4 `* / %`.
-    fn binary(&mut self, level: u8) -> PResult<Expr> {
+    fn binary(&mut self, level: u8) -> PResult<(Expr, usize)> {
         if level > 4 {
             return self.unary();
         }
-        let mut lhs = self.binary(level + 1)?;
+        let (mut lhs, mut levels) = self.binary(level + 1)?;
         while let Some(op) = bin_op(self.peek()).filter(|&op| prec(op) == level) {
-            self.bump();
+            let op_span = self.bump().span;
             // An operator at the end of a line continues the expression on the next.
             while *self.peek() == Tok::Newline {
                 self.bump();
             }
-            let rhs = self.binary(level + 1)?;
+            let (rhs, rhs_levels) = self.binary(level + 1)?;
+            levels = self.operator_levels(levels.max(rhs_levels), op_span)?;
             let span = lhs.span.to(rhs.span);
             lhs = Expr { kind: ExprKind::Binary { op, lhs: Box::new(lhs), rhs: Box::new(rhs) }, span };
             if level == 2 {
@@ -720,10 +754,10 @@ impl Parser<'_> {
                 break;
             }
         }
-        Ok(lhs)
+        Ok((lhs, levels))
     }
 
-    fn unary(&mut self) -> PResult<Expr> {
+    fn unary(&mut self) -> PResult<(Expr, usize)> {
         let t = self.tok().clone();
         let start = t.span.start as usize;
         match t.tok {
@@ -737,7 +771,7 @@ impl Parser<'_> {
                         self.bump();
                         let span = self.span_from(start);
                         let v = i32::try_from(-n).map_err(|_| int_range(-n, span))?;
-                        return Ok(Expr { kind: ExprKind::Int(v), span });
+                        return Ok((Expr { kind: ExprKind::Int(v), span }, 1));
                     }
                     Tok::Float(_) | Tok::Ident(_) => self.primary()?,
                     _ => {
@@ -747,31 +781,41 @@ impl Parser<'_> {
                         arg
                     }
                 };
-                let kind = match arg.kind {
+                let (arg, arg_levels) = arg;
+                let (kind, levels) = match arg.kind {
                     ExprKind::Float(x) if matches!(next.tok, Tok::Float(_) | Tok::Ident(_)) => {
-                        ExprKind::Float(-x)
+                        (ExprKind::Float(-x), arg_levels)
                     }
-                    _ => ExprKind::Unary { op: UnOp::Neg, arg: Box::new(arg) },
+                    _ => (
+                        ExprKind::Unary { op: UnOp::Neg, arg: Box::new(arg) },
+                        self.operator_levels(arg_levels, t.span)?,
+                    ),
                 };
-                Ok(Expr { kind, span: self.span_from(start) })
+                Ok((Expr { kind, span: self.span_from(start) }, levels))
             }
             Tok::Bang => {
                 self.bump();
                 self.enter()?;
-                let arg = self.unary()?;
+                let (arg, arg_levels) = self.unary()?;
                 self.leave();
-                Ok(Expr {
-                    kind: ExprKind::Unary { op: UnOp::Not, arg: Box::new(arg) },
-                    span: self.span_from(start),
-                })
+                let levels = self.operator_levels(arg_levels, t.span)?;
+                Ok((
+                    Expr {
+                        kind: ExprKind::Unary { op: UnOp::Not, arg: Box::new(arg) },
+                        span: self.span_from(start),
+                    },
+                    levels,
+                ))
             }
             _ => self.primary(),
         }
     }
 
-    fn primary(&mut self) -> PResult<Expr> {
+    fn primary(&mut self) -> PResult<(Expr, usize)> {
         let t = self.tok().clone();
         let start = t.span.start as usize;
+        // The levels the operands span: none for a literal or a variable.
+        let mut operands = 0;
         let kind = match &t.tok {
             Tok::Int(n) => {
                 self.bump();
@@ -794,7 +838,7 @@ impl Parser<'_> {
             Tok::LParen => {
                 self.bump();
                 self.nest += 1;
-                let e = self.expr()?;
+                let e = self.expr_levels()?;
                 self.nest -= 1;
                 self.expect(&Tok::RParen, "`)` to close the parenthesis")?;
                 // The parentheses only group: the node keeps its own span.
@@ -809,10 +853,15 @@ impl Parser<'_> {
                     "inf" => ExprKind::Float(f32::INFINITY),
                     "nan" => ExprKind::Float(f32::NAN),
                     _ if *self.peek() == Tok::LBracket => {
-                        let index = self.index_list(&w)?;
+                        let (index, levels) = self.index_list(&w)?;
+                        operands = levels;
                         ExprKind::Load { buf: Name { name: w, span: t.span }, index }
                     }
-                    _ if *self.peek() == Tok::LParen => self.call(&w, t.span)?,
+                    _ if *self.peek() == Tok::LParen => {
+                        let (kind, levels) = self.call(&w, t.span)?;
+                        operands = levels;
+                        kind
+                    }
                     _ if KEYWORDS.contains(&w.as_str()) => {
                         return Err(Diagnostic::error(format!("expected an expression, found keyword `{w}`"))
                             .at(t.span)
@@ -823,11 +872,12 @@ impl Parser<'_> {
             }
             _ => return Err(self.unexpected("an expression")),
         };
-        Ok(Expr { kind, span: self.span_from(start) })
+        let levels = if operands == 0 { 1 } else { self.operator_levels(operands, t.span)? };
+        Ok((Expr { kind, span: self.span_from(start) }, levels))
     }
 
-    /// `name(args)`: a cast, `select`, or an intrinsic.
-    fn call(&mut self, name: &str, name_span: Span) -> PResult<ExprKind> {
+    /// `name(args)`: a cast, `select`, or an intrinsic; with the levels its arguments span.
+    fn call(&mut self, name: &str, name_span: Span) -> PResult<(ExprKind, usize)> {
         let known = Intrinsic::from_name(name);
         if known.is_none() && !matches!(name, "select" | "f32" | "i32") {
             let candidates =
@@ -843,8 +893,11 @@ impl Parser<'_> {
         self.bump();
         self.nest += 1;
         let mut args = Vec::new();
+        let mut levels = 0;
         while *self.peek() != Tok::RParen {
-            args.push(self.expr()?);
+            let (arg, arg_levels) = self.expr_levels()?;
+            args.push(arg);
+            levels = levels.max(arg_levels);
             if !self.eat(&Tok::Comma) && *self.peek() != Tok::RParen {
                 return Err(self.unexpected(&format!("`,` or `)` in the arguments of `{name}`")));
             }
@@ -866,17 +919,18 @@ impl Parser<'_> {
             .with_expected(format!("{want} argument{s}")));
         }
         if let Some(func) = known {
-            return Ok(ExprKind::Call { func, args });
+            return Ok((ExprKind::Call { func, args }, levels));
         }
         let mut args = args.into_iter().map(Box::new);
-        Ok(match (name, args.next(), args.next(), args.next()) {
+        let kind = match (name, args.next(), args.next(), args.next()) {
             ("select", Some(cond), Some(then_val), Some(else_val)) => {
                 ExprKind::Select { cond, then_val, else_val }
             }
             ("f32", Some(arg), None, None) => ExprKind::Cast { to: Ty::F32, arg },
             (_, Some(arg), None, None) => ExprKind::Cast { to: Ty::I32, arg },
             _ => return Err(Diagnostic::error(format!("wrong arguments to `{name}`")).at(name_span)),
-        })
+        };
+        Ok((kind, levels))
     }
 }
 

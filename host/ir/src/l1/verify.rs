@@ -1,6 +1,9 @@
 //! The L1 verifier: names, scopes, types, index bounds, the plan, and allocation legality.
 //!
-//! Checks, in order: module-level names (buffers and kernels unique, valid identifiers, buffers
+//! Checks, in order: first, alone, that no kernel body nests deeper than
+//! [`MAX_NESTING`] levels (measured without recursion: the other checks recurse over the code, and
+//! so do the interpreter and the emitters after them, so a module built in code deeper than that
+//! is refused here and nothing else runs on it); module-level names (buffers and kernels unique, valid identifiers, buffers
 //! addressable with i32 offsets); each kernel (parameters unique; scoping: only parameters and the
 //! kernel's own allocations are visible, use before definition and shadowing are errors; typing
 //! exactly as `docs/ir-l1.md` says, with no implicit conversion; stores: value type equals the
@@ -34,6 +37,7 @@ use super::analysis::uniform;
 use super::ast::*;
 use super::gpu::{check_kernel, GpuLimits};
 use super::memory::{kernel_stack, peak_memory, type_bytes};
+use super::nesting::{first_too_deep, too_deep, MAX_NESTING};
 use super::parse::{is_valid_name, KEYWORDS};
 use super::print::print_expr;
 use super::visit::{for_each_stmt, has_load};
@@ -44,6 +48,14 @@ use std::collections::{HashMap, HashSet};
 
 /// Every finding: errors, then warnings, each in the order of the module text.
 pub fn verify(m: &Module, target: Option<&TargetProfile>) -> Vec<Diagnostic> {
+    let deep: Vec<Diagnostic> = m
+        .kernels
+        .iter()
+        .filter_map(|k| first_too_deep(&k.body, MAX_NESTING).map(|(s, levels)| too_deep(&k.name, s, levels)))
+        .collect();
+    if !deep.is_empty() {
+        return deep;
+    }
     let mut diags = Vec::new();
     module_names(m, &mut diags);
     let mut seen = HashSet::new();
