@@ -41,7 +41,7 @@ OPTIONS:
         [--big-cores]                  pin to the fastest cluster when the CPU has several
         [--warmup N] [--min-samples N] [--max-samples N] [--target-rse X] [--budget-ms N]
         [--cold-cache | --warm-cache]  change the payloads' timing settings
-        [--timeout-ms N]               limit of one execution (default: the budget, >= 1 s)
+        [--timeout-ms N]               limit of one execution (default: 10 s, whatever the budget)
   ekb-rt --version
 ";
 

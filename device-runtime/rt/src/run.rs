@@ -49,6 +49,11 @@ use std::time::{Duration, Instant};
 /// Address space the kernel process may use beyond its program's memory budget: the
 /// runtime's own allocations while it runs.
 const RUNTIME_HEADROOM: u64 = 256 << 20;
+/// The limit of one execution of the plan when the options name none. It does not follow the
+/// timing budget: the budget bounds how long sampling goes on, and a short one (a quick look,
+/// `--budget-ms 500`) must not turn a correct program whose one execution takes longer (a slow
+/// kernel, or any kernel under qemu-user) into a `Timeout`.
+pub const DEFAULT_EXEC_LIMIT: Duration = Duration::from_secs(10);
 /// Time allowed for the kernel process to start (threads, counters, filter).
 const START_TIMEOUT: Duration = Duration::from_secs(30);
 /// Target duration of one batch of samples between two messages.
@@ -76,8 +81,8 @@ pub struct RunOptions {
     pub seeds: Option<Vec<u32>>,
     /// Changes to the payload's timing settings.
     pub timing: TimingOverrides,
-    /// Wall-clock limit of one execution of the plan (`None`: the timing budget, at least
-    /// one second).
+    /// Wall-clock limit of one execution of the plan (`None`: [`DEFAULT_EXEC_LIMIT`], whatever
+    /// the timing budget).
     pub timeout: Option<Duration>,
     /// A descriptor to watch while kernels run: when it reports an error or hang-up (the
     /// host closed the stream the reports go to), the run is abandoned.
@@ -293,8 +298,8 @@ enum Stop {
     HostGone,
 }
 
-fn exec_limit(options: &RunOptions, settings: &TimingSettings) -> Duration {
-    options.timeout.unwrap_or(Duration::from_millis(settings.budget_ms.max(1000)))
+fn exec_limit(options: &RunOptions) -> Duration {
+    options.timeout.unwrap_or(DEFAULT_EXEC_LIMIT)
 }
 
 /// Starts the kernel process for `sides` (program index = position). On success every side's
@@ -307,7 +312,7 @@ fn start(
 ) -> Result<Proc, Stop> {
     let device = Device::probe();
     let settings = sides[0].settings;
-    let limit = exec_limit(options, &settings);
+    let limit = exec_limit(options);
     let threads_for_cpu =
         if options.threads == 0 { device.cores.max(1) as u64 } else { options.threads as u64 };
     let headroom: u64 = sides
