@@ -39,6 +39,7 @@ use crate::worker::{self, Cmd, Reply, Setup};
 use crate::worker::{GpuFault, Violation};
 use crate::{counters, memory, seccomp};
 use ekb_wire::payload::{Backend, Role, TimingSettings};
+use ekb_wire::protocol::{check_threads, check_timing, RequestError, MAX_SEED_INDICES};
 use ekb_wire::protocol::{
     Counter, ErrorKind, Failure, FailureKind, LogLevel, LogLine, MemoryFault, PairSample, PairedReport,
     PairedSettings, RatioStats, RunReport, SeedCheck, StopReason, Timing, TimingOverrides, Verdict,
@@ -100,6 +101,30 @@ impl Default for RunOptions {
             timeout: None,
             host_fd: None,
         }
+    }
+}
+
+impl RunOptions {
+    /// The options against the protocol's request bounds (`docs/protocol.md`): threads,
+    /// timing and the number of seed indices, whether they came in a request or from the
+    /// command line.
+    pub fn check(&self) -> Result<(), RunError> {
+        let threads = u32::try_from(self.threads).unwrap_or(u32::MAX);
+        let seeds = self.seeds.as_ref().map_or(Ok(()), |list| {
+            if (1..=MAX_SEED_INDICES).contains(&list.len()) {
+                Ok(())
+            } else {
+                Err(RequestError {
+                    field: "seeds (entries)".into(),
+                    value: list.len().to_string(),
+                    legal: format!("in 1..={MAX_SEED_INDICES}"),
+                })
+            }
+        });
+        check_threads("threads", Some(threads))
+            .and_then(|()| check_timing("timing", &self.timing))
+            .and(seeds)
+            .map_err(|e| RunError { kind: ErrorKind::InvalidRequest, message: e.to_string() })
     }
 }
 
@@ -171,6 +196,17 @@ impl<'a> Side<'a> {
                         kind: ErrorKind::Unsupported,
                         message: format!("seed index {bad}: {} has {} seed(s)", payload.id(), m.seeds.len()),
                     });
+                }
+                let mut seen = vec![false; m.seeds.len()];
+                for &s in list {
+                    if std::mem::replace(&mut seen[s as usize], true) {
+                        return Err(RunError {
+                            kind: ErrorKind::InvalidRequest,
+                            message: format!(
+                                "seed index {s} is listed twice: each seed index may appear once"
+                            ),
+                        });
+                    }
                 }
                 list.iter().map(|&s| s as usize).collect()
             }
@@ -955,6 +991,7 @@ pub fn run_payload(
     hidden: &[(usize, usize)],
     options: &RunOptions,
 ) -> Result<RunReport, RunError> {
+    options.check()?;
     let mut sides = vec![Side::new(payload, options, &TimingOverrides::default())?];
     if !sides[0].ok() {
         return Ok(sides.remove(0).report);
@@ -1010,6 +1047,7 @@ pub fn run_paired(
     settings: &PairedSettings,
     options: &RunOptions,
 ) -> Result<PairedReport, RunError> {
+    options.check()?;
     let mut options = options.clone();
     options.seeds = None;
     let mut sides = vec![

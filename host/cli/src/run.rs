@@ -13,6 +13,7 @@ use crate::build::{build_file, is_payload, payload_name, BuildArgs};
 use ekb_deploy::report;
 use ekb_deploy::transport::{self, Device, Mode, RemoteOptions, RunSettings};
 use ekb_wire::payload::{Backend, Payload};
+use ekb_wire::protocol::MAX_THREADS;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -36,7 +37,7 @@ pub struct Args {
     #[arg(long)]
     device: Option<String>,
     /// Threads for parallel loops on the device [default: the runtime's].
-    #[arg(long)]
+    #[arg(long, value_parser = clap::value_parser!(u32).range(0..=i64::from(MAX_THREADS)))]
     threads: Option<u32>,
     /// Run with `ekb-rt run` on the device and copy the report back, instead of a live session.
     #[arg(long)]
