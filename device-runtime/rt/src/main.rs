@@ -53,7 +53,12 @@ fn main() -> ExitCode {
         Some("run") => run(&args[1..]),
         Some("serve") => serve_command(&args[1..]),
         Some("--version" | "-V" | "version") => {
-            println!("ekb-rt {} ({})", env!("CARGO_PKG_VERSION"), std::env::consts::ARCH);
+            println!(
+                "ekb-rt {} ({}; {})",
+                env!("CARGO_PKG_VERSION"),
+                std::env::consts::ARCH,
+                ekb_rt::BACKENDS_MARKER
+            );
             Ok(ExitCode::SUCCESS)
         }
         Some("--help" | "-h" | "help") => {
