@@ -7,6 +7,8 @@
 
 use ekb_ir::SourceFile;
 
+mod requests;
+
 /// L0: bytes -> `SourceFile::from_bytes` -> `l0::check::load`; a graph that loads must print,
 /// reload and print the same text; every diagnostic must render. Returns whether it loaded.
 pub fn parse_l0(data: &[u8]) -> bool {
@@ -53,4 +55,43 @@ pub fn parse_l1(data: &[u8]) -> bool {
             false
         }
     }
+}
+
+/// Requests: bytes -> a session's worth of structurally valid requests (every field drawn from
+/// the bytes, legal or not, around and beyond the protocol's bounds) -> frames -> an
+/// in-process runtime session (`ekb_rt::serve::Session`: decoding, `Request::check`,
+/// handling). Every request must be answered; one outside the bounds with exactly the
+/// `InvalidRequest` error that names its field, one inside them with anything else. Returns
+/// whether any request was legal.
+pub fn requests(data: &[u8]) -> bool {
+    use ekb_wire::protocol::{encode_frame, ErrorKind, Request, Response, PROTOCOL_VERSION};
+    let mut u = arbitrary::Unstructured::new(data);
+    let mut session = ekb_rt::serve::Session::new(ekb_rt::run::RunOptions::default());
+    let hello = Request::Hello {
+        min_version: PROTOCOL_VERSION,
+        max_version: PROTOCOL_VERSION,
+        client: "fuzz".into(),
+        client_version: "0".into(),
+    };
+    session.handle(&encode_frame(&hello).expect("a small frame")[8..]);
+    let mut any_legal = false;
+    while !u.is_empty() {
+        let Ok(request) = requests::request(&mut u) else { break };
+        let body = encode_frame(&request).expect("a small frame");
+        let (response, done) = session.handle(&body[8..]);
+        match (request.check(), &response) {
+            (Err(e), Response::Error { kind: ErrorKind::InvalidRequest, message }) => {
+                assert_eq!(message, &e.to_string(), "{request:?}")
+            }
+            (Err(e), other) => panic!("{request:?} is out of bounds ({e}) but was answered {other:?}"),
+            (Ok(()), Response::Error { kind: ErrorKind::InvalidRequest, message }) => {
+                panic!("{request:?} is within the bounds but was refused: {message}")
+            }
+            (Ok(()), _) => any_legal = true,
+        }
+        if done {
+            break;
+        }
+    }
+    any_legal
 }

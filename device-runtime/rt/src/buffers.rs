@@ -354,13 +354,8 @@ impl Buffers {
             let data = blob(index)
                 .filter(|d| d.len() == region.len)
                 .ok_or_else(|| BufferError::Data { buffer: b.name.clone(), blob: index })?;
-            // Elements are stored little-endian; buffers hold native values (the same bytes on
-            // every architecture the runtime is built for).
-            region.with_bytes_mut(|dst| {
-                for (d, s) in dst.chunks_exact_mut(4).zip(data.chunks_exact(4)) {
-                    d.copy_from_slice(&u32::from_le_bytes([s[0], s[1], s[2], s[3]]).to_ne_bytes());
-                }
-            });
+            let element = b.dtype.size_bytes() as usize;
+            region.with_bytes_mut(|dst| le_to_native(dst, data, element));
         }
         Ok(())
     }
@@ -456,6 +451,17 @@ impl Buffers {
             .zip(&self.names)
             .filter_map(|(r, n)| r.check_guards().map(|hit| GuardViolation { buffer: n.clone(), hit }))
             .collect()
+    }
+}
+
+/// Copies little-endian elements of `element` bytes each (as payload blobs store them) into
+/// `dst` as native values, every byte of `src`: an i8 or f16 buffer's length need not be a
+/// multiple of 4, and its last element is copied like the others. `dst` and `src` have the
+/// same length.
+fn le_to_native(dst: &mut [u8], src: &[u8], element: usize) {
+    dst.copy_from_slice(src);
+    if cfg!(target_endian = "big") {
+        dst.chunks_exact_mut(element).for_each(<[u8]>::reverse);
     }
 }
 

@@ -47,6 +47,17 @@ compile_error!(
      x86_64-unknown-linux-gnu or aarch64-unknown-linux-gnu"
 );
 
+/// The backends this build runs, as text the host finds in the binary's bytes: the host tells a
+/// GPU build from a CPU-only one by it before it starts or copies a runtime for a GPU payload
+/// (`ekb_deploy::runtime`), and `ekb-rt --version` prints it. The format is fixed:
+/// `ekb-rt backends: ` then the backends' names, space-separated, then `;`.
+pub const BACKENDS_MARKER: &str = match (cfg!(feature = "opencl"), cfg!(feature = "cuda")) {
+    (true, true) => "ekb-rt backends: cpu-llvm opencl cuda;",
+    (true, false) => "ekb-rt backends: cpu-llvm opencl;",
+    (false, true) => "ekb-rt backends: cpu-llvm cuda;",
+    (false, false) => "ekb-rt backends: cpu-llvm;",
+};
+
 /// The GPU backends this build runs (empty in the default, CPU-only build).
 pub fn gpu_backends() -> &'static [ekb_wire::payload::Backend] {
     use ekb_wire::payload::Backend;

@@ -23,7 +23,8 @@ use ekb_rt::serve::{serve, ServeEnd, Session};
 use ekb_rt::store::LoadedPayload;
 use ekb_rt::{counters, isolate};
 use ekb_wire::protocol::{
-    encode_frame, Availability, DeviceInfo, ErrorKind, PayloadId, Response, PROTOCOL_VERSION,
+    encode_frame, Availability, DeviceInfo, ErrorKind, PayloadId, Response, MAX_BUDGET_MS, MAX_SAMPLES,
+    MAX_TARGET_RSE, MAX_THREADS, MAX_WARMUP, PROTOCOL_VERSION,
 };
 use std::io::Write;
 use std::path::PathBuf;
@@ -41,7 +42,7 @@ OPTIONS:
         [--big-cores]                  pin to the fastest cluster when the CPU has several
         [--warmup N] [--min-samples N] [--max-samples N] [--target-rse X] [--budget-ms N]
         [--cold-cache | --warm-cache]  change the payloads' timing settings
-        [--timeout-ms N]               limit of one execution (default: the budget, >= 1 s)
+        [--timeout-ms N]               limit of one execution (default: 10 s, whatever the budget)
   ekb-rt --version
 ";
 
@@ -52,7 +53,12 @@ fn main() -> ExitCode {
         Some("run") => run(&args[1..]),
         Some("serve") => serve_command(&args[1..]),
         Some("--version" | "-V" | "version") => {
-            println!("ekb-rt {} ({})", env!("CARGO_PKG_VERSION"), std::env::consts::ARCH);
+            println!(
+                "ekb-rt {} ({}; {})",
+                env!("CARGO_PKG_VERSION"),
+                std::env::consts::ARCH,
+                ekb_rt::BACKENDS_MARKER
+            );
             Ok(ExitCode::SUCCESS)
         }
         Some("--help" | "-h" | "help") => {
@@ -164,8 +170,7 @@ fn parse_run(args: &[String], command: &str) -> Result<RunArgs, String> {
         match a.as_str() {
             "--out" | "-o" if command == "run" => out = Some(PathBuf::from(value(a)?)),
             "--threads" => {
-                let v = value(a)?;
-                options.threads = v.parse().map_err(|_| format!("`--threads {v}`: expected a number"))?;
+                options.threads = bounded(a, &value(a)?, 0, MAX_THREADS)? as usize;
             }
             "--cpus" => {
                 let v = value(a)?;
@@ -176,15 +181,16 @@ fn parse_run(args: &[String], command: &str) -> Result<RunArgs, String> {
                 options.cpus = cpus.into_iter().map(|c| c as usize).collect();
             }
             "--big-cores" => big_cores = true,
-            "--warmup" => options.timing.warmup = Some(number(a, &value(a)?)?),
-            "--min-samples" => options.timing.min_samples = Some(number(a, &value(a)?)?),
-            "--max-samples" => options.timing.max_samples = Some(number(a, &value(a)?)?),
-            "--budget-ms" => options.timing.budget_ms = Some(number(a, &value(a)?)?),
-            "--target-rse" => options.timing.target_rse = Some(number(a, &value(a)?)?),
+            "--warmup" => options.timing.warmup = Some(bounded(a, &value(a)?, 0, MAX_WARMUP)?),
+            "--min-samples" => options.timing.min_samples = Some(bounded(a, &value(a)?, 1, MAX_SAMPLES)?),
+            "--max-samples" => options.timing.max_samples = Some(bounded(a, &value(a)?, 1, MAX_SAMPLES)?),
+            "--budget-ms" => options.timing.budget_ms = Some(bounded(a, &value(a)?, 1, MAX_BUDGET_MS)?),
+            "--target-rse" => options.timing.target_rse = Some(bounded(a, &value(a)?, 0.0, MAX_TARGET_RSE)?),
             "--cold-cache" => options.timing.cold_cache = Some(true),
             "--warm-cache" => options.timing.cold_cache = Some(false),
             "--timeout-ms" => {
-                options.timeout = Some(std::time::Duration::from_millis(number(a, &value(a)?)?))
+                options.timeout =
+                    Some(std::time::Duration::from_millis(bounded(a, &value(a)?, 1, MAX_BUDGET_MS)?))
             }
             flag if flag.starts_with('-') => return Err(format!("`{command}` has no option `{flag}`")),
             path if command == "run" => payloads.push(PathBuf::from(path)),
@@ -204,9 +210,18 @@ fn parse_run(args: &[String], command: &str) -> Result<RunArgs, String> {
     Ok(RunArgs { payloads, out, options, big_cores })
 }
 
-/// A flag's value as a number.
-fn number<T: std::str::FromStr>(flag: &str, v: &str) -> Result<T, String> {
-    v.parse().map_err(|_| format!("`{flag} {v}`: expected a number"))
+/// A flag's value as a number in `lo..=hi` (the protocol's request bounds, so the command line
+/// refuses what a session would).
+fn bounded<T: std::str::FromStr + PartialOrd + std::fmt::Display>(
+    flag: &str,
+    v: &str,
+    lo: T,
+    hi: T,
+) -> Result<T, String> {
+    match v.parse::<T>() {
+        Ok(n) if n >= lo && n <= hi => Ok(n),
+        _ => Err(format!("`{flag} {v}`: expected a number in {lo}..={hi}")),
+    }
 }
 
 fn serve_command(args: &[String]) -> Result<ExitCode, String> {

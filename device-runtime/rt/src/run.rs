@@ -39,6 +39,7 @@ use crate::worker::{self, Cmd, Reply, Setup};
 use crate::worker::{GpuFault, Violation};
 use crate::{counters, memory, seccomp};
 use ekb_wire::payload::{Backend, Role, TimingSettings};
+use ekb_wire::protocol::{check_threads, check_timing, RequestError, MAX_SEED_INDICES};
 use ekb_wire::protocol::{
     Counter, ErrorKind, Failure, FailureKind, LogLevel, LogLine, MemoryFault, PairSample, PairedReport,
     PairedSettings, RatioStats, RunReport, SeedCheck, StopReason, Timing, TimingOverrides, Verdict,
@@ -49,6 +50,11 @@ use std::time::{Duration, Instant};
 /// Address space the kernel process may use beyond its program's memory budget: the
 /// runtime's own allocations while it runs.
 const RUNTIME_HEADROOM: u64 = 256 << 20;
+/// The limit of one execution of the plan when the options name none. It does not follow the
+/// timing budget: the budget bounds how long sampling goes on, and a short one (a quick look,
+/// `--budget-ms 500`) must not turn a correct program whose one execution takes longer (a slow
+/// kernel, or any kernel under qemu-user) into a `Timeout`.
+pub const DEFAULT_EXEC_LIMIT: Duration = Duration::from_secs(10);
 /// Time allowed for the kernel process to start (threads, counters, filter).
 const START_TIMEOUT: Duration = Duration::from_secs(30);
 /// Target duration of one batch of samples between two messages.
@@ -76,8 +82,8 @@ pub struct RunOptions {
     pub seeds: Option<Vec<u32>>,
     /// Changes to the payload's timing settings.
     pub timing: TimingOverrides,
-    /// Wall-clock limit of one execution of the plan (`None`: the timing budget, at least
-    /// one second).
+    /// Wall-clock limit of one execution of the plan (`None`: [`DEFAULT_EXEC_LIMIT`], whatever
+    /// the timing budget).
     pub timeout: Option<Duration>,
     /// A descriptor to watch while kernels run: when it reports an error or hang-up (the
     /// host closed the stream the reports go to), the run is abandoned.
@@ -95,6 +101,30 @@ impl Default for RunOptions {
             timeout: None,
             host_fd: None,
         }
+    }
+}
+
+impl RunOptions {
+    /// The options against the protocol's request bounds (`docs/protocol.md`): threads,
+    /// timing and the number of seed indices, whether they came in a request or from the
+    /// command line.
+    pub fn check(&self) -> Result<(), RunError> {
+        let threads = u32::try_from(self.threads).unwrap_or(u32::MAX);
+        let seeds = self.seeds.as_ref().map_or(Ok(()), |list| {
+            if (1..=MAX_SEED_INDICES).contains(&list.len()) {
+                Ok(())
+            } else {
+                Err(RequestError {
+                    field: "seeds (entries)".into(),
+                    value: list.len().to_string(),
+                    legal: format!("in 1..={MAX_SEED_INDICES}"),
+                })
+            }
+        });
+        check_threads("threads", Some(threads))
+            .and_then(|()| check_timing("timing", &self.timing))
+            .and(seeds)
+            .map_err(|e| RunError { kind: ErrorKind::InvalidRequest, message: e.to_string() })
     }
 }
 
@@ -166,6 +196,17 @@ impl<'a> Side<'a> {
                         kind: ErrorKind::Unsupported,
                         message: format!("seed index {bad}: {} has {} seed(s)", payload.id(), m.seeds.len()),
                     });
+                }
+                let mut seen = vec![false; m.seeds.len()];
+                for &s in list {
+                    if std::mem::replace(&mut seen[s as usize], true) {
+                        return Err(RunError {
+                            kind: ErrorKind::InvalidRequest,
+                            message: format!(
+                                "seed index {s} is listed twice: each seed index may appear once"
+                            ),
+                        });
+                    }
                 }
                 list.iter().map(|&s| s as usize).collect()
             }
@@ -293,8 +334,8 @@ enum Stop {
     HostGone,
 }
 
-fn exec_limit(options: &RunOptions, settings: &TimingSettings) -> Duration {
-    options.timeout.unwrap_or(Duration::from_millis(settings.budget_ms.max(1000)))
+fn exec_limit(options: &RunOptions) -> Duration {
+    options.timeout.unwrap_or(DEFAULT_EXEC_LIMIT)
 }
 
 /// Starts the kernel process for `sides` (program index = position). On success every side's
@@ -307,7 +348,7 @@ fn start(
 ) -> Result<Proc, Stop> {
     let device = Device::probe();
     let settings = sides[0].settings;
-    let limit = exec_limit(options, &settings);
+    let limit = exec_limit(options);
     let threads_for_cpu =
         if options.threads == 0 { device.cores.max(1) as u64 } else { options.threads as u64 };
     let headroom: u64 = sides
@@ -950,6 +991,7 @@ pub fn run_payload(
     hidden: &[(usize, usize)],
     options: &RunOptions,
 ) -> Result<RunReport, RunError> {
+    options.check()?;
     let mut sides = vec![Side::new(payload, options, &TimingOverrides::default())?];
     if !sides[0].ok() {
         return Ok(sides.remove(0).report);
@@ -1005,6 +1047,7 @@ pub fn run_paired(
     settings: &PairedSettings,
     options: &RunOptions,
 ) -> Result<PairedReport, RunError> {
+    options.check()?;
     let mut options = options.clone();
     options.seeds = None;
     let mut sides = vec![

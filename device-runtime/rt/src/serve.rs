@@ -6,7 +6,9 @@
 //! impossible length is answered with `Error { BadFrame }`, a body that is no request of the
 //! agreed version with `Error { BadMessage }`, any request before `Hello` with
 //! `Error { NotNegotiated }`, a `Hello` whose version range misses this runtime's with
-//! `Error { UnsupportedVersion }` — and the session goes on in every case. The stream ending at
+//! `Error { UnsupportedVersion }`, a request with a field outside its bounds (`Request::check`)
+//! with `Error { InvalidRequest }` before anything acts on it — and the session goes on in
+//! every case. The stream ending at
 //! a frame boundary ends the session quietly; ending inside a frame (the host vanished
 //! mid-message) ends it with [`ServeEnd::Truncated`]. A response that cannot be written (the
 //! host is gone) ends it with [`ServeEnd::HostGone`].
@@ -87,6 +89,9 @@ impl Session {
                 ),
                 false,
             );
+        }
+        if let Err(e) = request.check() {
+            return (error(ErrorKind::InvalidRequest, e.to_string()), false);
         }
         match request {
             Request::Hello { min_version, max_version, .. } => match negotiate(min_version, max_version) {

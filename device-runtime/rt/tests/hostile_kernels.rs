@@ -71,7 +71,7 @@ fn failure(r: &RunReport) -> (FailureKind, String) {
 
 #[test]
 fn misbehaving_kernels_are_classified_and_the_runtime_keeps_serving() {
-    let mut c = Client::start(Path::new(env!("CARGO_BIN_EXE_ekb-rt")), &[]);
+    let mut c = Client::start(Path::new(env!("CARGO_BIN_EXE_ekb-rt")), &["--timeout-ms", "1000"]);
     c.hello();
 
     // A store through a wild pointer.
@@ -80,7 +80,7 @@ fn misbehaving_kernels_are_classified_and_the_runtime_keeps_serving() {
     assert_eq!(kind, FailureKind::Memory(MemoryFault::Segfault), "{ev}");
     assert!(ev.contains("write at 0x10, outside every buffer") && ev.contains("in `ekb_k_wild`+"), "{ev}");
 
-    // A loop that never ends: killed by the watchdog after the one-second minimum limit.
+    // A loop that never ends: killed by the watchdog after the session's one-second limit.
     let spin =
         kernel("spin", "  br label %loop\nloop:\n  store volatile float 1.0, ptr %y\n  br label %loop", "");
     let started = std::time::Instant::now();
@@ -250,4 +250,56 @@ fn payload_files_and_their_expected_outputs_are_not_mapped_in_the_kernel_process
     let (kind, ev) = failure(&r);
     assert_eq!(kind, FailureKind::Memory(MemoryFault::Segfault), "{ev}");
     assert!(ev.contains(&format!("read at {target:#x}, outside every buffer")), "{ev}");
+}
+
+/// Copies x to y, then spends `ms` milliseconds by `CLOCK_MONOTONIC` (read with the
+/// `clock_gettime` system call, which the system-call filter allows) before returning.
+fn copy_then_wait(ms: u64) -> String {
+    let ns = ms * 1_000_000;
+    copy_then(&format!(
+        r#"  %ts = alloca [2 x i64], align 8
+  %nsp = getelementptr i64, ptr %ts, i64 1
+  %c0 = call i64 asm sideeffect "syscall", "={{rax}},{{rax}},{{rdi}},{{rsi}},~{{rcx}},~{{r11}},~{{memory}}"(i64 228, i64 1, ptr %ts)
+  %s0 = load i64, ptr %ts
+  %n0 = load i64, ptr %nsp
+  %t0s = mul i64 %s0, 1000000000
+  %t0 = add i64 %t0s, %n0
+  br label %loop
+loop:
+  %c = call i64 asm sideeffect "syscall", "={{rax}},{{rax}},{{rdi}},{{rsi}},~{{rcx}},~{{r11}},~{{memory}}"(i64 228, i64 1, ptr %ts)
+  %s = load i64, ptr %ts
+  %n = load i64, ptr %nsp
+  %ts1 = mul i64 %s, 1000000000
+  %t = add i64 %ts1, %n
+  %el = sub i64 %t, %t0
+  %done = icmp sge i64 %el, {ns}
+  br i1 %done, label %out, label %loop
+out:
+  ret void"#
+    ))
+}
+
+#[test]
+fn a_short_timing_budget_does_not_shorten_the_limit_of_one_execution() {
+    // A correct program whose one execution takes 1.2 s, timed with a 500 ms budget: the
+    // budget ends the sampling, it does not make the execution a timeout.
+    let mut c = Client::start(Path::new(env!("CARGO_BIN_EXE_ekb-rt")), &[]);
+    c.hello();
+    let slow = kernel("slow", &copy_then_wait(1200), MEMCPY);
+    let id = c.load(&common::elementwise_payload(slow, "slow", N, &[1], |x| x));
+    let timing = TimingOverrides {
+        warmup: Some(0),
+        min_samples: Some(1),
+        max_samples: Some(1),
+        budget_ms: Some(500),
+        ..TimingOverrides::default()
+    };
+    let r = match c.call(&Request::Run { payload: id, seeds: None, timing, threads: Some(1) }) {
+        Response::RunReport(r) => r,
+        other => panic!("{other:?}"),
+    };
+    assert!(r.is_correct(), "{:?}\n{:?}", r.failure, r.log);
+    let t = r.timing.expect("timed");
+    assert_eq!(t.samples_ns.len(), 1);
+    assert!(t.samples_ns[0] >= 1_200_000_000, "{:?}", t.samples_ns);
 }

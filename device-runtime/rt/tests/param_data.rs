@@ -194,3 +194,88 @@ fn data_parameters_are_read_only_for_kernels() {
     assert_eq!(f.kind, FailureKind::Memory(MemoryFault::InputWrite { buffer: "w".into() }), "{}", f.evidence);
     assert!(f.evidence.contains("write to byte 0 of read-only param `w`"), "{}", f.evidence);
 }
+
+/// A payload of one hand-written kernel `ekb_k_<task>(w: T[n] in, y: T[n] out)` that copies its
+/// data parameter to its output byte by byte, with `w`'s values `data` in the payload and the
+/// same bytes expected in `y`.
+fn copy_payload(task: &str, dtype: ekb_wire::payload::DType, data: &[u8]) -> Vec<u8> {
+    use ekb_wire::payload::{
+        Access, Backend, BlobKind, BufferDecl, ExpectedOutput, KernelDecl, Launch, LaunchStep, Manifest,
+        MemoryPlan, ParamDecl, TimingSettings, Tolerance,
+    };
+    let n = data.len() as u64 / dtype.size_bytes();
+    let mut body = String::new();
+    for i in 0..data.len() {
+        body += &format!(
+            "  %wp{i} = getelementptr i8, ptr %w, i64 {i}\n  %v{i} = load i8, ptr %wp{i}\n  \
+             %yp{i} = getelementptr i8, ptr %y, i64 {i}\n  store i8 %v{i}, ptr %yp{i}\n"
+        );
+    }
+    let ir = format!(
+        "define void @ekb_k_{task}(ptr %args) nounwind {{\nentry:\n  %w = load ptr, ptr %args\n  \
+         %yslot = getelementptr ptr, ptr %args, i64 1\n  %y = load ptr, ptr %yslot\n{body}  ret void\n}}\n"
+    );
+    let mut pb = PayloadBuilder::new();
+    let code = pb.add_blob(BlobKind::ElfObject, common::compile_ir(&ir));
+    let blob = pb.add_blob(BlobKind::ParamData, data.to_vec());
+    let seeds = [1u64, 2];
+    let expected = (0..seeds.len() as u32)
+        .map(|seed| ExpectedOutput {
+            seed,
+            buffer: 1,
+            blob: pb.add_blob(BlobKind::ExpectedOutput, data.to_vec()),
+        })
+        .collect();
+    let param = |name: &str, access| ParamDecl { name: name.into(), dtype, shape: vec![n], access };
+    let buffer =
+        |name: &str, role, source| BufferDecl { name: name.into(), dtype, shape: vec![n], role, source };
+    let manifest = Manifest {
+        generator_version: ekb_wire::seeded::GENERATOR_VERSION,
+        producer: "ekb-rt tests".into(),
+        task: task.into(),
+        target: "hand-written".into(),
+        backend: Backend::CpuLlvm,
+        kernels: vec![KernelDecl {
+            name: task.into(),
+            symbol: format!("ekb_k_{task}"),
+            blob: code,
+            params: vec![param("w", Access::In), param("y", Access::Out)],
+            launch: Launch::Cpu,
+            allocs: vec![],
+        }],
+        buffers: vec![
+            buffer("w", Role::Param, Some(Source::Data { blob, crc32: ekb_wire::crc32(data) })),
+            buffer("y", Role::Output, None),
+        ],
+        plan: vec![LaunchStep { kernel: 0, args: vec![0, 1] }],
+        seeds: seeds.to_vec(),
+        tolerance: Tolerance { atol: 0.0, rtol: 0.0 },
+        expected,
+        timing: TimingSettings::DEFAULT,
+        memory: MemoryPlan {
+            peak_bytes: 2 * data.len() as u64,
+            stack_limit_bytes: 4096,
+            memory_limit_bytes: 1 << 20,
+        },
+        gpu: None,
+    };
+    pb.finish(&manifest).unwrap()
+}
+
+#[test]
+fn i8_and_f16_parameter_data_arrive_to_the_last_byte() {
+    // Buffers of one- and two-byte elements need not be a multiple of 4 bytes long: every
+    // element of the payload's values must reach the kernel, the last ones included.
+    use ekb_wire::payload::{f16s_to_le, i8s_to_le, DType};
+    let f16 = |v: f32| ekb_wire::f16::from_f32(v);
+    let cases = [
+        ("i8x3", DType::I8, i8s_to_le(&[7, -3, 100])),
+        ("i8x5", DType::I8, i8s_to_le(&[1, -2, 3, -4, 5])),
+        ("f16x5", DType::F16, f16s_to_le(&[f16(0.5), f16(-1.0), f16(2.0), f16(-3.5), f16(4.25)])),
+    ];
+    for (task, dtype, data) in cases {
+        let r = run(&copy_payload(task, dtype, &data));
+        assert!(r.is_correct(), "{task}: {:?}\n{:?}", r.failure, r.seeds);
+        assert_eq!(r.seeds.len(), 2, "{task}");
+    }
+}

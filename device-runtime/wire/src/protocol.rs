@@ -11,14 +11,21 @@
 //! - [`FrameDecoder`] never trusts a length it has not checked against its maximum, and never
 //!   holds more than the declared length of the current frame (its buffer grows with the bytes
 //!   that actually arrive). Every malformed input is a [`ProtocolError`], never a panic.
+//! - Every field of every request has a documented bound ([`Request::check`]); a runtime
+//!   refuses a request outside them with `Error { InvalidRequest }` before acting on it.
 //! - The message enums are append-only: a variant is never removed, reordered or changed
 //!   within a protocol version, and new variants go at the end. `Hello`, `HelloAck` and `Error`
 //!   are frozen across all versions, so that any two peers can negotiate and refuse.
 //! - A report written to a file is byte-for-byte the frame that would have been streamed.
 
+mod bounds;
 mod message;
 mod report;
 
+pub use bounds::{
+    check_threads, check_timing, RequestError, MAX_ATTEMPTS, MAX_BOOTSTRAP_RESAMPLES, MAX_BUDGET_MS,
+    MAX_CLIENT_NAME, MAX_SAMPLES, MAX_SEED_INDICES, MAX_TARGET_RSE, MAX_THREADS, MAX_WARMUP,
+};
 pub use message::{
     Availability, CounterSupport, CpuCluster, DeviceInfo, DeviceSummary, ErrorKind, GpuInfo, PairedSettings,
     PayloadId, Request, Response, TimingOverrides,

@@ -3,7 +3,7 @@
 //! random mutations of it for a given time.
 //!
 //! Usage: `cargo run --release --no-default-features --bin stable_fuzz -- TARGET SECONDS [SEED]
-//! DIR...` with TARGET `parse_l0` or `parse_l1`. There is no coverage feedback; instead inputs
+//! DIR...` with TARGET `parse_l0`, `parse_l1` or `requests`. There is no coverage feedback; instead inputs
 //! the target accepts join the pool, which steers mutation toward well-formed text. A panicking
 //! input is written to `artifacts/TARGET/crash-<hash>` and counted; the exit status is 1 when
 //! any crash was found. Before each run the input is written to `artifacts/TARGET/last-input`,
@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let usage = "usage: stable_fuzz parse_l0|parse_l1 SECONDS [SEED] DIR...";
+    let usage = "usage: stable_fuzz parse_l0|parse_l1|requests SECONDS [SEED] DIR...";
     let (Some(target), Some(secs)) = (args.first(), args.get(1).and_then(|s| s.parse::<u64>().ok())) else {
         eprintln!("{usage}");
         std::process::exit(2);
@@ -24,6 +24,7 @@ fn main() {
     let body: fn(&[u8]) -> bool = match target.as_str() {
         "parse_l0" => ekb_fuzz::parse_l0,
         "parse_l1" => ekb_fuzz::parse_l1,
+        "requests" => ekb_fuzz::requests,
         _ => {
             eprintln!("unknown target `{target}`; {usage}");
             std::process::exit(2);

@@ -12,7 +12,7 @@ use ekb_deploy::build::{BuildOptions, Built, TOLERANCE};
 use ekb_deploy::driver::{Program as Input, Sources};
 use ekb_ir::{SourceFile, TargetProfile};
 use ekb_wire::payload::{TimingSettings, Tolerance};
-use ekb_wire::protocol::TimingOverrides;
+use ekb_wire::protocol::{TimingOverrides, MAX_BUDGET_MS, MAX_SAMPLES, MAX_TARGET_RSE, MAX_WARMUP};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -60,23 +60,31 @@ pub struct BuildArgs {
     #[arg(long, value_delimiter = ',', default_value = "0,1,2")]
     seeds: Vec<u64>,
     /// Untimed runs before sampling.
-    #[arg(long)]
+    #[arg(long, value_parser = clap::value_parser!(u32).range(0..=i64::from(MAX_WARMUP)))]
     warmup: Option<u32>,
     /// Fewest timing samples.
-    #[arg(long)]
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=i64::from(MAX_SAMPLES)))]
     min_samples: Option<u32>,
     /// Most timing samples.
-    #[arg(long)]
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=i64::from(MAX_SAMPLES)))]
     max_samples: Option<u32>,
     /// Stop sampling once the relative standard error of the median is below this.
-    #[arg(long)]
+    #[arg(long, value_parser = target_rse)]
     target_rse: Option<f64>,
-    /// Stop sampling after this many milliseconds.
-    #[arg(long)]
+    /// Stop sampling after this many milliseconds (the limit of one execution does not follow it).
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=MAX_BUDGET_MS))]
     budget_ms: Option<u64>,
     /// Flush caches between samples.
     #[arg(long)]
     cold_cache: bool,
+}
+
+/// `--target-rse`: a number in `0..=MAX_TARGET_RSE`, the protocol's bound.
+fn target_rse(v: &str) -> Result<f64, String> {
+    match v.parse::<f64>() {
+        Ok(x) if (0.0..=MAX_TARGET_RSE).contains(&x) => Ok(x),
+        _ => Err(format!("expected a number in 0..={MAX_TARGET_RSE}")),
+    }
 }
 
 impl BuildArgs {

@@ -17,7 +17,7 @@ use ekb_eval::tasks::{Backend, Filter};
 use ekb_ir::TargetProfile;
 use ekb_lower::Schedule;
 use ekb_wire::payload::TimingSettings;
-use ekb_wire::protocol::PairedSettings;
+use ekb_wire::protocol::{PairedSettings, MAX_BUDGET_MS, MAX_TARGET_RSE, MAX_THREADS};
 use std::collections::BTreeMap;
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
@@ -95,7 +95,7 @@ pub struct EvalArgs {
     #[arg(long)]
     pub cold: bool,
     /// Threads for parallel loops on the device [default: the runtime's].
-    #[arg(long)]
+    #[arg(long, value_parser = clap::value_parser!(u32).range(0..=i64::from(MAX_THREADS)))]
     pub threads: Option<u32>,
     /// Pin the device's kernel threads to these CPUs (`4-7`, `0,2`).
     #[arg(long, value_name = "LIST", conflicts_with = "big_cores")]
@@ -227,11 +227,22 @@ pub fn plan(
         cold_cache: e.cold,
         ..TimingSettings::DEFAULT
     };
-    if !(e.timeout > 0.0 && e.timeout.is_finite()) {
-        return Err(format!("error: `--timeout {}` must be a positive number of seconds", e.timeout));
+    // The protocol's request bounds (`docs/protocol.md`), refused here rather than by the device.
+    let max_s = MAX_BUDGET_MS as f64 / 1000.0;
+    if !(e.budget > 0.0 && e.budget <= max_s) {
+        return Err(format!("error: `--budget {}` must be a number of seconds in (0, {max_s}]", e.budget));
     }
-    if !(e.max_ci > 0.0 && e.max_ci.is_finite()) {
-        return Err(format!("error: `--max-ci {}` must be a positive number", e.max_ci));
+    if !(e.timeout > 0.0 && e.timeout <= max_s) {
+        return Err(format!("error: `--timeout {}` must be a number of seconds in (0, {max_s}]", e.timeout));
+    }
+    if !(0.0..=MAX_TARGET_RSE).contains(&e.target_rse) {
+        return Err(format!(
+            "error: `--target-rse {}` must be a number in 0..={MAX_TARGET_RSE}",
+            e.target_rse
+        ));
+    }
+    if !(e.max_ci > 0.0 && e.max_ci <= 1.0) {
+        return Err(format!("error: `--max-ci {}` must be a number in (0, 1]", e.max_ci));
     }
     let paired = PairedSettings { threads: e.threads, max_ci: e.max_ci, ..PairedSettings::DEFAULT };
     let config = Config {

@@ -5,14 +5,15 @@
 //! Devices: `local` (the runtime as a child process), `qemu` (the aarch64 runtime under
 //! qemu-user; the default for aarch64 targets on an x86_64 machine), `ssh://[user@]host[:port]`,
 //! `adb[:serial]`, and `dir:PATH`, which writes a bundle for an air-gapped board instead of
-//! running. A GPU payload (OpenCL or CUDA) runs on the GPU build of the runtime
-//! (`ekb_deploy::find_gpu_runtime`). Exit status 0 when every seed was correct, 1 otherwise or on
+//! running. A GPU payload (OpenCL or CUDA) runs on the GPU build of the runtime; the runtime
+//! for the payload's architecture is built first when missing (`crate::runtime::find_or_build`). Exit status 0 when every seed was correct, 1 otherwise or on
 //! an error.
 
 use crate::build::{build_file, is_payload, payload_name, BuildArgs};
 use ekb_deploy::report;
 use ekb_deploy::transport::{self, Device, Mode, RemoteOptions, RunSettings};
 use ekb_wire::payload::{Backend, Payload};
+use ekb_wire::protocol::MAX_THREADS;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -36,7 +37,7 @@ pub struct Args {
     #[arg(long)]
     device: Option<String>,
     /// Threads for parallel loops on the device [default: the runtime's].
-    #[arg(long)]
+    #[arg(long, value_parser = clap::value_parser!(u32).range(0..=i64::from(MAX_THREADS)))]
     threads: Option<u32>,
     /// Run with `ekb-rt run` on the device and copy the report back, instead of a live session.
     #[arg(long)]
@@ -98,8 +99,7 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
     // GPU payloads run on the GPU build of the runtime (glibc, with the drivers loaded at run
     // time); CPU payloads on the static one.
     let gpu = Payload::parse(&bytes).is_ok_and(|v| v.manifest().backend != Backend::CpuLlvm);
-    let runtime =
-        if gpu { ekb_deploy::find_gpu_runtime(arch) } else { ekb_deploy::find_runtime(arch) }.map_err(err)?;
+    let runtime = crate::runtime::find_or_build(arch, gpu)?;
     if let Device::Dir(dir) = &device {
         let payloads = vec![(payload_name(&args.file), bytes)];
         let written =

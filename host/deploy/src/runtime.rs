@@ -16,7 +16,10 @@
 //! architecture `target/release/ekb-rt`).
 //!
 //! What it must keep true: a binary is only returned after its ELF header says it is a 64-bit
-//! little-endian executable for the requested architecture; whether it is statically linked
+//! little-endian executable for the requested architecture; the GPU search only returns a
+//! binary whose bytes carry the runtime's backends marker (`ekb_rt::BACKENDS_MARKER`) naming a
+//! GPU backend, so a CPU-only build (e.g. `target/release/ekb-rt`, next to a workspace `ekb`)
+//! is never started for a GPU payload (it would refuse it); whether it is statically linked
 //! is recorded, so transports that copy it to a device can refuse a dynamic one (a GPU runtime
 //! is dynamic by design: it loads the board's drivers). Nothing is found means one diagnostic
 //! listing every place tried and the command that builds it.
@@ -97,6 +100,9 @@ pub struct Runtime {
     pub is_static: bool,
     /// Found as the GPU runtime (a glibc binary that loads the board's GPU drivers).
     pub gpu: bool,
+    /// The backends its marker names (`cpu-llvm`, `opencl`, `cuda`); empty for a binary built
+    /// before the marker, which is taken as CPU-only.
+    pub backends: Vec<String>,
     pub size_bytes: u64,
     /// SHA-256 of the file, hex.
     pub sha256: String,
@@ -137,6 +143,7 @@ impl Runtime {
             found_by: found_by.to_string(),
             is_static: !elf.has_interpreter,
             gpu: false,
+            backends: backends(&bytes),
             size_bytes: bytes.len() as u64,
             sha256: hex(&Sha256::digest(&bytes)),
         })
@@ -156,6 +163,24 @@ impl Runtime {
         ))
         .with_hint(format!("build it with `{}`", build_command(self.arch))))
     }
+}
+
+/// The text `ekb-rt` builds into itself to name its backends (`ekb_rt::BACKENDS_MARKER`).
+const BACKENDS_MARKER: &[u8] = b"ekb-rt backends: ";
+
+/// The backends named by the marker in a runtime binary's bytes (empty without one).
+fn backends(bytes: &[u8]) -> Vec<String> {
+    let Some(at) = bytes.windows(BACKENDS_MARKER.len()).position(|w| w == BACKENDS_MARKER) else {
+        return Vec::new();
+    };
+    let rest = &bytes[at + BACKENDS_MARKER.len()..];
+    let Some(end) = rest.iter().take(64).position(|&b| b == b';') else { return Vec::new() };
+    String::from_utf8_lossy(&rest[..end]).split(' ').filter(|s| !s.is_empty()).map(String::from).collect()
+}
+
+/// Whether the backends include a GPU one.
+fn runs_gpu(backends: &[String]) -> bool {
+    backends.iter().any(|b| b == "opencl" || b == "cuda")
 }
 
 fn hex(bytes: &[u8]) -> String {
@@ -313,14 +338,39 @@ impl Search {
         })?
     }
 
-    /// The first candidate that is set or exists, inspected.
+    /// The first candidate that is set or exists, inspected; for the GPU runtime, the first
+    /// that is a GPU build (a CPU-only build found on the way is passed over, one named by the
+    /// environment is an error).
     fn first(
         arch: Arch,
         candidates: &[(PathBuf, String, bool)],
         gpu: bool,
     ) -> Option<Result<Runtime, Diagnostic>> {
-        let (path, how, _) = candidates.iter().find(|(path, _, required)| *required || path.is_file())?;
-        Some(Runtime::inspect(path, arch, how).map(|r| Runtime { gpu, ..r }))
+        for (path, how, required) in candidates {
+            if !*required && !path.is_file() {
+                continue;
+            }
+            let r = match Runtime::inspect(path, arch, how) {
+                Ok(r) => r,
+                Err(e) => return Some(Err(e)),
+            };
+            if !gpu {
+                return Some(Ok(r));
+            }
+            if runs_gpu(&r.backends) {
+                return Some(Ok(Runtime { gpu, ..r }));
+            }
+            if *required {
+                let runs =
+                    if r.backends.is_empty() { "no backends marker".into() } else { r.backends.join(" ") };
+                return Some(Err(Diagnostic::error(format!(
+                    "`{}` ({how}) is a CPU-only build of ekb-rt ({runs}); a GPU payload needs the GPU build",
+                    path.display()
+                ))
+                .with_hint(format!("build it with `{}`", gpu_build_command(arch)))));
+            }
+        }
+        None
     }
 }
 
@@ -456,7 +506,7 @@ mod tests {
         );
         let gnu = dir.path().join("target/aarch64-unknown-linux-gnu/release/ekb-rt");
         std::fs::create_dir_all(gnu.parent().unwrap()).unwrap();
-        std::fs::write(&gnu, elf(183, 3)).unwrap();
+        std::fs::write(&gnu, gpu_elf(183)).unwrap();
         let rt = s.find_gpu(Arch::Aarch64).unwrap();
         assert_eq!(
             (rt.path.as_path(), rt.found_by.as_str(), rt.gpu),
@@ -470,6 +520,47 @@ mod tests {
             .unwrap_err()
             .message
             .ends_with("is a runtime for x86_64, not aarch64"));
+    }
+
+    /// [`elf`] of a GPU build: dynamic, with the backends marker the runtime carries.
+    fn gpu_elf(machine: u16) -> Vec<u8> {
+        let mut b = elf(machine, 3);
+        b.extend_from_slice(b"\0ekb-rt backends: cpu-llvm opencl cuda;\0");
+        b
+    }
+
+    #[test]
+    fn a_cpu_only_build_is_never_taken_for_the_gpu_runtime() {
+        let Some(host) = Arch::host() else { return };
+        let machine = if host == Arch::X86_64 { 62 } else { 183 };
+        let dir = tempfile::tempdir().unwrap();
+        let mut s = search_in(dir.path());
+        // `cargo build --release` leaves a CPU-only runtime beside the workspace's `ekb`.
+        let cpu = dir.path().join("target/release/ekb-rt");
+        std::fs::create_dir_all(cpu.parent().unwrap()).unwrap();
+        let mut bytes = elf(machine, 3);
+        bytes.extend_from_slice(b"\0ekb-rt backends: cpu-llvm;\0");
+        std::fs::write(&cpu, &bytes).unwrap();
+        assert_eq!(Runtime::inspect(&cpu, host, "x").unwrap().backends, ["cpu-llvm"]);
+        let e = s.find_gpu(host).unwrap_err();
+        assert_eq!(e.message, format!("no GPU build of ekb-rt for {} found", host.name()));
+        // Named by the environment, it is refused with the reason.
+        s.vars.insert(gpu_env_var(host).into(), cpu.clone().into());
+        let e = s.find_gpu(host).unwrap_err();
+        assert_eq!(
+            e.message,
+            format!(
+                "`{}` (${}) is a CPU-only build of ekb-rt (cpu-llvm); a GPU payload needs the GPU build",
+                cpu.display(),
+                gpu_env_var(host)
+            )
+        );
+        // The GPU build in the same place is taken.
+        s.vars.clear();
+        std::fs::write(&cpu, gpu_elf(machine)).unwrap();
+        let rt = s.find_gpu(host).unwrap();
+        assert_eq!((rt.path.as_path(), rt.gpu), (cpu.as_path(), true));
+        assert_eq!(rt.backends, ["cpu-llvm", "opencl", "cuda"]);
     }
 
     #[test]

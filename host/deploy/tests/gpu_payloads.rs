@@ -152,6 +152,7 @@ fn a_bundle_of_gpu_payloads_needs_the_gpu_runtime() {
         found_by: "test".into(),
         is_static: !gpu,
         gpu,
+        backends: Vec::new(),
         size_bytes: 12,
         sha256: "00".repeat(32),
     };

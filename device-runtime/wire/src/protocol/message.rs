@@ -187,6 +187,9 @@ pub enum ErrorKind {
     Unsupported,
     /// A fault of the runtime itself.
     Internal,
+    /// A request field outside its bounds (`docs/protocol.md`, request bounds); the message
+    /// names the field, the value and what would be legal.
+    InvalidRequest,
 }
 
 impl ErrorKind {
@@ -201,6 +204,7 @@ impl ErrorKind {
             ErrorKind::LoadFailed => "load-failed",
             ErrorKind::Unsupported => "unsupported",
             ErrorKind::Internal => "internal",
+            ErrorKind::InvalidRequest => "invalid-request",
         }
     }
 }
