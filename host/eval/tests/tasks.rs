@@ -311,8 +311,11 @@ fn validate_reads_twins_statically_and_reports_mismatches() {
     );
 
     // A tensor made on the CPU in forward() would not follow the model to a GPU.
-    std::fs::write(p.with_extension("py"), twin.replace("self.conv(x)", "self.conv(x) + torch.zeros(1, 32, 1, 1)"))
-        .unwrap();
+    std::fs::write(
+        p.with_extension("py"),
+        twin.replace("self.conv(x)", "self.conv(x) + torch.zeros(1, 32, 1, 1)"),
+    )
+    .unwrap();
     let r = validate_one(&p, TwinChecks::Auto);
     assert!(
         r.problems.iter().any(|m| m.starts_with(&format!(
