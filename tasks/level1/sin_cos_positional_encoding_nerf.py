@@ -19,7 +19,7 @@ class Model(nn.Module):
 
     def forward(self, inputs):
         # Embedder(include_input=True, log_sampling=True, periodic_fns=[torch.sin, torch.cos])
-        freq_bands = 2.0 ** torch.linspace(0.0, self.max_freq, steps=self.num_freqs)
+        freq_bands = 2.0 ** torch.linspace(0.0, self.max_freq, steps=self.num_freqs, device=inputs.device)
         embed_fns = [lambda x: x]
         for freq in freq_bands:
             for p_fn in [torch.sin, torch.cos]:

@@ -14,15 +14,18 @@ import torch.nn as nn
 class Model(nn.Module):
     def __init__(self, max_positions):
         super().__init__()
-        self.max_positions = max_positions
+        # GPT-2's non-persistent `bias` buffer: the lower triangle of ones, as booleans.
+        self.register_buffer(
+            "bias",
+            torch.tril(torch.ones((max_positions, max_positions), dtype=torch.bool)).view(
+                1, 1, max_positions, max_positions
+            ),
+            persistent=False,
+        )
 
     def forward(self, attn_weights):
-        # GPT-2's non-persistent `bias` buffer: the lower triangle of ones, as booleans.
-        bias = torch.tril(torch.ones((self.max_positions, self.max_positions), dtype=torch.bool)).view(
-            1, 1, self.max_positions, self.max_positions
-        )
         query_length, key_length = attn_weights.size(-2), attn_weights.size(-1)
-        causal_mask = bias[:, :, key_length - query_length : key_length, :key_length]
+        causal_mask = self.bias[:, :, key_length - query_length : key_length, :key_length]
         # torch.finfo(attn_weights.dtype).min of the float32 model
         mask_value = torch.finfo(torch.float32).min
         mask_value = torch.full([], mask_value, dtype=attn_weights.dtype, device=attn_weights.device)

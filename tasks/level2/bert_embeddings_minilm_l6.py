@@ -22,7 +22,7 @@ class Model(nn.Module):
 
     def forward(self, input_ids):
         seq_length = input_ids.shape[1]
-        position_ids = torch.arange(seq_length)[None, :]
+        position_ids = torch.arange(seq_length, device=input_ids.device)[None, :]
         token_type_ids = torch.zeros_like(input_ids)  # the buffered all-zero token types
         inputs_embeds = F.embedding(input_ids, self.word_embeddings_weight)
         token_type_embeddings = F.embedding(token_type_ids, self.token_type_embeddings_weight)

@@ -33,12 +33,12 @@ class Model(nn.Module):
         value_view = v_proj.view(1, 64, 6, 64)
         value_states = value_view.transpose(1, 2)
         attn_weights = torch.matmul(query_states, key_states.transpose(2, 3))
-        row = torch.arange(64)[:, None]
-        col = torch.arange(64)[None, :]
+        row = torch.arange(64, device=hidden_states.device)[:, None]
+        col = torch.arange(64, device=hidden_states.device)[None, :]
         future = col > row
         min_value = torch.finfo(torch.float32).min
         zero = 0.0
-        causal_mask = torch.where(future, torch.tensor(min_value), torch.tensor(zero))
+        causal_mask = torch.where(future, torch.tensor(min_value, device=future.device), torch.tensor(zero, device=future.device))
         attn_masked = attn_weights + causal_mask
         attn_softmax = nn.functional.softmax(attn_masked, dim=-1)
         attn_output = torch.matmul(attn_softmax, value_states)

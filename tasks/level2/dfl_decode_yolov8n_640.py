@@ -26,8 +26,8 @@ class Model(nn.Module):
         x1_flat = x1.view(1, 144, -1)
         x2_flat = x2.view(1, 144, -1)
         x_cat = torch.cat([x0_flat, x1_flat, x2_flat], 2)
-        sx0_i = torch.arange(80, dtype=x0.dtype)
-        sy0_i = torch.arange(80, dtype=x0.dtype)
+        sx0_i = torch.arange(80, dtype=x0.dtype, device=x0.device)
+        sy0_i = torch.arange(80, dtype=x0.dtype, device=x0.device)
         sx0_f = sx0_i
         sy0_f = sy0_i
         offset0 = 0.5
@@ -35,9 +35,9 @@ class Model(nn.Module):
         sy0 = sy0_f + offset0
         ax0 = torch.meshgrid(sy0, sx0, indexing="ij")[1].reshape(1, -1)
         ay0 = torch.meshgrid(sy0, sx0, indexing="ij")[0].reshape(1, -1)
-        stride0 = torch.full((1, 6400), 8.0, dtype=x0.dtype)
-        sx1_i = torch.arange(40, dtype=x0.dtype)
-        sy1_i = torch.arange(40, dtype=x0.dtype)
+        stride0 = torch.full((1, 6400), 8.0, dtype=x0.dtype, device=x0.device)
+        sx1_i = torch.arange(40, dtype=x0.dtype, device=x0.device)
+        sy1_i = torch.arange(40, dtype=x0.dtype, device=x0.device)
         sx1_f = sx1_i
         sy1_f = sy1_i
         offset1 = 0.5
@@ -45,9 +45,9 @@ class Model(nn.Module):
         sy1 = sy1_f + offset1
         ax1 = torch.meshgrid(sy1, sx1, indexing="ij")[1].reshape(1, -1)
         ay1 = torch.meshgrid(sy1, sx1, indexing="ij")[0].reshape(1, -1)
-        stride1 = torch.full((1, 1600), 16.0, dtype=x0.dtype)
-        sx2_i = torch.arange(20, dtype=x0.dtype)
-        sy2_i = torch.arange(20, dtype=x0.dtype)
+        stride1 = torch.full((1, 1600), 16.0, dtype=x0.dtype, device=x0.device)
+        sx2_i = torch.arange(20, dtype=x0.dtype, device=x0.device)
+        sy2_i = torch.arange(20, dtype=x0.dtype, device=x0.device)
         sx2_f = sx2_i
         sy2_f = sy2_i
         offset2 = 0.5
@@ -55,7 +55,7 @@ class Model(nn.Module):
         sy2 = sy2_f + offset2
         ax2 = torch.meshgrid(sy2, sx2, indexing="ij")[1].reshape(1, -1)
         ay2 = torch.meshgrid(sy2, sx2, indexing="ij")[0].reshape(1, -1)
-        stride2 = torch.full((1, 400), 32.0, dtype=x0.dtype)
+        stride2 = torch.full((1, 400), 32.0, dtype=x0.dtype, device=x0.device)
         anchor_x = torch.cat([ax0, ax1, ax2], 1)
         anchor_y = torch.cat([ay0, ay1, ay2], 1)
         anchors = torch.cat([anchor_x, anchor_y], 0)
@@ -65,7 +65,7 @@ class Model(nn.Module):
         box_view = box.view(1, 4, 16, 8400)
         box_t = box_view.transpose(2, 1)
         box_softmax = box_t.softmax(1)
-        dfl_weight_i = torch.arange(16, dtype=box_softmax.dtype).view(1, 16, 1, 1)
+        dfl_weight_i = torch.arange(16, dtype=box_softmax.dtype, device=box_softmax.device).view(1, 16, 1, 1)
         dfl_weight = dfl_weight_i
         dfl_conv = F.conv2d(box_softmax, dfl_weight)
         dist = dfl_conv.view(1, 4, 8400)

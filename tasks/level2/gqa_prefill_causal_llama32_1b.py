@@ -58,12 +58,12 @@ class Model(nn.Module):
         scores = torch.matmul(q_embed, key_repeated.transpose(2, 3))
         scaling = 64 ** -0.5
         scores_scaled = scores * scaling
-        row = torch.arange(32)[:, None]
-        col = torch.arange(32)[None, :]
+        row = torch.arange(32, device=hidden_states.device)[:, None]
+        col = torch.arange(32, device=hidden_states.device)[None, :]
         future = col > row
         min_value = torch.finfo(torch.float32).min
         zero = 0.0
-        causal_mask = torch.where(future, torch.tensor(min_value), torch.tensor(zero))
+        causal_mask = torch.where(future, torch.tensor(min_value, device=future.device), torch.tensor(zero, device=future.device))
         scores_masked = scores_scaled + causal_mask
         attn_weights = torch.softmax(scores_masked, dim=-1)
         attn_output = torch.matmul(attn_weights, value_repeated)

@@ -57,7 +57,7 @@ class Model(nn.Module):
         query_states, key_states = apply_rotary_pos_emb(query_states, key_states, cos, sin)
         # the causal mask the model builds for a prefill from position 0
         q_len = hidden_states.shape[1]
-        causal_mask = torch.full((q_len, q_len), torch.finfo(hidden_states.dtype).min, dtype=hidden_states.dtype)
+        causal_mask = torch.full((q_len, q_len), torch.finfo(hidden_states.dtype).min, dtype=hidden_states.dtype, device=hidden_states.device)
         causal_mask = torch.triu(causal_mask, diagonal=1)[None, None, :, :]
         # eager_attention_forward
         key_states = repeat_kv(key_states, self.num_key_value_groups)

@@ -31,10 +31,10 @@ def apply_rotary_pos_emb(q, k, cos, sin, unsqueeze_dim=1):
     return q_embed, k_embed
 
 
-def llama3_inv_freq(dtype, base=500000.0, dim=64, factor=32.0, low_freq_factor=1.0, high_freq_factor=4.0,
+def llama3_inv_freq(dtype, device, base=500000.0, dim=64, factor=32.0, low_freq_factor=1.0, high_freq_factor=4.0,
                     old_context_len=8192):
     """transformers _compute_default_rope_parameters + _compute_llama3_parameters."""
-    inv_freq = 1.0 / (base ** (torch.arange(0, dim, 2, dtype=torch.int64).to(dtype) / dim))
+    inv_freq = 1.0 / (base ** (torch.arange(0, dim, 2, dtype=torch.int64).to(device=device, dtype=dtype) / dim))
     low_freq_wavelen = old_context_len / low_freq_factor
     high_freq_wavelen = old_context_len / high_freq_factor
     wavelen = 2 * math.pi / inv_freq
@@ -53,8 +53,8 @@ class Model(nn.Module):
         super().__init__()
 
     def forward(self, q, k):
-        inv_freq = llama3_inv_freq(q.dtype)
-        position_ids = torch.arange(q.shape[2])[None, :]
+        inv_freq = llama3_inv_freq(q.dtype, q.device)
+        position_ids = torch.arange(q.shape[2], device=q.device)[None, :]
         inv_freq_expanded = inv_freq[None, :, None].expand(position_ids.shape[0], -1, 1)
         position_ids_expanded = position_ids[:, None, :].to(q.dtype)
         freqs = (inv_freq_expanded @ position_ids_expanded).transpose(1, 2)

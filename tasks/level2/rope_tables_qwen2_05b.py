@@ -35,8 +35,8 @@ class Model(nn.Module):
 
     def forward(self, q, k):
         # Qwen2RotaryEmbedding (default rope, attention_scaling 1.0)
-        inv_freq = 1.0 / (self.base ** (torch.arange(0, self.dim, 2, dtype=torch.int64).to(q.dtype) / self.dim))
-        position_ids = torch.arange(q.shape[2])[None, :]
+        inv_freq = 1.0 / (self.base ** (torch.arange(0, self.dim, 2, dtype=torch.int64).to(device=q.device, dtype=q.dtype) / self.dim))
+        position_ids = torch.arange(q.shape[2], device=q.device)[None, :]
         inv_freq_expanded = inv_freq[None, :, None].expand(position_ids.shape[0], -1, 1)
         position_ids_expanded = position_ids[:, None, :].to(q.dtype)
         freqs = (inv_freq_expanded @ position_ids_expanded).transpose(1, 2)

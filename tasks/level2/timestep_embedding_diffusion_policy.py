@@ -27,7 +27,7 @@ class Model(nn.Module):
         # SinusoidalPosEmb
         half_dim = self.dim // 2
         emb = math.log(10000) / (half_dim - 1)
-        emb = torch.exp(torch.arange(half_dim, dtype=timestep.dtype) * -emb)
+        emb = torch.exp(torch.arange(half_dim, dtype=timestep.dtype, device=timestep.device) * -emb)
         emb = timestep[:, None] * emb[None, :]
         emb = torch.cat((emb.sin(), emb.cos()), dim=-1)
         return self.linear2(self.mish(self.linear1(emb)))

@@ -23,7 +23,7 @@ class Model(nn.Module):
         self.linear_2 = nn.Linear(1280, 1280)
 
     def forward(self, timesteps):
-        arange = torch.arange(start=0, end=160, dtype=timesteps.dtype)
+        arange = torch.arange(start=0, end=160, dtype=timesteps.dtype, device=timesteps.device)
         arange_f = arange
         neg_log_max = -math.log(10000) / 160
         exponent = arange_f * neg_log_max

@@ -29,7 +29,7 @@ class Model(nn.Module):
         self.ln_2 = nn.LayerNorm(768)
 
     def forward(self, hidden_states):
-        causal_mask = torch.tril(torch.ones(64, 64, dtype=torch.bool))
+        causal_mask = torch.tril(torch.ones(64, 64, dtype=torch.bool, device=hidden_states.device))
         residual = hidden_states
         hidden_states = self.ln_1(hidden_states)
         qkv = torch.addmm(self.attn_c_attn_bias, hidden_states.view(-1, 768), self.attn_c_attn_weight).view(1, 64, 2304)

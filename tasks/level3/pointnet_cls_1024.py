@@ -68,7 +68,7 @@ class Model(nn.Module):
         feat_stn_conv3 = F.conv1d(F.relu(self.feat_stn_bn2(feat_stn_conv2)), self.feat_stn_conv3_weight, self.feat_stn_conv3_bias)
         feat_stn_view = torch.max(F.relu(self.feat_stn_bn3(feat_stn_conv3)), 2, keepdim=True)[0].view(-1, 1024)
         feat_stn_fc2 = self.feat_stn_fc2(F.relu(self.feat_stn_bn4(self.feat_stn_fc1(feat_stn_view))))
-        feat_stn_plus_iden = self.feat_stn_fc3(F.relu(self.feat_stn_bn5(feat_stn_fc2))) + torch.eye(3, dtype=points.dtype).flatten()[None, :]
+        feat_stn_plus_iden = self.feat_stn_fc3(F.relu(self.feat_stn_bn5(feat_stn_fc2))) + torch.eye(3, dtype=points.dtype, device=points.device).flatten()[None, :]
         feat_stn = feat_stn_plus_iden.view(-1, 3, 3)
         feat_input_transform = torch.bmm(points.transpose(2, 1), feat_stn).transpose(2, 1)
         feat_conv1 = F.conv1d(feat_input_transform, self.feat_conv1_weight, self.feat_conv1_bias)
@@ -79,7 +79,7 @@ class Model(nn.Module):
         feat_fstn_max = torch.max(F.relu(self.feat_fstn_bn3(feat_fstn_conv3)), 2, keepdim=True)[0]
         feat_fstn_relu4 = F.relu(self.feat_fstn_bn4(self.feat_fstn_fc1(feat_fstn_max.view(-1, 1024))))
         feat_fstn_fc3 = self.feat_fstn_fc3(F.relu(self.feat_fstn_bn5(self.feat_fstn_fc2(feat_fstn_relu4))))
-        feat_fstn_plus_iden = feat_fstn_fc3 + torch.eye(64, dtype=feat_relu1.dtype).flatten()[None, :]
+        feat_fstn_plus_iden = feat_fstn_fc3 + torch.eye(64, dtype=feat_relu1.dtype, device=feat_relu1.device).flatten()[None, :]
         feat_fstn = feat_fstn_plus_iden.view(-1, 64, 64)
         feat_feature_transform = torch.bmm(feat_relu1.transpose(2, 1), feat_fstn).transpose(2, 1)
         feat_conv2 = F.conv1d(feat_feature_transform, self.feat_conv2_weight, self.feat_conv2_bias)

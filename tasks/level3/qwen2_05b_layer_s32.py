@@ -15,10 +15,10 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 
-def rotary_tables(seq_len, head_dim, theta, dtype):
+def rotary_tables(seq_len, head_dim, theta, dtype, device):
     """The model's rotary embedding (default rope type) for positions 0 .. seq_len - 1."""
-    inv_freq = 1.0 / (theta ** (torch.arange(0, head_dim, 2, dtype=dtype) / head_dim))
-    freqs = torch.arange(seq_len, dtype=dtype)[:, None] * inv_freq[None, :]
+    inv_freq = 1.0 / (theta ** (torch.arange(0, head_dim, 2, dtype=dtype, device=device) / head_dim))
+    freqs = torch.arange(seq_len, dtype=dtype, device=device)[:, None] * inv_freq[None, :]
     emb = torch.cat((freqs, freqs), dim=-1)
     return emb.cos(), emb.sin()
 
@@ -52,8 +52,8 @@ class Model(nn.Module):
         self.model_layers_0_mlp_down_proj = nn.Linear(4864, 896, bias=False)
 
     def forward(self, hidden_states):
-        cos, sin = rotary_tables(32, 64, 1000000.0, hidden_states.dtype)
-        causal_mask = torch.full((32, 32), torch.finfo(hidden_states.dtype).min, dtype=hidden_states.dtype).triu(1)
+        cos, sin = rotary_tables(32, 64, 1000000.0, hidden_states.dtype, hidden_states.device)
+        causal_mask = torch.full((32, 32), torch.finfo(hidden_states.dtype).min, dtype=hidden_states.dtype, device=hidden_states.device).triu(1)
         # model.layers.0
         residual = hidden_states
         hidden_states = self.model_layers_0_input_layernorm(hidden_states)

@@ -57,7 +57,7 @@ class Model(nn.Module):
         self.pooler_dense = nn.Linear(312, 312)
 
     def forward(self, input_ids, token_type_ids):
-        position_ids = torch.arange(64)[None, :]
+        position_ids = torch.arange(64, device=input_ids.device)[None, :]
         embeddings = F.embedding(input_ids, self.embeddings_word_embeddings_weight) + F.embedding(token_type_ids, self.embeddings_token_type_embeddings_weight)
         embeddings = embeddings + F.embedding(position_ids, self.embeddings_position_embeddings_weight)
         hidden_states = self.embeddings_LayerNorm(embeddings)

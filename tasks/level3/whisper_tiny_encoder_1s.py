@@ -19,12 +19,12 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 
-def sinusoids(length, channels, max_timescale=10000, dtype=torch.float32):
+def sinusoids(length, channels, max_timescale=10000, dtype=torch.float32, device=None):
     """Returns sinusoids for positional embedding (whisper.model.sinusoids, in the model's dtype)."""
     assert channels % 2 == 0
     log_timescale_increment = math.log(max_timescale) / (channels // 2 - 1)
-    inv_timescales = torch.exp(-log_timescale_increment * torch.arange(channels // 2, dtype=dtype))
-    scaled_time = torch.arange(length, dtype=dtype)[:, None] * inv_timescales[None, :]
+    inv_timescales = torch.exp(-log_timescale_increment * torch.arange(channels // 2, dtype=dtype, device=device))
+    scaled_time = torch.arange(length, dtype=dtype, device=device)[:, None] * inv_timescales[None, :]
     return torch.cat([torch.sin(scaled_time), torch.cos(scaled_time)], dim=1)
 
 
@@ -73,7 +73,7 @@ class Model(nn.Module):
         x = F.gelu(F.conv1d(mel, self.conv1_weight, self.conv1_bias, padding=1))
         x = F.gelu(F.conv1d(x, self.conv2_weight, self.conv2_bias, stride=2, padding=1))
         x = x.permute(0, 2, 1)
-        x = x + sinusoids(50, 384, dtype=x.dtype)
+        x = x + sinusoids(50, 384, dtype=x.dtype, device=x.device)
         # blocks.0
         xa = self.blocks_0_attn_ln(x)
         q = self.blocks_0_attn_query(xa).view(1, 50, 6, -1).permute(0, 2, 1, 3) * 0.3535533905932738

@@ -1,6 +1,6 @@
 """Runs each task's PyTorch twin on the task's exported reference I/O and compares.
 
-Usage: python3 check_twins.py ROOT [--out SUMMARY.json] [--tasks-dir TASKS]
+Usage: python3 check_twins.py ROOT [--out SUMMARY.json] [--tasks-dir TASKS] [--device DEVICE]
 
 ROOT is a folder of exports (`ekb tasks export-io NAME --seed N --out ROOT/NAME.seedN`), each
 holding `io.json` and its `.npy` files (ROOT may itself be one export). For each export:
@@ -13,9 +13,11 @@ holding `io.json` and its `.npy` files (ROOT may itself be one export). For each
 3. load the exported parameters and inputs: f32 ones at the run's precision, f16 ones as
    float16, i8 and i32 parameters as int8 and int32, i8 inputs as int8 and i32 inputs as int64
    (PyTorch's index type);
-4. run on the CPU in float64 and in float32 (the precision of the f32 parameters and inputs)
-   and compare every output with the exported reference (the task's f64 reference rounded to
-   the output's dtype):
+4. run in float64 and in float32 (the precision of the f32 parameters and inputs) on DEVICE
+   (`cpu` by default; `cuda` moves the model with `.to(device)` and the inputs there, as a user
+   would, with TF32 off so that float32 means float32), bring the outputs back to the CPU and
+   compare every output with the exported reference (the task's f64 reference rounded to the
+   output's dtype):
    - float64 must agree to |out - ref| <= 1e-6 * (1 + |ref|) (the reference's own f32 rounding
      is about 6e-8 relative), which catches semantic differences a loose tolerance would hide;
    - float32 must pass the task's tolerance |out - ref| <= atol + rtol * |ref|;
@@ -86,7 +88,7 @@ def at_precision(arr, dtype_name, run_dtype):
     return t
 
 
-def check_export(d, tasks_dir):
+def check_export(d, tasks_dir, device):
     with open(os.path.join(d, "io.json")) as f:
         io = json.load(f)
     name = io["task"]
@@ -133,8 +135,9 @@ def check_export(d, tasks_dir):
         state = {k: (v.to(dtype) if v.is_floating_point() else v) for k, v in sd.items()}
         state.update({k: at_precision(arr, dt, dtype) for k, (arr, dt) in params.items()})
         m.load_state_dict(state, assign=True)
+        m.to(device)
         # Fresh tensors: a twin may update its inputs in place (`out += identity`).
-        xs = [at_precision(arr, dt, dtype) for arr, dt in inputs]
+        xs = [at_precision(arr, dt, dtype).to(device) for arr, dt in inputs]
         with torch.no_grad():
             outs = as_list(m(*xs))
         if len(outs) != len(refs):
@@ -163,8 +166,18 @@ def main():
     ap.add_argument("root")
     ap.add_argument("--out")
     ap.add_argument("--tasks-dir")
+    ap.add_argument("--device", default="cpu", help="where the twins run: cpu (default), cuda, cuda:1, ...")
     args = ap.parse_args()
     torch.set_num_threads(max(1, os.cpu_count() or 1))
+    device = torch.device(args.device)
+    if device.type == "cuda" and not torch.cuda.is_available():
+        ap.error(f"--device {args.device}: torch {torch.__version__} sees no CUDA device")
+    if device.type == "cuda":
+        # The tolerances are float32's: no TF32 in matrix products and convolutions, no reduced
+        # precision in half-precision reductions.
+        torch.backends.cuda.matmul.allow_tf32 = False
+        torch.backends.cudnn.allow_tf32 = False
+        torch.backends.cuda.matmul.allow_fp16_reduced_precision_reduction = False
     if os.path.exists(os.path.join(args.root, "io.json")):
         dirs = [args.root]
     else:
@@ -174,7 +187,7 @@ def main():
     results = []
     for d in dirs:
         try:
-            r = check_export(d, args.tasks_dir)
+            r = check_export(d, args.tasks_dir, device)
         except Exception as e:  # a twin that fails to run is a result, not a crash of the check
             r = {"task": os.path.basename(d), "ok": False, "problems": [f"{type(e).__name__}: {e}"],
                  "traceback": traceback.format_exc(), "outputs": []}
@@ -188,12 +201,13 @@ def main():
             detail += " | " + "; ".join(f"{o['output']} {o['dtype']}: {o.get('problem') or str(o.get('mismatches')) + ' mismatches, max abs err ' + format(o.get('max_abs_err', 0), '.3e')}" for o in bad)
         print(f"{status} {r['task']} seed {r.get('seed', '?')}: {detail}", flush=True)
     passed = sum(r["ok"] for r in results)
-    summary = {"torch": torch.__version__, "numpy": np.__version__, "exports": len(results), "passed": passed,
+    summary = {"torch": torch.__version__, "numpy": np.__version__, "device": str(device),
+               "exports": len(results), "passed": passed,
                "failed": len(results) - passed, "f64_tolerance": F64_TOL, "results": results}
     if args.out:
         with open(args.out, "w") as f:
             json.dump(summary, f, indent=1)
-    print(f"twins: {passed} of {len(results)} exports agree (torch {torch.__version__})")
+    print(f"twins: {passed} of {len(results)} exports agree (torch {torch.__version__}, {device})")
     sys.exit(0 if passed == len(results) else 1)
 
 

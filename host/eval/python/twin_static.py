@@ -42,8 +42,18 @@ parameter `nn.Parameter(T)`, and lists, tuples and dicts of them. Modules are:
   "0", "1", ... (or by their keys), so `seq.0.weight`;
 - classes deriving from `nn.Module` defined in the same file, read like `Model`.
 T is one of `torch.{rand,randn,zeros,ones,empty}(shape)`, `torch.full(shape, v)`,
-`torch.tensor(number or list)`, optionally followed by `.view(shape)`, `.uniform_(...)`-style
-methods or arithmetic with numbers.
+`torch.tensor(number or list)`, `torch.tril/triu(T)`, optionally followed by `.view(shape)`,
+`.uniform_(...)`-style methods or arithmetic with numbers.
+
+A twin must also follow the model to any device (`model.to("cuda")` moves parameters and
+buffers, the caller moves the inputs, nothing else moves), so these are errors too, each with
+its line (see `device_errors`): in forward() and every function but `__init__`, `get_inputs`
+and `get_init_inputs`, a tensor made by `torch.arange`, `torch.zeros`, `torch.tensor`, ...
+(FACTORIES) without `device=` (or with a constant one), unless a `.to(x.device)` moves it at once;
+`torch.from_numpy` and the legacy `torch.FloatTensor`-style constructors; `.cpu()`, `.cuda()`,
+`.numpy()` and `.to("cpu")`; in `__init__`, a tensor kept as a plain attribute (`self.X =
+torch...`: it must be `register_buffer`, persistent=False for a constant, or `nn.Parameter`);
+at module and class level, a tensor kept in a variable.
 """
 
 import ast
@@ -632,6 +642,8 @@ class Reader:
                     if k.arg == "dtype":
                         dtype = dtype_arg(k.value)
                 return shape_of(args[2], node), dtype
+            if t in ("tril", "triu") and node.args:
+                return self.tensor(node.args[0])
             if t == "tensor":
                 v = self.const(node.args[0])
                 if isinstance(v, (int, float)):
@@ -801,6 +813,9 @@ class InitRunner:
                 self.method_call(st.value, st)
                 continue
             if isinstance(st, ast.Assign):
+                message = plain_tensor_attribute(st)
+                if message:
+                    raise Unsupported(st, message)
                 value = r.const(st.value)
                 for target in st.targets:
                     if (isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name)
@@ -888,6 +903,181 @@ def model_params(cls, init_values, env, classes):
     return mod.entries()
 
 
+# Device independence. A twin runs wherever its inputs are: `model.to(device)` moves parameters
+# and buffers, the caller moves the inputs, and nothing else moves. So a tensor the twin makes
+# itself must take its device from an input, a parameter or a buffer, and tensors it keeps must
+# be parameters or buffers. The checks below are syntactic, over the whole file; every finding
+# is an error with its line.
+
+# torch functions that make a new tensor on `device=` (the CPU when it is left out).
+FACTORIES = {
+    "tensor", "as_tensor", "asarray", "scalar_tensor", "arange", "range", "zeros", "ones", "full",
+    "empty", "empty_strided", "eye", "linspace", "logspace", "rand", "randn", "randint",
+    "randperm", "tril_indices", "triu_indices", "hann_window", "hamming_window",
+    "blackman_window", "bartlett_window", "kaiser_window",
+}
+# Constructors that always make a CPU tensor.
+CPU_ONLY = {
+    "from_numpy", "Tensor", "FloatTensor", "DoubleTensor", "HalfTensor", "BFloat16Tensor",
+    "LongTensor", "IntTensor", "ShortTensor", "CharTensor", "ByteTensor", "BoolTensor",
+}
+# torch functions whose result is not a tensor (dtype facts, devices, global settings).
+NOT_TENSORS = {
+    "finfo", "iinfo", "device", "dtype", "Size", "get_default_dtype", "is_tensor",
+    "is_floating_point", "promote_types", "result_type", "no_grad", "inference_mode",
+    "set_grad_enabled", "manual_seed",
+}
+# Tensor methods that tie the result to one device.
+FIXED_DEVICE_METHODS = {"cpu", "cuda", "numpy"}
+LEGAL_DEVICE = ("pass the device of an input, a parameter or a buffer (`device=x.device`), "
+                "or make it once in __init__ as a buffer "
+                "(`self.register_buffer(\"name\", ..., persistent=False)`)")
+
+
+def constant_device(node):
+    """Whether `node` names one device whatever the inputs: a string, None or
+    `torch.device("...")`."""
+    if isinstance(node, ast.Constant):
+        return True
+    return (isinstance(node, ast.Call) and torch_name(node.func) == "device"
+            and all(isinstance(a, ast.Constant) for a in node.args))
+
+
+def tensor_call(node):
+    """The first `torch.X(...)` call in `node` that makes a tensor, outside `nn.*(...)` calls
+    (whose tensors are parameters); None if there is none."""
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, ast.Call):
+            if nn_name(n.func) is not None:
+                continue
+            name = torch_name(n.func)
+            if name is not None and name not in NOT_TENSORS:
+                return n
+        stack.extend(reversed(list(ast.iter_child_nodes(n))))
+    return None
+
+
+def plain_tensor_attribute(st):
+    """The message for `self.X = <a tensor>` in `__init__`, or None."""
+    targets = [t.attr for t in st.targets if isinstance(t, ast.Attribute)
+               and isinstance(t.value, ast.Name) and t.value.id == "self"]
+    made = tensor_call(st.value) if targets else None
+    if made is None:
+        return None
+    return (f"`self.{targets[0]} = {ast.unparse(st.value)}` keeps a tensor as a plain attribute, "
+            "which `model.to(device)` leaves on the CPU; register it: "
+            f"`self.register_buffer(\"{targets[0]}\", ..., persistent=False)` for a constant "
+            "(left out of the state_dict) or `nn.Parameter(...)` for a weight")
+
+
+def follows_device(call):
+    """Whether `call` is `.to(...)` with a device that follows the inputs: `device=` not a
+    constant, or a positional `x.device` or name of a device (`device`, `dev`)."""
+    if not (isinstance(call.func, ast.Attribute) and call.func.attr == "to"):
+        return False
+    keyword = next((k.value for k in call.keywords if k.arg == "device"), None)
+    if keyword is not None:
+        return not constant_device(keyword)
+    return any(isinstance(a, ast.Attribute) and a.attr == "device"
+               or isinstance(a, ast.Name) and "dev" in a.id for a in call.args[:1])
+
+
+def moved_factories(root):
+    """The factory calls in `root` that a `.to(device)` moves at once, as the original
+    PointNet++ does: `torch.arange(B, dtype=torch.long).to(device).view(...)`; methods between
+    the two (`.view`, `.float()`) are allowed."""
+    moved = set()
+    for n in ast.walk(root):
+        if isinstance(n, ast.Call) and follows_device(n):
+            inner = n.func.value
+            while (isinstance(inner, ast.Call) and isinstance(inner.func, ast.Attribute)
+                   and torch_name(inner.func) is None):
+                inner = inner.func.value
+            if isinstance(inner, ast.Call):
+                moved.add(id(inner))
+    return moved
+
+
+def call_device_error(call, moved):
+    """The message for a call in code that runs in forward() that ties a tensor to a fixed
+    device, or None; `moved` are the ids of factory calls moved by a `.to(device)`."""
+    text = ast.unparse(call)
+    name = torch_name(call.func)
+    if name in FACTORIES:
+        device = next((k.value for k in call.keywords if k.arg == "device"), None)
+        if device is None and id(call) in moved:
+            return None
+        if device is None:
+            return (f"`{text}` makes its tensor on the CPU whatever device the model runs on; "
+                    + LEGAL_DEVICE)
+        if constant_device(device):
+            return f"`{text}` makes its tensor on one fixed device; " + LEGAL_DEVICE
+        return None
+    if name in CPU_ONLY:
+        return (f"`{text}` makes a CPU tensor; write `torch.tensor(..., device=x.device)` "
+                "with the device of an input, a parameter or a buffer")
+    if isinstance(call.func, ast.Attribute) and call.func.attr in FIXED_DEVICE_METHODS:
+        return (f"`{text}` ties the computation to one device (`.numpy()` only works on the "
+                "CPU); a twin computes in torch on the device of its inputs")
+    if isinstance(call.func, ast.Attribute) and call.func.attr == "to":
+        targets = list(call.args[:1]) + [k.value for k in call.keywords if k.arg == "device"]
+        if any(isinstance(t, ast.Constant) and isinstance(t.value, str) or
+               isinstance(t, ast.Call) and torch_name(t.func) == "device" for t in targets):
+            return (f"`{text}` moves to one fixed device; a twin computes on the device of its "
+                    "inputs (`.to(x.device)` or a dtype only)")
+    return None
+
+
+def device_errors(tree):
+    """Everything in the file that would not follow the model to another device, by line:
+    - in functions other than `__init__`, `get_inputs` and `get_init_inputs` (forward() and what
+      it calls): tensors made without a device taken from an input, parameter or buffer
+      (FACTORIES without `device=` or with a constant one, CPU_ONLY constructors), and
+      `.cpu()`, `.cuda()`, `.numpy()`, `.to("cpu")`;
+    - in `__init__`: tensors kept as plain attributes (`self.X = torch...`);
+    - at module and class level: tensors kept in variables (`MASK = torch.tril(...)`)."""
+    errors = []
+
+    def scan(node, top):
+        if isinstance(node, ast.FunctionDef):
+            if top and node.name in ("get_inputs", "get_init_inputs"):
+                return
+            for st in node.body:
+                scan(st, False)
+            return
+        if isinstance(node, ast.ClassDef):
+            for st in node.body:
+                if isinstance(st, ast.FunctionDef) and st.name == "__init__":
+                    for n in ast.walk(st):
+                        message = plain_tensor_attribute(n) if isinstance(n, ast.Assign) else None
+                        if message:
+                            errors.append((n.lineno, message))
+                else:
+                    scan(st, True)
+            return
+        if top:
+            if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
+                made = tensor_call(node.value)
+                if made is not None:
+                    errors.append((node.lineno, f"`{ast.unparse(made)}` makes a tensor outside "
+                                   "the model, which `model.to(device)` leaves on the CPU; make "
+                                   "it in __init__ as a buffer (`self.register_buffer(\"name\", "
+                                   "..., persistent=False)`) or in forward() with the device of "
+                                   "an input (`device=x.device`)"))
+            return
+        moved = moved_factories(node)
+        for n in ast.walk(node):
+            message = call_device_error(n, moved) if isinstance(n, ast.Call) else None
+            if message:
+                errors.append((n.lineno, message))
+
+    for st in tree.body:
+        scan(st, True)
+    return [{"line": line, "message": m} for line, m in sorted(errors)]
+
+
 def facts(path):
     out = {"file": path, "errors": [], "inputs": [], "params": [], "init_inputs": []}
     try:
@@ -929,6 +1119,10 @@ def facts(path):
         out["errors"].append({"line": e.line, "message": str(e)})
     except EVAL_ERRORS as e:
         out["errors"].append({"line": 0, "message": f"cannot evaluate statically: {e}"})
+    for e in device_errors(tree):
+        if e not in out["errors"]:  # a plain tensor attribute also stops the __init__ reader
+            out["errors"].append(e)
+    out["errors"].sort(key=lambda e: e["line"])
     return out
 
 

@@ -310,6 +310,22 @@ fn validate_reads_twins_statically_and_reports_mismatches() {
         r.problems
     );
 
+    // A tensor made on the CPU in forward() would not follow the model to a GPU.
+    std::fs::write(
+        p.with_extension("py"),
+        twin.replace("self.conv(x)", "self.conv(x) + torch.zeros(1, 32, 1, 1)"),
+    )
+    .unwrap();
+    let r = validate_one(&p, TwinChecks::Auto);
+    assert!(
+        r.problems.iter().any(|m| m.starts_with(&format!(
+            "twin: {py}:13: `torch.zeros(1, 32, 1, 1)` makes its tensor on the CPU whatever device the model runs on; \
+             pass the device of an input, a parameter or a buffer (`device=x.device`)"
+        ))),
+        "{:?}",
+        r.problems
+    );
+
     // No twin at all.
     std::fs::remove_file(p.with_extension("py")).unwrap();
     let r = validate_one(&p, TwinChecks::Auto);
@@ -748,4 +764,83 @@ fn every_shipped_task_lowers_far_within_the_nesting_limit() {
         }
     }
     assert_eq!(lowered, 4 * suite.tasks.len());
+}
+
+#[test]
+fn twin_reader_flags_tensors_that_would_not_follow_the_model_to_another_device() {
+    // `model.to("cuda")` moves parameters and buffers and the caller moves the inputs; a tensor
+    // made without a device taken from them, or kept in a plain attribute or a global, stays on
+    // the CPU, and `.numpy()`/`.cpu()` tie the computation to the CPU.
+    let bad = "import numpy as np
+import torch
+import torch.nn as nn
+
+SCALE = torch.tensor(2.0)
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(4, 4, 1)
+        self.register_buffer(\"mask\", torch.tril(torch.ones(4, 4, dtype=torch.bool)), persistent=False)
+        self.offsets = torch.arange(4.0)
+
+    def forward(self, x):
+        n = x.shape[-1]
+        idx = torch.arange(n, device=x.device)
+        rows = torch.arange(n, dtype=torch.long).to(x.device).view(1, -1)
+        grid = torch.arange(n, dtype=x.dtype)
+        eye = torch.eye(n, device=\"cpu\")
+        y = self.conv(x) + torch.zeros_like(x) + grid + eye + x.new_ones(n)
+        y = y.masked_fill(self.mask, 0.0).to(torch.float32)
+        w = torch.from_numpy(np.ones(n, dtype=np.float32))
+        return y.cpu() + w + rows + idx
+
+
+def get_inputs():
+    return [torch.rand(1, 4, 4, 4)]
+
+
+def get_init_inputs():
+    return []
+";
+    let (errors, params) = read_twin(bad);
+    let found: Vec<(u64, &str)> = errors.iter().map(|(l, m)| (*l, m.split(';').next().unwrap())).collect();
+    assert_eq!(
+        found,
+        [
+            (5, "`torch.tensor(2.0)` makes a tensor outside the model, which `model.to(device)` leaves on the CPU"),
+            (
+                13,
+                "`self.offsets = torch.arange(4.0)` keeps a tensor as a plain attribute, which \
+                 `model.to(device)` leaves on the CPU"
+            ),
+            (19, "`torch.arange(n, dtype=x.dtype)` makes its tensor on the CPU whatever device the model runs on"),
+            (20, "`torch.eye(n, device='cpu')` makes its tensor on one fixed device"),
+            (23, "`torch.from_numpy(np.ones(n, dtype=np.float32))` makes a CPU tensor"),
+            (24, "`y.cpu()` ties the computation to one device (`.numpy()` only works on the CPU)"),
+        ]
+    );
+    assert!(
+        errors[1].1.ends_with(
+            "register it: `self.register_buffer(\"offsets\", ..., persistent=False)` for a constant \
+             (left out of the state_dict) or `nn.Parameter(...)` for a weight"
+        ),
+        "{}",
+        errors[1].1
+    );
+    assert_eq!(params, []);
+
+    // Written to follow the model: the global and the attribute become buffers (a
+    // non-persistent one is not a state_dict entry), the tensors of forward() take x's device.
+    let good = bad
+        .replace("SCALE = torch.tensor(2.0)\n", "SCALE = 2.0\n")
+        .replace("self.offsets = torch.arange(4.0)", "self.register_buffer(\"offsets\", torch.zeros(4))")
+        .replace("dtype=x.dtype)", "dtype=x.dtype, device=x.device)")
+        .replace("device=\"cpu\"", "device=x.device")
+        .replace("torch.from_numpy(np.ones(n, dtype=np.float32))", "x.new_ones(n)")
+        .replace("y.cpu()", "y");
+    let (errors, params) = read_twin(&good);
+    assert_eq!(errors, []);
+    assert_eq!(params, entries(&[("offsets", &[4]), ("conv.weight", &[4, 4, 1, 1]), ("conv.bias", &[4])]));
 }

@@ -5,7 +5,8 @@
 //!   `Model(*get_init_inputs())` has (int64 counters such as `num_batches_tracked` left out), in
 //!   order; they must equal the graph's inputs and parameters, in order, dtypes included: f32 ↔
 //!   float32, f16 ↔ float16, i8 ↔ int8, i32 ↔ int32 (an i32 input may also be int64, PyTorch's
-//!   index type).
+//!   index type). It also finds what would not follow the model to a GPU (tensors made on the
+//!   CPU in `forward`, tensors kept outside parameters and buffers), each an error with its line.
 //! - By running it, where torch is importable: `python/check_twins.py` loads a seed's exported
 //!   I/O, runs the twin on the CPU in float64 and float32 with the same parameters and inputs,
 //!   and compares with the reference outputs.
