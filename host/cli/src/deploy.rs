@@ -48,8 +48,7 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
     if let Device::Dir(_) = device {
         return Err("error: `dir:` devices are bundles, not devices: use `ekb pack` to write one".into());
     }
-    let runtime = if args.gpu { ekb_deploy::find_gpu_runtime(arch) } else { ekb_deploy::find_runtime(arch) }
-        .map_err(|d| d.to_string())?;
+    let runtime = crate::runtime::find_or_build(arch, args.gpu)?;
     let options = RemoteOptions { ssh_options: args.ssh_options, remote_dir: args.remote_dir };
     let mut transport = transport::connect(&device, &runtime, &options).map_err(|d| d.to_string())?;
     let steps = transport.install(&mut System).map_err(|d| d.to_string())?;

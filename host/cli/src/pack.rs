@@ -70,8 +70,7 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
     let gpu = payloads
         .iter()
         .any(|(_, b)| Payload::parse(b).is_ok_and(|v| v.manifest().backend != Backend::CpuLlvm));
-    let runtime = if gpu { ekb_deploy::find_gpu_runtime(arch) } else { ekb_deploy::find_runtime(arch) }
-        .map_err(|d| d.to_string())?;
+    let runtime = crate::runtime::find_or_build(arch, gpu)?;
     let written = ekb_deploy::bundle::write(&args.output, &target.name, &runtime, &payloads, args.force)
         .map_err(|d| d.to_string())?;
     let summary = Summary {
