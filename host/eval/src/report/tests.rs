@@ -232,9 +232,11 @@ fn an_unknown_format_is_a_diagnostic_with_a_hint() {
     assert_eq!(e.hint.as_deref(), Some("did you mean `markdown`?"));
 }
 
-/// The legend entries of each `<svg>` of a page: `(text, x, y)` with the `viewBox`'s width and
-/// height.
-fn legends(html: &str) -> Vec<(Vec<(String, f64, f64)>, f64, f64)> {
+/// One legend entry of a plot: its text and where it starts (`x`, `y`).
+type LegendEntry = (String, f64, f64);
+
+/// The legend entries of each `<svg>` of a page, with the `viewBox`'s width and height.
+fn legends(html: &str) -> Vec<(Vec<LegendEntry>, f64, f64)> {
     let attr = |tag: &str, name: &str| -> f64 {
         let at = tag.find(&format!(" {name}=\"")).unwrap() + name.len() + 3;
         tag[at..at + tag[at..].find('"').unwrap()].parse().unwrap()
@@ -252,7 +254,7 @@ fn legends(html: &str) -> Vec<(Vec<(String, f64, f64)>, f64, f64)> {
             let entries = svg.split("<text ").skip(1).filter(|t| t.contains("class=\"legend\"")).map(|t| {
                 let name = &t[t.find('>').unwrap() + 1..t.find("</text>").unwrap()];
                 let t = format!(" {t}");
-            (name.to_string(), attr(&t, "x"), attr(&t, "y"))
+                (name.to_string(), attr(&t, "x"), attr(&t, "y"))
             });
             (entries.collect(), view[2], view[3])
         })
