@@ -19,7 +19,7 @@ pub const LINE_EXCERPT_CHARS: usize = 120;
 
 /// The most characters of one quoted piece of text (`` `...` `` or `"..."`) a diagnostic's
 /// message, expected line, hint or notes show.
-pub const QUOTE_EXCERPT_CHARS: usize = 80;
+pub const QUOTE_EXCERPT_CHARS: usize = 200;
 
 /// Marks where a diagnostic cut text short.
 const CUT: char = '…';
