@@ -7,6 +7,7 @@
 //! interpreter first, at a tolerance the result states; the timing is stored in the runtime's
 //! `Timing` form.
 
+use crate::files;
 use crate::source::{self, Program};
 use ekb_ir::target::TargetProfile;
 use ekb_onnx::baseline::{self as bl, Baseline, BaselineOptions, TuneOptions, TvmOptions};
@@ -97,7 +98,7 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
     let b = bl::run(&g, &engine, opts, work.path()).map_err(|e| format!("error: {e}"))?;
     let json = serde_json::to_string_pretty(&b).expect("the result serialises");
     if let Some(path) = &args.out {
-        std::fs::write(path, &json).map_err(|e| format!("error: cannot write `{}`: {e}", path.display()))?;
+        files::write(path, json.as_bytes())?;
     }
     if args.json {
         println!("{json}");

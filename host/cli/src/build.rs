@@ -7,6 +7,8 @@
 //! The options shared with `ekb run` and `ekb pack` ([`BuildArgs`]) and the step that builds one
 //! file ([`build_file`]) live here too, so the three commands build identically.
 
+use crate::files;
+use crate::inputs;
 use crate::source::{self, Program};
 use ekb_deploy::build::{BuildOptions, Built, TOLERANCE};
 use ekb_deploy::driver::{Program as Input, Sources};
@@ -56,6 +58,11 @@ pub struct BuildArgs {
     /// For an L1 module: the L0 graph whose task it implements (inputs, reference outputs).
     #[arg(long)]
     graph: Option<PathBuf>,
+    /// For an L0 graph: its inputs from .npy files in this folder (`NAME.npy` or
+    /// `input.NAME.npy`), carried in the payload like weights; every seed runs on them and the
+    /// expected outputs are the reference interpreter's on them.
+    #[arg(long)]
+    inputs: Option<PathBuf>,
     /// Seeds the board checks, comma-separated.
     #[arg(long, value_delimiter = ',', default_value = "0,1,2")]
     seeds: Vec<u64>,
@@ -124,8 +131,22 @@ pub fn build_file(path: &Path, args: &BuildArgs, target: &TargetProfile) -> Resu
     let mut options = args.options()?;
     let (src, program) = source::load(path).map_err(|d| source::render(&d))?;
     let graph_file: Option<(SourceFile, ekb_ir::l0::Graph)>;
+    let fixed: ekb_ir::l0::Graph;
     let (input, sources) = match &program {
-        Program::Graph(g) => (Input::Graph(g), Sources { graph: Some(&src), module: None }),
+        Program::Graph(g) => match &args.inputs {
+            Some(dir) => {
+                fixed = inputs::as_data_params(g, inputs::read(g, dir)?);
+                (Input::Graph(&fixed), Sources { graph: Some(&src), module: None })
+            }
+            None => (Input::Graph(g), Sources { graph: Some(&src), module: None }),
+        },
+        Program::Module(_) if args.inputs.is_some() => {
+            return Err(format!(
+                "error: `--inputs` needs an L0 graph; `{}` is an L1 module, whose payload inputs are seeded\n  = hint: `ekb interp {} --graph TASK.ekir --inputs DIR` runs the module on them in the L1 interpreter",
+                path.display(),
+                path.display()
+            ))
+        }
         Program::Module(m) => {
             let gpath = args.graph.as_ref().ok_or_else(|| {
                 format!(
@@ -179,8 +200,7 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
     let target = args.build.profile("host")?;
     let built = build_file(&args.file, &args.build, &target)?;
     let out = args.output.unwrap_or_else(|| PathBuf::from(format!("{}.ekp", payload_name(&args.file))));
-    std::fs::write(&out, &built.payload)
-        .map_err(|e| format!("error: cannot write `{}`: {e}", out.display()))?;
+    files::write(&out, &built.payload)?;
     if args.json {
         let json = serde_json::json!({ "payload": out.display().to_string(), "summary": built.summary });
         println!("{}", serde_json::to_string_pretty(&json).expect("the summary serialises"));

@@ -6,6 +6,7 @@
 //! The work is done by `ekb_eval::evaluate`; this file chooses the instances, the device and the
 //! settings, shows progress, and prints the summary of the finished run.
 
+use crate::files;
 use crate::tasks::{self as task_cli, Select};
 use ekb_deploy::transport::{self, Device, RemoteOptions};
 use ekb_eval::evaluate::candidate::Candidates;
@@ -449,8 +450,7 @@ pub fn print_report(run: &Run) -> Result<(), String> {
     print!("{}", report::render(&comparison, Format::Text));
     println!("{}", time_line(&run.results));
     let html = run.dir.join("report.html");
-    std::fs::write(&html, report::render(&comparison, Format::Html))
-        .map_err(|e| format!("error: cannot write `{}`: {e}", html.display()))?;
+    files::write(&html, report::render(&comparison, Format::Html).as_bytes())?;
     println!("results in {}; the HTML report is {}", run.dir.display(), html.display());
     Ok(())
 }

@@ -2,6 +2,7 @@
 //! other engines. Seeded parameters are generated with `--seed`; data parameters keep their
 //! values. Operators opset 17 lacks are model-local functions of the `ekb` domain.
 
+use crate::files;
 use crate::source::{self, Program};
 use serde::Serialize;
 use std::path::PathBuf;
@@ -47,8 +48,7 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
     };
     let model = ekb_onnx::export(&g, args.seed).map_err(|d| d.to_string())?;
     let bytes = ekb_onnx::export::encode(&model);
-    std::fs::write(&args.output, &bytes)
-        .map_err(|e| format!("error: cannot write `{}`: {e}", args.output.display()))?;
+    files::write(&args.output, &bytes)?;
     let graph = model.graph.as_ref().expect("the exporter writes a graph");
     let summary = Summary {
         graph: g.name.clone(),

@@ -6,16 +6,17 @@
 //! answer), `candidate.ekir` (or `.c`, `.cu`, `.cl` in native mode; absent when nothing usable
 //! was found) and `meta.json` (provider, model, parameters, token usage, cache hit, extraction
 //! outcome or the provider's error). Up to `--jobs` requests are in flight at once. A provider
-//! error on one sample is recorded and the run goes on; the exit status is 1 when any sample had
-//! one.
+//! error on one sample, or an answer holding no candidate, is printed (the sample and what was
+//! missing), recorded, and the run goes on; the exit status is 1 when any sample had either.
 
+use crate::files;
 use ekb_agent::{
     build_prompt, extract, Cached, CandidateKind, CommandProvider, Mode, OpenAi, OpenAiConfig, Provider,
     Replay, Request,
 };
 use ekb_eval::tasks::{self, Backend, Filter};
 use ekb_ir::target::TargetProfile;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
@@ -153,10 +154,6 @@ impl Front {
     }
 }
 
-fn write(path: &Path, bytes: impl AsRef<[u8]>) -> Result<(), String> {
-    std::fs::write(path, bytes).map_err(|e| format!("error: cannot write {}: {e}", path.display()))
-}
-
 pub fn run(a: Args) -> Result<ExitCode, String> {
     let mode = match a.mode.as_str() {
         "unified" => Mode::Unified,
@@ -233,18 +230,18 @@ pub fn run(a: Args) -> Result<ExitCode, String> {
         }
     });
     let outcomes = outcomes.into_inner().expect("no worker panics");
-    let count = |o: Outcome| outcomes.iter().filter(|x| x.as_ref().is_ok_and(|x| *x == o)).count();
-    let (failed, empty) = (count(Outcome::ProviderError), count(Outcome::NoCandidate));
     if let Some(Err(e)) = outcomes.iter().find(|o| o.is_err()) {
         return Err(e.clone());
     }
+    let count = |o: Outcome| outcomes.iter().filter(|x| x.as_ref().is_ok_and(|x| *x == o)).count();
+    let (failed, empty) = (count(Outcome::ProviderError), count(Outcome::NoCandidate));
     println!(
         "{} sample(s) in {}: {failed} provider error(s), {empty} without a candidate, {} from the cache",
         jobs.len(),
         a.out.display(),
         front.hits()
     );
-    Ok(if failed > 0 { ExitCode::FAILURE } else { ExitCode::SUCCESS })
+    Ok(if failed + empty > 0 { ExitCode::FAILURE } else { ExitCode::SUCCESS })
 }
 
 /// One sample to ask for.
@@ -270,7 +267,10 @@ enum Outcome {
 fn one(job: &Job, prov: &dyn Provider, mode: Mode) -> Result<Outcome, String> {
     let dir = &job.dir;
     std::fs::create_dir_all(dir).map_err(|e| format!("error: cannot create {}: {e}", dir.display()))?;
-    write(&dir.join("prompt.json"), serde_json::to_vec_pretty(&job.req).expect("a request serialises"))?;
+    files::write(
+        &dir.join("prompt.json"),
+        &serde_json::to_vec_pretty(&job.req).expect("a request serialises"),
+    )?;
     let mut meta = job.meta.clone();
     let t = Instant::now();
     let outcome = match prov.complete(&job.req) {
@@ -278,7 +278,7 @@ fn one(job: &Job, prov: &dyn Provider, mode: Mode) -> Result<Outcome, String> {
             meta["seconds"] = t.elapsed().as_secs_f64().into();
             meta["usage"] = serde_json::to_value(resp.usage).expect("usage serialises");
             meta["cached"] = resp.cached.into();
-            write(&dir.join("answer.txt"), &resp.text)?;
+            files::write(&dir.join("answer.txt"), resp.text.as_bytes())?;
             match extract(&resp.text, mode) {
                 Ok(c) => {
                     let ext = match (c.kind, job.backend) {
@@ -287,13 +287,14 @@ fn one(job: &Job, prov: &dyn Provider, mode: Mode) -> Result<Outcome, String> {
                         (CandidateKind::Native, Backend::Cuda) => "cu",
                         (CandidateKind::Native, Backend::Opencl) => "cl",
                     };
-                    write(&dir.join(format!("candidate.{ext}")), &c.text)?;
+                    files::write(&dir.join(format!("candidate.{ext}")), c.text.as_bytes())?;
                     meta["extracted"] = serde_json::json!({
                         "kind": format!("{:?}", c.kind), "parses": c.parses, "parse_error": c.parse_error,
                     });
                     Outcome::Candidate
                 }
                 Err(e) => {
+                    eprintln!("error: {}: no candidate: {e}", job.what);
                     meta["extracted"] = serde_json::json!({ "error": e.to_string() });
                     Outcome::NoCandidate
                 }
@@ -305,6 +306,6 @@ fn one(job: &Job, prov: &dyn Provider, mode: Mode) -> Result<Outcome, String> {
             Outcome::ProviderError
         }
     };
-    write(&dir.join("meta.json"), serde_json::to_vec_pretty(&meta).expect("meta serialises"))?;
+    files::write(&dir.join("meta.json"), &serde_json::to_vec_pretty(&meta).expect("meta serialises"))?;
     Ok(outcome)
 }

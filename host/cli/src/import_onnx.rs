@@ -2,8 +2,11 @@
 //! data file (`NAME.bin` beside it), named by the graph's data parameters with their checksums.
 //!
 //! All or nothing: if anything in the model is unsupported (operators, attributes, dynamic
-//! shapes, malformed data), one error lists every problem and no file is written.
+//! shapes, malformed data), one error lists every problem and no file is written; the graph and
+//! its weights are written together (`files.rs`), so a failure to write one leaves neither, and an
+//! earlier pair of the same name stays as it was.
 
+use crate::files;
 use ekb_ir::l0::print::print;
 use ekb_onnx::{import, ImportOptions};
 use serde::Serialize;
@@ -63,10 +66,10 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
     let g = &im.graph;
     let data_path = args.output.with_file_name(&opts.data_file);
     let has_data = !g.params.is_empty();
-    if has_data {
-        write(&data_path, &im.data)?;
-    }
-    write(&args.output, print(g).as_bytes())?;
+    let text = print(g);
+    // The weights first: the graph names them, so a graph is never in place before its data.
+    let pair: &[(&Path, &[u8])] = &[(&data_path, &im.data), (&args.output, text.as_bytes())];
+    files::write_set(if has_data { pair } else { &pair[1..] })?;
     let summary = Summary {
         graph: g.name.clone(),
         ekir: args.output.display().to_string(),
@@ -106,8 +109,4 @@ fn parse_shape(s: &str) -> Result<(String, Vec<usize>), String> {
         return Err(bad());
     }
     Ok((name.to_string(), dims))
-}
-
-fn write(path: &Path, bytes: &[u8]) -> Result<(), String> {
-    std::fs::write(path, bytes).map_err(|e| format!("error: cannot write `{}`: {e}", path.display()))
 }

@@ -1,4 +1,5 @@
-//! `ekb interp`: run a program in a reference interpreter on seeded inputs.
+//! `ekb interp`: run a program in a reference interpreter on seeded inputs, or on the user's own
+//! (`--inputs DIR`, see `inputs.rs`).
 //!
 //! An L0 graph runs in the f64 reference interpreter (the correctness oracle). An L1 module runs
 //! in the bounds-checked L1 interpreter on the inputs of the graph named by `--graph`, and its
@@ -6,19 +7,21 @@
 //! parameter and output as a `.npy` file (`input.NAME.npy`, `param.NAME.npy`,
 //! `output.NAME.npy`; reference outputs rounded to their dtype).
 
+use crate::files;
 use crate::source::{self, Program};
-use ekb_ir::tensor::{compare, write_npy, Buffer, Tensor, Tolerance};
+use ekb_ir::tensor::{compare, npy_bytes, Buffer, Tensor, Tolerance};
 use ekb_ir::{l0, l1};
 use serde::Serialize;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-/// Run a graph (f64 reference) or a loop program (L1 interpreter) on seeded inputs.
+/// Run a graph (f64 reference) or a loop program (L1 interpreter) on seeded inputs or your own.
 #[derive(clap::Args)]
 #[command(after_help = "Examples:\n  \
 ekb interp conv.ekir --seed 1\n  \
 ekb interp conv.ekir --seed 1 --out io/        numpy: np.load('io/output.y.npy')\n  \
+ekb interp model.ekir --inputs data/           on data/x.npy for input x (dtype and shape checked)\n  \
 ekb interp conv.l1.ekir --graph conv.ekir      check a hand-written loop program")]
 pub struct Args {
     /// The `.ekir` file (L0 graph or L1 module).
@@ -26,6 +29,10 @@ pub struct Args {
     /// Seed of the generated inputs and parameters.
     #[arg(long, default_value_t = 0)]
     seed: u64,
+    /// The graph's inputs from .npy files in this folder (`NAME.npy` or `input.NAME.npy`, the
+    /// input's dtype and shape) instead of the seed; parameters still come from the seed.
+    #[arg(long)]
+    inputs: Option<PathBuf>,
     /// For an L1 module: the L0 graph that defines its inputs, parameters and reference outputs.
     #[arg(long)]
     graph: Option<PathBuf>,
@@ -91,7 +98,13 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
             }
         }
     };
-    let inputs = l0::inputs::generate(&graph, args.seed).map_err(|d| d.to_string())?;
+    let mut inputs = l0::inputs::generate(&graph, args.seed).map_err(|d| d.to_string())?;
+    if let Some(dir) = &args.inputs {
+        // Generated inputs come first, in the graph's order, as `read` returns them.
+        for (slot, given) in inputs.iter_mut().zip(crate::inputs::read(&graph, dir)?) {
+            *slot = given;
+        }
+    }
     let tensors: HashMap<String, Tensor> = inputs.iter().map(|(n, b)| (n.clone(), b.to_tensor())).collect();
     let reference = l0::interp::run(&graph, &tensors).map_err(|d| d.to_string())?;
     let mut summaries = Vec::new();
@@ -145,7 +158,10 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
                 first.join(", ")
             );
             match (&s.matches_reference, &s.mismatch) {
-                (Some(true), _) => println!("  matches the graph's reference (seed {})", args.seed),
+                (Some(true), _) => match &args.inputs {
+                    Some(dir) => println!("  matches the graph's reference (inputs from {})", dir.display()),
+                    None => println!("  matches the graph's reference (seed {})", args.seed),
+                },
                 (Some(false), Some(m)) => println!("  DIFFERS from the graph's reference: {m}"),
                 _ => {}
             }
@@ -162,13 +178,11 @@ fn write_all(
 ) -> Result<(), String> {
     std::fs::create_dir_all(dir).map_err(|e| format!("error: cannot create `{}`: {e}", dir.display()))?;
     let is_param = |n: &str| g.params.iter().any(|p| p.name == n);
-    let files = inputs
+    let arrays: Vec<_> = inputs
         .iter()
         .map(|(n, b)| (if is_param(n) { "param" } else { "input" }, n, b))
-        .chain(outputs.iter().map(|(n, b)| ("output", n, b)));
-    for (kind, name, buf) in files {
-        let path = dir.join(format!("{kind}.{name}.npy"));
-        write_npy(&path, buf).map_err(|e| format!("error: cannot write `{}`: {e}", path.display()))?;
-    }
-    Ok(())
+        .chain(outputs.iter().map(|(n, b)| ("output", n, b)))
+        .map(|(kind, name, buf)| (dir.join(format!("{kind}.{name}.npy")), npy_bytes(buf)))
+        .collect();
+    files::write_set(&arrays.iter().map(|(p, b)| (p.as_path(), b.as_slice())).collect::<Vec<_>>())
 }

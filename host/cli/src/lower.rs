@@ -6,6 +6,7 @@
 //! that breaks a board's limits is reported here rather than on the board; what the command
 //! prints is what `ekb build` would put in a payload.
 
+use crate::files;
 use crate::source::{self, Program};
 use ekb_deploy::driver::{self, BackendChoice, CompileOptions, Dump, Sources, Stage, TraceInput};
 use ekb_ir::{l1, Diagnostic};
@@ -154,16 +155,13 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
         To::Obj => {
             let out = args.output.expect("checked above");
             let code = artifact.code.expect("compiled through the toolchain");
-            std::fs::write(&out, &code.bytes)
-                .map_err(|e| format!("error: cannot write `{}`: {e}", out.display()))?;
+            files::write(&out, &code.bytes)?;
             eprintln!("wrote {} ({:.0} ms)", out.display(), code.log.duration.as_secs_f64() * 1e3);
             return Ok(ExitCode::SUCCESS);
         }
     };
     match args.output {
-        Some(p) => {
-            std::fs::write(&p, text).map_err(|e| format!("error: cannot write `{}`: {e}", p.display()))?
-        }
+        Some(p) => files::write(&p, text.as_bytes())?,
         None => print!("{text}"),
     }
     Ok(ExitCode::SUCCESS)

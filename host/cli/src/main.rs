@@ -3,7 +3,9 @@
 //! Subcommands map one-to-one to files in this folder (`check.rs`, `lower.rs`, ...). Every
 //! subcommand that a program might read has `--json`. Errors on bad input are rendered
 //! diagnostics (file, line, column, the offending text, what was expected, a hint) on stderr and
-//! exit status 1; a usage error exits 2 (clap's convention).
+//! exit status 1; a usage error exits 2 (clap's convention). When stdout's reader goes away
+//! (`ekb tasks list | head`) the process ends quietly with status 141, what a shell reports for a
+//! program ended by a closed pipe: every print to stdout, in any subcommand, is covered here once.
 
 mod baseline;
 mod bench;
@@ -14,8 +16,10 @@ mod collect;
 mod deploy;
 mod eval;
 mod export_onnx;
+mod files;
 mod generate;
 mod import_onnx;
+mod inputs;
 mod interp;
 mod lower;
 mod pack;
@@ -81,7 +85,28 @@ enum Command {
     Tune(tune::Args),
 }
 
+/// A shell's status for a program ended by SIGPIPE (128 + 13).
+const CLOSED_PIPE_STATUS: i32 = 141;
+
+/// Makes a print to a closed stdout end the process quietly. Rust ignores SIGPIPE, so `println!`
+/// panics on EPIPE ("failed printing to stdout: Broken pipe"); this panic hook turns exactly that
+/// panic into a quiet exit and leaves every other one to the default report. SIGPIPE itself stays
+/// ignored: `ekb` writes to its children's stdin (the runtime, helpers) and must see one's death as
+/// an error, not die of it.
+fn end_quietly_when_stdout_closes() {
+    let report = std::panic::take_hook();
+    let closed = format!("failed printing to stdout: {}", std::io::Error::from_raw_os_error(libc::EPIPE));
+    std::panic::set_hook(Box::new(move |info| {
+        let message = info.payload().downcast_ref::<String>().map(String::as_str);
+        if message == Some(closed.as_str()) {
+            std::process::exit(CLOSED_PIPE_STATUS);
+        }
+        report(info)
+    }));
+}
+
 fn main() -> ExitCode {
+    end_quietly_when_stdout_closes();
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Check(a) => check::run(a),

@@ -6,6 +6,7 @@
 //! and exit status 1; what a run has that is odd (a torn last line, results outside its plan)
 //! is in the report's warnings, and on stderr when the report goes to a file or is CSV.
 
+use crate::files;
 use ekb_eval::metrics;
 use ekb_eval::report::{self, Format};
 use ekb_eval::results::load_run;
@@ -61,7 +62,7 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
         }
         return Ok(ExitCode::SUCCESS);
     };
-    std::fs::write(out, &text).map_err(|e| format!("error: cannot write `{}`: {e}", out.display()))?;
+    files::write(out, text.as_bytes())?;
     warn(&comparison);
     let flagged: usize = comparison.runs.iter().map(|r| r.flags.high_speedups.len()).sum();
     eprintln!(

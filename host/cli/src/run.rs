@@ -5,11 +5,13 @@
 //! Devices: `local` (the runtime as a child process), `qemu` (the aarch64 runtime under
 //! qemu-user; the default for aarch64 targets on an x86_64 machine), `ssh://[user@]host[:port]`,
 //! `adb[:serial]`, and `dir:PATH`, which writes a bundle for an air-gapped board instead of
-//! running. A GPU payload (OpenCL or CUDA) runs on the GPU build of the runtime; the runtime
-//! for the payload's architecture is built first when missing (`crate::runtime::find_or_build`). Exit status 0 when every seed was correct, 1 otherwise or on
-//! an error.
+//! running. A GPU payload (OpenCL or CUDA) runs on the GPU build of the runtime. The runtime
+//! comes from `crate::runtime`: in a workspace checkout it is built first, as for `ekb eval`.
+//! `--inputs DIR` carries the user's arrays as the graph's inputs (see `inputs.rs`). Exit status
+//! 0 when every seed was correct, 1 otherwise or on an error.
 
 use crate::build::{build_file, is_payload, payload_name, BuildArgs};
+use crate::files;
 use ekb_deploy::report;
 use ekb_deploy::transport::{self, Device, Mode, RemoteOptions, RunSettings};
 use ekb_wire::payload::{Backend, Payload};
@@ -127,8 +129,7 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
         eprintln!("{line}");
     }
     if let Some(out) = &args.save_report {
-        std::fs::write(out, report::encode(&outcome.report))
-            .map_err(|e| format!("error: cannot write `{}`: {e}", out.display()))?;
+        files::write(out, &report::encode(&outcome.report))?;
     }
     let name = format!("{} on {device}", args.file.display());
     if args.json {

@@ -1,6 +1,6 @@
-//! The device runtime for the commands that start or ship one (`ekb eval`, `ekb bench`,
-//! `ekb run`, `ekb pack`, `ekb deploy`), for any architecture: the static runtime, or the GPU
-//! runtime for GPU payloads. When this `ekb` was built in a workspace
+//! The device runtime for every command that starts or ships one (`ekb eval`, `ekb bench`,
+//! `ekb run`, `ekb pack`, `ekb deploy`): the static runtime, or the GPU runtime for GPU
+//! instances. When this `ekb` was built in a workspace
 //! checkout that is still there, and no `EKB_RT*` variable names that runtime, the workspace's
 //! runtime is brought up to date with cargo first (a no-op when it is), so a fresh clone works
 //! with the README's first command and a changed runtime source is never run stale. Otherwise

@@ -14,16 +14,9 @@ pub enum Program {
 /// against its target).
 pub fn load(path: &Path) -> Result<(SourceFile, Program), Vec<Diagnostic>> {
     let src = SourceFile::read(path).map_err(|d| vec![d])?;
-    let program = match ekb_ir::level(&src.text) {
-        Some("l1") => Program::Module(l1::parse::parse(&src).map_err(|d| vec![d])?),
-        Some("l0") => Program::Graph(l0::check::load(&src)?),
-        _ => {
-            let found = ekb_ir::first_keyword(&src.text).map_or("nothing".to_string(), |w| format!("`{w}`"));
-            return Err(vec![src.locate(
-                Diagnostic::error(format!("cannot tell the IR level of this file: found {found}"))
-                    .with_expected("`graph NAME(...)` (an L0 graph) or `module NAME {` (an L1 loop program)"),
-            )]);
-        }
+    let program = match ekb_ir::level_of(&src).map_err(|d| vec![d])? {
+        "l1" => Program::Module(l1::parse::parse(&src).map_err(|d| vec![d])?),
+        _ => Program::Graph(l0::check::load(&src)?),
     };
     Ok((src, program))
 }

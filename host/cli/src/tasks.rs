@@ -4,6 +4,7 @@
 //! The work is done by `ekb_eval::tasks`; this file parses arguments and prints. Every
 //! subcommand has `--json`; broken task files are rendered diagnostics on stderr and exit 1.
 
+use crate::files;
 use ekb_eval::tasks::validate::{self, Options, TaskReport, TwinChecks};
 use ekb_eval::tasks::{self, cost, export, table, Backend, Domain, Filter, Suite, Task};
 use ekb_ir::diag::did_you_mean;
@@ -482,8 +483,7 @@ fn run_fmt(dir: &Option<PathBuf>, f: &FmtArgs, json: bool) -> Result<ExitCode, S
             Ok(want) => {
                 let changed = want != text;
                 if changed && !f.check {
-                    std::fs::write(path, &want)
-                        .map_err(|e| format!("error: cannot write `{}`: {e}", path.display()))?;
+                    files::write(path, want.as_bytes())?;
                 }
                 failed |= changed && f.check;
                 results.push(FmtResult { file: path.display().to_string(), changed });

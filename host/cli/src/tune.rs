@@ -5,6 +5,7 @@
 //! candidate folder for `ekb eval --candidates DIR`.
 
 use crate::bench_engines::ANCHORS;
+use crate::files;
 use crate::tasks::{self as task_cli, Select};
 use ekb_deploy::driver::{self, BackendChoice, CompileOptions, Program, Sources, Stage};
 use ekb_eval::tasks::Backend;
@@ -301,12 +302,10 @@ fn export(list: &[Workload], db: &Db, target: &TargetProfile, dir: &Path) -> Res
         let sample = dir.join(&w.name).join("cpu").join("sample-0");
         std::fs::create_dir_all(&sample)
             .map_err(|e| format!("error: cannot create `{}`: {e}", sample.display()))?;
-        let write = |name: &str, text: &str| {
-            let p = sample.join(name);
-            std::fs::write(&p, text).map_err(|e| format!("error: cannot write `{}`: {e}", p.display()))
-        };
-        write("candidate.ekir", &print_l1(&a.module))?;
-        write("tuned.recipe", &best.recipe)?;
+        files::write_set(&[
+            (&sample.join("candidate.ekir"), print_l1(&a.module).as_bytes()),
+            (&sample.join("tuned.recipe"), best.recipe.as_bytes()),
+        ])?;
         written += 1;
     }
     eprintln!("{written} candidate(s) written to {}", dir.display());

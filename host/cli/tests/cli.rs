@@ -83,6 +83,44 @@ fn check_rejects_non_utf8_and_files_of_no_known_level() {
     assert!(stderr(&o).contains("cannot tell the IR level"), "{}", stderr(&o));
 }
 
+// A byte-order mark before `graph` used to hide the keyword ("found ``", line 0); a misspelt
+// first keyword was reported at line 0 with no suggestion.
+#[test]
+fn the_level_is_read_past_a_byte_order_mark_and_a_misspelt_keyword_is_located_with_a_hint() {
+    let dir = tempfile::tempdir().unwrap();
+    let graph = std::fs::read_to_string(corpus("conv2d.ekir")).unwrap();
+    let bom = write(dir.path(), "bom.ekir", &format!("\u{feff}{graph}"));
+    let o = ekb(&["check", &bom]);
+    assert!(o.status.success(), "{}", stderr(&o));
+
+    let f =
+        write(dir.path(), "typo.ekir", "# a graph\n  gRaph g(x: f32[1]) -> (y: f32[1]) {\n  return x\n}\n");
+    let o = ekb(&["check", &f]);
+    assert_eq!(o.status.code(), Some(1));
+    let err = stderr(&o);
+    assert!(err.contains("found `gRaph`") && err.contains("typo.ekir:2:3"), "{err}");
+    assert!(err.contains("did you mean `graph`?"), "{err}");
+    assert!(err.contains("2 |   gRaph g(") && err.contains("^^^^^"), "{err}");
+}
+
+// A megabyte of garbage on one line used to give a diagnostic three times its size (the line,
+// an underline as long, and the token in the message).
+#[test]
+fn a_huge_line_gives_a_short_diagnostic() {
+    let dir = tempfile::tempdir().unwrap();
+    let garbage = "x".repeat(1 << 20);
+    for text in
+        [garbage.clone(), format!("graph g(x: f32[1]) -> (y: f32[1]) {{\n  %0 = relu(x) {garbage}\n}}\n")]
+    {
+        let f = write(dir.path(), "huge.ekir", &text);
+        let o = ekb(&["check", &f]);
+        assert_eq!(o.status.code(), Some(1));
+        let err = stderr(&o);
+        assert!(err.len() < 2000, "{} bytes: {}", err.len(), &err[..2000.min(err.len())]);
+        assert!(err.contains("huge.ekir:") && err.contains('…'), "{err}");
+    }
+}
+
 #[test]
 fn check_with_a_target_enforces_the_boards_stack_limit() {
     let dir = tempfile::tempdir().unwrap();
@@ -432,4 +470,112 @@ fn tasks_show_gives_the_bounds_outputs_are_compared_at() {
     assert!(own.contains("tolerance (f16 outputs): atol 1e-4, rtol 3e-3"), "{own}");
     let f32 = show("relu_resnet18_stem");
     assert!(!f32.contains("f16 outputs"), "{f32}");
+}
+
+// A reader that goes away (`ekb tasks list | head`) used to make `ekb` panic with "failed
+// printing to stdout: Broken pipe" and exit 101. Every command that prints ends quietly with the
+// closed-pipe status instead. The pipe's read end is closed before `ekb` starts, so its first
+// print meets the closed pipe whatever the timing.
+#[test]
+fn a_closed_stdout_ends_every_printing_command_quietly() {
+    let tasks = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tasks").display().to_string();
+    let conv = corpus("conv2d.ekir");
+    let commands: [&[&str]; 5] = [
+        &["tasks", "--dir", &tasks, "list"],
+        &["tasks", "--dir", &tasks, "show", "relu6_mobilenetv2_expand"],
+        &["interp", &conv, "--seed", "1", "--json"],
+        &["targets"],
+        &["check", &conv],
+    ];
+    for args in commands {
+        let (reader, writer) = std::io::pipe().unwrap();
+        drop(reader);
+        let o = Command::new(env!("CARGO_BIN_EXE_ekb")).args(args).stdout(writer).output().expect("ekb runs");
+        assert_eq!(o.status.code(), Some(141), "ekb {args:?}: {}", stderr(&o));
+        assert!(stderr(&o).is_empty(), "ekb {args:?} is quiet: {}", stderr(&o));
+    }
+}
+
+fn names(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    v.sort();
+    v
+}
+
+// When the graph could not be written, `import-onnx` used to leave its weights file behind (the
+// weights were written first, each file in place).
+#[test]
+fn import_onnx_writes_the_graph_and_its_weights_together_or_neither() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = dir.path().join("m.onnx").display().to_string();
+    let o = ekb(&["export-onnx", &corpus("conv2d.ekir"), "-o", &model]);
+    assert!(o.status.success(), "{}", stderr(&o));
+
+    let good = dir.path().join("good");
+    std::fs::create_dir(&good).unwrap();
+    let o = ekb(&["import-onnx", &model, "-o", &good.join("m.ekir").display().to_string()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(names(&good), ["m.bin", "m.ekir"], "the pair, and no temporary file");
+
+    let blocked = dir.path().join("blocked");
+    std::fs::create_dir_all(blocked.join("m.ekir")).unwrap();
+    let o = ekb(&["import-onnx", &model, "-o", &blocked.join("m.ekir").display().to_string()]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("m.ekir"), "{}", stderr(&o));
+    assert_eq!(names(&blocked), ["m.ekir"], "no weights without their graph");
+}
+
+// `ekb interp` took seeds only. `--inputs DIR` runs the graph on the user's .npy arrays, checked
+// against the inputs' declared dtypes and shapes.
+#[test]
+fn interp_runs_a_graph_on_the_users_npy_inputs_and_checks_them() {
+    use ekb_ir::tensor::{write_npy, BufData, Buffer};
+    use ekb_ir::{DType, TensorType};
+    let dir = tempfile::tempdir().unwrap();
+    let g = write(
+        dir.path(),
+        "g.ekir",
+        "graph g(x: f32[2,3]) -> (y: f32[2,3]) {\n  %0 = relu(x)\n  return %0\n}\n",
+    );
+    let data = dir.path().join("data");
+    std::fs::create_dir(&data).unwrap();
+    let x = Buffer {
+        ty: TensorType::new(DType::F32, [2, 3]),
+        data: BufData::F32(vec![-1.0, 2.0, -3.0, 4.0, 0.5, -0.5]),
+    };
+    write_npy(&data.join("x.npy"), &x).unwrap();
+    let out = dir.path().join("out");
+    let (data_s, out_s) = (data.display().to_string(), out.display().to_string());
+    let o = ekb(&["interp", &g, "--inputs", &data_s, "--out", &out_s]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let y = ekb_onnx::npy::read(&out.join("output.y.npy")).unwrap();
+    assert_eq!(y.data, BufData::F32(vec![0.0, 2.0, 0.0, 4.0, 0.5, 0.0]));
+    assert_eq!(
+        ekb_onnx::npy::read(&out.join("input.x.npy")).unwrap(),
+        x,
+        "the inputs written are the given ones"
+    );
+
+    // What `--out` wrote reads back as inputs (`input.NAME.npy`).
+    let o = ekb(&["interp", &g, "--inputs", &out_s]);
+    assert!(o.status.success(), "{}", stderr(&o));
+
+    for (ty, found) in
+        [(TensorType::new(DType::F32, [3, 2]), "f32[3,2]"), (TensorType::new(DType::I32, [2, 3]), "i32[2,3]")]
+    {
+        let n = ty.numel();
+        let data = if ty.dtype == DType::I32 { BufData::I32(vec![1; n]) } else { BufData::F32(vec![1.0; n]) };
+        write_npy(&dir.path().join("data/x.npy"), &Buffer { ty, data }).unwrap();
+        let o = ekb(&["interp", &g, "--inputs", &data_s]);
+        assert_eq!(o.status.code(), Some(1));
+        let err = stderr(&o);
+        assert!(err.contains("x.npy` holds") && err.contains(found) && err.contains("is f32[2,3]"), "{err}");
+    }
+    std::fs::remove_file(data.join("x.npy")).unwrap();
+    let o = ekb(&["interp", &g, "--inputs", &data_s]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("no file for input `x: f32[2,3]`"), "{}", stderr(&o));
 }

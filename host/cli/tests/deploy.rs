@@ -359,3 +359,32 @@ fn deploy_makes_the_runtime_ready_and_refuses_bundles() {
     assert_eq!(o.status.code(), Some(1));
     assert!(text(&o.stderr).contains("did you mean `rk3588`?"), "{}", text(&o.stderr));
 }
+
+// `ekb run` and `ekb build` took seeds only: the user's own arrays (`--inputs DIR`) now travel in
+// the payload like weights, the expected outputs are the reference interpreter's on them, and
+// the device's outputs are checked against those.
+#[test]
+fn run_and_build_take_the_users_inputs_from_npy_files() {
+    use ekb_ir::tensor::{write_npy, BufData, Buffer};
+    use ekb_ir::{DType, TensorType};
+    use ekb_wire::payload::{le_f32s, Payload};
+    let dir = tempfile::tempdir().unwrap();
+    let graph = "graph g(x: f32[2,3]) -> (y: f32[2,3]) {\n  %0 = relu(x)\n  return %0\n}\n";
+    std::fs::write(dir.path().join("g.ekir"), graph).unwrap();
+    std::fs::create_dir(dir.path().join("data")).unwrap();
+    let x = vec![-1.0f32, 2.0, -3.0, 4.0, 0.5, -0.5];
+    let buf = Buffer { ty: TensorType::new(DType::F32, [2, 3]), data: BufData::F32(x) };
+    write_npy(&dir.path().join("data/x.npy"), &buf).unwrap();
+
+    ok(&ekb(&["build", "g.ekir", "--inputs", "data", "-o", "g.ekp"], dir.path()));
+    let bytes = std::fs::read(dir.path().join("g.ekp")).unwrap();
+    let view = Payload::parse(&bytes).unwrap();
+    assert_eq!(view.manifest().expected.len(), 3, "one expected output per seed");
+    for e in &view.manifest().expected {
+        let y: Vec<f32> = le_f32s(view.blob(e.blob).unwrap().data).collect();
+        assert_eq!(y, [0.0, 2.0, 0.0, 4.0, 0.5, 0.0], "relu of the given x, whatever the seed");
+    }
+
+    let j = json(&ekb(&["run", "g.ekir", "--inputs", "data", "--json"], dir.path()));
+    assert_eq!(j["all_correct"], true, "{j}");
+}

@@ -102,3 +102,20 @@ fn an_answer_too_deep_to_read_is_stored_with_its_parse_error() {
         assert!(meta.parent().unwrap().join("candidate.ekir").is_file());
     }
 }
+
+// An answer with no candidate in it is a failed sample: the run exits non-zero and says which
+// sample and what was looked for (it used to exit 0).
+#[test]
+fn an_answer_without_a_candidate_fails_the_run_and_says_what_was_missing() {
+    let dir = tempfile::tempdir().unwrap();
+    let answerer = dir.path().join("answer.sh");
+    std::fs::write(&answerer, "cat > /dev/null\necho 'I cannot help with that.'\n").unwrap();
+    let out = dir.path().join("out");
+    let o = generate(&out, &answerer);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains("sample 0: no candidate") && err.contains("sample 1: no candidate"), "{err}");
+    assert!(err.contains("looked for"), "{err}");
+    let summary = String::from_utf8_lossy(&o.stdout);
+    assert!(summary.contains("0 provider error(s), 2 without a candidate"), "{summary}");
+}

@@ -4,9 +4,28 @@
 //! found and what was expected, and may carry a hint ("did you mean `conv2d`?"). Spans are byte
 //! offsets into the source text; line and column are computed on rendering (1-based, columns in
 //! characters). Generated IR (from lowering) uses `Span::NONE` and renders without a location.
+//!
+//! A diagnostic stays short whatever the input: the source line it shows is a window of at most
+//! [`LINE_EXCERPT_CHARS`] characters around the offending text, and every quoted piece of text in
+//! its message, expected line, hint and notes (between backticks or double quotes) longer than
+//! [`QUOTE_EXCERPT_CHARS`] keeps its start; each cut is marked with `…`. A leading UTF-8
+//! byte-order mark is not part of a source text.
 
 use serde::Serialize;
 use std::fmt;
+
+/// The most characters of a source line a diagnostic shows (a window around the offending text).
+pub const LINE_EXCERPT_CHARS: usize = 120;
+
+/// The most characters of one quoted piece of text (`` `...` `` or `"..."`) a diagnostic's
+/// message, expected line, hint or notes show.
+pub const QUOTE_EXCERPT_CHARS: usize = 200;
+
+/// Marks where a diagnostic cut text short.
+const CUT: char = '…';
+
+/// The UTF-8 byte-order mark some editors put at the start of a file.
+const BYTE_ORDER_MARK: char = '\u{feff}';
 
 /// A half-open byte range `[start, end)` in one source text.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize)]
@@ -47,8 +66,14 @@ pub struct SourceFile {
 }
 
 impl SourceFile {
+    /// Wraps a text, without its byte-order mark if it has one.
     pub fn new(name: impl Into<String>, text: impl Into<String>) -> SourceFile {
-        SourceFile { name: name.into(), text: text.into() }
+        let text = text.into();
+        let text = match text.strip_prefix(BYTE_ORDER_MARK) {
+            Some(rest) => rest.to_string(),
+            None => text,
+        };
+        SourceFile { name: name.into(), text }
     }
 
     /// Reads a file; bytes that are not UTF-8 become a diagnostic naming the line and column of
@@ -63,13 +88,13 @@ impl SourceFile {
     /// Checks UTF-8 and wraps; see [`SourceFile::read`].
     pub fn from_bytes(name: String, bytes: Vec<u8>) -> Result<SourceFile, Diagnostic> {
         match String::from_utf8(bytes) {
-            Ok(text) => Ok(SourceFile { name, text }),
+            Ok(text) => Ok(SourceFile::new(name, text)),
             Err(e) => {
                 let valid = e.utf8_error().valid_up_to();
                 let bytes = e.into_bytes();
                 // Everything before `valid` is UTF-8, so the prefix converts losslessly.
                 let prefix = String::from_utf8_lossy(&bytes[..valid]).into_owned();
-                let src = SourceFile { name, text: prefix };
+                let src = SourceFile::new(name, prefix);
                 let mut d = Diagnostic::error(format!(
                     "the file is not valid UTF-8: byte 0x{:02x} at offset {valid}",
                     bytes[valid]
@@ -98,13 +123,38 @@ impl SourceFile {
 
     /// Where a byte offset lies, with the line's text, for rendering.
     pub fn location(&self, offset: usize) -> Location {
+        self.location_spanning(offset, 1)
+    }
+
+    /// Where a byte offset lies, underlining `width` characters from it; a line longer than
+    /// [`LINE_EXCERPT_CHARS`] is shown as a window around them.
+    fn location_spanning(&self, offset: usize, width: usize) -> Location {
         let (line, column) = self.line_col(offset);
+        let chars: Vec<char> = self.line_text(line).chars().collect();
+        let at = column - 1;
+        // The window starts a quarter of its width before the offending text, and ends at the
+        // line's end when that is closer.
+        let start = if chars.len() <= LINE_EXCERPT_CHARS {
+            0
+        } else {
+            at.saturating_sub(LINE_EXCERPT_CHARS / 4).min(chars.len() - LINE_EXCERPT_CHARS)
+        };
+        let end = chars.len().min(start + LINE_EXCERPT_CHARS);
+        let mut source_line = String::new();
+        if start > 0 {
+            source_line.push(CUT);
+        }
+        source_line.extend(&chars[start..end]);
+        if end < chars.len() {
+            source_line.push(CUT);
+        }
         Location {
             file: self.name.clone(),
             line,
             column,
-            source_line: self.line_text(line).to_string(),
-            width: 1,
+            source_line,
+            caret: at - start + usize::from(start > 0) + 1,
+            width: width.min(end.saturating_sub(at)).max(1),
         }
     }
 
@@ -112,26 +162,49 @@ impl SourceFile {
     pub fn locate(&self, mut d: Diagnostic) -> Diagnostic {
         if d.location.is_none() {
             if let Some(span) = d.span.filter(|s| !s.is_none()) {
-                let mut loc = self.location(span.start as usize);
                 let end = (span.end as usize).min(self.text.len());
                 let start = (span.start as usize).min(end);
                 let text =
                     &self.text[floor_char_boundary(&self.text, start)..floor_char_boundary(&self.text, end)];
                 let first_line = text.split('\n').next().unwrap_or("");
-                loc.width = first_line.chars().count().max(1);
-                d.location = Some(loc);
+                d.location = Some(self.location_spanning(span.start as usize, first_line.chars().count()));
             } else {
-                d.location = Some(Location {
-                    file: self.name.clone(),
-                    line: 0,
-                    column: 0,
-                    source_line: String::new(),
-                    width: 0,
-                });
+                d.location = Some(Location::whole_file(&self.name));
             }
         }
         d
     }
+}
+
+/// `text` with every quoted piece longer than [`QUOTE_EXCERPT_CHARS`] cut short.
+fn cut_quotes(text: String) -> String {
+    let mut out = String::with_capacity(text.len().min(4 * LINE_EXCERPT_CHARS));
+    let mut quote: Option<char> = None;
+    let mut quoted = 0;
+    for c in text.chars() {
+        match quote {
+            Some(q) if c == q => {
+                quote = None;
+                out.push(c);
+            }
+            Some(_) => {
+                quoted += 1;
+                if quoted < QUOTE_EXCERPT_CHARS {
+                    out.push(c);
+                } else if quoted == QUOTE_EXCERPT_CHARS {
+                    out.push(CUT);
+                }
+            }
+            None => {
+                if c == '`' || c == '"' {
+                    quote = Some(c);
+                    quoted = 0;
+                }
+                out.push(c);
+            }
+        }
+    }
+    out
 }
 
 fn floor_char_boundary(s: &str, mut i: usize) -> usize {
@@ -154,11 +227,29 @@ pub struct Location {
     pub file: String,
     pub line: usize,
     pub column: usize,
-    /// The text of the offending line, shown under the message.
+    /// The text of the offending line, shown under the message: the whole line, or a window of
+    /// [`LINE_EXCERPT_CHARS`] characters around the offending text with `…` where it was cut.
     pub source_line: String,
+    /// Where the underline starts in `source_line` (1-based, in characters).
+    #[serde(skip)]
+    pub caret: usize,
     /// How many characters to underline.
     #[serde(skip)]
     pub width: usize,
+}
+
+impl Location {
+    /// A location naming only the file (line 0).
+    fn whole_file(file: &str) -> Location {
+        Location {
+            file: file.to_string(),
+            line: 0,
+            column: 0,
+            source_line: String::new(),
+            caret: 0,
+            width: 0,
+        }
+    }
 }
 
 /// One finding of a parser, verifier or interpreter. Boxed so that `Result<T, Diagnostic>` stays
@@ -188,7 +279,7 @@ impl Diagnostic {
     pub fn error(message: impl Into<String>) -> Diagnostic {
         Diagnostic(Box::new(DiagnosticData {
             severity: Severity::Error,
-            message: message.into(),
+            message: cut_quotes(message.into()),
             span: None,
             location: None,
             expected: None,
@@ -211,29 +302,23 @@ impl Diagnostic {
     }
 
     pub fn with_expected(mut self, expected: impl Into<String>) -> Diagnostic {
-        self.expected = Some(expected.into());
+        self.expected = Some(cut_quotes(expected.into()));
         self
     }
 
     pub fn with_hint(mut self, hint: impl Into<String>) -> Diagnostic {
-        self.hint = Some(hint.into());
+        self.hint = Some(cut_quotes(hint.into()));
         self
     }
 
     pub fn with_note(mut self, note: impl Into<String>) -> Diagnostic {
-        self.notes.push(note.into());
+        self.notes.push(cut_quotes(note.into()));
         self
     }
 
     /// Names the file when no finer location is known.
     pub fn with_file(mut self, file: &str) -> Diagnostic {
-        self.location = Some(Location {
-            file: file.to_string(),
-            line: 0,
-            column: 0,
-            source_line: String::new(),
-            width: 0,
-        });
+        self.location = Some(Location::whole_file(file));
         self
     }
 
@@ -301,14 +386,13 @@ impl fmt::Display for Diagnostic {
                 let gutter = loc.line.to_string().len();
                 writeln!(f, "{:gutter$}--> {}:{}:{}", "", loc.file, loc.line, loc.column)?;
                 writeln!(f, "{:gutter$} |", "")?;
-                let (shown, column, width) = shown_line(&loc.source_line, loc.column, loc.width.max(1));
-                writeln!(f, "{} | {shown}", loc.line)?;
+                writeln!(f, "{} | {}", loc.line, loc.source_line)?;
                 writeln!(
                     f,
                     "{:gutter$} | {}{}",
                     "",
-                    " ".repeat(column.saturating_sub(1)),
-                    "^".repeat(width)
+                    " ".repeat(loc.caret.saturating_sub(1)),
+                    "^".repeat(loc.width.max(1))
                 )?;
             }
         }
@@ -327,49 +411,9 @@ impl fmt::Display for Diagnostic {
 
 impl std::error::Error for Diagnostic {}
 
-/// The most characters of a source line a rendered diagnostic shows.
-const MAX_SHOWN: usize = 120;
-
-/// The part of `line` to show under a message, with the 1-based column and the underline
-/// width in it: the whole line when it is short, else a window of [`MAX_SHOWN`] characters around
-/// `column` with `...` where it was cut (a generated line can be megabytes long).
-fn shown_line(line: &str, column: usize, width: usize) -> (String, usize, usize) {
-    let chars: Vec<char> = line.chars().collect();
-    if chars.len() <= MAX_SHOWN {
-        return (line.to_string(), column, width);
-    }
-    let at = column.saturating_sub(1).min(chars.len());
-    let end = (at.saturating_sub(MAX_SHOWN / 2) + MAX_SHOWN).min(chars.len());
-    let start = end - MAX_SHOWN;
-    let cut = if start > 0 { "..." } else { "" };
-    let text = format!(
-        "{cut}{}{}",
-        chars[start..end].iter().collect::<String>(),
-        if end < chars.len() { "..." } else { "" }
-    );
-    (text, at - start + cut.len() + 1, width.min(end.saturating_sub(at)).max(1))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn a_long_line_is_shown_as_a_window_around_the_column() {
-        let text = format!("{}y{}", "a".repeat(5000), "b".repeat(5000));
-        let src = SourceFile::new("long.ekl1", text);
-        let d = src.locate(Diagnostic::error("here").at(Span::new(5000, 5001)));
-        let shown = d.to_string();
-        let lines: Vec<&str> = shown.lines().collect();
-        assert!(lines.iter().all(|l| l.chars().count() < MAX_SHOWN + 20), "{shown}");
-        let (code, caret) = (lines[3], lines[4]);
-        assert!(code.contains("...a") && code.ends_with("b..."), "{code}");
-        assert_eq!(code.find('y'), caret.find('^'), "{shown}");
-        assert!(lines[1].contains("long.ekl1:1:5001"), "{shown}");
-        // Short lines are shown whole.
-        let short = SourceFile::new("s", "abc y").locate(Diagnostic::error("here").at(Span::new(4, 5)));
-        assert!(short.to_string().contains("1 | abc y\n  |     ^\n"), "{short}");
-    }
 
     #[test]
     fn line_and_column_are_one_based_and_count_characters() {
@@ -393,6 +437,59 @@ mod tests {
         assert!(text.contains("2 |   %0 = conv2D(x)"), "{text}");
         assert!(text.contains("^^^^^^"), "{text}");
         assert!(text.contains("hint: did you mean `conv2d`?"), "{text}");
+    }
+
+    // A long line used to be shown whole, with an underline as long as the offending token.
+    #[test]
+    fn a_long_line_is_shown_as_a_window_with_the_caret_under_the_offending_text() {
+        let line = format!("{}BAD{}", "a ".repeat(500), "b".repeat(5000));
+        let src = SourceFile::new("long.ekir", format!("graph g\n{line}\n"));
+        let at = 8 + 1000;
+        let d = src.locate(Diagnostic::error("found `BAD`").at(Span::new(at, at + 3 + 5000)));
+        let loc = d.location.clone().unwrap();
+        assert_eq!((loc.line, loc.column), (2, 1001));
+        assert_eq!(loc.source_line.chars().count(), LINE_EXCERPT_CHARS + 2, "{}", loc.source_line);
+        assert!(loc.source_line.starts_with('…') && loc.source_line.ends_with('…'));
+        let shown: Vec<char> = loc.source_line.chars().collect();
+        assert_eq!(shown[loc.caret - 1..loc.caret + 2].iter().collect::<String>(), "BAD");
+        assert_eq!(
+            loc.caret + loc.width - 1,
+            LINE_EXCERPT_CHARS + 1,
+            "the underline stops at the window's end"
+        );
+        let text = d.to_string();
+        let rendered: Vec<&str> = text.lines().collect();
+        let caret_line = rendered.iter().find(|l| l.contains('^')).unwrap();
+        let line_line = rendered.iter().find(|l| l.starts_with("2 |")).unwrap();
+        let bad = line_line[..line_line.find("BAD").unwrap()].chars().count();
+        assert_eq!(caret_line.chars().position(|c| c == '^'), Some(bad), "{text}");
+    }
+
+    // A token as long as the input used to be quoted whole in the message.
+    #[test]
+    fn long_quoted_text_is_cut_in_every_part_of_a_diagnostic() {
+        let long = "z".repeat(10_000);
+        let d = Diagnostic::error(format!("unknown operator `{long}`"))
+            .with_expected(format!("string \"{long}\""))
+            .with_hint(format!("`{long}` and `short`"))
+            .with_note(format!("`{long}`"));
+        let cut = format!("`{}…`", "z".repeat(QUOTE_EXCERPT_CHARS - 1));
+        assert_eq!(d.message, format!("unknown operator {cut}"));
+        assert_eq!(
+            d.expected.as_deref(),
+            Some(format!("string \"{}…\"", "z".repeat(QUOTE_EXCERPT_CHARS - 1)).as_str())
+        );
+        assert_eq!(d.hint.as_deref(), Some(format!("{cut} and `short`").as_str()));
+        assert_eq!(d.notes, vec![cut]);
+        let short = Diagnostic::error("expected `)`, found `relu`");
+        assert_eq!(short.message, "expected `)`, found `relu`");
+    }
+
+    #[test]
+    fn a_byte_order_mark_is_not_part_of_the_text() {
+        let src = SourceFile::from_bytes("bom.ekir".into(), b"\xef\xbb\xbfgraph g".to_vec()).unwrap();
+        assert_eq!(src.text, "graph g");
+        assert_eq!(src.line_col(0), (1, 1));
     }
 
     #[test]

@@ -3,7 +3,6 @@
 //! tolerance, and `.npy` output that numpy reads.
 
 use crate::types::{DType, TensorType};
-use std::io::Write;
 
 /// Reference values: every element as f64, whatever the dtype (integers are exact).
 #[derive(Debug, Clone, PartialEq)]
@@ -189,9 +188,14 @@ pub fn unravel(mut flat: usize, shape: &[usize]) -> Vec<usize> {
     idx
 }
 
-/// Writes a buffer as a version-1.0 `.npy` file (little-endian `<f4` / `<i4` / `<f2`, or
-/// `|i1`; C order).
+/// Writes a buffer as a version-1.0 `.npy` file; see [`npy_bytes`].
 pub fn write_npy(path: &std::path::Path, buf: &Buffer) -> std::io::Result<()> {
+    std::fs::write(path, npy_bytes(buf))
+}
+
+/// A buffer as the bytes of a version-1.0 `.npy` file (little-endian `<f4` / `<i4` / `<f2`, or
+/// `|i1`; C order).
+pub fn npy_bytes(buf: &Buffer) -> Vec<u8> {
     let descr = match buf.ty.dtype {
         DType::F32 => "<f4",
         DType::I32 => "<i4",
@@ -208,17 +212,17 @@ pub fn write_npy(path: &std::path::Path, buf: &Buffer) -> std::io::Result<()> {
     let unpadded = 10 + header.len() + 1;
     header.push_str(&" ".repeat((64 - unpadded % 64) % 64));
     header.push('\n');
-    let mut f = std::io::BufWriter::new(std::fs::File::create(path)?);
-    f.write_all(b"\x93NUMPY\x01\x00")?;
-    f.write_all(&(header.len() as u16).to_le_bytes())?;
-    f.write_all(header.as_bytes())?;
+    let mut out = Vec::with_capacity(10 + header.len() + buf.as_bytes().len());
+    out.extend_from_slice(b"\x93NUMPY\x01\x00");
+    out.extend_from_slice(&(header.len() as u16).to_le_bytes());
+    out.extend_from_slice(header.as_bytes());
     match &buf.data {
-        BufData::F32(v) => v.iter().try_for_each(|x| f.write_all(&x.to_le_bytes()))?,
-        BufData::I32(v) => v.iter().try_for_each(|x| f.write_all(&x.to_le_bytes()))?,
-        BufData::I8(v) => v.iter().try_for_each(|x| f.write_all(&x.to_le_bytes()))?,
-        BufData::F16(v) => v.iter().try_for_each(|x| f.write_all(&x.to_le_bytes()))?,
+        BufData::F32(v) => v.iter().for_each(|x| out.extend_from_slice(&x.to_le_bytes())),
+        BufData::I32(v) => v.iter().for_each(|x| out.extend_from_slice(&x.to_le_bytes())),
+        BufData::I8(v) => v.iter().for_each(|x| out.extend_from_slice(&x.to_le_bytes())),
+        BufData::F16(v) => v.iter().for_each(|x| out.extend_from_slice(&x.to_le_bytes())),
     }
-    f.flush()
+    out
 }
 
 #[cfg(test)]

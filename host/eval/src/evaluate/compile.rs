@@ -89,8 +89,8 @@ pub fn build_candidate(
     if origin.ends_with(".trace") {
         return build_trace(task, src, backend, target, options);
     }
-    match ekb_ir::level(text) {
-        Some("l0") => {
+    match ekb_ir::level_of(&src) {
+        Ok("l0") => {
             let kind = Some("l0");
             let graph = l0::check::load(&src)
                 .map_err(|ds| (kind, failure(FailureClass::SyntaxApi, "syntax/API: L0", &ds)))?;
@@ -118,7 +118,7 @@ pub fn build_candidate(
                 .map(|built| Compiled { built, kind: "l0" })
                 .map_err(|ds| (kind, late_failure(&ds)))
         }
-        Some("l1") => {
+        Ok(_) => {
             let kind = Some("l1");
             let module = l1::parse::parse(&src)
                 .map_err(|d| (kind, failure(FailureClass::SyntaxApi, "syntax/API: L1", &[d])))?;
@@ -127,13 +127,7 @@ pub fn build_candidate(
                 .map(|built| Compiled { built, kind: "l1" })
                 .map_err(|f| (kind, f))
         }
-        _ => {
-            let d = src.locate(
-                Diagnostic::error("the candidate is neither an L0 graph nor an L1 module")
-                    .with_expected("`graph NAME(...)` or `module NAME {`"),
-            );
-            Err((None, failure(FailureClass::SyntaxApi, "syntax/API: not IR", &[d])))
-        }
+        Err(d) => Err((None, failure(FailureClass::SyntaxApi, "syntax/API: not IR", &[d]))),
     }
 }
 

@@ -4,7 +4,9 @@
 //! What must stay true: every element opened is closed; text is escaped; coordinates are
 //! finite (values outside an axis are clamped onto it); no script, no external reference; every
 //! plot has a `<title>` naming what it shows; colours come from fixed palettes, so the same
-//! series has the same colour in every plot of a report.
+//! series has the same colour in every plot of a report; a legend sits under the plot, wrapped
+//! into as many rows as it needs, and the plot grows (taller, and wider for one very long name)
+//! so that every legend entry is shown whole inside its `viewBox`.
 
 use super::table::escape;
 use std::fmt::Write;
@@ -31,16 +33,63 @@ struct Frame {
     bottom: f64,
 }
 
-impl Frame {
-    fn standard(legend: bool) -> Frame {
-        Frame {
-            w: 680.0,
-            h: 320.0,
-            left: 58.0,
-            right: if legend { 170.0 } else { 20.0 },
-            top: 44.0,
-            bottom: 48.0,
+/// Width of the plot, before a legend entry too long for it widens it.
+const PLOT_W: f64 = 680.0;
+/// Height of the plot, before the legend's rows are added under it.
+const PLOT_H: f64 = 320.0;
+/// Room under the plot area for tick labels and the axis title.
+const AXIS_ROOM: f64 = 48.0;
+/// Height of a legend row.
+const LEGEND_ROW: f64 = 18.0;
+/// An upper bound of the width of one character of legend text (11px sans-serif: about 6 px
+/// on average, 10 for the widest capitals), so an entry laid out with it is never cut.
+pub const LEGEND_CHAR_W: f64 = 7.5;
+/// A legend entry's swatch and the gap after it, before its name.
+const SWATCH: f64 = 18.0;
+/// The gap between legend entries on a row.
+const ENTRY_GAP: f64 = 16.0;
+
+/// Where legend entries go: `(x, row)` each, the rows needed, and the width the plot needs.
+struct LegendLayout {
+    at: Vec<(f64, usize)>,
+    rows: usize,
+    width: f64,
+}
+
+impl LegendLayout {
+    /// Lays entries out left to right under a plot whose area starts at `left`, wrapping to a
+    /// new row when an entry would pass the right edge.
+    fn new(names: &[&str], left: f64, right: f64) -> LegendLayout {
+        let entry = |n: &str| SWATCH + n.chars().count() as f64 * LEGEND_CHAR_W;
+        let widest = names.iter().map(|n| entry(n)).fold(0.0, f64::max);
+        let width = PLOT_W.max(left + widest + right);
+        let (mut at, mut x, mut row) = (Vec::new(), left, 0);
+        for n in names {
+            if x > left && x + entry(n) > width - right {
+                (x, row) = (left, row + 1);
+            }
+            at.push((x, row));
+            x += entry(n) + ENTRY_GAP;
         }
+        LegendLayout { rows: if names.is_empty() { 0 } else { row + 1 }, at, width }
+    }
+}
+
+impl Frame {
+    /// The frame of a plot with the given legend entries under it.
+    fn standard(legend: &[&str]) -> (Frame, LegendLayout) {
+        let (left, right) = (58.0, 20.0);
+        let layout = LegendLayout::new(legend, left, right);
+        let legend_h = layout.rows as f64 * LEGEND_ROW;
+        let frame = Frame {
+            w: layout.width,
+            h: PLOT_H + legend_h,
+            left,
+            right,
+            top: 44.0,
+            bottom: AXIS_ROOM + legend_h,
+        };
+        (frame, layout)
     }
     fn x0(&self) -> f64 {
         self.left
@@ -140,14 +189,13 @@ impl Svg {
     }
 
     fn x_label(&mut self, f: &Frame, label: &str) {
-        self.text((f.x0() + f.x1()) / 2.0, f.h - 8.0, "middle", "axis-label", label);
+        self.text((f.x0() + f.x1()) / 2.0, f.y0() + AXIS_ROOM - 8.0, "middle", "axis-label", label);
     }
 
-    /// Colour swatches and names in the right margin.
-    fn legend(&mut self, f: &Frame, items: &[(String, String)]) {
-        for (i, (name, fill)) in items.iter().enumerate() {
-            let y = f.y1() + 4.0 + 18.0 * i as f64;
-            let x = f.x1() + 14.0;
+    /// Colour swatches and names under the plot, where `layout` put them.
+    fn legend(&mut self, f: &Frame, layout: &LegendLayout, items: &[(String, String)]) {
+        for ((name, fill), &(x, row)) in items.iter().zip(&layout.at) {
+            let y = f.y0() + AXIS_ROOM + 2.0 + LEGEND_ROW * row as f64;
             let _ = writeln!(
                 self.out,
                 "<rect x=\"{x:.1}\" y=\"{y:.1}\" width=\"12\" height=\"12\" fill=\"{fill}\"/>"
@@ -187,7 +235,8 @@ pub struct LinePlot {
 }
 
 pub fn line_plot(p: &LinePlot) -> String {
-    let f = Frame::standard(true);
+    let names: Vec<&str> = p.series.iter().map(|l| l.name.as_str()).collect();
+    let (f, layout) = Frame::standard(&names);
     let mut s = Svg::new(&f, &p.title);
     s.y_axis(&f, &p.y_ticks, p.y_max, &p.y_label);
     for m in &p.marks {
@@ -206,7 +255,7 @@ pub fn line_plot(p: &LinePlot) -> String {
         s.polyline(&pts, &l.color, l.dashed, &l.name);
     }
     let items: Vec<(String, String)> = p.series.iter().map(|l| (l.name.clone(), l.color.clone())).collect();
-    s.legend(&f, &items);
+    s.legend(&f, &layout, &items);
     s.finish()
 }
 
@@ -234,7 +283,8 @@ pub struct BarPlot {
 }
 
 pub fn bar_plot(p: &BarPlot) -> String {
-    let f = Frame::standard(true);
+    let names: Vec<&str> = p.series.iter().map(|b| b.name.as_str()).collect();
+    let (f, layout) = Frame::standard(&names);
     let mut s = Svg::new(&f, &p.title);
     s.y_axis(&f, &p.y_ticks, p.y_max, &p.y_label);
     let n = p.categories.len().max(1) as f64;
@@ -271,7 +321,7 @@ pub fn bar_plot(p: &BarPlot) -> String {
         s.text((f.x0() + f.x1()) / 2.0, (f.y0() + f.y1()) / 2.0, "middle", "axis-label", "none");
     }
     let items: Vec<(String, String)> = p.series.iter().map(|b| (b.name.clone(), b.color.clone())).collect();
-    s.legend(&f, &items);
+    s.legend(&f, &layout, &items);
     s.finish()
 }
 
@@ -318,7 +368,7 @@ pub fn power_label(v: f64) -> String {
 }
 
 pub fn histogram(p: &Histogram) -> String {
-    let f = Frame::standard(false);
+    let (f, _) = Frame::standard(&[]);
     let counts = p.counts();
     let (y_max, ticks) = count_axis(counts.iter().copied().max().unwrap_or(0) as f64);
     let mut s = Svg::new(&f, &p.title);
@@ -436,8 +486,9 @@ mod tests {
         };
         let svg = line_plot(&p);
         assert!(svg.contains("<title>a &lt; b &amp; c</title>"));
-        // x 5 clamps to the right edge (680 - 170 = 510), y 2 to the top (44), NaN to the bottom.
-        assert!(svg.contains("points=\"58.0,44.0 510.0,272.0\""), "{svg}");
+        // x 5 clamps to the right edge (680 - 20 = 660), y 2 to the top (44), NaN to the bottom
+        // (320 + one legend row of 18, less the 48 + 18 under the plot area: 272).
+        assert!(svg.contains("points=\"58.0,44.0 660.0,272.0\""), "{svg}");
         assert!(!svg.contains("NaN") && !svg.contains("inf"));
     }
 }

@@ -231,3 +231,56 @@ fn an_unknown_format_is_a_diagnostic_with_a_hint() {
     assert!(e.message.contains("unknown report format `markdwn`"));
     assert_eq!(e.hint.as_deref(), Some("did you mean `markdown`?"));
 }
+
+/// One legend entry of a plot: its text and where it starts (`x`, `y`).
+type LegendEntry = (String, f64, f64);
+
+/// The legend entries of each `<svg>` of a page, with the `viewBox`'s width and height.
+fn legends(html: &str) -> Vec<(Vec<LegendEntry>, f64, f64)> {
+    let attr = |tag: &str, name: &str| -> f64 {
+        let at = tag.find(&format!(" {name}=\"")).unwrap() + name.len() + 3;
+        tag[at..at + tag[at..].find('"').unwrap()].parse().unwrap()
+    };
+    html.split("<svg ")
+        .skip(1)
+        .map(|svg| {
+            let view: Vec<f64> = svg[svg.find("viewBox=\"").unwrap() + 9..]
+                .split('"')
+                .next()
+                .unwrap()
+                .split(' ')
+                .map(|v| v.parse().unwrap())
+                .collect();
+            let entries = svg.split("<text ").skip(1).filter(|t| t.contains("class=\"legend\"")).map(|t| {
+                let name = &t[t.find('>').unwrap() + 1..t.find("</text>").unwrap()];
+                let t = format!(" {t}");
+                (name.to_string(), attr(&t, "x"), attr(&t, "y"))
+            });
+            (entries.collect(), view[2], view[3])
+        })
+        .collect()
+}
+
+// Legends sat in a fixed right margin: long run labels ran past the `viewBox` and were cut, so
+// two entries that differ only at their end (`LABEL Correct@1`, `LABEL Fast@1.0`) read the same.
+#[test]
+fn every_legend_entry_is_distinct_and_inside_its_plot() {
+    let mut a = sample_run();
+    a.dir = "runs/qwen2.5-coder-32b-instruct-2026-12-01-unified".into();
+    let mut b = sample_run();
+    b.dir = "runs/qwen2.5-coder-32b-instruct-2026-12-01-native".into();
+    let html = render(&compare(&[a, b], None).unwrap(), Format::Html);
+    let plots = legends(&html);
+    assert!(plots.iter().filter(|(entries, _, _)| entries.len() >= 4).count() >= 2, "{html}");
+    for (entries, w, h) in plots {
+        let names: std::collections::BTreeSet<&str> = entries.iter().map(|(n, _, _)| n.as_str()).collect();
+        assert_eq!(names.len(), entries.len(), "distinct entries: {entries:?}");
+        for (name, x, y) in &entries {
+            let right = x + name.chars().count() as f64 * svg::LEGEND_CHAR_W;
+            assert!(
+                *x >= 0.0 && right <= w && *y <= h,
+                "`{name}` at ({x}, {y}) to {right} outside 0 0 {w} {h}"
+            );
+        }
+    }
+}
