@@ -5,7 +5,7 @@
 //! intervals, the regions a loop reads and writes, dependences between iterations, uniformity
 //! across GPU threads). `parse` reads the text form, `print` writes the canonical text, `verify` checks types,
 //! scopes, bounds and allocation legality, `memory` computes the plan's peak memory, and
-//! `interp` runs a module with bounds-checked accesses; `gpu` gives a GPU kernel's launch shape
+//! `interp` runs a module with bounds-checked accesses (f32 `min`/`max` as `minmax` defines them); `gpu` gives a GPU kernel's launch shape
 //! and checks it against GPU limits.
 
 pub mod analysis;
@@ -14,6 +14,7 @@ pub mod build;
 pub mod gpu;
 pub mod interp;
 pub mod memory;
+pub mod minmax;
 pub mod parse;
 pub mod print;
 pub mod verify;
