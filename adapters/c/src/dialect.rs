@@ -181,8 +181,9 @@ impl Dialect {
             // Round to nearest, ties to even (the default rounding mode).
             (Dialect::Cuda, Round) => "rintf",
             (Dialect::Cuda, Abs) if float => "fabsf",
-            (Dialect::Cuda, Min) if float => "fminf",
-            (Dialect::Cuda, Max) if float => "fmaxf",
+            // L1's NaN-propagating f32 min and max: see `min_max_preamble`.
+            (Dialect::Cuda | Dialect::OpenCl, Min) if float => "ekb_fmin",
+            (Dialect::Cuda | Dialect::OpenCl, Max) if float => "ekb_fmax",
             (Dialect::Cuda, Abs) => "abs",
             (Dialect::Cuda, Min) => "min",
             (Dialect::Cuda, Max) => "max",
@@ -199,8 +200,6 @@ impl Dialect {
             (Dialect::OpenCl, Cos) => "cos",
             (Dialect::OpenCl, Round) => "rint",
             (Dialect::OpenCl, Abs) if float => "fabs",
-            (Dialect::OpenCl, Min) if float => "fmin",
-            (Dialect::OpenCl, Max) if float => "fmax",
             // OpenCL's integer `abs` returns `uint`: back to `int` (abs(INT_MIN) wraps, as in L1).
             (Dialect::OpenCl, Abs) => "(int)abs",
             (Dialect::OpenCl, Min) => "min",
@@ -215,6 +214,19 @@ impl Dialect {
         match self {
             Dialect::Cuda => CUDA_HALF_HELPERS,
             Dialect::OpenCl => "",
+        }
+    }
+
+    /// The definitions of `ekb_fmin` and `ekb_fmax`, L1's f32 `min` and `max`, which propagate
+    /// NaN: C's `fminf`/`fmaxf` (`fmin`/`fmax`) return the other operand when one is NaN, so a
+    /// NaN operand is checked first (`a != a`, true only for NaN: no fast-math option is ever
+    /// passed) and gives `a + b`, a NaN. Zeros of opposite signs give either zero, as L1 allows.
+    /// CUDA has no NaN-propagating f32 `max` on every architecture (`max.NaN.f32` needs sm_80),
+    /// so the select is written out in both dialects.
+    pub fn min_max_preamble(self) -> &'static str {
+        match self {
+            Dialect::Cuda => CUDA_MIN_MAX,
+            Dialect::OpenCl => OPENCL_MIN_MAX,
         }
     }
 
@@ -243,6 +255,17 @@ impl Dialect {
 /// to the nearest f16, ties to even, overflowing to infinity (`cvt.rn.f16.f32`).
 pub const CUDA_HALF_HELPERS: &str = "__device__ __forceinline__ float ekb_h2f(unsigned short h) { float f; asm(\"cvt.f32.f16 %0, %1;\" : \"=f\"(f) : \"h\"(h)); return f; }
 __device__ __forceinline__ unsigned short ekb_f2h(float f) { unsigned short h; asm(\"cvt.rn.f16.f32 %0, %1;\" : \"=h\"(h) : \"f\"(f)); return h; }
+";
+
+/// CUDA's NaN-propagating f32 `min` and `max` (see [`Dialect::min_max_preamble`]).
+const CUDA_MIN_MAX: &str = "__device__ __forceinline__ float ekb_fmin(float a, float b) { return a != a || b != b ? a + b : fminf(a, b); }
+__device__ __forceinline__ float ekb_fmax(float a, float b) { return a != a || b != b ? a + b : fmaxf(a, b); }
+";
+
+/// OpenCL's NaN-propagating f32 `min` and `max` (see [`Dialect::min_max_preamble`]).
+const OPENCL_MIN_MAX: &str =
+    "float ekb_fmin(float a, float b) { return a != a || b != b ? a + b : fmin(a, b); }
+float ekb_fmax(float a, float b) { return a != a || b != b ? a + b : fmax(a, b); }
 ";
 
 fn xyz(axis: usize) -> &'static str {
@@ -391,6 +414,8 @@ pub const RESERVED: &[&str] = &[
     "fminf",
     "fmax",
     "fmaxf",
+    "ekb_fmin",
+    "ekb_fmax",
     "abs",
     "min",
     "max",

@@ -38,11 +38,12 @@ pub const DYNAMIC_SHARED_ALIGN: u64 = 16;
 /// The source of every kernel of `m` (all GPU kernels) in dialect `d`, preamble first.
 pub fn module_source(m: &Module, d: Dialect) -> R<String> {
     let mut kernels = Vec::new();
-    let mut inf_nan = false;
+    let (mut inf_nan, mut min_max) = (false, false);
     for k in &m.kernels {
         let mut cx = KernelCx::new(d, k);
         kernels.push(cx.kernel()?);
         inf_nan |= cx.uses_inf_nan;
+        min_max |= cx.uses_float_min_max;
     }
     let half = m.buffers.iter().any(|b| b.ty.dtype == DType::F16);
     let mut out = format!(
@@ -53,6 +54,9 @@ pub fn module_source(m: &Module, d: Dialect) -> R<String> {
     out.push_str(d.preamble(inf_nan));
     if half {
         out.push_str(d.half_preamble());
+    }
+    if min_max {
+        out.push_str(d.min_max_preamble());
     }
     for k in kernels {
         out.push('\n');
@@ -114,6 +118,8 @@ struct KernelCx<'a> {
     out: String,
     depth: usize,
     uses_inf_nan: bool,
+    /// Whether an f32 `min` or `max` is called (then the preamble defines them).
+    uses_float_min_max: bool,
     /// The L1 value of each `let`, by its C name (what [`vector`] proves alignment from).
     values: HashMap<String, Expr>,
     /// Inside one lane of a vectorised loop: what its reads become.
@@ -133,6 +139,7 @@ impl<'a> KernelCx<'a> {
             out: String::new(),
             depth: 1,
             uses_inf_nan: false,
+            uses_float_min_max: false,
             values: HashMap::new(),
             lane: None,
         }
@@ -521,6 +528,7 @@ impl<'a> KernelCx<'a> {
                 let vals = args.iter().map(|a| self.expr(a)).collect::<R<Vec<_>>>()?;
                 let ty = vals.first().map_or(Ty::F32, |v| v.ty);
                 let texts: Vec<String> = vals.iter().map(|v| v.text.clone()).collect();
+                self.uses_float_min_max |= ty == Ty::F32 && matches!(func, Intrinsic::Min | Intrinsic::Max);
                 CExpr::new(format!("{}({})", self.d.math(*func, ty), texts.join(", ")), ATOM, ty)
             }
         })

@@ -145,7 +145,7 @@ fn a_write_past_a_buffer_is_caught_by_its_guard() {
     let gpu = Gpu::open(Api::OpenCl).unwrap();
     let m = golden("relu");
     let t = TargetProfile::load("pocl").unwrap();
-    let source = emit(&m, Dialect::OpenCl, &t).unwrap().replace("y[i] = fmax", "y[i + 1] = fmax");
+    let source = emit(&m, Dialect::OpenCl, &t).unwrap().replace("y[i] = ekb_fmax", "y[i + 1] = ekb_fmax");
     let inputs = HashMap::from([("x".to_string(), f32s(vec![0.5; 1000], &[1000]))]);
     let d = gpu.run_source(&m, &source, &inputs).unwrap_err();
     assert_eq!(
@@ -159,8 +159,9 @@ fn a_broken_source_is_a_build_error_with_the_log() {
     let gpu = Gpu::open(Api::OpenCl).unwrap();
     let m = golden("relu");
     let t = TargetProfile::load("pocl").unwrap();
-    let broken =
-        emit(&m, Dialect::OpenCl, &t).unwrap().replace("fmax(x[i], 0.0f)", "fmax(x[i], undefined_value)");
+    let broken = emit(&m, Dialect::OpenCl, &t)
+        .unwrap()
+        .replace("ekb_fmax(x[i], 0.0f)", "ekb_fmax(x[i], undefined_value)");
     let inputs = HashMap::from([("x".to_string(), f32s(vec![0.0; 1000], &[1000]))]);
     let d = gpu.run_source(&m, &broken, &inputs).unwrap_err();
     assert!(d.message.starts_with("OpenCL build of module relu failed"), "{d}");

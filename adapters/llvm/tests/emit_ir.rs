@@ -234,7 +234,7 @@ fn arithmetic_is_explicit_about_overflow_division_and_conversions() {
         "call i32 @llvm.smin.i32(i32 %ld.",
         "call i32 @llvm.fptosi.sat.i32.f32(float %ld.",
         "call float @ekb_exp(float %ld.",
-        "call float @llvm.maxnum.f32(float %ld.",
+        "call nsz float @llvm.maximum.f32(float %ld.",
         "call float @llvm.sqrt.f32(float %ld.",
         "fdiv float 0x3FF0000000000000, %sqrt.",
         "call float @llvm.floor.f32(float %ld.",

@@ -173,15 +173,19 @@ pub fn cast(cx: &mut Cx, x: &Buf, y: &Buf) -> Vec<Stmt> {
     })
 }
 
-/// `y = quantize_linear(x)`: `i32(min(max(round(x / S) + Z, -128.0), 127.0))` in f32, the
-/// saturation written out (NaN meets `max` first, which gives -128).
+/// `y = quantize_linear(x)`: `v = round(x / S) + Z` in f32, then
+/// `i32(select(v >= -128.0, min(v, 127.0), -128.0))`, the saturation written out. NaN fails the
+/// comparison and gives -128, as L0 says; `max(v, -128.0)` would pass it on (L1's `max`
+/// propagates NaN) and `i32(nan)` is 0.
 pub fn quantize(cx: &mut Cx, scale: f64, zero_point: i64, x: &Buf, y: &Buf) -> Vec<Stmt> {
-    elementwise(cx, y.shape(), 4, |_, idx| {
-        let mut v = (x.load(idx) / f(scale)).round();
+    elementwise(cx, y.shape(), 4, |cx, idx| {
+        let v = cx.fresh("v");
+        let mut e = (x.load(idx) / f(scale)).round();
         if zero_point != 0 {
-            v = v + f(zero_point as f64);
+            e = e + f(zero_point as f64);
         }
-        vec![y.store(idx, v.max(f(-128.0)).min(f(127.0)).cast_i32())]
+        let saturated = select(var(&v).ge(f(-128.0)), var(&v).min(f(127.0)), f(-128.0));
+        vec![let_(&v, e), y.store(idx, saturated.cast_i32())]
     })
 }
 
@@ -238,7 +242,8 @@ mod tests {
         for schedule in Schedule::ALL {
             let text = print(&lowered_matches_reference(g, schedule, "host"));
             assert!(
-                text.contains("i32(min(max(round(x[i0, i1] / 0.00390625) + -3.0, -128.0), 127.0))"),
+                text.contains("let v = round(x[i0, i1] / 0.00390625) + -3.0\n")
+                    && text.contains("i32(select(v >= -128.0, min(v, 127.0), -128.0))"),
                 "{schedule}:\n{text}"
             );
             assert!(text.contains("f32(q[i0, i1] + 3) * 0.00390625"), "{schedule}:\n{text}");

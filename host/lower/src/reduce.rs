@@ -11,10 +11,11 @@
 //!
 //! A float `max` or `min` along the contiguous axis runs on `4 * lanes` partial results, each
 //! lane of a `local` buffer reducing every `4 * lanes`-th element, folded into the accumulator
-//! at the end ([`lane_partials`]): LLVM vectorises a float sum in a `vectorize` loop but not a
-//! `maxnum` chain, whose NaN rule it cannot widen without assuming there is no NaN. The
-//! partials keep the rule exactly (`maxnum` is associative and commutative, up to the sign of a
-//! zero, which L1 leaves open) and give four independent vector chains.
+//! at the end ([`lane_partials`]): four independent vector chains and a halving fold, which
+//! LLVM 19 vectorises whatever it makes of a reduction chain (it would not widen one of
+//! `llvm.maxnum`, L1's `max` before it propagated NaN). L1's `max` and `min` propagate NaN and
+//! are associative and commutative (up to the sign of a zero result, which L1 leaves open), so
+//! the partials give the serial loop's result, NaN included.
 
 use crate::recipe::Knob;
 use crate::sched::{outer, serial, tiles, Cx, Nest};

@@ -1,4 +1,6 @@
 // Kernels of L1 module `vector` in OpenCL C; kernel ABI: docs/gpu.md in the EdgeKernelBench sources.
+float ekb_fmin(float a, float b) { return a != a || b != b ? a + b : fmin(a, b); }
+float ekb_fmax(float a, float b) { return a != a || b != b ? a + b : fmax(a, b); }
 
 // kernel bias_relu: grid (16, 1, 1), block (256, 1, 1), 0 bytes of shared memory
 __kernel __attribute__((reqd_work_group_size(256, 1, 1))) void bias_relu(__global const float* restrict x, __global const float* restrict b, __global float* restrict y) {
@@ -11,13 +13,13 @@ __kernel __attribute__((reqd_work_group_size(256, 1, 1))) void bias_relu(__globa
     const float4 x_v_ = vload4(0, &x[r * 256 + c4 + 0]);
     const float4 b_v_ = vload4(0, &b[c4 + 0]);
     const float s_0_ = x_v_.x + b_v_.x;
-    const float y_0_ = fmax(s_0_, 0.0f) * x[r * 256];
+    const float y_0_ = ekb_fmax(s_0_, 0.0f) * x[r * 256];
     const float s_1_ = x_v_.y + b_v_.y;
-    const float y_1_ = fmax(s_1_, 0.0f) * x[r * 256];
+    const float y_1_ = ekb_fmax(s_1_, 0.0f) * x[r * 256];
     const float s_2_ = x_v_.z + b_v_.z;
-    const float y_2_ = fmax(s_2_, 0.0f) * x[r * 256];
+    const float y_2_ = ekb_fmax(s_2_, 0.0f) * x[r * 256];
     const float s_3_ = x_v_.w + b_v_.w;
-    const float y_3_ = fmax(s_3_, 0.0f) * x[r * 256];
+    const float y_3_ = ekb_fmax(s_3_, 0.0f) * x[r * 256];
     vstore4((float4)(y_0_, y_1_, y_2_, y_3_), 0, &y[r * 256 + c4 + 0]);
   }
 }

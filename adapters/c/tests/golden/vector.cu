@@ -1,4 +1,6 @@
 // Kernels of L1 module `vector` in CUDA C; kernel ABI: docs/gpu.md in the EdgeKernelBench sources.
+__device__ __forceinline__ float ekb_fmin(float a, float b) { return a != a || b != b ? a + b : fminf(a, b); }
+__device__ __forceinline__ float ekb_fmax(float a, float b) { return a != a || b != b ? a + b : fmaxf(a, b); }
 
 // kernel bias_relu: grid (16, 1, 1), block (256, 1, 1), 0 bytes of shared memory
 extern "C" __global__ void __launch_bounds__(256) bias_relu(const float* __restrict__ x, const float* __restrict__ b, float* __restrict__ y) {
@@ -11,13 +13,13 @@ extern "C" __global__ void __launch_bounds__(256) bias_relu(const float* __restr
     const float4 x_v_ = *(const float4*)(&x[r * 256 + c4 + 0]);
     const float4 b_v_ = *(const float4*)(&b[c4 + 0]);
     const float s_0_ = x_v_.x + b_v_.x;
-    const float y_0_ = fmaxf(s_0_, 0.0f) * x[r * 256];
+    const float y_0_ = ekb_fmax(s_0_, 0.0f) * x[r * 256];
     const float s_1_ = x_v_.y + b_v_.y;
-    const float y_1_ = fmaxf(s_1_, 0.0f) * x[r * 256];
+    const float y_1_ = ekb_fmax(s_1_, 0.0f) * x[r * 256];
     const float s_2_ = x_v_.z + b_v_.z;
-    const float y_2_ = fmaxf(s_2_, 0.0f) * x[r * 256];
+    const float y_2_ = ekb_fmax(s_2_, 0.0f) * x[r * 256];
     const float s_3_ = x_v_.w + b_v_.w;
-    const float y_3_ = fmaxf(s_3_, 0.0f) * x[r * 256];
+    const float y_3_ = ekb_fmax(s_3_, 0.0f) * x[r * 256];
     *(float4*)(&y[r * 256 + c4 + 0]) = make_float4(y_0_, y_1_, y_2_, y_3_);
   }
 }

@@ -371,7 +371,8 @@ fn to_dtype(dtype: DType, v: f64) -> f64 {
 
 /// `quantize_linear` of one element, computed in f32 as a board computes it: the input rounded
 /// to f32, divided by the f32 scale, rounded half to even, plus the zero point, saturated to
-/// `[-128, 127]` (NaN gives -128, the lower bound, as the lowered `max` then `min` does).
+/// `[-128, 127]` (NaN gives -128, the lower bound, as the lowered `select(v >= -128.0, ..)`
+/// does).
 pub(crate) fn quantize(x: f64, scale: f64, zero_point: i64) -> f64 {
     let v = (x as f32 / scale as f32).round_ties_even() + zero_point as f32;
     if v.is_nan() {

@@ -3,10 +3,11 @@
 //! It is the ground truth for lowering bugs, so its semantics are exactly those of
 //! `docs/ir-l1.md`: IEEE f32 arithmetic rounded to nearest (each operation rounds once; no fused
 //! multiply-add); intrinsics through Rust's `f32` methods (`exp`, `ln`, `sqrt`, `tanh`, `powf`,
-//! `abs`, `floor`, `ceil`, `min`, `max`), `rsqrt(x)` as `1.0 / x.sqrt()`, and `libm::erff` for
-//! `erf`; i32 `+ - *` and negation wrap, `/` and `%` truncate toward zero (`i32::MIN / -1` wraps
-//! to `i32::MIN`, `i32::MIN % -1` is 0), and division by zero is an error; casts as the AST says
-//! (f32 to i32 truncates and saturates, NaN gives 0); `round` rounds half to even
+//! `abs`, `floor`, `ceil`), `rsqrt(x)` as `1.0 / x.sqrt()`, `libm::erff` for `erf`, and f32
+//! `min`/`max` from [`super::minmax`] (a NaN operand gives NaN); i32 `+ - *` and negation wrap,
+//! `/` and `%` truncate toward zero (`i32::MIN / -1` wraps to `i32::MIN`, `i32::MIN % -1` is 0),
+//! and division by zero is an error; casts as the AST says (f32 to i32 truncates and saturates,
+//! NaN gives 0); `round` rounds half to even
 //! (`f32::round_ties_even`). An i8 element loads sign-extended to i32, and a store into an i8
 //! buffer keeps the low 8 bits of its i32 value (two's complement wrap); an f16 element loads as
 //! its exact f32 value, and a store into an f16 buffer rounds the f32 to nearest even
@@ -34,6 +35,7 @@
 //! inner loop does no name lookups and no allocation.
 
 use super::ast::*;
+use super::minmax::{max_f32, min_f32};
 use super::print::print_expr;
 use super::verify::verify;
 use super::visit::any_stmt;
@@ -1137,8 +1139,8 @@ fn float(e: &FE, f: &Frame) -> R<f32> {
             let (x, y) = (float(a, f)?, float(b, f)?);
             match func {
                 Intrinsic::Pow => x.powf(y),
-                Intrinsic::Min => x.min(y),
-                Intrinsic::Max => x.max(y),
+                Intrinsic::Min => min_f32(x, y),
+                Intrinsic::Max => max_f32(x, y),
                 _ => f32::NAN,
             }
         }

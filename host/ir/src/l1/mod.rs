@@ -5,8 +5,9 @@
 //! intervals, the regions a loop reads and writes, dependences between iterations, uniformity
 //! across GPU threads). `parse` reads the text form, `print` writes the canonical text, `verify` checks types,
 //! scopes, bounds and allocation legality, `memory` computes the plan's peak memory, and
-//! `interp` runs a module with bounds-checked accesses; `nesting` measures how deeply a kernel
-//! nests and holds the limit the parser and the verifier enforce; `gpu` gives a GPU kernel's launch shape
+//! `interp` runs a module with bounds-checked accesses (f32 `min`/`max` as `minmax` defines
+//! them); `nesting` measures how deeply a kernel nests and holds the limit the parser and the
+//! verifier enforce; `gpu` gives a GPU kernel's launch shape
 //! and checks it against GPU limits.
 
 pub mod analysis;
@@ -15,6 +16,7 @@ pub mod build;
 pub mod gpu;
 pub mod interp;
 pub mod memory;
+pub mod minmax;
 pub mod nesting;
 pub mod parse;
 pub mod print;

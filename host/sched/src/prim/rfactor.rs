@@ -18,9 +18,11 @@
 //! i32 (a store into f16 or i8 rounds); in `v`, every access to `acc` is part of an update of one
 //! element `acc[I]`, all with the same operator, `e` not reading `acc`, and `I` load-free and the
 //! same in every iteration (it uses no variable defined in `S`). The identities are exact:
-//! `-0.0` and `0` for `+`, `1.0` and `1` for `*`, `nan` for f32 `min` and `max` (which return
-//! the other operand), `2147483647` and `-2147483648` for i32 `min` and `max`. i32 `+` and `*`
-//! wrap, so they reassociate exactly, as do `min` and `max` (up to the sign of a zero result);
+//! `-0.0` and `0` for `+`, `1.0` and `1` for `*`, `inf` and `-inf` for f32 `min` and `max` (which
+//! propagate NaN, so NaN is no identity: `max(-inf, e)` is `e` for every `e`, NaN included),
+//! `2147483647` and `-2147483648` for i32 `min` and `max`. i32 `+` and `*` wrap, so they
+//! reassociate exactly, as do `min` and `max` (up to the sign of a zero result, which L1 leaves
+//! open);
 //! f32 `+` and `*` do not: the result may differ from the serial order's in the last bits
 //! (`docs/schedules.md`, "Reassociation").
 
@@ -215,7 +217,8 @@ pub fn apply(m: &mut Module, r: &LoopRef, partials: &str, combine: &str) -> Resu
     let identity = match (op, ty.dtype) {
         (Op::Add, DType::F32) => f(-0.0),
         (Op::Mul, DType::F32) => f(1.0),
-        (Op::Min | Op::Max, DType::F32) => f(f64::NAN),
+        (Op::Min, DType::F32) => f(f64::INFINITY),
+        (Op::Max, DType::F32) => f(f64::NEG_INFINITY),
         (Op::Add, _) => int(0),
         (Op::Mul, _) => int(1),
         (Op::Min, _) => ints(i32::MAX.into()),
