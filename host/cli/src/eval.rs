@@ -242,8 +242,11 @@ pub fn plan(
             e.target_rse
         ));
     }
-    if !(e.max_ci > 0.0 && e.max_ci <= 1.0) {
-        return Err(format!("error: `--max-ci {}` must be a number in (0, 1]", e.max_ci));
+    if !(e.max_ci > 0.0 && e.max_ci.is_finite()) {
+        return Err(format!(
+            "error: `--max-ci {}` must be a positive number (the interval's relative half-width: 0.02 is +-2%)",
+            e.max_ci
+        ));
     }
     let paired = PairedSettings { threads: e.threads, max_ci: e.max_ci, ..PairedSettings::DEFAULT };
     let config = Config {

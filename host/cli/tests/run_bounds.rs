@@ -47,4 +47,9 @@ fn out_of_bounds_eval_options_are_refused_early() {
     assert!(e.contains("must be a number of seconds in (0, 3600]"), "{e}");
     let e = eval(&["--target-rse", "2"]);
     assert!(e.contains("`--target-rse 2` must be a number in 0..=1"), "{e}");
+    // A half-width above 1 (every interval passes) is legal; zero, negative or NaN is not.
+    for bad in ["0", "-1", "NaN"] {
+        let e = eval(&[&format!("--max-ci={bad}")]);
+        assert!(e.contains(&format!("`--max-ci {bad}` must be a positive number")), "{e}");
+    }
 }

@@ -112,7 +112,15 @@ pub fn check_threads(field: &str, threads: Option<u32>) -> Result<(), RequestErr
 fn check_paired(s: &PairedSettings) -> Result<(), RequestError> {
     check_timing("PairedRun.settings.timing", &s.timing)?;
     check_threads("PairedRun.settings.threads", s.threads)?;
-    within_f64("PairedRun.settings.max_ci", s.max_ci, 0.0, 1.0, "a number in 0..=1")?;
+    // A relative half-width: 0.02 is +-2%; above 1 every interval passes, and below 0 none does
+    // (how a caller asks for a pair that can never be stable). Only NaN and infinities are refused.
+    within_f64(
+        "PairedRun.settings.max_ci",
+        s.max_ci,
+        f64::MIN,
+        f64::MAX,
+        "a finite number (the interval's relative half-width: 0.02 is +-2%)",
+    )?;
     within("PairedRun.settings.attempts", s.attempts, 1, MAX_ATTEMPTS)?;
     within("PairedRun.settings.bootstrap_resamples", s.bootstrap_resamples, 1, MAX_BOOTSTRAP_RESAMPLES)?;
     if !(s.confidence > 0.0 && s.confidence < 1.0) {
