@@ -92,10 +92,7 @@ fn the_runtime_computes_with_the_payload_values() {
 /// A payload of one hand-written kernel `ekb_k_<task>(x: f32[4] in, w: f32[4] in, y: f32[4] out)`
 /// with `w` stored in the payload and the expected `y = x + w` (two seeds).
 fn add_payload(task: &str, body: &str) -> Vec<u8> {
-    use ekb_wire::payload::{
-        Access, Backend, BlobKind, BufferDecl, DType, ExpectedOutput, KernelDecl, Launch, LaunchStep,
-        Manifest, MemoryPlan, ParamDecl, TimingSettings, Tolerance,
-    };
+    use ekb_wire::payload::{BlobKind, BufferDecl, DType, ExpectedOutput};
     let ir = format!(
         r#"
 define void @ekb_k_{task}(ptr %args) nounwind {{
@@ -124,8 +121,6 @@ entry:
         let blob = pb.add_blob(BlobKind::ExpectedOutput, f32s_to_le(&y));
         expected.push(ExpectedOutput { seed: s as u32, buffer: 2, blob });
     }
-    let param =
-        |name: &str, access| ParamDecl { name: name.into(), dtype: DType::F32, shape: vec![4], access };
     let buffer = |name: &str, role, source| BufferDecl {
         name: name.into(),
         dtype: DType::F32,
@@ -133,37 +128,16 @@ entry:
         role,
         source,
     };
-    let manifest = Manifest {
-        generator_version: ekb_wire::seeded::GENERATOR_VERSION,
-        producer: "ekb-rt tests".into(),
-        task: task.into(),
-        target: "hand-written".into(),
-        backend: Backend::CpuLlvm,
-        kernels: vec![KernelDecl {
-            name: task.into(),
-            symbol: format!("ekb_k_{task}"),
-            blob: code,
-            params: vec![param("x", Access::In), param("w", Access::In), param("y", Access::Out)],
-            launch: Launch::Cpu,
-            allocs: vec![],
-        }],
-        buffers: vec![
-            buffer("x", Role::Input, Some(Source::Seeded(init))),
-            buffer(
-                "w",
-                Role::Param,
-                Some(Source::Data { blob: data, crc32: ekb_wire::crc32(&f32s_to_le(&weights)) }),
-            ),
-            buffer("y", Role::Output, None),
-        ],
-        plan: vec![LaunchStep { kernel: 0, args: vec![0, 1, 2] }],
-        seeds: seeds.to_vec(),
-        tolerance: Tolerance { atol: 0.0, rtol: 0.0 },
-        expected,
-        timing: TimingSettings::DEFAULT,
-        memory: MemoryPlan { peak_bytes: 48, stack_limit_bytes: 4096, memory_limit_bytes: 1 << 20 },
-        gpu: None,
-    };
+    let buffers = vec![
+        buffer("x", Role::Input, Some(Source::Seeded(init))),
+        buffer(
+            "w",
+            Role::Param,
+            Some(Source::Data { blob: data, crc32: ekb_wire::crc32(&f32s_to_le(&weights)) }),
+        ),
+        buffer("y", Role::Output, None),
+    ];
+    let manifest = common::one_kernel_manifest(task, code, buffers, &seeds, expected, 48);
     pb.finish(&manifest).unwrap()
 }
 
@@ -199,10 +173,7 @@ fn data_parameters_are_read_only_for_kernels() {
 /// data parameter to its output byte by byte, with `w`'s values `data` in the payload and the
 /// same bytes expected in `y`.
 fn copy_payload(task: &str, dtype: ekb_wire::payload::DType, data: &[u8]) -> Vec<u8> {
-    use ekb_wire::payload::{
-        Access, Backend, BlobKind, BufferDecl, ExpectedOutput, KernelDecl, Launch, LaunchStep, Manifest,
-        MemoryPlan, ParamDecl, TimingSettings, Tolerance,
-    };
+    use ekb_wire::payload::{BlobKind, BufferDecl, ExpectedOutput};
     let n = data.len() as u64 / dtype.size_bytes();
     let mut body = String::new();
     for i in 0..data.len() {
@@ -226,39 +197,13 @@ fn copy_payload(task: &str, dtype: ekb_wire::payload::DType, data: &[u8]) -> Vec
             blob: pb.add_blob(BlobKind::ExpectedOutput, data.to_vec()),
         })
         .collect();
-    let param = |name: &str, access| ParamDecl { name: name.into(), dtype, shape: vec![n], access };
     let buffer =
         |name: &str, role, source| BufferDecl { name: name.into(), dtype, shape: vec![n], role, source };
-    let manifest = Manifest {
-        generator_version: ekb_wire::seeded::GENERATOR_VERSION,
-        producer: "ekb-rt tests".into(),
-        task: task.into(),
-        target: "hand-written".into(),
-        backend: Backend::CpuLlvm,
-        kernels: vec![KernelDecl {
-            name: task.into(),
-            symbol: format!("ekb_k_{task}"),
-            blob: code,
-            params: vec![param("w", Access::In), param("y", Access::Out)],
-            launch: Launch::Cpu,
-            allocs: vec![],
-        }],
-        buffers: vec![
-            buffer("w", Role::Param, Some(Source::Data { blob, crc32: ekb_wire::crc32(data) })),
-            buffer("y", Role::Output, None),
-        ],
-        plan: vec![LaunchStep { kernel: 0, args: vec![0, 1] }],
-        seeds: seeds.to_vec(),
-        tolerance: Tolerance { atol: 0.0, rtol: 0.0 },
-        expected,
-        timing: TimingSettings::DEFAULT,
-        memory: MemoryPlan {
-            peak_bytes: 2 * data.len() as u64,
-            stack_limit_bytes: 4096,
-            memory_limit_bytes: 1 << 20,
-        },
-        gpu: None,
-    };
+    let buffers = vec![
+        buffer("w", Role::Param, Some(Source::Data { blob, crc32: ekb_wire::crc32(data) })),
+        buffer("y", Role::Output, None),
+    ];
+    let manifest = common::one_kernel_manifest(task, code, buffers, &seeds, expected, 2 * data.len() as u64);
     pb.finish(&manifest).unwrap()
 }
 

@@ -273,8 +273,6 @@ pub fn elementwise_payload(
         let blob = pb.add_blob(BlobKind::ExpectedOutput, f32s_to_le(&y));
         expected.push(ExpectedOutput { seed: s as u32, buffer: 1, blob });
     }
-    let param =
-        |name: &str, access| ParamDecl { name: name.into(), dtype: DType::F32, shape: vec![n], access };
     let buffer = |name: &str, role, init: Option<ekb_wire::Init>| BufferDecl {
         name: name.into(),
         dtype: DType::F32,
@@ -282,7 +280,33 @@ pub fn elementwise_payload(
         role,
         source: init.map(Source::Seeded),
     };
-    let manifest = Manifest {
+    let buffers = vec![buffer("x", Role::Input, Some(init)), buffer("y", Role::Output, None)];
+    let manifest = one_kernel_manifest(task, code, buffers, seeds, expected, 8 * n);
+    pb.finish(&manifest).unwrap()
+}
+
+/// The manifest of a payload whose plan runs one hand-written CPU kernel `ekb_k_<task>` (object
+/// blob `code`) once over every buffer in order: its parameters are the buffers, read for inputs
+/// and parameters and written for outputs. Outputs are compared exactly with `expected` on
+/// `seeds`, and the plan's peak is `peak_bytes`.
+pub fn one_kernel_manifest(
+    task: &str,
+    code: u32,
+    buffers: Vec<BufferDecl>,
+    seeds: &[u64],
+    expected: Vec<ExpectedOutput>,
+    peak_bytes: u64,
+) -> Manifest {
+    let params = buffers
+        .iter()
+        .map(|b| ParamDecl {
+            name: b.name.clone(),
+            dtype: b.dtype,
+            shape: b.shape.clone(),
+            access: if b.role == Role::Output { Access::Out } else { Access::In },
+        })
+        .collect();
+    Manifest {
         generator_version: ekb_wire::seeded::GENERATOR_VERSION,
         producer: "ekb-rt tests".into(),
         task: task.into(),
@@ -292,20 +316,19 @@ pub fn elementwise_payload(
             name: task.into(),
             symbol: format!("ekb_k_{task}"),
             blob: code,
-            params: vec![param("x", Access::In), param("y", Access::Out)],
+            params,
             launch: Launch::Cpu,
             allocs: vec![],
         }],
-        buffers: vec![buffer("x", Role::Input, Some(init)), buffer("y", Role::Output, None)],
-        plan: vec![LaunchStep { kernel: 0, args: vec![0, 1] }],
+        plan: vec![LaunchStep { kernel: 0, args: (0..buffers.len() as u32).collect() }],
+        buffers,
         seeds: seeds.to_vec(),
         tolerance: Tolerance { atol: 0.0, rtol: 0.0 },
         expected,
         timing: TimingSettings::DEFAULT,
-        memory: MemoryPlan { peak_bytes: 8 * n, stack_limit_bytes: 4096, memory_limit_bytes: 1 << 20 },
+        memory: MemoryPlan { peak_bytes, stack_limit_bytes: 4096, memory_limit_bytes: 1 << 20 },
         gpu: None,
-    };
-    pb.finish(&manifest).unwrap()
+    }
 }
 
 /// Compiles hand-written LLVM IR for the `host` profile with the CPU adapter's compiler
