@@ -117,7 +117,7 @@ fn found_and_expected_are_both_named() {
     expect_error(&graph("  %0 relu(x)\n  return %0"), "expected `=` after `%0`, found `relu`", 2, 6);
     expect_error(
         &graph("  y = relu(x)\n  return y"),
-        "expected a statement: `param name: type = init`, `%name = op(...)` or `return values`, found `y`",
+        "expected a statement: `param name: type = init`, `%name = op(...)`, `fuse %a, %b` or `return values`, found `y`",
         2,
         3,
     );
@@ -553,4 +553,82 @@ fn an_interface_name_that_is_an_l1_keyword_is_refused_with_a_rename_hint() {
         24,
     );
     assert!(d.notes.iter().any(|n| n.contains("buffers of the lowered loop program")), "{d}");
+}
+
+// ---- fusion groups ----
+
+#[test]
+fn a_fusion_group_parses_prints_and_round_trips() {
+    let text = graph("  %0 = relu(x)\n  %1 = add(%0, x)\n  fuse %0, %1\n  return %1");
+    let g = load(&SourceFile::new("t.ekir", &text)).expect("loads");
+    assert_eq!(g.groups.len(), 1);
+    let printed = ekb_ir::l0::print::print(&g);
+    assert!(printed.contains("\n  fuse %0, %1\n  return %1\n"), "{printed}");
+    let again = load(&SourceFile::new("t.ekir", &printed)).expect("reloads");
+    assert_eq!(ekb_ir::l0::print::print(&again), printed);
+}
+
+#[test]
+fn a_node_after_fuse_is_refused() {
+    expect_error(
+        &graph("  %0 = relu(x)\n  fuse %0, %0\n  %1 = relu(%0)\n  return %1"),
+        "a node after `fuse`",
+        4,
+        3,
+    );
+}
+
+#[test]
+fn fusion_group_membership_errors() {
+    let d =
+        expect_error(&graph("  %0 = relu(x)\n  fuse %0\n  return %0"), "a fusion group of one node", 3, 3);
+    assert_eq!(d.expected.as_deref(), Some("two or more nodes, such as `fuse %0, %1`"));
+    expect_error(
+        &graph("  %0 = relu(x)\n  %1 = relu(%0)\n  fuse x, %1\n  return %1"),
+        "`x` cannot be fused: it is an input or parameter",
+        4,
+        8,
+    );
+    expect_error(
+        &graph("  %0 = relu(x)\n  %1 = relu(%0)\n  fuse %1, %0\n  return %1"),
+        "`%0` is listed after `%1`, which comes later in the graph",
+        4,
+        12,
+    );
+    expect_error(
+        &graph("  %0 = relu(x)\n  %1 = relu(%0)\n  %2 = relu(%1)\n  fuse %0, %1\n  fuse %1, %2\n  return %2"),
+        "`%1` is in two fusion groups",
+        6,
+        8,
+    );
+    let d = expect_error(
+        &graph("  %0 = sum(x, axes=[1], keepdims=true)\n  %1 = softmax(%0, axis=1)\n  %2 = add(%1, x)\n  fuse %0, %1, %2\n  return %2"),
+        "a fusion group holds 2 operators that are not elementwise (%0, %1)",
+        5,
+        3,
+    );
+    assert!(d.hint.as_deref().is_some_and(|h| h.contains("split the group")), "{d}");
+}
+
+#[test]
+fn fusion_group_use_errors() {
+    expect_error(
+        &graph("  %0 = relu(x)\n  %1 = neg(%0)\n  %2 = add(%0, %1)\n  fuse %0, %1\n  return %2"),
+        "`%0` is fused but `%2`, outside the group, reads it",
+        5,
+        8,
+    );
+    expect_error(
+        &graph("  %0 = relu(x)\n  %1 = neg(%0)\n  fuse %0, %1\n  return %0"),
+        "`%0` is fused but returned",
+        4,
+        8,
+    );
+    // An epilogue member reading the anchor's value broadcast to another shape.
+    let text = "graph g(x: f32[2,3]) -> (y: f32[2,3]) {\n  %0 = sum(x, axes=[1], keepdims=true)\n  %1 = add(%0, x)\n  fuse %0, %1\n  return %1\n}\n";
+    expect_error(text, "`%1` reads `%0: f32[2,1]` of its group broadcast to [2, 3]", 3, 12);
+    // An epilogue operand computed after the anchor.
+    let text = "graph g(x: f32[2,3]) -> (y: f32[2]) {\n  %0 = sum(x, axes=[1])\n  %1 = neg(x)\n  %2 = sum(%1, axes=[1])\n  %3 = add(%0, %2)\n  fuse %0, %3\n  return %3\n}\n";
+    let d = expect_error(text, "`%3` reads `%2`, which is computed after the group's anchor `%0`", 5, 16);
+    assert_eq!(d.hint.as_deref(), Some("move `%2` before `%0`"));
 }

@@ -9,12 +9,16 @@
 //!   convolution, each operator family's layout a template whose numbers (tile sizes, thread
 //!   thresholds) are the named knobs of [`Knobs`], the search space of a tuner.
 //!
+//! With the default schedule, each fusion group of the graph (`fuse %a, %b`) becomes one kernel
+//! (`fusion`); the naive schedule ignores the groups.
+//!
 //! Every module produced passes `ekb_ir::l1::verify::verify` against the target it was lowered
 //! for. The steps are in [`lower`]; each operator family lives in its own file.
 
 mod conv;
 mod conv_transpose;
 mod elementwise;
+mod fusion;
 mod gpu;
 mod lower;
 mod matmul;

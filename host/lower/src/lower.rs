@@ -1,11 +1,12 @@
 //! The lowering pipeline, as an ordered list of steps: check that the graph can be lowered,
 //! place every value in a module buffer, emit one kernel per node in node order, emit copy
-//! kernels for outputs no node writes, and assemble the plan.
+//! kernels for outputs no node writes, assemble the plan, and (default schedule) fold each
+//! fusion group's kernels into one (`fusion`).
 
 use crate::sched::Cx;
 use crate::{
-    conv, conv_transpose, elementwise, matmul, movement, norm, plan, pool, reduce, resize, scan, Knobs,
-    Schedule,
+    conv, conv_transpose, elementwise, fusion, matmul, movement, norm, plan, pool, reduce, resize, scan,
+    Knobs, Schedule,
 };
 use ekb_ir::l0::ops::infer;
 use ekb_ir::l0::{Graph, Node, Op, ReduceKind};
@@ -31,12 +32,17 @@ pub fn lower_with(
     let storage = plan::assign(g)?;
     let typed = |name: &str| Buf::new(storage.loc(name), g.type_of(name).expect("checked above").clone());
     let mut kernels = Vec::new();
+    // The naive schedule is the baseline: it ignores fusion groups. The default one gives the
+    // members folded into another kernel the plain nests the folding needs.
+    let fused = schedule == Schedule::Default && !g.groups.is_empty();
+    let folded = if fused { fusion::folded_members(g) } else { Default::default() };
     // Node order is a topological order (every value is defined before its uses), so running
     // the kernels in this order respects every dependence.
     for (i, node) in g.nodes.iter().enumerate() {
         let ins: Vec<Buf> = node.args.iter().map(|a| typed(&a.name)).collect();
         let out = typed(&node.name);
-        let name = format!("k{i}_{}", node.op.name());
+        let name = kernel_name(i, node);
+        let schedule = if folded.contains(node.name.as_str()) { Schedule::Naive } else { schedule };
         kernels
             .push(kernel(name, &ins, &out, (schedule, knobs), target, |cx| lower_node(cx, node, &ins, &out)));
     }
@@ -50,7 +56,11 @@ pub fn lower_with(
         }));
     }
     let (kernels, plan): (Vec<Kernel>, Vec<Run>) = kernels.into_iter().unzip();
-    let module = Module { name: g.name.clone(), buffers: storage.buffers, kernels, plan, span: Span::NONE };
+    let mut module =
+        Module { name: g.name.clone(), buffers: storage.buffers.clone(), kernels, plan, span: Span::NONE };
+    if fused {
+        module = fusion::fuse_groups(g, module, &|v| storage.loc(v).to_string(), &|n| node_kernel(g, n))?;
+    }
     // Lowering bugs surface here in debug builds rather than as wrong numbers later.
     debug_assert!(
         !verify::has_errors(&verify::verify(&module, Some(target))),
@@ -58,6 +68,17 @@ pub fn lower_with(
         verify::verify(&module, Some(target)).into_iter().filter(Diagnostic::is_error).collect::<Vec<_>>()
     );
     Ok(module)
+}
+
+/// The name of the kernel computing node `i`: `k{i}_{operator}`.
+pub(crate) fn kernel_name(i: usize, node: &Node) -> String {
+    format!("k{i}_{}", node.op.name())
+}
+
+/// [`kernel_name`] of the node named `name`.
+pub(crate) fn node_kernel(g: &Graph, name: &str) -> String {
+    let (i, node) = g.nodes.iter().enumerate().find(|(_, n)| n.name == name).expect("a node of the graph");
+    kernel_name(i, node)
 }
 
 /// Builds one kernel reading `ins` (each distinct buffer once, in order) and writing `out`,

@@ -25,6 +25,18 @@ pub struct Graph {
     pub nodes: Vec<Node>,
     /// Named results, in order, with their declared types.
     pub outputs: Vec<OutputDecl>,
+    /// Nodes the lowering puts in one kernel each (`fuse %a, %b`), in the order written; the
+    /// rules are in [`crate::l0::fusion`].
+    pub groups: Vec<FusionGroup>,
+    pub span: Span,
+}
+
+/// `fuse %a, %b, %c`: nodes computed by one kernel. The members are listed in node order; the
+/// last one's value is the group's result, the others are only read inside the group.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FusionGroup {
+    pub nodes: Vec<ValueRef>,
+    /// The whole statement.
     pub span: Span,
 }
 

@@ -5,7 +5,8 @@
 //! initialiser valid for its dtype (`randint` only for i32 and i8, the others only for f32; bounds
 //! finite and ordered); every use after its definition; each node's type inferred by
 //! `ops::infer` and equal to its annotation when one is written; each returned value of the
-//! declared output type. Afterwards every node's `ty` holds its inferred type.
+//! declared output type; each fusion group as `fusion` requires. Afterwards every node's `ty`
+//! holds its inferred type.
 //! A data parameter (`= file(...)`) is checked for its size only; `load` of a graph read from a
 //! file on disk also reads and verifies its data files (see `inputs::load_data`).
 //! Invariant: all errors are collected (a failed node does not cascade into errors at its
@@ -151,6 +152,10 @@ pub fn check(g: &mut Graph) -> Result<(), Vec<Diagnostic>> {
         }
     }
     errs.extend(decl_errs);
+    // Fusion groups read node types: checked once every node is typed.
+    if errs.is_empty() {
+        errs.extend(crate::l0::fusion::check_groups(g));
+    }
     if errs.is_empty() {
         Ok(())
     } else {

@@ -213,7 +213,15 @@ mod tests {
     }
 
     fn graph(inputs: Vec<TensorDecl>, params: Vec<TensorDecl>) -> Graph {
-        Graph { name: "mlp".into(), inputs, params, nodes: vec![], outputs: vec![], span: Span::NONE }
+        Graph {
+            name: "mlp".into(),
+            inputs,
+            params,
+            nodes: vec![],
+            outputs: vec![],
+            groups: vec![],
+            span: Span::NONE,
+        }
     }
 
     fn mlp() -> Graph {

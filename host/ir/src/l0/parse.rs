@@ -5,7 +5,8 @@
 //! file    := 'graph' NAME '(' [input {',' input}] ')' '->' '(' output {',' output} ')' '{' body '}'
 //! input   := NAME ':' type ['=' init]          output := NAME ':' type
 //! type    := ('f32' | 'i32') '[' [INT {',' INT}] ']'
-//! body    := {param} {node} 'return' value {',' value}   (one statement per line, or `;`)
+//! body    := {param} {node} {fuse} 'return' value {',' value}   (one statement per line, or `;`)
+//! fuse    := 'fuse' VALUE {',' VALUE}                (a fusion group: `l0::fusion`)
 //! param   := 'param' NAME ':' type '=' ( init | file )
 //! file    := 'file' '(' STRING ',' 'offset' '=' INT ',' 'crc32' '=' STRING ')'   (either order)
 //! node    := VALUE [':' type] '=' OP '(' [arg {',' arg}] ')'     arg := value | NAME '=' attr
@@ -17,7 +18,7 @@
 //! to `check`.
 
 use crate::diag::{did_you_mean, Diagnostic, SourceFile, Span};
-use crate::l0::ast::{Graph, Node, Op, OutputDecl, ParamData, TensorDecl, ValueRef};
+use crate::l0::ast::{FusionGroup, Graph, Node, Op, OutputDecl, ParamData, TensorDecl, ValueRef};
 use crate::l0::ops::{Attr, AttrValue};
 use crate::lex::{lex, Tok, Token};
 use crate::types::{DType, TensorType};
@@ -65,12 +66,19 @@ pub fn strip_spans(g: &mut Graph) {
         o.span = Span::NONE;
         o.value.span = Span::NONE;
     }
+    for f in &mut g.groups {
+        f.span = Span::NONE;
+        for v in &mut f.nodes {
+            v.span = Span::NONE;
+        }
+    }
 }
 
 /// The statements of a graph's body.
 struct Body {
     params: Vec<TensorDecl>,
     nodes: Vec<Node>,
+    groups: Vec<FusionGroup>,
     /// The values after `return`, and the span of `return`.
     ret: (Vec<ValueRef>, Span),
 }
@@ -187,7 +195,7 @@ impl Parser<'_> {
                 .with_expected("at least one output, as in `-> (y: f32[4])`"));
         }
         self.expect(Tok::LBrace, "`{` to open the graph's body")?;
-        let Body { params, nodes, ret } = self.body(&name, name_span)?;
+        let Body { params, nodes, groups, ret } = self.body(&name, name_span)?;
         let end = self.bump().span; // the `}`, checked by `body`
         self.skip_newlines();
         if !self.at(&Tok::Eof) {
@@ -212,7 +220,7 @@ impl Parser<'_> {
             .zip(ret_values)
             .map(|((name, ty, span), value)| OutputDecl { name, ty, value, span })
             .collect();
-        Ok(Graph { name, inputs, params, nodes, outputs, span: start.to(end) })
+        Ok(Graph { name, inputs, params, nodes, outputs, groups, span: start.to(end) })
     }
 
     /// `item {, item}` up to and including `)`; newlines are allowed between items.
@@ -469,6 +477,7 @@ impl Parser<'_> {
     fn body(&mut self, graph: &str, name_span: Span) -> PResult<Body> {
         let mut params = Vec::new();
         let mut nodes: Vec<Node> = Vec::new();
+        let mut groups: Vec<FusionGroup> = Vec::new();
         let mut ret: Option<(Vec<ValueRef>, Span)> = None;
         loop {
             while self.eat(&Tok::Newline) || self.eat(&Tok::Semi) {}
@@ -511,10 +520,23 @@ impl Parser<'_> {
                     }
                     ret = Some((values, t.span));
                 }
+                Tok::Ident(k) if k == "fuse" => {
+                    self.bump();
+                    let mut members = vec![self.value_ref("a node to fuse, such as `%3`")?];
+                    while self.eat(&Tok::Comma) {
+                        members.push(self.value_ref("a node to fuse after `,`")?);
+                    }
+                    groups.push(FusionGroup { nodes: members, span: t.span.to(self.prev_span()) });
+                }
+                Tok::Value(_) if !groups.is_empty() => {
+                    return Err(Diagnostic::error("a node after `fuse`")
+                        .at(t.span)
+                        .with_expected("every node before the first `fuse` statement"));
+                }
                 Tok::Value(_) => nodes.push(self.node()?),
                 _ => {
                     return Err(self.unexpected(
-                        "a statement: `param name: type = init`, `%name = op(...)` or `return values`",
+                        "a statement: `param name: type = init`, `%name = op(...)`, `fuse %a, %b` or `return values`",
                     ))
                 }
             }
@@ -523,7 +545,7 @@ impl Parser<'_> {
             }
         }
         match ret {
-            Some(ret) => Ok(Body { params, nodes, ret }),
+            Some(ret) => Ok(Body { params, nodes, groups, ret }),
             None => Err(Diagnostic::error(format!("graph `{graph}` has no `return`"))
                 .at(self.peek().span)
                 .with_expected("`return` and the output values before the closing `}`")),

@@ -1,10 +1,10 @@
 //! The L0 printer: a [`Graph`] to its canonical text.
 //!
 //! Canonical form: `graph NAME(inputs) -> (outputs) {` on one line; two-space indent; params
-//! after inputs, one per line, then nodes, then `return`; every node annotated with its type
-//! when known (always, after `check`); every attribute printed in the operator's fixed order,
-//! defaults included; input initialisers only when not the default; lists and shapes without
-//! spaces; floats via `types::fmt_float`; `Const(0)` prints `zeros`, `Const(1)` `ones`; a data
+//! after inputs, one per line, then nodes, then fusion groups (`fuse %a, %b`), then `return`;
+//! every node annotated with its type when known (always, after `check`); every attribute
+//! printed in the operator's fixed order, defaults included; input initialisers only when not
+//! the default; lists and shapes without spaces; floats via `types::fmt_float`; `Const(0)` prints `zeros`, `Const(1)` `ones`; a data
 //! parameter prints `file("NAME", offset=N, crc32="xxxxxxxx")` (8 lowercase hex digits).
 //! Invariant: for every graph that parses, `print(parse(print(g))) == print(g)`.
 
@@ -27,6 +27,10 @@ pub fn print(g: &Graph) -> String {
         parts.extend(n.op.attrs_for_print().into_iter().map(|(k, v)| format!("{k}={v}")));
         let ty = n.ty.as_ref().map(|t| format!(": {t}")).unwrap_or_default();
         let _ = writeln!(s, "  {}{ty} = {}({})", n.name, n.op.name(), parts.join(", "));
+    }
+    for f in &g.groups {
+        let members: Vec<&str> = f.nodes.iter().map(|v| v.name.as_str()).collect();
+        let _ = writeln!(s, "  fuse {}", members.join(", "));
     }
     let values: Vec<&str> = g.outputs.iter().map(|o| o.value.name.as_str()).collect();
     let _ = writeln!(s, "  return {}", values.join(", "));

@@ -19,6 +19,9 @@
 //!    iterations touch disjoint elements of every written buffer, which `bind` checks) become a
 //!    1-D grid, one thread per iteration; a kernel of several such nests becomes one kernel per
 //!    nest, run in order;
+//!    (2b, default schedule: the members of each fusion group wait unbound for step 3 until
+//!    `crate::fusion` has folded the group into one kernel, bound then unless its anchor had
+//!    an operator-specific kernel of step 2, whose stores take the group's epilogue);
 //! 4. verify the module against the target (a lowering bug is an error here, not wrong numbers).
 //!
 //! Conv2d (direct), conv_transpose2d, pooling, the other norms, argmax, cumsum (one thread per
@@ -37,6 +40,7 @@ use ekb_ir::l1::build::{Buf, Names};
 use ekb_ir::l1::verify::verify;
 use ekb_ir::l1::{Kernel, LaunchDim, Module, Run, Stmt};
 use ekb_ir::{Diagnostic, Span, TargetProfile};
+use std::collections::HashSet;
 
 /// What GPU lowering reads from the target.
 pub(crate) struct Gpu {
@@ -94,11 +98,21 @@ pub fn lower_gpu_with(
     // Step 1: buffers, checks, and one naive kernel per node (then the copies), in plan order.
     let naive = crate::lower::lower(g, Schedule::Naive, target)?;
     let storage = plan::assign(g)?;
+    // Members of fusion groups (default schedule) wait for step 2b unbound: the folding needs
+    // their plain nests.
+    let fused = schedule == Schedule::Default && !g.groups.is_empty();
+    let grouped: HashSet<&str> = if fused {
+        g.groups.iter().flat_map(|f| f.nodes.iter().map(|v| v.name.as_str())).collect()
+    } else {
+        HashSet::new()
+    };
     let mut kernels = Vec::new();
     let mut runs = Vec::new();
+    let mut unbound: HashSet<String> = HashSet::new();
     for (i, (k, run)) in naive.kernels.iter().zip(&naive.plan).enumerate() {
-        // Step 2, else step 3.
-        let special = g.nodes.get(i).filter(|node| schedule_uses_special(schedule, node)).and_then(|node| {
+        // Step 2, else step 3 (now, or after step 2b for a group's members).
+        let node = g.nodes.get(i);
+        let special = node.filter(|node| schedule_uses_special(schedule, node)).and_then(|node| {
             let ins: Vec<Buf> = node
                 .args
                 .iter()
@@ -109,16 +123,28 @@ pub fn lower_gpu_with(
         });
         let bodies = match special {
             Some(body) => vec![body],
+            None if node.is_some_and(|n| grouped.contains(n.name.as_str())) => {
+                unbound.insert(k.name.clone());
+                vec![k.body.clone()]
+            }
             None => bind::bind(&gpu, k),
         };
-        let split = bodies.len() > 1;
-        for (j, body) in bodies.into_iter().enumerate() {
-            let name = if split { format!("{}_{j}", k.name) } else { k.name.clone() };
-            runs.push(Run { kernel: name.clone(), args: run.args.clone(), span: Span::NONE });
-            kernels.push(Kernel { name, params: k.params.clone(), body, span: Span::NONE });
+        push_bodies(&mut kernels, &mut runs, k, run, bodies);
+    }
+    let mut m = Module { name: naive.name, buffers: naive.buffers, kernels, plan: runs, span: Span::NONE };
+    // Step 2b: each fusion group folded into one kernel, which step 3 then binds (unless its
+    // anchor had an operator-specific kernel).
+    if fused {
+        m = crate::fusion::fuse_groups(g, m, &|v| storage.loc(v).to_string(), &|n| {
+            crate::lower::node_kernel(g, n)
+        })?;
+        let (old_kernels, old_runs) = (std::mem::take(&mut m.kernels), std::mem::take(&mut m.plan));
+        for run in &old_runs {
+            let k = old_kernels.iter().find(|k| k.name == run.kernel).expect("the plan names its kernels");
+            let bodies = if unbound.contains(&k.name) { bind::bind(&gpu, k) } else { vec![k.body.clone()] };
+            push_bodies(&mut m.kernels, &mut m.plan, k, run, bodies);
         }
     }
-    let m = Module { name: naive.name, buffers: naive.buffers, kernels, plan: runs, span: Span::NONE };
     // Step 4.
     if let Some(first) = verify(&m, Some(target)).into_iter().find(Diagnostic::is_error) {
         return Err(Diagnostic::error(format!(
@@ -128,6 +154,23 @@ pub fn lower_gpu_with(
         .with_note(first.to_string()));
     }
     Ok(m)
+}
+
+/// Adds kernel `k`'s `bodies` and their runs (one kernel per body, `k_0`, `k_1`, ... when
+/// there are several), run with `run`'s arguments.
+fn push_bodies(
+    kernels: &mut Vec<Kernel>,
+    runs: &mut Vec<Run>,
+    k: &Kernel,
+    run: &Run,
+    bodies: Vec<Vec<Stmt>>,
+) {
+    let split = bodies.len() > 1;
+    for (j, body) in bodies.into_iter().enumerate() {
+        let name = if split { format!("{}_{j}", k.name) } else { k.name.clone() };
+        runs.push(Run { kernel: name.clone(), args: run.args.clone(), span: Span::NONE });
+        kernels.push(Kernel { name, params: k.params.clone(), body, span: Span::NONE });
+    }
 }
 
 /// Whether `schedule` gives `node` its operator-specific kernel (step 2): the naive schedule only

@@ -65,6 +65,20 @@ pub fn run_case_with(
     seed: u64,
 ) -> Result<Module, String> {
     let m = ekb_lower::lower_with(g, schedule, knobs, target).map_err(|d| format!("lowering failed: {d}"))?;
+    if schedule == Schedule::Naive {
+        if let Some(kind) = loop_kinds(&m).into_iter().find(|&k| k != LoopKind::Serial) {
+            return Err(format!(
+                "the naive schedule emitted a {kind:?} loop\n{}",
+                ekb_ir::l1::print::print(&m)
+            ));
+        }
+    }
+    check_module(g, m, target, seed)
+}
+
+/// Verifies `m` against `target`, runs it in the L1 interpreter on `g`'s inputs for `seed` and
+/// compares every output with the L0 reference; `Err` describes the first failure.
+pub fn check_module(g: &Graph, m: Module, target: &TargetProfile, seed: u64) -> Result<Module, String> {
     let text = || ekb_ir::l1::print::print(&m);
     let errors: Vec<String> = ekb_ir::l1::verify::verify(&m, Some(target))
         .into_iter()
@@ -73,11 +87,6 @@ pub fn run_case_with(
         .collect();
     if !errors.is_empty() {
         return Err(format!("the module does not verify:\n{}\n{}", errors.join(""), text()));
-    }
-    if schedule == Schedule::Naive {
-        if let Some(kind) = loop_kinds(&m).into_iter().find(|&k| k != LoopKind::Serial) {
-            return Err(format!("the naive schedule emitted a {kind:?} loop\n{}", text()));
-        }
     }
     let inputs = ekb_ir::l0::inputs::generate(g, seed).map_err(|d| d.to_string())?;
     let tensors = inputs.iter().map(|(n, b)| (n.clone(), b.to_tensor())).collect();

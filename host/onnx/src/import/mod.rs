@@ -175,6 +175,7 @@ pub fn import_model(model: &ModelProto, opts: &ImportOptions) -> Result<Imported
         params: im.params,
         nodes: im.nodes,
         outputs: outputs?,
+        groups: Vec::new(),
         span: Span::NONE,
     };
     check_as_written(&mut g, &im.origin)?;
@@ -1152,6 +1153,7 @@ mod tests {
                 op_span: Span::NONE,
             }],
             outputs: vec![OutputDecl { name: "y".into(), ty, value: at("%r"), span: Span::NONE }],
+            groups: vec![],
             span: Span::NONE,
         };
         let origin = HashMap::from([("%r".to_string(), "node `r` (Reshape)".to_string())]);

@@ -8,10 +8,14 @@
 //! skip); one run writes it and one later run reads it, each of a kernel that runs once; the
 //! reader writes only its output `y`, is a plain nest storing each element of `y` once (as
 //! `compute_inline` requires of its producers), and reads `t` only at the element it stores
-//! (`t` and `y` of one shape); the producer never reads `t` and stores it in one place, under
-//! loops only, at indices that are loops over the whole of each dimension (so it stores every
-//! element, and `y` gets every element too); the producer does not write the reader's other
-//! inputs, nor touch `y`; and no run between the two writes the reader's inputs or touches `y`.
+//! (`t` and `y` of one shape); the producer never reads `t` back, does not write the reader's
+//! other inputs, nor touch `y`; and no run between the two writes the reader's inputs or
+//! touches `y`. The producer may store `t` in any number of places, at any indices, under any
+//! statements (the tiles and vector lanes of a scheduled kernel, the threads of a GPU launch):
+//! every store `t[I] = v` becomes `y[I] = f(v)`. Why that is sound: the producer is the only
+//! writer of `t` and never reads it, so the last value stored at `t[I]` is the one the reader
+//! sees, and `y[I]` gets `f` of that same last value; an element the producer never stores
+//! would have been read as poison (L1's uninitialised temps), and stays unwritten in `y`.
 //! The reader's inputs become parameters of the producer (with `y`); `v` is bound to a `let`
 //! when the formula reads `t` more than once.
 
@@ -113,26 +117,19 @@ pub fn apply(m: &mut Module, buf: &str) -> Result<(), Diagnostic> {
         ))
         .with_hint("fold an elementwise reader (a transpose or a stencil reads other elements: compute_inline it instead)"));
     }
-    // The producer's one store of `t`, under loops over the whole of each dimension.
+    // The producer's stores of `t`: it must never read `t` back, so each stored value is final
+    // wherever it lands (a later store to the same element replaces it in both programs).
     let pk = m.kernel(&producer).expect("the plan verifies").clone();
     let pt = params(pw, buf).pop().expect("the producer writes it").name;
-    let mut sites = Vec::new();
-    find_stores(&pk.body, &pt, &mut Vec::new(), &mut sites);
     let mut loaded = false;
     ekb_ir::l1::visit::for_each_expr(&pk.body, |e| {
         loaded |= matches!(&e.kind, ExprKind::Load { buf: b, .. } if b.name == pt)
     });
-    let [(index, around)] = sites.as_slice() else {
-        return Err(Diagnostic::error(format!("kernel {producer} stores `{buf}` in {} places", sites.len()))
-            .with_hint("fold into a producer that stores the temp in one place"));
-    };
-    if loaded || !covers(index, around, &decl.ty.shape) {
+    if loaded {
         return Err(Diagnostic::error(format!(
-            "kernel {producer} does not store every element of `{buf}` once at the end, from loops over each of its \
-             dimensions{}",
-            if loaded { " (it reads it back)" } else { "" }
+            "kernel {producer} reads `{buf}` back (it accumulates there): a value it stores is not final"
         ))
-        .with_hint("fold into a producer whose store of the temp runs for every element (the naive lowering's are)"));
+        .with_hint("fold into a producer that only stores the temp (accumulating in a local or a `let`)"));
     }
     // Inputs: the reader's, by module buffer; none written by the producer or in between, and
     // `y` untouched until the reader.
@@ -205,51 +202,7 @@ pub fn apply(m: &mut Module, buf: &str) -> Result<(), Diagnostic> {
     Ok(())
 }
 
-/// The stores to `buf` in `body`: their indices and the statements around them.
-fn find_stores<'a>(
-    body: &'a [Stmt],
-    buf: &str,
-    around: &mut Vec<&'a Stmt>,
-    out: &mut Vec<(Vec<Expr>, Vec<&'a Stmt>)>,
-) {
-    for s in body {
-        if let Stmt::Store { buf: b, index, .. } = s {
-            if b.name == buf {
-                out.push((index.clone(), around.clone()));
-            }
-        }
-        around.push(s);
-        for child in crate::handle::children(s) {
-            find_stores(child, buf, around, out);
-        }
-        around.pop();
-    }
-}
-
-/// Whether a store at `index`, inside the statements `around`, runs once for every element of
-/// a buffer of `shape`: only loops around it, each with literal non-empty bounds, and each
-/// index a different one of them over `0..size` (or `0` for a dimension of size 1).
-fn covers(index: &[Expr], around: &[&Stmt], shape: &[usize]) -> bool {
-    let mut loops: HashMap<&str, (i32, i32)> = HashMap::new();
-    for s in around {
-        let Stmt::Loop { var, lo, hi, .. } = s else { return false };
-        match (&lo.kind, &hi.kind) {
-            (ExprKind::Int(l), ExprKind::Int(h)) if l < h => loops.insert(var, (*l, *h)),
-            _ => return false,
-        };
-    }
-    let mut used: Vec<&str> = Vec::new();
-    index.iter().zip(shape).all(|(e, &n)| match &e.kind {
-        ExprKind::Int(0) => n == 1,
-        ExprKind::Var(v) if !used.contains(&v.as_str()) => {
-            used.push(v);
-            loops.get(v.as_str()) == Some(&(0, n as i32))
-        }
-        _ => false,
-    })
-}
-
-/// Replaces the producer's store of `t` by the store of the reader's formula to `y`.
+/// Replaces the producer's stores of `t` by stores of the reader's formula to `y`.
 struct Fold<'a> {
     t: &'a str,
     tv: &'a str,
