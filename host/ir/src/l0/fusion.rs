@@ -52,7 +52,7 @@ impl FusionGroup {
 
 /// Checks every fusion group of a checked graph (node types known); returns every error.
 pub fn check_groups(g: &Graph) -> Vec<Diagnostic> {
-    let index: HashMap<&str, usize> = g.nodes.iter().enumerate().map(|(i, n)| (n.name.as_str(), i)).collect();
+    let index = node_index(g);
     let mut errs = Vec::new();
     // Node -> the first group listing it.
     let mut grouped: HashMap<&str, usize> = HashMap::new();
@@ -64,6 +64,23 @@ pub fn check_groups(g: &Graph) -> Vec<Diagnostic> {
         }
     }
     errs
+}
+
+/// Checks one group `f` of a checked graph as if it were the graph's only one (a pass trying
+/// a group before adding it); returns every error.
+pub fn check_group(g: &Graph, f: &FusionGroup) -> Vec<Diagnostic> {
+    let index = node_index(g);
+    let mut errs = Vec::new();
+    check_members(g, (0, f), &index, &mut HashMap::new(), &mut errs);
+    if errs.is_empty() {
+        check_uses(g, f, &index, &mut errs);
+    }
+    errs
+}
+
+/// Node name -> position in the graph.
+fn node_index(g: &Graph) -> HashMap<&str, usize> {
+    g.nodes.iter().enumerate().map(|(i, n)| (n.name.as_str(), i)).collect()
 }
 
 /// Membership: nodes, at least two, each in one group, in node order, at most one anchor.
