@@ -600,6 +600,7 @@ mod tests {
             timing: TimingSettings::DEFAULT,
             memory: MemoryPlan { peak_bytes: 0, stack_limit_bytes: 0, memory_limit_bytes: 1 << 20 },
             gpu: None,
+            arena: None,
         }
     }
 

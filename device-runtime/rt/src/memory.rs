@@ -366,6 +366,7 @@ mod tests {
             timing: TimingSettings::DEFAULT,
             memory: MemoryPlan { peak_bytes: 0, stack_limit_bytes: stack, memory_limit_bytes: budget },
             gpu: None,
+            arena: None,
         }
     }
 

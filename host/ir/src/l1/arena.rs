@@ -25,8 +25,9 @@
 use super::ast::{BufferRole, Module};
 use super::memory::{kernel_stack, type_bytes};
 
-/// Alignment of every temp's offset in the arena (the kernel ABI's buffer alignment).
-pub const ARENA_ALIGN: u64 = 64;
+/// Alignment of every temp's offset in the arena (the kernel ABI's buffer alignment), as the
+/// payload format defines it.
+pub use ekb_wire::payload::ARENA_ALIGN;
 
 /// A temp to place: its size and the steps it is live at.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -59,7 +60,8 @@ fn align_up(bytes: u64) -> u64 {
 }
 
 /// Places `temps` in one arena (see the module header). A temp that is never live, or holds no
-/// bytes, goes to offset 0.
+/// bytes, goes to offset 0 (the arena holds it, sharing bytes with the others: it is never live
+/// with them).
 pub fn place(temps: &[TempLife]) -> Placement {
     let mut order: Vec<usize> = (0..temps.len()).collect();
     order.sort_by_key(|&i| (std::cmp::Reverse(temps[i].bytes), temps[i].live.map(|(first, _)| first), i));
@@ -92,13 +94,7 @@ pub fn place(temps: &[TempLife]) -> Placement {
         offsets[i] = best.map_or(free_from, |(_, at)| at);
         placed.push(i);
     }
-    let arena_bytes = temps
-        .iter()
-        .zip(&offsets)
-        .filter(|(t, _)| t.live.is_some())
-        .map(|(t, &o)| o + t.bytes)
-        .max()
-        .unwrap_or(0);
+    let arena_bytes = temps.iter().zip(&offsets).map(|(t, &o)| o.saturating_add(t.bytes)).max().unwrap_or(0);
     Placement { offsets, arena_bytes }
 }
 
@@ -198,9 +194,7 @@ mod tests {
     fn assert_sound(temps: &[TempLife], p: &Placement) {
         for (i, a) in temps.iter().enumerate() {
             assert_eq!(p.offsets[i] % ARENA_ALIGN, 0, "temp {i} at {}", p.offsets[i]);
-            if a.live.is_some() {
-                assert!(p.offsets[i] + a.bytes <= p.arena_bytes, "temp {i} outside the arena");
-            }
+            assert!(p.offsets[i] + a.bytes <= p.arena_bytes, "temp {i} outside the arena");
             for (j, b) in temps.iter().enumerate().skip(i + 1) {
                 let bytes_meet =
                     p.offsets[i] < p.offsets[j] + b.bytes && p.offsets[j] < p.offsets[i] + a.bytes;
@@ -270,11 +264,12 @@ mod tests {
     }
 
     #[test]
-    fn unused_and_empty_temps_take_no_room() {
+    fn unused_and_empty_temps_share_offset_0_with_every_temp() {
         let temps = [TempLife { bytes: 4096, live: None }, life(0, 0, 3), life(64, 1, 2)];
         let p = place(&temps);
         assert_sound(&temps, &p);
-        assert_eq!(p.arena_bytes, 64);
+        assert_eq!(p.offsets, [0, 0, 0]);
+        assert_eq!(p.arena_bytes, 4096, "the arena holds every temp");
         assert_eq!(place(&[]).arena_bytes, 0);
     }
 
