@@ -484,7 +484,7 @@ fn violation_failure(bufs: &Buffers, v: &Violation) -> Failure {
         Violation::Guard { buffer, offset, bytes } => {
             let i = buffer as usize;
             let name = bufs.name(i).to_string();
-            let len = bufs.region(i).len() as i64;
+            let len = bufs.data(i).len() as i64;
             let place = if offset < 0 {
                 format!("{} bytes before the start", -offset)
             } else {
@@ -633,7 +633,7 @@ fn memory_fault(sig: i32, fault: Option<&Fault>, programs: &[(&Program, &Buffers
                     ),
                 },
                 Zone::Outside { offset } => {
-                    let len = bufs.region(i).len() as i64;
+                    let len = bufs.data(i).len() as i64;
                     let place = if offset < 0 {
                         format!("{} bytes before the start", -offset)
                     } else {
