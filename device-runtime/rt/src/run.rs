@@ -245,12 +245,16 @@ impl<'a> Side<'a> {
         report.log.push(log(
             LogLevel::Info,
             format!(
-                "memory: inputs {} bytes, params {} bytes, outputs {} bytes, temps {} bytes; peak {} bytes \
+                "memory: inputs {} bytes, params {} bytes, outputs {} bytes, temps {} bytes{}; peak {} bytes \
                  (the host planned {})",
                 role_bytes(Role::Input),
                 role_bytes(Role::Param),
                 role_bytes(Role::Output),
                 role_bytes(Role::Temp),
+                m.arena
+                    .as_ref()
+                    .map(|a| format!(" ({} of them in an arena of {} bytes)", a.slots.len(), a.bytes))
+                    .unwrap_or_default(),
                 report.memory.peak_bytes,
                 m.memory.peak_bytes
             ),
