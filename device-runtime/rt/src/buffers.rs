@@ -17,6 +17,13 @@
 //! beyond the guards hits a fence and faults; [`Buffers::locate`] attributes the faulting
 //! address to the buffer whose region holds it.
 //!
+//! A manifest with a temp arena (`Manifest::arena`, validated: temps that share bytes are never
+//! live at the same step) gets one region more, [`ARENA_NAME`], laid out the same way, and each
+//! temp it places is a slice of it at its offset (64-byte aligned, as the region starts on a
+//! page); every other buffer keeps a region of its own. Guards surround the arena as a whole, so
+//! a temp that overruns into a neighbouring slot is not caught by them (the host's verifier
+//! proves every access in bounds; the guards are the runtime's second line).
+//!
 //! What it must keep true: the memory is only ever reached through raw pointers (kernels write
 //! it while the runtime holds `&Buffers`); the safe accessors that hand out slices say when
 //! they may be called (never while kernels run). Inputs and seeded parameters are generated with
@@ -136,17 +143,7 @@ impl Region {
 
     /// A checksum of the data (to prove after a run that nothing wrote it).
     pub fn checksum(&self) -> u64 {
-        let mut h = 0xcbf2_9ce4_8422_2325u64 ^ self.len as u64;
-        let bytes = self.bytes();
-        let mut words = bytes.chunks_exact(8);
-        for w in &mut words {
-            let v = u64::from_ne_bytes([w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7]]);
-            h = (h.rotate_left(5) ^ v).wrapping_mul(0x0100_0000_01b3_9e37);
-        }
-        for &b in words.remainder() {
-            h = (h.rotate_left(5) ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3_9e37);
-        }
-        h
+        checksum(self.bytes())
     }
 
     /// The address of the data (page-aligned).
@@ -221,6 +218,20 @@ impl Region {
     }
 }
 
+/// The checksum of [`Region::checksum`] and [`Data::checksum`].
+fn checksum(bytes: &[u8]) -> u64 {
+    let mut h = 0xcbf2_9ce4_8422_2325u64 ^ bytes.len() as u64;
+    let mut words = bytes.chunks_exact(8);
+    for w in &mut words {
+        let v = u64::from_ne_bytes([w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7]]);
+        h = (h.rotate_left(5) ^ v).wrapping_mul(0x0100_0000_01b3_9e37);
+    }
+    for &b in words.remainder() {
+        h = (h.rotate_left(5) ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3_9e37);
+    }
+    h
+}
+
 /// Why a program's buffers could not be set up.
 #[derive(Debug, Clone, PartialEq)]
 pub enum BufferError {
@@ -264,50 +275,137 @@ pub struct GuardViolation {
     pub hit: GuardHit,
 }
 
+/// The name of the temp arena's region, in guard findings (not an IR name: it has a space).
+pub const ARENA_NAME: &str = "temp arena";
+
+/// Where one buffer's data lies: `len` bytes at `offset` in region `region`.
+#[derive(Debug, Clone, Copy)]
+struct Slot {
+    region: usize,
+    offset: usize,
+    len: usize,
+}
+
+/// One buffer's data: its own region's, or its slot of the arena.
+#[derive(Debug, Clone, Copy)]
+pub struct Data<'b> {
+    region: &'b Region,
+    slot: Slot,
+}
+
+impl Data<'_> {
+    /// The address of the data (64-byte aligned).
+    pub fn ptr(&self) -> *mut u8 {
+        // In bounds: a validated slot lies inside its region's data.
+        self.region.ptr().wrapping_add(self.slot.offset)
+    }
+
+    /// Length of the data in bytes.
+    pub fn len(&self) -> usize {
+        self.slot.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.slot.len == 0
+    }
+
+    /// The data. Must not be called while a kernel may write the buffer.
+    pub fn bytes(&self) -> &[u8] {
+        &self.region.bytes()[self.slot.offset..self.slot.offset + self.slot.len]
+    }
+
+    /// Writes `f(data)`, as [`Region::with_bytes_mut`].
+    pub fn with_bytes_mut<T>(&self, f: impl FnOnce(&mut [u8]) -> T) -> T {
+        let Slot { offset, len, .. } = self.slot;
+        self.region.with_bytes_mut(|d| f(&mut d[offset..offset + len]))
+    }
+
+    /// A checksum of the data, as [`Region::checksum`].
+    pub fn checksum(&self) -> u64 {
+        checksum(self.bytes())
+    }
+}
+
 /// The buffers of one program, in the manifest's order.
 #[derive(Debug)]
 pub struct Buffers {
+    /// One per buffer outside the arena, in manifest order, then the arena's.
     regions: Vec<Region>,
+    /// The name of each region (a buffer's, or [`ARENA_NAME`]).
+    region_names: Vec<String>,
+    /// Per buffer, where its data lies.
+    slots: Vec<Slot>,
     names: Vec<String>,
     roles: Vec<Role>,
 }
 
 impl Buffers {
-    /// One region per buffer of `manifest` (a validated manifest: every size fits in usize).
+    /// One region per buffer of `manifest` outside its arena, and one for the arena (a
+    /// validated manifest: every size fits in usize, every arena slot lies inside the arena).
     pub fn allocate(manifest: &Manifest, layout: RegionLayout) -> Result<Buffers, BufferError> {
-        let mut regions = Vec::with_capacity(manifest.buffers.len());
-        for b in &manifest.buffers {
-            let bytes = b.size_bytes().unwrap_or(u64::MAX);
-            let region = usize::try_from(bytes)
+        let new_region = |name: &str, bytes: u64| {
+            usize::try_from(bytes)
                 .map_err(|_| "larger than the address space".to_string())
                 .and_then(|n| Region::new(n, layout).map_err(|e| e.to_string()))
-                .map_err(|error| BufferError::Allocate { buffer: b.name.clone(), bytes, error })?;
-            regions.push(region);
+                .map_err(|error| BufferError::Allocate { buffer: name.to_string(), bytes, error })
+        };
+        let in_arena = |i: usize| {
+            manifest
+                .arena
+                .as_ref()
+                .and_then(|a| a.slots.iter().find(|s| s.buffer as usize == i))
+                .map(|s| s.offset)
+        };
+        let mut regions = Vec::with_capacity(manifest.buffers.len() + 1);
+        let mut region_names = Vec::with_capacity(manifest.buffers.len() + 1);
+        let mut slots = Vec::with_capacity(manifest.buffers.len());
+        // The arena's region comes last: its index is the count of buffers apart.
+        let apart = (0..manifest.buffers.len()).filter(|&i| in_arena(i).is_none()).count();
+        for (i, b) in manifest.buffers.iter().enumerate() {
+            let len = b.size_bytes().unwrap_or(u64::MAX) as usize;
+            match in_arena(i) {
+                Some(offset) => slots.push(Slot { region: apart, offset: offset as usize, len }),
+                None => {
+                    slots.push(Slot { region: regions.len(), offset: 0, len });
+                    regions.push(new_region(&b.name, b.size_bytes().unwrap_or(u64::MAX))?);
+                    region_names.push(b.name.clone());
+                }
+            }
+        }
+        if let Some(a) = &manifest.arena {
+            regions.push(new_region(ARENA_NAME, a.bytes)?);
+            region_names.push(ARENA_NAME.to_string());
         }
         Ok(Buffers {
             regions,
+            region_names,
+            slots,
             names: manifest.buffers.iter().map(|b| b.name.clone()).collect(),
             roles: manifest.buffers.iter().map(|b| b.role).collect(),
         })
     }
 
+    /// The number of buffers.
     pub fn len(&self) -> usize {
-        self.regions.len()
+        self.slots.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.regions.is_empty()
+        self.slots.is_empty()
     }
 
-    pub fn region(&self, i: usize) -> &Region {
-        &self.regions[i]
+    /// Buffer `i`'s data.
+    pub fn data(&self, i: usize) -> Data<'_> {
+        let slot = self.slots[i];
+        Data { region: &self.regions[slot.region], slot }
     }
 
     pub fn name(&self, i: usize) -> &str {
         &self.names[i]
     }
 
-    /// Total bytes of buffer data (without guards and slack).
+    /// Total bytes of data the regions reserve (the arena once; without guards and slack):
+    /// what the memory report's buffers add up to.
     pub fn data_bytes(&self) -> u64 {
         self.regions.iter().map(|r| r.len as u64).sum()
     }
@@ -317,9 +415,32 @@ impl Buffers {
         self.regions.iter().map(|r| r.map.len() as u64).sum()
     }
 
-    /// The buffer whose region holds `addr`, and where.
+    /// The buffer whose data holds `addr`, and where. An address in the arena's region goes to
+    /// a temp whose slot holds it, else to the last slot starting before it (or the first
+    /// slot), as an offset outside that temp's data.
     pub fn locate(&self, addr: usize) -> Option<(usize, Zone)> {
-        self.regions.iter().enumerate().find_map(|(i, r)| r.locate(addr).map(|z| (i, z)))
+        let (r, zone) =
+            self.regions.iter().enumerate().find_map(|(r, region)| region.locate(addr).map(|z| (r, z)))?;
+        let mut in_region = self.slots.iter().enumerate().filter(|(_, s)| s.region == r);
+        let at = match zone {
+            Zone::Data { offset } => offset as i64,
+            Zone::Outside { offset } => offset,
+        };
+        if self.region_names[r] != ARENA_NAME {
+            return in_region.next().map(|(i, _)| (i, zone));
+        }
+        let slots: Vec<(usize, Slot)> = in_region.map(|(i, s)| (i, *s)).collect();
+        if let Some((i, s)) =
+            slots.iter().find(|(_, s)| s.offset as i64 <= at && at < (s.offset + s.len) as i64)
+        {
+            return Some((*i, Zone::Data { offset: (at - s.offset as i64) as usize }));
+        }
+        let (i, s) = slots
+            .iter()
+            .filter(|(_, s)| s.offset as i64 <= at)
+            .max_by_key(|(_, s)| s.offset)
+            .or(slots.first())?;
+        Some((*i, Zone::Outside { offset: at - s.offset as i64 }))
     }
 
     /// Whether buffer `i` is an input or parameter.
@@ -334,11 +455,7 @@ impl Buffers {
 
     /// Checksums of every input and parameter, in buffer order (`None` for the others).
     pub fn input_checksums(&self) -> Vec<Option<u64>> {
-        self.regions
-            .iter()
-            .zip(&self.roles)
-            .map(|(r, role)| role.is_generated().then(|| r.checksum()))
-            .collect()
+        (0..self.len()).map(|i| self.roles[i].is_generated().then(|| self.data(i).checksum())).collect()
     }
 
     /// Copies every data parameter's values from its blob (`blob(index)` returns a blob's
@@ -349,10 +466,11 @@ impl Buffers {
         manifest: &Manifest,
         blob: impl Fn(u32) -> Option<&'d [u8]>,
     ) -> Result<(), BufferError> {
-        for (b, region) in manifest.buffers.iter().zip(&self.regions) {
+        for (i, b) in manifest.buffers.iter().enumerate() {
+            let region = self.data(i);
             let Some(index) = b.data_blob().filter(|_| b.role == Role::Param) else { continue };
             let data = blob(index)
-                .filter(|d| d.len() == region.len)
+                .filter(|d| d.len() == region.len())
                 .ok_or_else(|| BufferError::Data { buffer: b.name.clone(), blob: index })?;
             let element = b.dtype.size_bytes() as usize;
             region.with_bytes_mut(|dst| le_to_native(dst, data, element));
@@ -364,7 +482,8 @@ impl Buffers {
     /// with the shared generator, keyed by `tensor_key(task, seed, name)`; data parameters are
     /// left as [`Buffers::fill_data`] wrote them. Inputs must be writable.
     pub fn generate(&self, manifest: &Manifest, seed: u64) -> Result<(), BufferError> {
-        for (b, region) in manifest.buffers.iter().zip(&self.regions) {
+        for (i, b) in manifest.buffers.iter().enumerate() {
+            let region = self.data(i);
             let Some(Source::Seeded(init)) = b.source.as_ref().filter(|_| b.role.is_generated()) else {
                 continue;
             };
@@ -375,7 +494,7 @@ impl Buffers {
                 .iter()
                 .map(|&d| usize::try_from(d).map_err(|_| err(InitError::ShapeOverflow)))
                 .collect::<Result<_, _>>()?;
-            let n = region.len / b.dtype.size_bytes() as usize;
+            let n = region.len() / b.dtype.size_bytes() as usize;
             match b.dtype {
                 DType::F32 => {
                     // SAFETY: the data is page-aligned (so f32-aligned), `n * 4` bytes long, and
@@ -412,10 +531,11 @@ impl Buffers {
     /// As [`Buffers::poison`], each buffer filled by `fill(data, word)`, which must leave `data`
     /// as [`fill_pattern`] does (the kernel process fills large buffers on all its threads).
     pub fn poison_with(&self, manifest: &Manifest, fill: impl Fn(&mut [u8], &[u8; 4])) {
-        for (b, region) in manifest.buffers.iter().zip(&self.regions) {
+        for (i, b) in manifest.buffers.iter().enumerate() {
             if b.role.is_generated() {
                 continue;
             }
+            let region = self.data(i);
             let word = match b.dtype {
                 DType::F32 => POISON_F32_BITS.to_ne_bytes(),
                 DType::I32 => POISON_I32.to_ne_bytes(),
@@ -431,9 +551,10 @@ impl Buffers {
 
     /// Makes every input and parameter read-only (`true`) or writable again (`false`).
     pub fn protect_generated(&self, read_only: bool) -> std::io::Result<()> {
-        for (role, region) in self.roles.iter().zip(&self.regions) {
+        for (role, slot) in self.roles.iter().zip(&self.slots) {
             if role.is_generated() {
-                region.protect_data(read_only)?;
+                // Inputs and parameters never live in the arena: the region is theirs alone.
+                self.regions[slot.region].protect_data(read_only)?;
             }
         }
         Ok(())
@@ -444,11 +565,12 @@ impl Buffers {
         self.regions.iter().for_each(Region::fill_guards);
     }
 
-    /// Every buffer whose guard zones or slack were written, in buffer order.
+    /// Every region whose guard zones or slack were written (named by its buffer, or
+    /// [`ARENA_NAME`]), in region order.
     pub fn check_guards(&self) -> Vec<GuardViolation> {
         self.regions
             .iter()
-            .zip(&self.names)
+            .zip(&self.region_names)
             .filter_map(|(r, n)| r.check_guards().map(|hit| GuardViolation { buffer: n.clone(), hit }))
             .collect()
     }
@@ -600,10 +722,11 @@ mod tests {
             timing: TimingSettings::DEFAULT,
             memory: MemoryPlan { peak_bytes: 0, stack_limit_bytes: 0, memory_limit_bytes: 1 << 20 },
             gpu: None,
+            arena: None,
         }
     }
 
-    fn f32s(r: &Region) -> Vec<f32> {
+    fn f32s(r: Data<'_>) -> Vec<f32> {
         r.bytes().chunks_exact(4).map(|c| f32::from_ne_bytes([c[0], c[1], c[2], c[3]])).collect()
     }
 
@@ -613,24 +736,68 @@ mod tests {
         let bufs = Buffers::allocate(&m, RegionLayout::one_page()).unwrap();
         let blob: Vec<u8> = [1.5f32, -2.0, 0.25].iter().flat_map(|v| v.to_le_bytes()).collect();
         bufs.fill_data(&m, |b| (b == 0).then_some(&blob[..])).unwrap();
-        assert_eq!(f32s(bufs.region(1)), [1.5, -2.0, 0.25]);
+        assert_eq!(f32s(bufs.data(1)), [1.5, -2.0, 0.25]);
         bufs.generate(&m, 0).unwrap();
-        let (x0, k0) = (bufs.region(0).checksum(), bufs.region(2).checksum());
-        assert_eq!(f32s(bufs.region(1)), [1.5, -2.0, 0.25], "generating leaves data alone");
+        let (x0, k0) = (bufs.data(0).checksum(), bufs.data(2).checksum());
+        assert_eq!(f32s(bufs.data(1)), [1.5, -2.0, 0.25], "generating leaves data alone");
         bufs.generate(&m, 1).unwrap();
-        assert_eq!(f32s(bufs.region(1)), [1.5, -2.0, 0.25]);
-        assert_ne!(bufs.region(0).checksum(), x0, "the input changes with the seed");
-        assert_ne!(bufs.region(2).checksum(), k0, "so does the seeded parameter");
+        assert_eq!(f32s(bufs.data(1)), [1.5, -2.0, 0.25]);
+        assert_ne!(bufs.data(0).checksum(), x0, "the input changes with the seed");
+        assert_ne!(bufs.data(2).checksum(), k0, "so does the seeded parameter");
         // The input is the shared generator's, under (task, seed, name).
         let mut want = [0f32; 2];
         let key = seeded::tensor_key("t", 1, "x");
         seeded::fill_f32(&Init::Uniform { lo: -1.0, hi: 1.0 }, &[2], key, &mut want).unwrap();
-        assert_eq!(f32s(bufs.region(0)), want);
+        assert_eq!(f32s(bufs.data(0)), want);
         // Data parameters are checked like inputs and kept apart from the poison.
         assert_eq!(bufs.input_checksums().iter().filter(|c| c.is_some()).count(), 3);
         bufs.poison(&m);
-        assert_eq!(f32s(bufs.region(1)), [1.5, -2.0, 0.25]);
-        assert_eq!(bufs.region(3).bytes()[..4], POISON_F32_BITS.to_ne_bytes());
+        assert_eq!(f32s(bufs.data(1)), [1.5, -2.0, 0.25]);
+        assert_eq!(bufs.data(3).bytes()[..4], POISON_F32_BITS.to_ne_bytes());
+    }
+
+    #[test]
+    fn arena_temps_are_slices_of_one_region_and_faults_are_attributed_to_them() {
+        use ekb_wire::payload::{Arena, ArenaSlot};
+        // Temps `t0` (f32[2], 8 bytes) at 0 and `t1` (f32[4], 16 bytes) at 64 in an arena of 80.
+        let mut m = data_manifest();
+        for (name, n) in [("t0", 2), ("t1", 4)] {
+            m.buffers.push(ekb_wire::payload::BufferDecl {
+                name: name.into(),
+                dtype: DType::F32,
+                shape: vec![n],
+                role: Role::Temp,
+                source: None,
+            });
+        }
+        m.arena = Some(Arena {
+            bytes: 80,
+            slots: vec![ArenaSlot { buffer: 4, offset: 0 }, ArenaSlot { buffer: 5, offset: 64 }],
+        });
+        let bufs = Buffers::allocate(&m, RegionLayout::one_page()).unwrap();
+        assert_eq!(bufs.len(), 6);
+        assert_eq!(bufs.data_bytes(), 8 + 12 + 8 + 8 + 80, "four buffers apart, the arena once");
+        let (t0, t1) = (bufs.data(4), bufs.data(5));
+        assert_eq!((t0.len(), t1.len()), (8, 16));
+        assert_eq!(t1.ptr() as usize - t0.ptr() as usize, 64);
+        assert_eq!(t0.ptr() as usize % BUFFER_ALIGN, 0);
+        // Poison reaches every temp's slot, and nothing else of the arena.
+        bufs.poison(&m);
+        assert_eq!(f32s(t1).iter().map(|v| v.to_bits()).collect::<Vec<_>>(), [POISON_F32_BITS; 4]);
+        assert_eq!(bufs.check_guards(), vec![], "the slack between slots is not a guard");
+        // Addresses: in a slot, between slots, before the arena.
+        let p = t0.ptr() as usize;
+        assert_eq!(bufs.locate(p + 4), Some((4, Zone::Data { offset: 4 })));
+        assert_eq!(bufs.locate(p + 66), Some((5, Zone::Data { offset: 2 })));
+        assert_eq!(bufs.locate(p + 20), Some((4, Zone::Outside { offset: 20 })));
+        assert_eq!(bufs.locate(p - 1), Some((4, Zone::Outside { offset: -1 })));
+        // A write past the arena's end is the arena's guard hit.
+        // SAFETY: in the slack after the arena's data.
+        unsafe { *t1.ptr().add(16) = 0 };
+        assert_eq!(
+            bufs.check_guards(),
+            vec![GuardViolation { buffer: ARENA_NAME.into(), hit: GuardHit { offset: 80, bytes: 1 } }]
+        );
     }
 
     #[test]

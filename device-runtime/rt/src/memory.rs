@@ -5,7 +5,9 @@
 //! against and a verdict:
 //! - **buffers** (scope `global`), in manifest order, against the profile's memory budget
 //!   (`memory.memory_limit_bytes`): the runtime allocates them all at once, so a buffer that
-//!   brings the running total over the budget, and every one after it, is `OverCapacity`; on a
+//!   brings the running total over the budget, and every one after it, is `OverCapacity`; the
+//!   temps a manifest places in its arena are one allocation, listed after the other buffers
+//!   as [`ARENA_NAME`] with the arena's size (what [`crate::buffers::Buffers`] reserves); on a
 //!   GPU, a buffer larger than the largest single allocation (the profile's
 //!   `gpu.max_buffer_bytes`, the device's `CL_DEVICE_MAX_MEM_ALLOC_SIZE`) is `OverCapacity` too;
 //! - **kernel allocations** (the manifest's `allocs`, named `kernel.alloc`): on a CPU, `local`
@@ -30,10 +32,13 @@
 //! `IllegalAllocation`, then `Capacity`, naming the first offending launch or allocation; the
 //! runtime runs no kernel of a program with one.
 //!
-//! What it must keep true: every buffer and every declared allocation appears exactly once;
+//! What it must keep true: every buffer outside the arena, the arena, and every declared
+//! allocation appear exactly once, so the buffers' bytes are the data bytes the runtime
+//! reserves (`Buffers::data_bytes`);
 //! sums saturate instead of overflowing (sizes come from the payload); every GPU verdict names
 //! the limit that decided it and where it comes from.
 
+use crate::buffers::ARENA_NAME;
 use ekb_wire::payload::{Backend, Launch, Manifest, MemScope};
 use ekb_wire::protocol::{
     AllocationCheck, Failure, FailureKind, MemoryFault, MemoryReport, ScopeBytes, Verdict,
@@ -100,21 +105,29 @@ pub fn check(m: &Manifest, live: Option<&LiveGpu>) -> (MemoryReport, Option<Fail
             .chain(live.map(|l| l.max_alloc.clone()))
             .filter(|_| gpu),
     );
-    for b in &m.buffers {
-        let bytes = b.size_bytes().unwrap_or(u64::MAX);
-        let mut verdict = over_budget(&mut global, bytes, format!("buffer `{}` ({})", b.name, b.role));
+    let in_arena =
+        |i: usize| m.arena.as_ref().is_some_and(|a| a.slots.iter().any(|s| s.buffer as usize == i));
+    let apart = m.buffers.iter().enumerate().filter(|(i, _)| !in_arena(*i)).map(|(_, b)| {
+        (b.name.as_str(), b.size_bytes().unwrap_or(u64::MAX), format!("buffer `{}` ({})", b.name, b.role))
+    });
+    let arena = m
+        .arena
+        .as_ref()
+        .map(|a| (ARENA_NAME, a.bytes, format!("the {ARENA_NAME} of {} temps", a.slots.len())));
+    for (name, bytes, what) in apart.chain(arena) {
+        let mut verdict = over_budget(&mut global, bytes, what);
         if let Some(l) =
             largest_buffer.as_ref().filter(|l| gpu && bytes > l.value && verdict == Verdict::Legal)
         {
             verdict = Verdict::OverCapacity {
                 reason: format!(
-                    "buffer `{}` ({bytes} bytes) is larger than the largest single allocation of {} bytes {}",
-                    b.name, l.value, l.source
+                    "buffer `{name}` ({bytes} bytes) is larger than the largest single allocation of {} bytes {}",
+                    l.value, l.source
                 ),
             };
         }
         allocations.push(AllocationCheck {
-            name: b.name.clone(),
+            name: name.to_string(),
             bytes,
             scope: MemScope::Global,
             limit_bytes: Some(budget),
@@ -366,6 +379,7 @@ mod tests {
             timing: TimingSettings::DEFAULT,
             memory: MemoryPlan { peak_bytes: 0, stack_limit_bytes: stack, memory_limit_bytes: budget },
             gpu: None,
+            arena: None,
         }
     }
 
@@ -391,6 +405,32 @@ mod tests {
                 ScopeBytes { scope: MemScope::Local, bytes: 96 }
             ]
         );
+    }
+
+    #[test]
+    fn arena_temps_are_one_allocation_of_the_bytes_the_buffers_reserve() {
+        use crate::buffers::{Buffers, RegionLayout};
+        use ekb_wire::payload::{Arena, ArenaSlot};
+        // Temps x (400 bytes) and y (200) share the arena's first bytes; z (4) stays apart.
+        let mut m = manifest(&[("x", 100), ("y", 50), ("z", 1)], &[("acc", MemScope::Local, 64)], 1000, 96);
+        m.arena = Some(Arena {
+            bytes: 400,
+            slots: vec![ArenaSlot { buffer: 0, offset: 0 }, ArenaSlot { buffer: 1, offset: 0 }],
+        });
+        let (r, f) = check(&m, None);
+        assert_eq!(f, None);
+        let listed: Vec<_> = r.allocations.iter().map(|a| (a.name.as_str(), a.bytes)).collect();
+        assert_eq!(listed, [("z", 4), (ARENA_NAME, 400), ("k.acc", 64)]);
+        assert_eq!(r.peak_bytes, 404 + 64);
+        let bufs = Buffers::allocate(&m, RegionLayout::one_page()).unwrap();
+        assert_eq!(bufs.data_bytes(), 404, "the report's buffers are what the runtime reserved");
+        // Over the budget, the arena is named.
+        m.memory.memory_limit_bytes = 403;
+        let (_, f) = check(&m, None);
+        assert!(f
+            .unwrap()
+            .evidence
+            .contains("the temp arena of 2 temps brings the program's memory to 404 bytes"));
     }
 
     #[test]

@@ -198,7 +198,7 @@ impl Program {
             .plan
             .iter()
             .map(|s| {
-                let args = s.args.iter().map(|&a| bufs.region(a as usize).ptr()).collect();
+                let args = s.args.iter().map(|&a| bufs.data(a as usize).ptr()).collect();
                 (self.entries[s.kernel as usize], args)
             })
             .collect();
@@ -224,7 +224,7 @@ impl Program {
                 // Validated: every (seed, output) pair has an expected blob; a missing one
                 // compares as empty, which never passes.
                 let expected = expected(seed_index as u32, i as u32).unwrap_or(&[]);
-                check::compare(&b.name, b.dtype, bufs.region(i).bytes(), expected, m.tolerance)
+                check::compare(&b.name, b.dtype, bufs.data(i).bytes(), expected, m.tolerance)
             })
             .collect();
         SeedCheck { seed: m.seeds[seed_index], outputs }

@@ -245,12 +245,16 @@ impl<'a> Side<'a> {
         report.log.push(log(
             LogLevel::Info,
             format!(
-                "memory: inputs {} bytes, params {} bytes, outputs {} bytes, temps {} bytes; peak {} bytes \
+                "memory: inputs {} bytes, params {} bytes, outputs {} bytes, temps {} bytes{}; peak {} bytes \
                  (the host planned {})",
                 role_bytes(Role::Input),
                 role_bytes(Role::Param),
                 role_bytes(Role::Output),
                 role_bytes(Role::Temp),
+                m.arena
+                    .as_ref()
+                    .map(|a| format!(" ({} of them in an arena of {} bytes)", a.slots.len(), a.bytes))
+                    .unwrap_or_default(),
                 report.memory.peak_bytes,
                 m.memory.peak_bytes
             ),
@@ -484,7 +488,7 @@ fn violation_failure(bufs: &Buffers, v: &Violation) -> Failure {
         Violation::Guard { buffer, offset, bytes } => {
             let i = buffer as usize;
             let name = bufs.name(i).to_string();
-            let len = bufs.region(i).len() as i64;
+            let len = bufs.data(i).len() as i64;
             let place = if offset < 0 {
                 format!("{} bytes before the start", -offset)
             } else {
@@ -633,7 +637,7 @@ fn memory_fault(sig: i32, fault: Option<&Fault>, programs: &[(&Program, &Buffers
                     ),
                 },
                 Zone::Outside { offset } => {
-                    let len = bufs.region(i).len() as i64;
+                    let len = bufs.data(i).len() as i64;
                     let place = if offset < 0 {
                         format!("{} bytes before the start", -offset)
                     } else {

@@ -520,7 +520,7 @@ mod gpu {
         let ran = (|| -> Result<(u64, Vec<Violation>), GpuError> {
             for (i, b) in prog.manifest().buffers.iter().enumerate() {
                 if b.role.is_generated() {
-                    exec.write(i, bufs.region(i).bytes())?;
+                    exec.write(i, bufs.data(i).bytes())?;
                 }
             }
             poison(exec, prog)?;
@@ -564,7 +564,7 @@ mod gpu {
     ) -> Result<Vec<Violation>, GpuError> {
         let mut violations = Vec::new();
         for (i, b) in prog.manifest().buffers.iter().enumerate() {
-            let region = bufs.region(i);
+            let region = bufs.data(i);
             if b.role.is_generated() {
                 let mut now = vec![0u8; region.len()];
                 exec.read(i, &mut now)?;

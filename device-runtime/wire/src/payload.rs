@@ -11,7 +11,7 @@
 //!
 //! Compatibility is append-only: a new format version may add blob kinds and change the
 //! manifest's types, and this crate keeps reading every version in [`SUPPORTED_VERSIONS`] (a
-//! version 1 or 2 manifest is decoded by its own types and converted); a blob kind newer than
+//! version 1, 2 or 3 manifest is decoded by its own types and converted); a blob kind newer than
 //! the file's version is unknown in that file.
 //!
 //! What this module must keep true:
@@ -26,8 +26,9 @@
 mod manifest;
 
 pub use manifest::{
-    Access, AllocDecl, Backend, BufferDecl, DType, ExpectedOutput, GpuLimits, KernelDecl, Launch, LaunchStep,
-    Manifest, MemScope, MemoryPlan, ParamDecl, Role, Source, TimingSettings, Tolerance,
+    Access, AllocDecl, Arena, ArenaSlot, Backend, BufferDecl, DType, ExpectedOutput, GpuLimits, KernelDecl,
+    Launch, LaunchStep, Manifest, MemScope, MemoryPlan, ParamDecl, Role, Source, TimingSettings, Tolerance,
+    ARENA_ALIGN,
 };
 
 use crate::crc32;
@@ -42,10 +43,11 @@ use core::fmt;
 pub const MAGIC: [u8; 4] = *b"EKBP";
 /// The format version this crate writes. Version 2 added parameter data (the `param-data`
 /// blob kind and [`Source`]); version 3 added GPU launches' shared-memory opt-in
-/// (`Launch::Grid::shared_optin`) and the target's GPU limits ([`Manifest::gpu`]).
-pub const FORMAT_VERSION: u16 = 3;
+/// (`Launch::Grid::shared_optin`) and the target's GPU limits ([`Manifest::gpu`]); version 4
+/// added the temp arena ([`Manifest::arena`]).
+pub const FORMAT_VERSION: u16 = 4;
 /// The format versions this crate reads.
-pub const SUPPORTED_VERSIONS: &[u16] = &[1, 2, 3];
+pub const SUPPORTED_VERSIONS: &[u16] = &[1, 2, 3, 4];
 /// Length of the fixed header.
 pub const HEADER_LEN: usize = 56;
 /// Length of one blob table entry: offset u64, length u64, kind u32.

@@ -70,10 +70,13 @@ fn bad_magic() {
 #[test]
 fn wrong_version() {
     let mut b = sample_payload();
-    b[VERSION..VERSION + 2].copy_from_slice(&4u16.to_le_bytes());
+    b[VERSION..VERSION + 2].copy_from_slice(&5u16.to_le_bytes());
     reseal(&mut b);
-    assert_eq!(err(&b), PayloadError::UnsupportedVersion { found: 4, supported: &[1, 2, 3] });
-    assert_eq!(err(&b).to_string(), "payload format version 4 is not supported (this build reads [1, 2, 3])");
+    assert_eq!(err(&b), PayloadError::UnsupportedVersion { found: 5, supported: &[1, 2, 3, 4] });
+    assert_eq!(
+        err(&b).to_string(),
+        "payload format version 5 is not supported (this build reads [1, 2, 3, 4])"
+    );
 }
 
 #[test]
@@ -670,4 +673,96 @@ fn gpu_limits_and_the_shared_memory_opt_in_are_checked() {
             rule: "absent for cpu-llvm payloads (only GPU backends carry GPU limits)",
         }
     );
+}
+
+/// The sample with a second temp `g` (f32[2,4], buffer 4) that a third step copies `h` into
+/// and a fourth reads: `h` lives at steps 0-2, `g` at 2-3.
+fn two_temps() -> Manifest {
+    let mut m = sample_manifest();
+    m.buffers.push(BufferDecl {
+        name: "g".into(),
+        dtype: DType::F32,
+        shape: vec![2, 4],
+        role: Role::Temp,
+        source: None,
+    });
+    m.plan.push(LaunchStep { kernel: 1, args: vec![2, 4] });
+    m.plan.push(LaunchStep { kernel: 1, args: vec![4, 3] });
+    m
+}
+
+fn arena_err(slots: &[(u32, u64)], bytes: u64) -> PayloadError {
+    let mut m = two_temps();
+    m.arena = Some(Arena {
+        bytes,
+        slots: slots.iter().map(|&(buffer, offset)| ArenaSlot { buffer, offset }).collect(),
+    });
+    err(&with_manifest(&m))
+}
+
+#[test]
+fn arena_slots_are_checked() {
+    let bad = |e: PayloadError| match e {
+        PayloadError::BadValue { field, value, rule } => (field, value, rule),
+        e => panic!("{e:?}"),
+    };
+    // `h` and `g` are both live at step 2: they may not share bytes.
+    let (field, value, rule) = bad(arena_err(&[(2, 0), (4, 0)], 32));
+    assert_eq!(field, "arena.slots[1]");
+    assert_eq!(value, "`g` shares bytes with `h` (arena.slots[0]) while both are live at step 2");
+    assert_eq!(rule, "temps that share bytes are never live at the same plan step");
+    // Side by side they may, and one byte of overlap is refused.
+    let mut m = two_temps();
+    m.arena = Some(Arena {
+        bytes: 96,
+        slots: vec![ArenaSlot { buffer: 2, offset: 0 }, ArenaSlot { buffer: 4, offset: 64 }],
+    });
+    assert_eq!(Payload::parse(&with_manifest(&m)).unwrap().manifest(), &m);
+    assert_eq!(
+        bad(arena_err(&[(4, 0), (2, 0)], 96)).0,
+        "arena.slots[0]",
+        "named: the one whose life starts later"
+    );
+    // Only temps, each once, aligned, inside the arena.
+    assert_eq!(bad(arena_err(&[(3, 0)], 64)).2, "only temps live in the arena");
+    assert!(matches!(arena_err(&[(2, 0), (2, 64)], 128), PayloadError::Duplicate { .. }));
+    assert_eq!(bad(arena_err(&[(2, 32)], 64)).2, "a multiple of 64");
+    assert_eq!(bad(arena_err(&[(2, 64)], 95)).2, "inside the arena (offset + size <= arena.bytes)");
+    assert!(matches!(arena_err(&[(9, 0)], 64), PayloadError::IndexOutOfRange { .. }));
+    // No arena for GPU payloads.
+    let mut m = gpu_manifest();
+    m.arena = Some(Arena { bytes: 0, slots: vec![] });
+    let mut b = PayloadBuilder::new();
+    for (code, data) in gpu_blobs() {
+        b.add_blob(BlobKind::from_code(code).unwrap(), data);
+    }
+    assert!(matches!(b.finish(&m), Err(PayloadError::BadValue { field, .. }) if field == "arena"));
+}
+
+#[test]
+fn temps_never_live_together_share_an_arena_slot() {
+    // A third temp `k` after `g`: `h` (0-2) and `k` (4-5) never meet and share offset 0.
+    let mut m = two_temps();
+    m.buffers.push(BufferDecl {
+        name: "k".into(),
+        dtype: DType::F32,
+        shape: vec![2, 4],
+        role: Role::Temp,
+        source: None,
+    });
+    m.plan.push(LaunchStep { kernel: 1, args: vec![4, 5] });
+    m.plan.push(LaunchStep { kernel: 1, args: vec![5, 3] });
+    assert_eq!(
+        m.lifetimes(),
+        [Some((0, 0)), Some((0, 0)), Some((0, 2)), Some((1, 5)), Some((2, 4)), Some((4, 5))]
+    );
+    m.arena = Some(Arena {
+        bytes: 96,
+        slots: vec![
+            ArenaSlot { buffer: 2, offset: 0 },
+            ArenaSlot { buffer: 4, offset: 64 },
+            ArenaSlot { buffer: 5, offset: 0 },
+        ],
+    });
+    assert_eq!(Payload::parse(&with_manifest(&m)).unwrap().manifest(), &m);
 }

@@ -61,7 +61,7 @@ fn golden_header_bytes() {
 
     let mut want = Vec::new();
     want.extend_from_slice(b"EKBP"); // magic
-    want.extend_from_slice(&[3, 0]); // format version 3
+    want.extend_from_slice(&[4, 0]); // format version 4
     want.extend_from_slice(&[0, 0]); // flags
     for v in [total, 56, m, table, 80] {
         want.extend_from_slice(&v.to_le_bytes());
@@ -184,7 +184,7 @@ fn elements_convert_to_and_from_little_endian() {
 fn a_payload_with_parameter_data_round_trips() {
     let bytes = data_payload();
     let view = Payload::parse(&bytes).unwrap();
-    assert_eq!(view.header().version, 3);
+    assert_eq!(view.header().version, 4);
     assert_eq!(view.manifest(), &data_manifest());
     let w = &view.manifest().buffers[1];
     assert_eq!(w.data_blob(), Some(4));
@@ -246,6 +246,17 @@ fn version_1_payloads_still_parse() {
     }
     let again = b.finish(view.manifest()).unwrap();
     assert_eq!(again, sample_payload());
+}
+
+#[test]
+fn version_3_payloads_still_parse() {
+    let bytes = version_3_payload();
+    assert_eq!(&bytes[4..6], &[3, 0], "the file is format version 3");
+    let view = Payload::parse(&bytes).unwrap();
+    assert_eq!(view.header().version, 3);
+    // No arena: every buffer apart, otherwise today's sample.
+    assert_eq!(view.manifest(), &sample_manifest());
+    assert_eq!(view.manifest().arena, None);
 }
 
 #[test]

@@ -3,6 +3,11 @@
 //! An L0 graph is checked for types, shapes and attributes; with `--target` it is also lowered
 //! with the default schedule and the loop program is verified against the profile (allocation
 //! legality, memory budget). An L1 module is verified (types, scopes, bounds, legality).
+//!
+//! With a loop program, the memory plan (`ekb_ir::l1::arena`) is reported: the planned peak
+//! (inputs, outputs, the temps in one arena, the largest kernel stack: what a CPU runtime
+//! reserves) next to the unplanned one (every temp apart), and with `--target` the budget the
+//! verifier held the program to.
 
 use crate::source::{self, Program};
 use ekb_ir::{l1, Diagnostic};
@@ -31,7 +36,59 @@ struct Report {
     level: Option<&'static str>,
     ok: bool,
     peak_memory_bytes: Option<u64>,
+    memory: Option<Memory>,
     diagnostics: Vec<Diagnostic>,
+}
+
+/// The memory plan of the loop program, in bytes.
+#[derive(Serialize)]
+struct Memory {
+    planned_peak_bytes: u64,
+    unplanned_peak_bytes: u64,
+    inputs_bytes: u64,
+    outputs_bytes: u64,
+    arena_bytes: u64,
+    temps_bytes: u64,
+    stack_bytes: u64,
+    /// The budget the program is held to (`cpu.memory_bytes`, or `gpu.memory_bytes` for a
+    /// module that launches), with `--target`.
+    memory_limit_bytes: Option<u64>,
+}
+
+impl Memory {
+    fn of(m: &l1::Module, target: Option<&ekb_ir::TargetProfile>) -> Memory {
+        let f = l1::arena::plan(m);
+        let limit = target.map(|t| match &t.gpu {
+            Some(g) if m.has_launch() => g.memory_bytes,
+            _ => t.cpu.memory_bytes,
+        });
+        Memory {
+            planned_peak_bytes: f.planned_bytes(),
+            unplanned_peak_bytes: f.unplanned_bytes(),
+            inputs_bytes: f.inputs_bytes,
+            outputs_bytes: f.outputs_bytes,
+            arena_bytes: f.arena_bytes,
+            temps_bytes: f.temps_bytes,
+            stack_bytes: f.stack_bytes,
+            memory_limit_bytes: limit,
+        }
+    }
+
+    /// `planned 2048 bytes (inputs 512 + outputs 512 + arena 1024 + stack 0), unplanned 3072
+    /// bytes (0.67x), budget 4096 bytes`.
+    fn line(&self) -> String {
+        let ratio = self.planned_peak_bytes as f64 / self.unplanned_peak_bytes.max(1) as f64;
+        let budget = self.memory_limit_bytes.map(|b| format!(", budget {b} bytes")).unwrap_or_default();
+        format!(
+            "planned {} bytes (inputs {} + outputs {} + arena {} + stack {}), unplanned {} bytes ({ratio:.2}x){budget}",
+            self.planned_peak_bytes,
+            self.inputs_bytes,
+            self.outputs_bytes,
+            self.arena_bytes,
+            self.stack_bytes,
+            self.unplanned_peak_bytes
+        )
+    }
 }
 
 pub fn run(args: Args) -> Result<ExitCode, String> {
@@ -41,6 +98,7 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
         level: None,
         ok: false,
         peak_memory_bytes: None,
+        memory: None,
         diagnostics: Vec::new(),
     };
     match source::load(&args.file) {
@@ -73,6 +131,7 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
                 let diags = l1::verify::verify(&m, target.as_ref());
                 report.diagnostics.extend(diags.into_iter().map(|d| src.locate(d)));
                 report.peak_memory_bytes = Some(l1::memory::peak_memory(&m).peak_bytes);
+                report.memory = Some(Memory::of(&m, target.as_ref()));
             }
         }
     }
@@ -87,6 +146,9 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
             let mem =
                 report.peak_memory_bytes.map(|b| format!(", peak memory {b} bytes")).unwrap_or_default();
             println!("ok: {} ({}{mem})", report.file, report.level.unwrap_or("?"));
+        }
+        if let Some(m) = &report.memory {
+            println!("memory: {}", m.line());
         }
     }
     Ok(if report.ok { ExitCode::SUCCESS } else { ExitCode::FAILURE })

@@ -29,6 +29,7 @@ mod runtime;
 mod source;
 mod targets;
 mod tasks;
+mod tasks_memory;
 mod tune;
 
 use clap::{Parser, Subcommand};

@@ -20,7 +20,8 @@ ekb tasks                                    counts by level x backend x domain\
 ekb tasks list --domain robotics conv        tasks of a domain whose name contains `conv`\n  \
 ekb tasks show conv2d_dw3x3_mobilenetv2      metadata, shapes, FLOPs, bytes, peak memory, graph\n  \
 ekb tasks validate                           every task: references on 3 seeds, twins\n  \
-ekb tasks export-io relu6_mobilenetv2_expand --seed 1 --out io/")]
+ekb tasks export-io relu6_mobilenetv2_expand --seed 1 --out io/\n  \
+ekb tasks memory --level 3                   per graph: unplanned and planned peak memory, ratio")]
 pub struct Args {
     #[command(subcommand)]
     command: Option<Cmd>,
@@ -46,6 +47,9 @@ enum Cmd {
     ExportIo(ExportArgs),
     /// Rewrite task files in canonical form (header and graph).
     Fmt(FmtArgs),
+    /// Per task: peak memory with every temp apart and with the memory plan, their ratio, and
+    /// the geometric mean of the ratios.
+    Memory(crate::tasks_memory::MemoryArgs),
 }
 
 /// Which tasks.
@@ -160,7 +164,7 @@ pub fn filter(s: &Select) -> Result<Filter, String> {
     })
 }
 
-fn status(broken: bool) -> ExitCode {
+pub(crate) fn status(broken: bool) -> ExitCode {
     if broken {
         ExitCode::FAILURE
     } else {
@@ -176,6 +180,7 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
         Cmd::Validate(v) => run_validate(&args.dir, &v, args.json),
         Cmd::ExportIo(e) => run_export(&args.dir, &e, args.json),
         Cmd::Fmt(f) => run_fmt(&args.dir, &f, args.json),
+        Cmd::Memory(m) => crate::tasks_memory::run(&args.dir, &m, args.json),
     }
 }
 

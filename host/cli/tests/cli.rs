@@ -579,3 +579,92 @@ fn interp_runs_a_graph_on_the_users_npy_inputs_and_checks_them() {
     assert_eq!(o.status.code(), Some(1));
     assert!(stderr(&o).contains("no file for input `x: f32[2,3]`"), "{}", stderr(&o));
 }
+
+fn task(level: u8, name: &str) -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join(format!("../../tasks/level{level}/{name}.ekir"))
+        .display()
+        .to_string()
+}
+
+fn json_of(o: &Output) -> serde_json::Value {
+    serde_json::from_str(&stdout(o)).unwrap_or_else(|e| panic!("{e}: {}", stdout(o)))
+}
+
+#[test]
+fn check_reports_the_memory_plan_and_holds_the_budget_to_the_planned_peak() {
+    let dir = tempfile::tempdir().unwrap();
+    let graph = task(3, "resnet8_cifar10");
+    let j = json_of(&ekb(&["check", &graph, "--target", "host", "--json"]));
+    let m = &j["memory"];
+    let field = |k: &str| m[k].as_u64().unwrap_or_else(|| panic!("{k} in {m}"));
+    let (planned, unplanned) = (field("planned_peak_bytes"), field("unplanned_peak_bytes"));
+    assert_eq!(
+        planned,
+        field("inputs_bytes") + field("outputs_bytes") + field("arena_bytes") + field("stack_bytes")
+    );
+    assert_eq!(unplanned, planned - field("arena_bytes") + field("temps_bytes"));
+    assert!(planned < unplanned, "{m}");
+    let o = ekb(&["check", &graph, "--target", "host"]);
+    assert!(stdout(&o).contains(&format!("memory: planned {planned} bytes (")), "{}", stdout(&o));
+
+    // A board whose memory holds the planned peak but not every temp apart accepts the graph;
+    // one byte less is a diagnostic naming both figures.
+    let host =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../toolchains/host.toml"))
+            .unwrap();
+    let board = |bytes: u64| {
+        let text: String = host
+            .lines()
+            .map(|l| {
+                if l.starts_with("memory_bytes") {
+                    format!("memory_bytes = {bytes}")
+                } else if l.starts_with("stack_bytes") {
+                    // The stack budget may not exceed the memory.
+                    "stack_bytes = 65536".to_string()
+                } else {
+                    l.to_string()
+                }
+            })
+            .collect::<Vec<_>>()
+            .join("\n");
+        write(dir.path(), &format!("board{bytes}.toml"), &text)
+    };
+    // The loop program is checked (an L0 graph over budget stops in lowering's own check).
+    let o = ekb(&["lower", &graph, "--target", "host"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let module = write(dir.path(), "resnet8.l1.ekir", &stdout(&o));
+    let o = ekb(&["check", &module, "--target", &board(planned)]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = ekb(&["check", &module, "--target", &board(planned - 1)]);
+    assert_eq!(o.status.code(), Some(1));
+    let err = stderr(&o);
+    assert!(
+        err.contains(&format!("needs {planned} bytes of memory (inputs "))
+            && err.contains(&format!("(planned; {} unplanned)", field("temps_bytes")))
+            && err.contains(&format!("over the limit of {} bytes", planned - 1)),
+        "{err}"
+    );
+    assert!(err.contains("fewer or smaller temps live at once"), "{err}");
+}
+
+#[test]
+fn tasks_memory_tabulates_planned_and_unplanned_peaks() {
+    let j = json_of(&ekb(&["tasks", "memory", "resnet8_cifar10", "--json"]));
+    let rows = j["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 1, "{j}");
+    let r = &rows[0];
+    let (planned, unplanned) =
+        (r["planned_peak_bytes"].as_u64().unwrap(), r["unplanned_peak_bytes"].as_u64().unwrap());
+    assert!(planned < unplanned, "{r}");
+    assert!(r["arena_bytes"].as_u64().unwrap() >= r["arena_bound_bytes"].as_u64().unwrap(), "{r}");
+    let ratio = r["ratio"].as_f64().unwrap();
+    assert!((ratio - planned as f64 / unplanned as f64).abs() < 1e-12);
+    assert!(
+        (j["geomean_ratio"].as_f64().unwrap() - ratio).abs() < 1e-12,
+        "one row: the geomean is its ratio"
+    );
+    let text = stdout(&ekb(&["tasks", "memory", "--level", "1", "relu"]));
+    assert!(text.starts_with("name "), "{text}");
+    assert!(text.contains(" task(s) on host: geomean planned/unplanned "), "{text}");
+}

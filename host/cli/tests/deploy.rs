@@ -388,3 +388,29 @@ fn run_and_build_take_the_users_inputs_from_npy_files() {
     let j = json(&ekb(&["run", "g.ekir", "--inputs", "data", "--json"], dir.path()));
     assert_eq!(j["all_correct"], true, "{j}");
 }
+
+#[test]
+fn a_planned_payload_runs_correctly_and_the_runtime_reserves_the_planned_peak() {
+    let dir = tempfile::tempdir().unwrap();
+    let graph = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tasks/level3/resnet8_cifar10.ekir");
+    let j = json(&ekb(&["build", graph.to_str().unwrap(), "-o", "r8.ekp", "--json"], dir.path()));
+    let planned = j["summary"]["peak_bytes"].as_u64().unwrap();
+    let unplanned = j["summary"]["unplanned_peak_bytes"].as_u64().unwrap();
+    assert!(planned < unplanned, "{j}");
+    let bytes = std::fs::read(dir.path().join("r8.ekp")).unwrap();
+    let view = ekb_wire::payload::Payload::parse(&bytes).unwrap();
+    let arena = view.manifest().arena.as_ref().expect("a CPU payload places its temps");
+    let temps = view.manifest().buffers.iter().filter(|b| b.role == ekb_wire::payload::Role::Temp).count();
+    assert_eq!(arena.slots.len(), temps);
+    assert_eq!(view.manifest().memory.peak_bytes, planned);
+
+    // The board computes the right answers with temps sharing bytes, and reports the planned
+    // peak as what it reserved.
+    let r = json(&ekb(&["run", "r8.ekp", "--json"], dir.path()));
+    assert_eq!(r["all_correct"], true, "{r}");
+    let memory = &r["entries"][0]["run"]["memory"];
+    assert_eq!(memory["peak_bytes"].as_u64(), Some(planned), "{memory}");
+    let listed: Vec<&str> =
+        memory["allocations"].as_array().unwrap().iter().map(|a| a["name"].as_str().unwrap()).collect();
+    assert!(listed.contains(&"temp arena"), "{listed:?}");
+}

@@ -126,8 +126,11 @@ pub struct BuildSummary {
     /// How many parameters carry their data in the payload.
     pub data_params: usize,
     pub seeds: Vec<u64>,
-    /// The module's peak memory (`ekb_ir::l1::memory`), bytes.
+    /// The bytes the runtime reserves (`ekb_ir::l1::arena::Footprint`): inputs, outputs, the
+    /// temps (in one arena on a CPU, apart on a GPU) and the largest kernel stack.
     pub peak_bytes: u64,
+    /// The same with every temp apart (what a CPU runtime reserved before the memory plan).
+    pub unplanned_peak_bytes: u64,
     pub memory_limit_bytes: u64,
     /// The largest stack peak of one kernel thread, bytes.
     pub stack_peak_bytes: u64,
@@ -147,6 +150,11 @@ impl fmt::Display for BuildSummary {
                 human_bytes(self.param_data_bytes)
             )
         };
+        let unplanned = if self.unplanned_peak_bytes > self.peak_bytes {
+            format!(" ({} with every temp apart)", human_bytes(self.unplanned_peak_bytes))
+        } else {
+            String::new()
+        };
         let backend = if self.backend == Backend::CpuLlvm.name() {
             String::new()
         } else {
@@ -154,7 +162,7 @@ impl fmt::Display for BuildSummary {
         };
         write!(
             f,
-            "{} for {}{backend}{schedule}: {} kernel{}, {} plan step{}, {} (code {}{data}), {} seed{}, peak memory {} of {}",
+            "{} for {}{backend}{schedule}: {} kernel{}, {} plan step{}, {} (code {}{data}), {} seed{}, peak memory {}{unplanned} of {}",
             self.task,
             self.target,
             self.kernels,
@@ -242,6 +250,8 @@ pub fn repeat_plan(payload: &[u8], times: usize) -> Result<Vec<u8>, PayloadError
     let mut manifest = view.manifest().clone();
     let once = std::mem::take(&mut manifest.plan);
     manifest.plan = (0..times).flat_map(|_| once.iter().cloned()).collect();
+    // Each temp now lives across the repetitions: placed again over the longer plan.
+    manifest.arena = crate::arena::plan(&manifest);
     out.finish(&manifest)
 }
 
@@ -396,11 +406,13 @@ pub fn assemble(
         }
     }
 
-    let peak = memory::peak_memory(module);
-    let stack_peak = module.kernels.iter().map(|k| memory::kernel_stack(k).bytes).max().unwrap_or(0);
+    let footprint = l1::arena::plan(module);
+    // A CPU program's temps share the arena; a GPU runtime allocates every buffer apart.
+    let peak_bytes = if gpu.is_some() { footprint.unplanned_bytes() } else { footprint.planned_bytes() };
+    let stack_peak = footprint.stack_bytes;
     // A GPU program's buffers live in the GPU's memory (the same DRAM on unified boards).
     let memory_limit = gpu.map_or(target.cpu.memory_bytes, |g| g.memory_bytes);
-    let manifest = Manifest {
+    let mut manifest = Manifest {
         generator_version: ekb_wire::seeded::GENERATOR_VERSION,
         producer: producer(),
         task: graph.name.clone(),
@@ -414,7 +426,7 @@ pub fn assemble(
         expected,
         timing: options.timing,
         memory: MemoryPlan {
-            peak_bytes: peak.peak_bytes,
+            peak_bytes,
             stack_limit_bytes: target.cpu.stack_bytes,
             memory_limit_bytes: memory_limit,
         },
@@ -425,7 +437,9 @@ pub fn assemble(
             private_bytes_per_thread: g.private_bytes_per_thread,
             max_buffer_bytes: g.max_buffer_bytes,
         }),
+        arena: None,
     };
+    manifest.arena = crate::arena::plan(&manifest);
     let payload = pb.finish(&manifest).map_err(|e| {
         vec![Diagnostic::error(format!("the payload for `{}` is inconsistent: {e}", graph.name))
             .with_note("this is a bug in ekb: the manifest was built from a verified module")]
@@ -442,7 +456,8 @@ pub fn assemble(
         param_data_bytes,
         data_params,
         seeds: options.seeds.clone(),
-        peak_bytes: peak.peak_bytes,
+        peak_bytes,
+        unplanned_peak_bytes: footprint.unplanned_bytes(),
         memory_limit_bytes: memory_limit,
         stack_peak_bytes: stack_peak,
         stack_limit_bytes: target.cpu.stack_bytes,

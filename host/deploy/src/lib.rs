@@ -4,6 +4,7 @@
 //! - [`driver`]: the compile pipeline, every stage in order (graph passes, lowering for the CPU
 //!   or the GPU, verification, binding to the task's graph, LLVM IR or OpenCL C / CUDA C,
 //!   clang-19), with per-stage dumps; and the run of one payload on a device (`measure`).
+//! - [`arena`]: the temp arena of a CPU payload (temps never live at once share bytes).
 //! - [`build`]: a compiled program becomes a payload file for a target profile (parameter data,
 //!   expected outputs from the reference interpreter, the manifest).
 //! - [`runtime`]: finding the static `ekb-rt` binaries for each architecture, and the GPU
@@ -19,6 +20,7 @@
 //!
 //! Errors are `ekb_ir::Diagnostic`s, rendered like every other `ekb` error.
 
+pub mod arena;
 pub mod build;
 pub mod bundle;
 pub mod command;

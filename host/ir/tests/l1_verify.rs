@@ -356,8 +356,50 @@ fn peak_memory_is_checked_against_the_profile() {
     assert_eq!(ds.len(), 1, "{}", render(&ds));
     assert_eq!(
         ds[0].message,
-        "module m needs 272 bytes of memory at step 0 (run k0), over the limit of 271 bytes from target profile \
-         `small-board` (cpu.memory_bytes)"
+        "module m needs 272 bytes of memory (inputs 144 + outputs 128 + temp arena 0 (planned; 0 unplanned) + stack \
+         0), over the limit of 271 bytes from target profile `small-board` (cpu.memory_bytes)"
+    );
+    assert!(
+        ds[0].hint.as_deref().is_some_and(|h| h.contains("fewer or smaller temps live at once")),
+        "{}",
+        ds[0]
+    );
+}
+
+/// A chain of three steps through two temps of 64 bytes that are never live at once, then a
+/// third live with the second.
+fn chain() -> String {
+    let step = |k: &str, a: &str, b: &str| {
+        format!(
+            "  kernel {k}({a}: f32[16] in, {b}: f32[16] out) {{\n    for i in 0..16 {{\n      {b}[i] = {a}[i] + 1.0\n    }}\n  }}\n"
+        )
+    };
+    format!(
+        "module m {{\n  input x: f32[16]\n  output y: f32[16]\n  buffer t0: f32[16]\n  buffer t1: f32[16]\n  buffer t2: f32[16]\n\n{}{}{}{}\n  \
+         run k0(x, t0)\n  run k1(t0, t1)\n  run k2(t1, t2)\n  run k3(t2, y)\n}}\n",
+        step("k0", "x", "t0"),
+        step("k1", "t0", "t1"),
+        step("k2", "t1", "t2"),
+        step("k3", "t2", "y")
+    )
+}
+
+#[test]
+fn the_budget_holds_the_planned_footprint_not_every_temp_apart() {
+    // Inputs 64 + outputs 64; t0 and t2 share 64 bytes, t1 takes 64 more: an arena of 128 where
+    // the temps apart take 192.
+    let text = chain();
+    assert!(
+        diags_of(&text, Some(&profile(64, 256))).is_empty(),
+        "{}",
+        render(&diags_of(&text, Some(&profile(64, 256))))
+    );
+    let ds = diags_of(&text, Some(&profile(64, 255)));
+    assert_eq!(ds.len(), 1, "{}", render(&ds));
+    assert_eq!(
+        ds[0].message,
+        "module m needs 256 bytes of memory (inputs 64 + outputs 64 + temp arena 128 (planned; 192 unplanned) + stack \
+         0), over the limit of 255 bytes from target profile `small-board` (cpu.memory_bytes)"
     );
 }
 

@@ -217,6 +217,7 @@ pub fn gpu_kernel_payload(
             private_bytes_per_thread: gpu.private_bytes_per_thread,
             max_buffer_bytes: gpu.max_buffer_bytes,
         }),
+        arena: None,
     };
     tweak(&mut manifest);
     pb.finish(&manifest).unwrap()
@@ -328,6 +329,7 @@ pub fn one_kernel_manifest(
         timing: TimingSettings::DEFAULT,
         memory: MemoryPlan { peak_bytes, stack_limit_bytes: 4096, memory_limit_bytes: 1 << 20 },
         gpu: None,
+        arena: None,
     }
 }
 

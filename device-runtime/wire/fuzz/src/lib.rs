@@ -169,6 +169,7 @@ pub fn sample_payload() -> Vec<u8> {
         timing: TimingSettings::DEFAULT,
         memory: MemoryPlan { peak_bytes: 32, stack_limit_bytes: 1 << 20, memory_limit_bytes: 1 << 30 },
         gpu: None,
+        arena: None,
     };
     let mut b = PayloadBuilder::new();
     b.add_blob(BlobKind::ElfObject, &b"\x7fELF\x02\x01\x01"[..]);
@@ -222,6 +223,7 @@ pub fn sample_data_payload() -> Vec<u8> {
         timing: TimingSettings::DEFAULT,
         memory: MemoryPlan { peak_bytes: 48, stack_limit_bytes: 1 << 20, memory_limit_bytes: 1 << 30 },
         gpu: None,
+        arena: None,
     };
     b.finish(&manifest).expect("the sample payload is valid")
 }

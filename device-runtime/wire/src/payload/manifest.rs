@@ -380,6 +380,29 @@ pub struct MemoryPlan {
     pub memory_limit_bytes: u64,
 }
 
+/// Alignment of every offset in the temp arena: the kernel ABI's buffer alignment.
+pub const ARENA_ALIGN: u64 = 64;
+
+/// Temporaries placed at offsets of one allocation (format version 4; CPU payloads only), so
+/// that temps never live at the same plan step share bytes. A temp is live from the first plan
+/// step naming it to the last one, both included; [`Manifest::validate`] checks that two temps
+/// whose bytes intersect are never live at once. Temps without a slot, and every other buffer,
+/// get an allocation of their own.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Arena {
+    /// The arena's size in bytes.
+    pub bytes: u64,
+    pub slots: Vec<ArenaSlot>,
+}
+
+/// One temp in the arena: buffer `buffer` (an index into `buffers`, a temp) starts `offset`
+/// bytes in (a multiple of [`ARENA_ALIGN`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ArenaSlot {
+    pub buffer: u32,
+    pub offset: u64,
+}
+
 /// The manifest of a payload.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Manifest {
@@ -406,6 +429,9 @@ pub struct Manifest {
     /// The target profile's GPU limits (GPU backends; `None` for CPU payloads and for GPU
     /// payloads of format versions before 3). Since format version 3.
     pub gpu: Option<GpuLimits>,
+    /// Where temps live, when the host planned them (CPU payloads); `None`: every buffer apart.
+    /// Since format version 4.
+    pub arena: Option<Arena>,
 }
 
 /// Decodes the manifest of a payload of format `version` (one of
@@ -415,7 +441,53 @@ pub(super) fn decode(version: u16, bytes: &[u8]) -> Result<(Manifest, &[u8]), po
     match version {
         1 => postcard::take_from_bytes::<v1::Manifest>(bytes).map(|(m, rest)| (m.into(), rest)),
         2 => postcard::take_from_bytes::<v2::Manifest>(bytes).map(|(m, rest)| (m.into(), rest)),
+        3 => postcard::take_from_bytes::<v3::Manifest>(bytes).map(|(m, rest)| (m.into(), rest)),
         _ => postcard::take_from_bytes::<Manifest>(bytes),
+    }
+}
+
+/// The manifest of format version 3: today's without the temp arena.
+mod v3 {
+    use super::*;
+
+    #[derive(Deserialize)]
+    pub struct Manifest {
+        generator_version: u32,
+        producer: String,
+        task: String,
+        target: String,
+        backend: Backend,
+        kernels: Vec<KernelDecl>,
+        buffers: Vec<BufferDecl>,
+        plan: Vec<LaunchStep>,
+        seeds: Vec<u64>,
+        tolerance: Tolerance,
+        expected: Vec<ExpectedOutput>,
+        timing: TimingSettings,
+        memory: MemoryPlan,
+        gpu: Option<GpuLimits>,
+    }
+
+    impl From<Manifest> for super::Manifest {
+        fn from(m: Manifest) -> super::Manifest {
+            super::Manifest {
+                generator_version: m.generator_version,
+                producer: m.producer,
+                task: m.task,
+                target: m.target,
+                backend: m.backend,
+                kernels: m.kernels,
+                buffers: m.buffers,
+                plan: m.plan,
+                seeds: m.seeds,
+                tolerance: m.tolerance,
+                expected: m.expected,
+                timing: m.timing,
+                memory: m.memory,
+                gpu: m.gpu,
+                arena: None,
+            }
+        }
     }
 }
 
@@ -493,6 +565,7 @@ mod v2 {
                 timing: m.timing,
                 memory: m.memory,
                 gpu: None,
+                arena: None,
             }
         }
     }
@@ -557,6 +630,7 @@ mod v1 {
                 timing: m.timing,
                 memory: m.memory,
                 gpu: None,
+                arena: None,
             }
         }
     }
@@ -633,7 +707,109 @@ impl Manifest {
         self.validate_kernels(blobs)?;
         self.validate_buffers(blobs)?;
         self.validate_plan()?;
+        self.validate_arena()?;
         self.validate_expected(blobs)
+    }
+
+    /// The first and last plan step naming each buffer (both included), by buffer index;
+    /// `None` for a buffer no step names. Indices must be in range (checked by
+    /// `validate_plan`).
+    pub fn lifetimes(&self) -> Vec<Option<(usize, usize)>> {
+        let mut live: Vec<Option<(usize, usize)>> = alloc::vec![None; self.buffers.len()];
+        for (s, step) in self.plan.iter().enumerate() {
+            for &a in &step.args {
+                let slot = &mut live[a as usize];
+                *slot = Some(slot.map_or((s, s), |(first, _)| (first, s)));
+            }
+        }
+        live
+    }
+
+    /// The arena's slots: temps of this manifest, each once, aligned and inside the arena, and
+    /// no two sharing bytes while both are live (a sweep over the plan's steps keeping the live
+    /// slots ordered by offset, so the work grows as `n log n`, never `n²`).
+    fn validate_arena(&self) -> Result<(), PayloadError> {
+        let Some(arena) = &self.arena else { return Ok(()) };
+        if self.backend != Backend::CpuLlvm {
+            return Err(bad(
+                "arena".into(),
+                "a temp arena".into(),
+                "absent for GPU payloads (their runtimes allocate every buffer apart)",
+            ));
+        }
+        if usize::try_from(arena.bytes).is_err() {
+            return Err(bad(
+                "arena.bytes".into(),
+                format!("{}", arena.bytes),
+                "a size that fits in the address space",
+            ));
+        }
+        let mut placed = BTreeSet::new();
+        // (first step, slot index) to add, (last step, slot index) to drop after.
+        let lives = self.lifetimes();
+        let mut starts = Vec::new();
+        for (i, slot) in arena.slots.iter().enumerate() {
+            let field = || format!("arena.slots[{i}]");
+            let b = index(|| format!("arena.slots[{i}].buffer"), slot.buffer, self.buffers.len())?;
+            let buf = &self.buffers[b];
+            if buf.role != Role::Temp {
+                return Err(bad(
+                    field(),
+                    format!("`{}` ({})", buf.name, buf.role),
+                    "only temps live in the arena",
+                ));
+            }
+            if !placed.insert(b) {
+                return Err(PayloadError::Duplicate { field: field(), name: buf.name.clone() });
+            }
+            if slot.offset % ARENA_ALIGN != 0 {
+                return Err(bad(
+                    format!("{}.offset", field()),
+                    format!("{}", slot.offset),
+                    "a multiple of 64",
+                ));
+            }
+            // Validated buffers have a size.
+            let size = buf.size_bytes().unwrap_or(u64::MAX);
+            if slot.offset.checked_add(size).is_none_or(|end| end > arena.bytes) {
+                return Err(bad(
+                    field(),
+                    format!("`{}` at bytes {}..+{size}", buf.name, slot.offset),
+                    "inside the arena (offset + size <= arena.bytes)",
+                ));
+            }
+            if let (Some((first, last)), true) = (lives[b], size > 0) {
+                starts.push((first, last, i));
+            }
+        }
+        starts.sort_unstable();
+        // Live slots by (offset, slot index) -> end offset; ends by (last step, slot index).
+        let mut live: BTreeMap<(u64, usize), u64> = BTreeMap::new();
+        let mut ends: BTreeSet<(usize, usize)> = BTreeSet::new();
+        for (first, last, i) in starts {
+            while let Some(&(l, j)) = ends.first().filter(|(l, _)| *l < first) {
+                ends.remove(&(l, j));
+                live.remove(&(arena.slots[j].offset, j));
+            }
+            let slot = arena.slots[i];
+            let end = slot.offset + self.buffers[slot.buffer as usize].size_bytes().unwrap_or(0);
+            let before = live.range(..(slot.offset, i)).next_back().filter(|(_, &e)| e > slot.offset);
+            let after = live.range((slot.offset, i)..).next().filter(|((o, _), _)| *o < end);
+            if let Some(((_, j), _)) = before.or(after) {
+                let other = &self.buffers[arena.slots[*j].buffer as usize];
+                return Err(bad(
+                    format!("arena.slots[{i}]"),
+                    format!(
+                        "`{}` shares bytes with `{}` (arena.slots[{j}]) while both are live at step {first}",
+                        self.buffers[slot.buffer as usize].name, other.name
+                    ),
+                    "temps that share bytes are never live at the same plan step",
+                ));
+            }
+            live.insert((slot.offset, i), end);
+            ends.insert((last, i));
+        }
+        Ok(())
     }
 
     fn validate_settings(&self) -> Result<(), PayloadError> {

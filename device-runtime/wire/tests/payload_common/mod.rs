@@ -96,6 +96,7 @@ pub fn sample_manifest() -> Manifest {
         timing: TimingSettings::DEFAULT,
         memory: MemoryPlan { peak_bytes: 152, stack_limit_bytes: 8 << 20, memory_limit_bytes: 1 << 30 },
         gpu: None,
+        arena: None,
     }
 }
 
@@ -190,6 +191,11 @@ pub fn gpu_blobs() -> Vec<(u32, Vec<u8>)> {
 /// had an opt-in flag and payloads carried the profile's GPU limits): kept as a file.
 pub fn version_2_gpu_payload() -> Vec<u8> {
     std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/v2-gpu-sample.ekp")).unwrap()
+}
+
+/// [`sample_payload`] as format version 3 wrote it (before the temp arena), kept as a file.
+pub fn version_3_payload() -> Vec<u8> {
+    std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/v3-sample.ekp")).unwrap()
 }
 
 /// [`sample_payload`] as format version 1 wrote it (before parameter data existed): kept as a

@@ -23,6 +23,7 @@
 //! i8); arithmetic saturates rather than overflows, so an absurd shape gives a huge number, never
 //! a panic.
 
+use super::arena::TempLife;
 use super::ast::*;
 use super::visit::{for_each_stmt, walk_block, walk_stmt, Visitor};
 use crate::types::TensorType;
@@ -116,19 +117,7 @@ pub fn peak_memory(m: &Module) -> MemoryPlan {
     };
     let inputs_bytes = sum_role(BufferRole::Input);
     let outputs_bytes = sum_role(BufferRole::Output);
-    // First and last step naming each temp.
-    let ranges: Vec<(&BufferDecl, Option<(usize, usize)>)> = m
-        .buffers
-        .iter()
-        .filter(|b| b.role == BufferRole::Temp)
-        .map(|b| {
-            let mut steps =
-                m.plan.iter().enumerate().filter(|(_, r)| r.args.iter().any(|a| a.name == b.name));
-            let first = steps.next().map(|(i, _)| i);
-            let last = steps.next_back().map(|(i, _)| i).or(first);
-            (b, first.zip(last))
-        })
-        .collect();
+    let lives = super::arena::temp_lives(m);
     let mut plan = MemoryPlan {
         peak_bytes: inputs_bytes.saturating_add(outputs_bytes),
         step: None,
@@ -140,12 +129,11 @@ pub fn peak_memory(m: &Module) -> MemoryPlan {
         local_bytes: 0,
     };
     for (s, run) in m.plan.iter().enumerate() {
-        let live: Vec<&BufferDecl> = ranges
+        let live: Vec<&(&str, TempLife)> = lives
             .iter()
-            .filter(|(_, r)| r.is_some_and(|(first, last)| first <= s && s <= last))
-            .map(|(b, _)| *b)
+            .filter(|(_, t)| t.live.is_some_and(|(first, last)| first <= s && s <= last))
             .collect();
-        let temps_bytes = live.iter().fold(0u64, |a, b| a.saturating_add(type_bytes(&b.ty)));
+        let temps_bytes = live.iter().fold(0u64, |a, (_, t)| a.saturating_add(t.bytes));
         let local_bytes = m.kernel(&run.kernel).map_or(0, |k| kernel_stack(k).bytes);
         let total = inputs_bytes
             .saturating_add(outputs_bytes)
@@ -159,7 +147,7 @@ pub fn peak_memory(m: &Module) -> MemoryPlan {
                 inputs_bytes,
                 outputs_bytes,
                 temps_bytes,
-                live_temps: live.iter().map(|b| b.name.clone()).collect(),
+                live_temps: live.iter().map(|(name, _)| name.to_string()).collect(),
                 local_bytes,
             };
         }

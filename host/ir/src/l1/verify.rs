@@ -14,8 +14,10 @@
 //! a launch and never under thread-divergent control flow, decided by a uniformity analysis over
 //! expressions); the plan (kernels exist, arity and argument types, inputs never written, no
 //! aliasing of a written buffer, temps written before read, every output written); and, with a
-//! target profile, stack allocations, GPU launch limits (`gpu::check_kernel`) and peak memory
-//! against its limits.
+//! target profile, stack allocations, GPU launch limits (`gpu::check_kernel`) and the memory
+//! the runtime reserves against its limits: for a CPU module the planned footprint (`arena`:
+//! inputs, outputs, the temp arena and the largest kernel stack), for a GPU module, whose
+//! runtime allocates every buffer apart, the unplanned one.
 //!
 //! Interval analysis (the arithmetic is `analysis::interval`): each i32 expression gets an interval `[lo, hi]` when one is known: literals,
 //! loop variables (`[lo.min, hi.max - 1]`), `let`s, `+ - *`, `/` and `%` (by divisors whose sign
@@ -34,6 +36,7 @@
 
 use super::analysis::interval::{Interval as Iv, I32_MAX, I32_MIN};
 use super::analysis::uniform;
+use super::arena;
 use super::ast::*;
 use super::gpu::{check_kernel, GpuLimits};
 use super::memory::{kernel_stack, peak_memory, type_bytes};
@@ -1107,11 +1110,11 @@ fn allocations(m: &Module, t: &TargetProfile, diags: &mut Vec<Diagnostic>) {
             );
         }
     }
-    let peak = peak_memory(m);
-    // A module that launches keeps its buffers in GPU memory.
-    let (budget, field) = match &t.gpu {
-        Some(g) if m.has_launch() => (g.memory_bytes, "gpu.memory_bytes"),
-        _ => (t.cpu.memory_bytes, "cpu.memory_bytes"),
+    let footprint = arena::plan(m);
+    // A module that launches keeps its buffers in GPU memory, each allocated apart.
+    let (budget, field, reserved) = match &t.gpu {
+        Some(g) if m.has_launch() => (g.memory_bytes, "gpu.memory_bytes", footprint.unplanned_bytes()),
+        _ => (t.cpu.memory_bytes, "cpu.memory_bytes", footprint.planned_bytes()),
     };
     if let Some(max) = t.gpu.as_ref().and_then(|g| g.max_buffer_bytes).filter(|_| m.has_launch()) {
         for b in &m.buffers {
@@ -1128,19 +1131,28 @@ fn allocations(m: &Module, t: &TargetProfile, diags: &mut Vec<Diagnostic>) {
             }
         }
     }
-    if peak.peak_bytes > budget {
-        let at = match (&peak.step, &peak.kernel) {
-            (Some(s), Some(k)) => format!(" at step {s} (run {k})"),
-            _ => String::new(),
+    if reserved > budget {
+        let f = &footprint;
+        let parts = if m.has_launch() && t.gpu.is_some() {
+            format!(
+                "inputs {} + outputs {} + temps {} (each apart)",
+                f.inputs_bytes, f.outputs_bytes, f.temps_bytes
+            )
+        } else {
+            format!(
+                "inputs {} + outputs {} + temp arena {} (planned; {} unplanned) + stack {}",
+                f.inputs_bytes, f.outputs_bytes, f.arena_bytes, f.temps_bytes, f.stack_bytes
+            )
         };
         diags.push(
             Diagnostic::error(format!(
-                "module {} needs {} bytes of memory{at}, over the limit of {budget} bytes from target profile `{}` \
-                 ({field})",
-                m.name, peak.peak_bytes, t.name
+                "module {} needs {reserved} bytes of memory ({parts}), over the limit of {budget} bytes from target \
+                 profile `{}` ({field})",
+                m.name, t.name
             ))
             .at(m.span)
-            .with_note(peak.to_string()),
+            .with_note(format!("the live temps at the worst step: {}", peak_memory(m)))
+            .with_hint("fewer or smaller temps live at once (fuse operators, reorder the plan), smaller tensors, or a target with more memory"),
         );
     }
 }

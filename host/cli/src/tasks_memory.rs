@@ -1,0 +1,129 @@
+//! `ekb tasks memory`: the memory plan of every selected task, as its CPU payload would carry
+//! it: each graph compiled through the graph passes and the default lowering for a target, then
+//! its temps placed in one arena (`ekb_ir::l1::arena`). One row per task: the unplanned peak
+//! (every temp apart, what the runtime reserved before the plan), the planned peak (the arena),
+//! their ratio, and the least arena any placement needs; then the geometric mean of the ratios.
+//!
+//! Both peaks add inputs, parameters, outputs and the largest kernel stack, exactly as the
+//! runtime's memory report does, so the planned figure is what `ekb run` reports for the task's
+//! payload on that target.
+
+use crate::tasks::{filter, load, status, Select};
+use ekb_deploy::driver::{compile, CompileOptions, Program, Sources, Stage};
+use ekb_eval::tasks::Task;
+use ekb_ir::l1::arena;
+use ekb_ir::TargetProfile;
+use serde::Serialize;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+#[derive(clap::Args)]
+pub struct MemoryArgs {
+    #[command(flatten)]
+    select: Select,
+    /// Target profile the graphs are lowered for (a name from `ekb targets` or a .toml path).
+    #[arg(long, default_value = "host")]
+    target: String,
+}
+
+/// One task's row.
+#[derive(Serialize)]
+struct Row {
+    name: String,
+    level: u8,
+    temps: usize,
+    unplanned_peak_bytes: u64,
+    planned_peak_bytes: u64,
+    /// Planned over unplanned.
+    ratio: f64,
+    arena_bytes: u64,
+    /// The most temp bytes live at one step: no placement's arena is smaller.
+    arena_bound_bytes: u64,
+}
+
+#[derive(Serialize)]
+struct Table {
+    target: String,
+    rows: Vec<Row>,
+    /// Tasks that did not compile, with the first error.
+    errors: Vec<(String, String)>,
+    /// Geometric mean of the rows' ratios (`None` without rows).
+    geomean_ratio: Option<f64>,
+}
+
+fn row(t: &Task, target: &TargetProfile) -> Result<Row, String> {
+    let options = CompileOptions { until: Stage::Lower, ..CompileOptions::default() };
+    let sources = Sources { graph: Some(&t.source), module: None };
+    let artifact = compile(Program::Graph(&t.graph), sources, target, &options)
+        .map_err(|f| f.diagnostics.first().map_or_else(|| "compile failed".into(), |d| d.message.clone()))?;
+    let f = arena::plan(&artifact.module);
+    Ok(Row {
+        name: t.name.clone(),
+        level: t.meta.level,
+        temps: f.offsets.len(),
+        unplanned_peak_bytes: f.unplanned_bytes(),
+        planned_peak_bytes: f.planned_bytes(),
+        ratio: f.planned_bytes() as f64 / f.unplanned_bytes().max(1) as f64,
+        arena_bytes: f.arena_bytes,
+        arena_bound_bytes: f.arena_bound_bytes,
+    })
+}
+
+pub fn run(dir: &Option<PathBuf>, a: &MemoryArgs, json: bool) -> Result<ExitCode, String> {
+    let target = crate::source::target(&a.target)?;
+    let f = filter(&a.select)?;
+    let (suite, broken) = load(dir)?;
+    let mut table =
+        Table { target: target.name.clone(), rows: Vec::new(), errors: Vec::new(), geomean_ratio: None };
+    for t in suite.select(&f) {
+        match row(t, &target) {
+            Ok(r) => table.rows.push(r),
+            Err(e) => table.errors.push((t.name.clone(), e)),
+        }
+    }
+    if !table.rows.is_empty() {
+        let logs: f64 = table.rows.iter().map(|r| r.ratio.ln()).sum();
+        table.geomean_ratio = Some((logs / table.rows.len() as f64).exp());
+    }
+    if json {
+        println!("{}", serde_json::to_string_pretty(&table).expect("the table serialises"));
+    } else {
+        print!("{}", render(&table));
+    }
+    Ok(if table.errors.is_empty() { status(broken) } else { ExitCode::FAILURE })
+}
+
+fn kib(bytes: u64) -> String {
+    format!("{:.1}", bytes as f64 / 1024.0)
+}
+
+fn render(t: &Table) -> String {
+    let width = t.rows.iter().map(|r| r.name.len()).max().unwrap_or(4).max(4);
+    let mut out = format!(
+        "{:<width$}  lvl  temps  {:>13}  {:>11}  {:>5}  {:>9}  {:>9}\n",
+        "name", "unplanned KiB", "planned KiB", "ratio", "arena KiB", "bound KiB"
+    );
+    for r in &t.rows {
+        out += &format!(
+            "{:<width$}  {:>3}  {:>5}  {:>13}  {:>11}  {:>5.2}  {:>9}  {:>9}\n",
+            r.name,
+            r.level,
+            r.temps,
+            kib(r.unplanned_peak_bytes),
+            kib(r.planned_peak_bytes),
+            r.ratio,
+            kib(r.arena_bytes),
+            kib(r.arena_bound_bytes)
+        );
+    }
+    for (name, e) in &t.errors {
+        out += &format!("{name}: not compiled: {e}\n");
+    }
+    match t.geomean_ratio {
+        Some(g) => {
+            out += &format!("{} task(s) on {}: geomean planned/unplanned {g:.3}\n", t.rows.len(), t.target)
+        }
+        None => out += &format!("no task compiled for {}\n", t.target),
+    }
+    out
+}

@@ -1,0 +1,36 @@
+//! The temp arena of a CPU payload: the manifest's temporaries placed by the L1 memory plan
+//! (`ekb_ir::l1::arena::place`) over the manifest's own plan, so that the runtime reserves one
+//! allocation for all of them where it used to reserve one per temp.
+//!
+//! What it must keep true: the arena satisfies the manifest's validation (temps that share bytes
+//! are never live at the same step, offsets aligned, every temp inside), because its lifetimes
+//! are the manifest's ([`Manifest::lifetimes`], the rule the validation checks); GPU payloads
+//! get none (their runtimes allocate every buffer apart).
+
+use ekb_ir::l1::arena::{place, TempLife};
+use ekb_wire::payload::{Arena, ArenaSlot, Backend, Manifest, Role};
+
+/// Every temp of `m` placed in one arena; `None` for a GPU payload or one without temps.
+pub fn plan(m: &Manifest) -> Option<Arena> {
+    if m.backend != Backend::CpuLlvm {
+        return None;
+    }
+    let lives = m.lifetimes();
+    let temps: Vec<(usize, TempLife)> = m
+        .buffers
+        .iter()
+        .enumerate()
+        .filter(|(_, b)| b.role == Role::Temp)
+        .map(|(i, b)| (i, TempLife { bytes: b.size_bytes().unwrap_or(u64::MAX), live: lives[i] }))
+        .collect();
+    if temps.is_empty() {
+        return None;
+    }
+    let placement = place(&temps.iter().map(|(_, t)| *t).collect::<Vec<_>>());
+    let slots = temps
+        .iter()
+        .zip(placement.offsets)
+        .map(|((i, _), offset)| ArenaSlot { buffer: *i as u32, offset })
+        .collect();
+    Some(Arena { bytes: placement.arena_bytes, slots })
+}
