@@ -86,8 +86,8 @@ pub struct Args {
     #[arg(long, requires = "engines", value_name = "NAME=VALUE")]
     knob: Vec<String>,
     /// --engines: ekb's side of each workload uses the best record of this tuning database
-    /// (`ekb tune --anchors`), over the default's knobs and `--knob`s; workloads it has no
-    /// record of keep the default.
+    /// (`ekb tune`, `ekb tune --anchors`), over the default's knobs and `--knob`s; workloads it
+    /// has no record of keep the default.
     #[arg(long, requires = "engines", value_name = "FILE")]
     db: Option<PathBuf>,
     /// Check the measurement itself on every selected instance: the default candidate timed
@@ -98,7 +98,8 @@ pub struct Args {
     /// --workloads: about 0.5 s per workload instead of 3 s.
     #[arg(long, requires = "workloads")]
     quick: bool,
-    /// --workloads, --engines: only the workloads whose name contains this text.
+    /// --workloads, --engines: only the workloads (anchors or selected tasks) whose name
+    /// contains this text.
     #[arg(long)]
     only: Option<String>,
     /// --workloads: skip the per-operator lowering table.

@@ -274,10 +274,7 @@ pub fn run(opts: EngineBench) -> Result<ExitCode, String> {
     crate::lower::set_knobs(&mut knobs, &opts.knobs)?;
     let db = match &opts.db {
         Some(path) if !path.is_file() => {
-            return Err(format!(
-                "error: no tuning database `{}` (write one with `ekb tune --anchors`)",
-                path.display()
-            ))
+            return Err(format!("error: no tuning database `{}` (write one with `ekb tune`)", path.display()))
         }
         Some(path) => Some(ekb_tune::Db::open(path, &target).map_err(|e| format!("error: {e}"))?),
         None => None,
