@@ -377,8 +377,8 @@ fn bench_one(
             }
         }
     }
-    let mut samples: Vec<Vec<f64>> = vec![Vec::new(); runners.len()];
-    let mut round_medians: Vec<Vec<f64>> = vec![Vec::new(); runners.len()];
+    // Per side, per round, the samples.
+    let mut rounds: Vec<Vec<Vec<f64>>> = vec![Vec::new(); runners.len()];
     for round in 0..opts.rounds {
         for k in 0..runners.len() {
             let i = (k + round) % runners.len();
@@ -387,30 +387,36 @@ fn bench_one(
             // asleep when the next side is timed.
             std::thread::sleep(QUIET);
             match runner.round(opts.round) {
-                Ok(got) => {
-                    round_medians[i].push(median(&got));
-                    samples[i].extend(got);
-                }
+                Ok(got) => rounds[i].push(got),
                 Err(e) => {
                     sides[i] = Side::unavailable(sides[i].name.clone(), format!("a timed run failed: {e}"));
                     runners[i] = None;
+                    rounds[i].clear();
                 }
             }
         }
     }
     drop(runners);
-    for (i, s) in sides.iter_mut().enumerate().filter(|(i, _)| !samples[*i].is_empty()) {
-        s.median_ms = Some(median(&samples[i]));
-        s.round_min_ms = round_medians[i].iter().copied().reduce(f64::min);
-        s.round_max_ms = round_medians[i].iter().copied().reduce(f64::max);
-        s.samples = samples[i].len();
+    row(w.name.clone(), sides, &rounds)
+}
+
+/// A workload's row from its sides (ekb first) and their samples per round: each side's
+/// median of all its samples and range of round medians, and the fastest correct engine over
+/// ekb when ekb is correct.
+fn row(workload: String, mut sides: Vec<Side>, rounds: &[Vec<Vec<f64>>]) -> Row {
+    for (s, r) in sides.iter_mut().zip(rounds).filter(|(_, r)| !r.is_empty()) {
+        let all: Vec<f64> = r.concat();
+        s.median_ms = Some(median(&all));
+        s.round_min_ms = r.iter().map(|x| median(x)).reduce(f64::min);
+        s.round_max_ms = r.iter().map(|x| median(x)).reduce(f64::max);
+        s.samples = all.len();
     }
     let best = sides[1..]
         .iter()
         .filter_map(|s| s.correct_median().map(|m| (s, m)))
         .min_by(|a, b| a.1.total_cmp(&b.1));
     let best_over_ekb = best.zip(sides[0].correct_median()).map(|((_, b), e)| b / e);
-    Row { workload: w.name.clone(), best_engine: best.map(|(s, _)| s.name.clone()), best_over_ekb, sides }
+    Row { workload, best_engine: best.map(|(s, _)| s.name.clone()), best_over_ekb, sides }
 }
 
 /// The progress line's end: each side's median, and the best engine over ekb.
@@ -521,5 +527,48 @@ fn print_table(r: &Report) {
             r.workloads.len()
         ),
         None => println!("geomean best/ekb: - (no workload has both a correct ekb and a correct engine)"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn started(name: &str, mismatch: Option<&str>) -> Side {
+        Side::started(name.into(), "1".into(), mismatch.map(String::from))
+    }
+
+    #[test]
+    fn the_best_engine_is_the_fastest_correct_one_that_ran() {
+        let sides = vec![
+            started("ekb", None),
+            Side::unavailable("onnxruntime".into(), "the engine refused the model".into()),
+            started("mnn", Some("output `y` differs")),
+            started("tvm", None),
+        ];
+        let rounds = [vec![vec![2.0, 4.0], vec![3.0]], vec![], vec![vec![1.0]], vec![vec![5.0], vec![7.0]]];
+        let r = row("w".into(), sides, &rounds);
+        assert_eq!((r.best_engine.as_deref(), r.best_over_ekb), (Some("tvm"), Some(2.0)));
+        let ekb = &r.sides[0];
+        assert_eq!(
+            (ekb.median_ms, ekb.round_min_ms, ekb.round_max_ms, ekb.samples),
+            (Some(3.0), Some(3.0), Some(3.0), 3)
+        );
+        let ort = &r.sides[1];
+        assert!(ort.unavailable.is_some() && !ort.correct && ort.median_ms.is_none());
+        assert_eq!(r.sides[3].round_min_ms, Some(5.0));
+        assert!(
+            summary(&r).contains("onnxruntime n/a, mnn 1.000 ms (wrong), tvm 6.000 ms"),
+            "{}",
+            summary(&r)
+        );
+    }
+
+    #[test]
+    fn a_row_without_a_correct_ekb_has_no_ratio() {
+        let sides =
+            vec![Side::unavailable("ekb".into(), "the toolchain stage failed".into()), started("tvm", None)];
+        let r = row("w".into(), sides, &[vec![], vec![vec![1.0]]]);
+        assert_eq!((r.best_engine.as_deref(), r.best_over_ekb), (Some("tvm"), None));
     }
 }
