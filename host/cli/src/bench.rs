@@ -17,7 +17,7 @@
 //! toolchain stages).
 //!
 //! `--engines` sets ekb's default schedule next to the inference engines on the anchor
-//! workloads (`bench_engines.rs`).
+//! workloads, or on the tasks a selection picks (`bench_engines.rs`).
 //! Figures are ratios and medians from one run: this is a benchmark, not a test.
 
 use crate::bench_engines::{self, EngineBench, EngineName};
@@ -50,6 +50,7 @@ ekb bench --workloads              matmul/conv/... workloads next to numpy's sge
 ekb bench --self-check             the measurement against itself: A/A and a known 2x effect\n  \
 ekb bench --engines                the anchor workloads next to onnxruntime, MNN and TVM\n  \
 ekb bench --engines --engine onnxruntime,tvm-tuned:64 --only softmax\n  \
+ekb bench --engines --engine onnxruntime --level 2 --rounds 3 --round-ms 150   Level-2 tasks\n  \
 ekb bench --engines --db tuning/host.jsonl   the tuned anchors (ekb tune --anchors first)\n  \
 ekb bench --workloads --quick --only matmul_512 --json\n\
 Engines are Python packages installed on demand: toolchains/setup.sh --baselines")]
@@ -64,8 +65,9 @@ pub struct Args {
     /// The compiler's workloads instead of the task suite.
     #[arg(long, conflicts_with_all = ["self_check", "engines"])]
     workloads: bool,
-    /// The anchor workloads (matmul, conv2d, depthwise, softmax, layer_norm) next to the
-    /// inference engines installed here, in one run, alternating between the sides.
+    /// The anchor workloads (matmul, conv2d, depthwise, softmax, layer_norm), or the CPU
+    /// instances of the tasks PATTERN and the task filters select, next to the inference
+    /// engines installed here, in one run, alternating between the sides.
     #[arg(long, conflicts_with = "self_check")]
     engines: bool,
     /// --engines: the engines, comma-separated: onnxruntime, mnn, tvm, tvm-tuned:TRIALS
@@ -84,8 +86,8 @@ pub struct Args {
     #[arg(long, requires = "engines", value_name = "NAME=VALUE")]
     knob: Vec<String>,
     /// --engines: ekb's side of each workload uses the best record of this tuning database
-    /// (`ekb tune --anchors`), over the default's knobs and `--knob`s; workloads it has no
-    /// record of keep the default.
+    /// (`ekb tune`, `ekb tune --anchors`), over the default's knobs and `--knob`s; workloads it
+    /// has no record of keep the default.
     #[arg(long, requires = "engines", value_name = "FILE")]
     db: Option<PathBuf>,
     /// Check the measurement itself on every selected instance: the default candidate timed
@@ -96,7 +98,8 @@ pub struct Args {
     /// --workloads: about 0.5 s per workload instead of 3 s.
     #[arg(long, requires = "workloads")]
     quick: bool,
-    /// --workloads, --engines: only the workloads whose name contains this text.
+    /// --workloads, --engines: only the workloads (anchors or selected tasks) whose name
+    /// contains this text.
     #[arg(long)]
     only: Option<String>,
     /// --workloads: skip the per-operator lowering table.
@@ -126,7 +129,18 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
         if args.rounds == 0 || args.round_ms == 0 {
             return Err("error: `--rounds` and `--round-ms` must be at least 1".into());
         }
+        let workloads = if args.select.given() {
+            let mut tasks = task_cli::cpu_workloads(&args.select, &args.eval.dir)?;
+            tasks.retain(|w| args.only.as_deref().is_none_or(|o| w.name.contains(o)));
+            if tasks.is_empty() {
+                return Err("error: no CPU task matches the selection and `--only`\n  = hint: `ekb tasks list` with the same filters lists the tasks".into());
+            }
+            tasks
+        } else {
+            bench_engines::anchors(args.only.as_deref())?
+        };
         return bench_engines::run(EngineBench {
+            workloads,
             engines,
             explicit,
             rounds: args.rounds,
@@ -135,7 +149,6 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
             target: args.eval.target.clone(),
             knobs: args.knob.clone(),
             db: args.db.clone(),
-            only: args.only,
             json: args.json,
         });
     }

@@ -1,10 +1,14 @@
 //! `ekb bench --engines`: ekb's default schedule next to the best inference engines on this
 //! machine, side by side in one run.
 //!
-//! For each workload (the five anchors below, or `--only`), ekb's kernels are compiled for this
-//! CPU and loaded into this process, and each engine (onnxruntime, MNN, TVM untuned, TVM tuned
-//! with MetaSchedule) is started once and kept loaded (`ekb_onnx::baseline::serve`); every
-//! side's outputs are checked against the reference interpreter first. Then `--rounds` rounds
+//! The workloads are the five anchors below, or the CPU instances of the tasks a selection picks
+//! (each task's graph as shipped), narrowed by `--only`. One workload at a time, ekb's kernels
+//! are compiled for this CPU and loaded into this process, and each engine (onnxruntime, MNN,
+//! TVM untuned, TVM tuned with MetaSchedule) is started and kept loaded
+//! (`ekb_onnx::baseline::serve`); every side's outputs are checked against the reference
+//! interpreter first (ekb's at the task's tolerances, an engine's at its baseline's). A side
+//! that cannot take the workload (an export the engine refuses, a compile failure) is shown as
+//! unavailable on that row with the reason, and the run goes on. Then `--rounds` rounds
 //! alternate between the sides, in an order rotated each round, each side timing runs for about
 //! `--round-ms` per round, after a pause of 50 ms in which the other sides' thread pools stop
 //! spinning. A side's figure is the median of all its samples; the table gives
@@ -12,22 +16,25 @@
 //! that ratio. A side whose outputs differ from the reference is shown and never counted as the
 //! best. Timing: ekb's whole plan around `Instant` in this process; each engine's one inference
 //! around `perf_counter_ns` in its Python process (a few microseconds of call overhead); both
-//! warm, on the same inputs (seed 0), with the same thread count.
+//! warm, on the same inputs (seed 0), with the same thread count. Every side of a workload is
+//! dropped (engine processes ended, kernels unloaded) before the next one starts, so a run over
+//! hundreds of tasks holds one workload's sides at a time.
 
 use crate::bench::{compile, load, median};
 use ekb_deploy::driver::{self, Stage};
-use ekb_ir::l0::{self, Graph};
-use ekb_ir::tensor::{compare, Buffer, Tensor, Tolerance};
+use ekb_ir::l0;
+use ekb_ir::tensor::{compare, Buffer, Tensor};
 use ekb_ir::TargetProfile;
 use ekb_lower::Schedule;
 use ekb_onnx::baseline::{self as bl, BaselineOptions, Server, TuneOptions, TvmOptions};
+use ekb_tune::Workload;
 use serde::Serialize;
 use std::collections::HashMap;
 use std::process::ExitCode;
 use std::time::Duration;
 
 /// The anchor workloads: the shapes the engines are compared on (`docs/evaluation.md`).
-pub const ANCHORS: &[(&str, &str)] = &[
+const ANCHORS: &[(&str, &str)] = &[
     (
         "matmul_512",
         "graph matmul_512(a: f32[512,512], b: f32[512,512]) -> (c: f32[512,512]) {\n  %0 = matmul(a, b)\n  return %0\n}\n",
@@ -55,6 +62,24 @@ pub const ANCHORS: &[(&str, &str)] = &[
          %0 = layer_norm(x, w, b, eps=1e-5)\n  return %0\n}\n",
     ),
 ];
+
+/// The anchors whose name contains `only` (all without it), as workloads.
+pub fn anchors(only: Option<&str>) -> Result<Vec<Workload>, String> {
+    let mut out = Vec::new();
+    for (name, text) in ANCHORS.iter().filter(|(n, _)| only.is_none_or(|o| n.contains(o))) {
+        let (src, g) = load(name, text)?;
+        out.push(Workload::new(*name, src, g));
+    }
+    if out.is_empty() {
+        let names: Vec<_> = ANCHORS.iter().map(|(n, _)| *n).collect();
+        return Err(format!(
+            "error: no anchor workload matches `{}`; they are: {}",
+            only.unwrap_or_default(),
+            names.join(", ")
+        ));
+    }
+    Ok(out)
+}
 
 /// The pause before each side's turn (see `bench_one`).
 const QUIET: Duration = Duration::from_millis(50);
@@ -109,6 +134,8 @@ impl EngineName {
 
 /// How the comparison runs.
 pub struct EngineBench {
+    /// The workloads, in the order they are run.
+    pub workloads: Vec<Workload>,
     pub engines: Vec<EngineName>,
     /// Whether `engines` was asked for (then a missing engine is an error, not a note).
     pub explicit: bool,
@@ -122,7 +149,6 @@ pub struct EngineBench {
     pub knobs: Vec<String>,
     /// A tuning database whose best records replace the knobs of the workloads it knows.
     pub db: Option<std::path::PathBuf>,
-    pub only: Option<String>,
     pub json: bool,
 }
 
@@ -134,15 +160,19 @@ struct Report {
     /// Engines left out, with the reason (not installed).
     unavailable: Vec<(String, String)>,
     workloads: Vec<Row>,
-    /// Geomean over workloads of the best engine's median over ekb's.
+    /// Geomean of the best engine's median over ekb's, over the workloads that have one.
     geomean_best_over_ekb: Option<f64>,
+    /// How many workloads that geomean is over.
+    geomean_workloads: usize,
 }
 
 #[derive(Serialize)]
 struct Row {
     workload: String,
+    /// ekb first, then the engines in `--engine` order: the same sides on every row.
     sides: Vec<Side>,
-    /// The fastest correct engine and its median over ekb's (above 1: ekb is faster).
+    /// The fastest correct engine and its median over ekb's (above 1: ekb is faster); none
+    /// when ekb is wrong or unavailable, or no engine is correct.
     best_engine: Option<String>,
     best_over_ekb: Option<f64>,
 }
@@ -150,14 +180,52 @@ struct Row {
 #[derive(Serialize)]
 struct Side {
     name: String,
-    version: String,
+    /// Why this side has no figures on this workload (the engine could not take the graph,
+    /// ekb could not compile it, a run failed); then `correct` is false.
+    unavailable: Option<String>,
+    version: Option<String>,
     correct: bool,
     mismatch: Option<String>,
-    median_ms: f64,
+    median_ms: Option<f64>,
     /// The lowest and highest of the per-round medians.
-    round_min_ms: f64,
-    round_max_ms: f64,
+    round_min_ms: Option<f64>,
+    round_max_ms: Option<f64>,
     samples: usize,
+}
+
+impl Side {
+    fn started(name: String, version: String, mismatch: Option<String>) -> Side {
+        Side {
+            name,
+            unavailable: None,
+            version: Some(version),
+            correct: mismatch.is_none(),
+            mismatch,
+            median_ms: None,
+            round_min_ms: None,
+            round_max_ms: None,
+            samples: 0,
+        }
+    }
+
+    fn unavailable(name: String, why: String) -> Side {
+        Side {
+            name,
+            unavailable: Some(why),
+            version: None,
+            correct: false,
+            mismatch: None,
+            median_ms: None,
+            round_min_ms: None,
+            round_max_ms: None,
+            samples: 0,
+        }
+    }
+
+    /// The median, for a side that ran and is correct.
+    fn correct_median(&self) -> Option<f64> {
+        self.median_ms.filter(|_| self.correct)
+    }
 }
 
 /// One side of a workload being timed.
@@ -171,6 +239,8 @@ enum Runner {
     Engine {
         server: Server,
         per_run: Duration,
+        /// The model and inputs stay where the engine loaded them from while it serves.
+        _work: tempfile::TempDir,
     },
 }
 
@@ -185,7 +255,7 @@ impl Runner {
                     host.time(m, inputs, 1, runs(budget, *per_run) as usize).map_err(|d| d.to_string())?;
                 Ok(t.into_iter().map(|d| d.as_secs_f64() * 1e3).collect())
             }
-            Runner::Engine { server, per_run } => {
+            Runner::Engine { server, per_run, .. } => {
                 Ok(server.time(runs(budget, *per_run))?.into_iter().map(|ns| ns as f64 / 1e6).collect())
             }
         }
@@ -204,20 +274,11 @@ pub fn run(opts: EngineBench) -> Result<ExitCode, String> {
     crate::lower::set_knobs(&mut knobs, &opts.knobs)?;
     let db = match &opts.db {
         Some(path) if !path.is_file() => {
-            return Err(format!(
-                "error: no tuning database `{}` (write one with `ekb tune --anchors`)",
-                path.display()
-            ))
+            return Err(format!("error: no tuning database `{}` (write one with `ekb tune`)", path.display()))
         }
         Some(path) => Some(ekb_tune::Db::open(path, &target).map_err(|e| format!("error: {e}"))?),
         None => None,
     };
-    let selected: Vec<&(&str, &str)> =
-        ANCHORS.iter().filter(|(n, _)| opts.only.as_deref().is_none_or(|o| n.contains(o))).collect();
-    if selected.is_empty() {
-        let names: Vec<_> = ANCHORS.iter().map(|(n, _)| *n).collect();
-        return Err(format!("error: no workload matches `--only`; workloads: {}", names.join(", ")));
-    }
     let threads = if opts.threads == 0 {
         std::thread::available_parallelism().map_or(1, |n| n.get())
     } else {
@@ -239,7 +300,7 @@ pub fn run(opts: EngineBench) -> Result<ExitCode, String> {
         }
         eprintln!(
             "{} workload(s), ekb (target `{}`) and {} engine(s), {} rounds of about {} ms per side, {threads} thread(s)",
-            selected.len(),
+            opts.workloads.len(),
             target.name,
             engines.len(),
             opts.rounds,
@@ -247,20 +308,23 @@ pub fn run(opts: EngineBench) -> Result<ExitCode, String> {
         );
     }
     let mut rows = Vec::new();
-    for (name, text) in selected {
-        let (src, g) = load(name, text)?;
-        let tuned = db.as_ref().and_then(|db| crate::tune::best_knobs(db, &g, &target));
-        if db.is_some() && !opts.json {
-            eprintln!(
-                "{name}: {}",
+    let total = opts.workloads.len();
+    for (i, w) in opts.workloads.iter().enumerate() {
+        // Progress on stderr under --json too: a level has hundreds of tasks.
+        eprint!("[{}/{total}] {}: ", i + 1, w.name);
+        let tuned = db.as_ref().and_then(|db| crate::tune::best_knobs(db, &w.graph, &target));
+        if db.is_some() {
+            eprint!(
+                "{}, ",
                 if tuned.is_some() { "the tuned recipe" } else { "no record in the database: the default" }
             );
         }
-        let knobs = tuned.unwrap_or(knobs);
-        rows.push(bench_one((&src, &g), (&target, &knobs), &engines, &opts, threads)?);
+        let row = bench_one(w, (&target, &tuned.unwrap_or(knobs)), &engines, &opts, threads);
+        eprintln!("{}", summary(&row));
+        rows.push(row);
     }
     let ratios: Vec<f64> = rows.iter().filter_map(|r| r.best_over_ekb).collect();
-    let geomean = (!ratios.is_empty() && ratios.len() == rows.len())
+    let geomean = (!ratios.is_empty())
         .then(|| (ratios.iter().map(|r| r.ln()).sum::<f64>() / ratios.len() as f64).exp());
     let all_correct = rows.iter().all(|r| r.sides[0].correct);
     let report = Report {
@@ -270,6 +334,7 @@ pub fn run(opts: EngineBench) -> Result<ExitCode, String> {
         unavailable,
         workloads: rows,
         geomean_best_over_ekb: geomean,
+        geomean_workloads: ratios.len(),
     };
     if opts.json {
         println!("{}", serde_json::to_string_pretty(&report).expect("the report serialises"));
@@ -279,80 +344,105 @@ pub fn run(opts: EngineBench) -> Result<ExitCode, String> {
     Ok(if all_correct { ExitCode::SUCCESS } else { ExitCode::FAILURE })
 }
 
+/// One workload: every side started (or marked unavailable), timed in alternation, then
+/// dropped with the row's figures kept.
 fn bench_one(
-    (src, g): (&ekb_ir::SourceFile, &Graph),
+    w: &Workload,
     (target, knobs): (&TargetProfile, &ekb_lower::Knobs),
     engines: &[(EngineName, bl::Engine)],
     opts: &EngineBench,
     threads: usize,
-) -> Result<Row, String> {
-    let name = g.name.as_str();
-    if !opts.json {
-        eprintln!("{name}: compiling ekb, starting {} engine(s) ...", engines.len());
-    }
+) -> Row {
     let mut sides = Vec::new();
-    let mut runners = Vec::new();
-    let (side, runner) = start_ekb(src, g, target, knobs, threads)?;
-    sides.push(side);
-    runners.push(runner);
-    for (label, engine) in engines {
-        let work =
-            tempfile::tempdir().map_err(|e| format!("error: cannot make a temporary directory: {e}"))?;
-        let bopts = BaselineOptions { seed: 0, warmup: 3, samples: 3, threads: threads as u32 };
-        let (b, server) = bl::serve(g, engine, bopts, work.path())
-            .map_err(|e| format!("{name}: {}: {e}", label.label()))?;
-        let per_run = Duration::from_nanos(b.timing.stats.median_ns as u64);
-        sides.push(Side {
-            name: label.label(),
-            version: b.engine_version.clone(),
-            correct: b.outputs_match,
-            mismatch: b.mismatches.first().cloned(),
-            median_ms: 0.0,
-            round_min_ms: 0.0,
-            round_max_ms: 0.0,
-            samples: 0,
-        });
-        // The model and inputs stay where the engine loaded them from while it serves.
-        runners.push((Runner::Engine { server, per_run }, Some(work)));
+    let mut runners: Vec<Option<Runner>> = Vec::new();
+    match start_ekb(w, target, knobs, threads) {
+        Ok((side, runner)) => {
+            sides.push(side);
+            runners.push(Some(runner));
+        }
+        Err(e) => {
+            sides.push(Side::unavailable("ekb".into(), e));
+            runners.push(None);
+        }
     }
-    let mut samples: Vec<Vec<f64>> = vec![Vec::new(); runners.len()];
-    let mut round_medians: Vec<Vec<f64>> = vec![Vec::new(); runners.len()];
+    for (label, engine) in engines {
+        match start_engine(w, engine, threads) {
+            Ok((b, runner)) => {
+                sides.push(Side::started(label.label(), b.engine_version, b.mismatches.first().cloned()));
+                runners.push(Some(runner));
+            }
+            Err(e) => {
+                sides.push(Side::unavailable(label.label(), e));
+                runners.push(None);
+            }
+        }
+    }
+    // Per side, per round, the samples.
+    let mut rounds: Vec<Vec<Vec<f64>>> = vec![Vec::new(); runners.len()];
     for round in 0..opts.rounds {
         for k in 0..runners.len() {
             let i = (k + round) % runners.len();
+            let Some(runner) = runners[i].as_mut() else { continue };
             // A pause first: engines' thread pools spin for a while after a run, and must be
             // asleep when the next side is timed.
             std::thread::sleep(QUIET);
-            let got =
-                runners[i].0.round(opts.round).map_err(|e| format!("{name}: {}: {e}", sides[i].name))?;
-            round_medians[i].push(median(&got));
-            samples[i].extend(got);
+            match runner.round(opts.round) {
+                Ok(got) => rounds[i].push(got),
+                Err(e) => {
+                    sides[i] = Side::unavailable(sides[i].name.clone(), format!("a timed run failed: {e}"));
+                    runners[i] = None;
+                    rounds[i].clear();
+                }
+            }
         }
     }
-    for (i, s) in sides.iter_mut().enumerate() {
-        s.median_ms = median(&samples[i]);
-        s.round_min_ms = round_medians[i].iter().copied().fold(f64::INFINITY, f64::min);
-        s.round_max_ms = round_medians[i].iter().copied().fold(0.0, f64::max);
-        s.samples = samples[i].len();
-    }
-    let best = sides[1..].iter().filter(|s| s.correct).min_by(|a, b| a.median_ms.total_cmp(&b.median_ms));
-    let (best_engine, best_over_ekb) = match best {
-        Some(b) if sides[0].correct => (Some(b.name.clone()), Some(b.median_ms / sides[0].median_ms)),
-        Some(b) => (Some(b.name.clone()), None),
-        None => (None, None),
-    };
-    Ok(Row { workload: name.to_string(), sides, best_engine, best_over_ekb })
+    drop(runners);
+    row(w.name.clone(), sides, &rounds)
 }
 
-/// ekb's side: the default schedule compiled for this CPU, loaded here, checked on seed 0.
+/// A workload's row from its sides (ekb first) and their samples per round: each side's
+/// median of all its samples and range of round medians, and the fastest correct engine over
+/// ekb when ekb is correct.
+fn row(workload: String, mut sides: Vec<Side>, rounds: &[Vec<Vec<f64>>]) -> Row {
+    for (s, r) in sides.iter_mut().zip(rounds).filter(|(_, r)| !r.is_empty()) {
+        let all: Vec<f64> = r.concat();
+        s.median_ms = Some(median(&all));
+        s.round_min_ms = r.iter().map(|x| median(x)).reduce(f64::min);
+        s.round_max_ms = r.iter().map(|x| median(x)).reduce(f64::max);
+        s.samples = all.len();
+    }
+    let best = sides[1..]
+        .iter()
+        .filter_map(|s| s.correct_median().map(|m| (s, m)))
+        .min_by(|a, b| a.1.total_cmp(&b.1));
+    let best_over_ekb = best.zip(sides[0].correct_median()).map(|((_, b), e)| b / e);
+    Row { workload, best_engine: best.map(|(s, _)| s.name.clone()), best_over_ekb, sides }
+}
+
+/// The progress line's end: each side's median, and the best engine over ekb.
+fn summary(r: &Row) -> String {
+    let sides: Vec<String> = r
+        .sides
+        .iter()
+        .map(|s| match (&s.unavailable, s.median_ms) {
+            (Some(_), _) | (_, None) => format!("{} n/a", s.name),
+            (None, Some(m)) => format!("{} {m:.3} ms{}", s.name, if s.correct { "" } else { " (wrong)" }),
+        })
+        .collect();
+    let ratio = r.best_over_ekb.map_or_else(String::new, |x| format!("; best/ekb {x:.2}x"));
+    format!("{}{ratio}", sides.join(", "))
+}
+
+/// ekb's side: the default schedule compiled for this CPU, loaded here, checked on seed 0 at
+/// the workload's tolerances.
 fn start_ekb(
-    src: &ekb_ir::SourceFile,
-    g: &Graph,
+    w: &Workload,
     target: &TargetProfile,
     knobs: &ekb_lower::Knobs,
     threads: usize,
-) -> Result<(Side, (Runner, Option<tempfile::TempDir>)), String> {
-    let artifact = compile(src, g, Schedule::Default, Some(*knobs), Stage::Toolchain, target)?;
+) -> Result<(Side, Runner), String> {
+    let g = &w.graph;
+    let artifact = compile(&w.source, g, Schedule::Default, Some(*knobs), Stage::Toolchain, target)?;
     let host = driver::load_host(&artifact, threads).map_err(|d| d.to_string())?;
     let inputs: HashMap<String, Buffer> =
         l0::inputs::generate(g, 0).map_err(|d| d.to_string())?.into_iter().collect();
@@ -361,24 +451,24 @@ fn start_ekb(
     let m = artifact.module;
     let out = host.run(&m, &inputs).map_err(|d| d.to_string())?;
     let mut mismatch = None;
-    for (o, r) in g.outputs.iter().zip(&reference) {
-        if let Err(e) = compare(r, &out[&o.name].to_tensor(), Tolerance::default_for(o.ty.dtype)) {
+    for ((o, r), tol) in g.outputs.iter().zip(&reference).zip(&w.tolerances) {
+        if let Err(e) = compare(r, &out[&o.name].to_tensor(), *tol) {
             mismatch = Some(format!("output `{}`: {e}", o.name));
         }
     }
     let warm = host.time(&m, &inputs, 3, 3).map_err(|d| d.to_string())?;
     let per_run = warm.iter().min().copied().unwrap_or_default();
-    let side = Side {
-        name: "ekb".into(),
-        version: env!("CARGO_PKG_VERSION").into(),
-        correct: mismatch.is_none(),
-        mismatch,
-        median_ms: 0.0,
-        round_min_ms: 0.0,
-        round_max_ms: 0.0,
-        samples: 0,
-    };
-    Ok((side, (Runner::Ekb { m, host, inputs, per_run }, None)))
+    let side = Side::started("ekb".into(), env!("CARGO_PKG_VERSION").into(), mismatch);
+    Ok((side, Runner::Ekb { m, host, inputs, per_run }))
+}
+
+/// An engine's side: the graph exported, loaded by the engine, checked on seed 0.
+fn start_engine(w: &Workload, engine: &bl::Engine, threads: usize) -> Result<(bl::Baseline, Runner), String> {
+    let work = tempfile::tempdir().map_err(|e| format!("cannot make a temporary directory: {e}"))?;
+    let opts = BaselineOptions { seed: 0, warmup: 3, samples: 3, threads: threads as u32 };
+    let (b, server) = bl::serve(&w.graph, engine, opts, work.path())?;
+    let per_run = Duration::from_nanos(b.timing.stats.median_ns as u64);
+    Ok((b, Runner::Engine { server, per_run, _work: work }))
 }
 
 fn print_table(r: &Report) {
@@ -398,31 +488,87 @@ fn print_table(r: &Report) {
     for w in &r.workloads {
         let mut line = format!("{:width$}", w.workload);
         for s in &w.sides {
-            let mark = if s.correct { ' ' } else { '!' };
-            line.push_str(&format!("  {:>11.3}{mark}", s.median_ms));
+            match s.median_ms {
+                Some(m) => line.push_str(&format!("  {m:>11.3}{}", if s.correct { ' ' } else { '!' })),
+                None => line.push_str(&format!("  {:>11} ", "n/a")),
+            }
         }
         line.push_str(&format!("  {:>12}", w.best_engine.as_deref().unwrap_or("-")));
         line.push_str(&w.best_over_ekb.map_or_else(|| format!("  {:>9}", "-"), |x| format!("  {x:>8.2}x")));
         println!("{line}");
     }
     for w in &r.workloads {
-        for s in w.sides.iter().filter(|s| !s.correct) {
-            println!(
-                "! {} on {}: outputs differ from the reference: {}",
-                s.name,
-                w.workload,
-                s.mismatch.as_deref().unwrap_or("?")
-            );
+        for s in &w.sides {
+            if let Some(why) = &s.unavailable {
+                println!("n/a {} on {}: {}", s.name, w.workload, why.lines().next().unwrap_or("?"));
+            } else if !s.correct {
+                println!(
+                    "! {} on {}: outputs differ from the reference: {}",
+                    s.name,
+                    w.workload,
+                    s.mismatch.as_deref().unwrap_or("?")
+                );
+            }
         }
     }
-    let versions: Vec<String> = r
-        .workloads
-        .first()
-        .map(|w| w.sides.iter().map(|s| format!("{} {}", s.name, s.version)).collect())
-        .unwrap_or_default();
+    let versions: Vec<String> = names
+        .iter()
+        .enumerate()
+        .map(|(i, n)| {
+            let v = r.workloads.iter().find_map(|w| w.sides[i].version.as_deref());
+            format!("{n} {}", v.unwrap_or("?"))
+        })
+        .collect();
     println!("versions: {}", versions.join(", "));
     match r.geomean_best_over_ekb {
-        Some(g) => println!("geomean best/ekb: {g:.2}x over {} workload(s)", r.workloads.len()),
-        None => println!("geomean best/ekb: - (a workload has no correct engine, or ekb is wrong)"),
+        Some(g) => println!(
+            "geomean best/ekb: {g:.2}x over {} of {} workload(s)",
+            r.geomean_workloads,
+            r.workloads.len()
+        ),
+        None => println!("geomean best/ekb: - (no workload has both a correct ekb and a correct engine)"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn started(name: &str, mismatch: Option<&str>) -> Side {
+        Side::started(name.into(), "1".into(), mismatch.map(String::from))
+    }
+
+    #[test]
+    fn the_best_engine_is_the_fastest_correct_one_that_ran() {
+        let sides = vec![
+            started("ekb", None),
+            Side::unavailable("onnxruntime".into(), "the engine refused the model".into()),
+            started("mnn", Some("output `y` differs")),
+            started("tvm", None),
+        ];
+        let rounds = [vec![vec![2.0, 4.0], vec![3.0]], vec![], vec![vec![1.0]], vec![vec![5.0], vec![7.0]]];
+        let r = row("w".into(), sides, &rounds);
+        assert_eq!((r.best_engine.as_deref(), r.best_over_ekb), (Some("tvm"), Some(2.0)));
+        let ekb = &r.sides[0];
+        assert_eq!(
+            (ekb.median_ms, ekb.round_min_ms, ekb.round_max_ms, ekb.samples),
+            (Some(3.0), Some(3.0), Some(3.0), 3)
+        );
+        let ort = &r.sides[1];
+        assert!(ort.unavailable.is_some() && !ort.correct && ort.median_ms.is_none());
+        assert_eq!(r.sides[3].round_min_ms, Some(5.0));
+        assert!(
+            summary(&r).contains("onnxruntime n/a, mnn 1.000 ms (wrong), tvm 6.000 ms"),
+            "{}",
+            summary(&r)
+        );
+    }
+
+    #[test]
+    fn a_row_without_a_correct_ekb_has_no_ratio() {
+        let sides =
+            vec![Side::unavailable("ekb".into(), "the toolchain stage failed".into()), started("tvm", None)];
+        let r = row("w".into(), sides, &[vec![], vec![vec![1.0]]]);
+        assert_eq!((r.best_engine.as_deref(), r.best_over_ekb), (Some("tvm"), None));
     }
 }

@@ -9,6 +9,7 @@ use ekb_eval::tasks::validate::{self, Options, TaskReport, TwinChecks};
 use ekb_eval::tasks::{self, cost, export, table, Backend, Domain, Filter, Suite, Task};
 use ekb_ir::diag::did_you_mean;
 use ekb_ir::l0::print::init_text;
+use ekb_tune::Workload;
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -69,6 +70,17 @@ pub struct Select {
     /// Only this family (conv, matmul, ...).
     #[arg(long)]
     pub family: Option<String>,
+}
+
+impl Select {
+    /// Whether any criterion was given.
+    pub fn given(&self) -> bool {
+        self.pattern.is_some()
+            || self.level.is_some()
+            || self.domain.is_some()
+            || self.backend.is_some()
+            || self.family.is_some()
+    }
 }
 
 #[derive(clap::Args)]
@@ -162,6 +174,33 @@ pub fn filter(s: &Select) -> Result<Filter, String> {
         family: s.family.clone(),
         pattern: s.pattern.clone(),
     })
+}
+
+/// The CPU instances `s` selects, as workloads checked at each task's tolerances; `--backend`
+/// other than `cpu` is refused, and broken task files are an error (an empty selection is not:
+/// the caller says what else the pattern could have named).
+pub fn cpu_workloads(s: &Select, dir: &Option<PathBuf>) -> Result<Vec<Workload>, String> {
+    let mut f = filter(s)?;
+    if f.backend.is_some_and(|b| b != Backend::Cpu) {
+        return Err(
+            "error: the workloads are CPU instances, measured on this machine\n  = hint: drop `--backend`"
+                .into(),
+        );
+    }
+    f.backend = Some(Backend::Cpu);
+    let (suite, broken) = load(dir)?;
+    if broken {
+        return Err("error: fix the task files above first".into());
+    }
+    Ok(suite
+        .select(&f)
+        .into_iter()
+        .map(|t| {
+            let mut w = Workload::new(t.name.clone(), t.source.clone(), t.graph.clone());
+            w.tolerances = t.graph.outputs.iter().map(|o| t.tolerance(o.ty.dtype)).collect();
+            w
+        })
+        .collect())
 }
 
 pub(crate) fn status(broken: bool) -> ExitCode {

@@ -4,11 +4,9 @@
 //! of each workload's default and tuned times; `--export DIR` writes the tuned programs as a
 //! candidate folder for `ekb eval --candidates DIR`.
 
-use crate::bench_engines::ANCHORS;
 use crate::files;
 use crate::tasks::{self as task_cli, Select};
 use ekb_deploy::driver::{self, BackendChoice, CompileOptions, Program, Sources, Stage};
-use ekb_eval::tasks::Backend;
 use ekb_ir::l1::print::print as print_l1;
 use ekb_ir::TargetProfile;
 use ekb_tune::schedule::{self, Budget};
@@ -91,35 +89,13 @@ fn workloads(args: &Args) -> Result<Vec<Workload>, String> {
         return Ok(vec![Workload::new(g.name.clone(), src, g)]);
     }
     if args.anchors {
-        let mut out = Vec::new();
-        for (name, text) in ANCHORS.iter().filter(|(n, _)| pattern.is_none_or(|p| n.contains(p))) {
-            let (src, g) = crate::bench::load(name, text)?;
-            out.push(Workload::new(*name, src, g));
-        }
-        if out.is_empty() {
-            let names: Vec<_> = ANCHORS.iter().map(|(n, _)| *n).collect();
-            return Err(format!("error: no anchor workload matches; they are: {}", names.join(", ")));
-        }
-        return Ok(out);
+        return crate::bench_engines::anchors(pattern);
     }
-    let mut filter = task_cli::filter(&args.select)?;
-    filter.backend = Some(Backend::Cpu);
-    let (suite, broken) = task_cli::load(&None)?;
-    if broken {
-        return Err("error: fix the task files above first".into());
-    }
-    let tasks = suite.select(&filter);
+    let tasks = task_cli::cpu_workloads(&args.select, &None)?;
     if tasks.is_empty() {
         return Err("error: no CPU task matches the selection (a graph file must exist; see --help)".into());
     }
-    Ok(tasks
-        .into_iter()
-        .map(|t| {
-            let mut w = Workload::new(t.name.clone(), t.source.clone(), t.graph.clone());
-            w.tolerances = t.graph.outputs.iter().map(|o| t.tolerance(o.ty.dtype)).collect();
-            w
-        })
-        .collect())
+    Ok(tasks)
 }
 
 pub fn run(args: Args) -> Result<ExitCode, String> {

@@ -452,6 +452,46 @@ fn bench_engines_sets_ekb_next_to_an_engine() {
     assert!(stderr(&o).contains("apply to `--workloads` and `--engines`"), "{}", stderr(&o));
 }
 
+/// `--engines` over task instances: a pattern and `--level` pick two small Level-2 tasks, each
+/// a row with both sides correct, progress on stderr; a selection that leaves nothing, or a
+/// backend other than the CPU, is refused before anything runs.
+#[test]
+fn bench_engines_takes_the_tasks_a_selection_picks() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tasks");
+    let dir = dir.to_str().unwrap();
+    let base =
+        ["bench", "--engines", "--engine", "onnxruntime", "add_rmsnorm_*", "--level", "2", "--dir", dir];
+    let o = ekb(&[&base[..], &["--rounds", "2", "--round-ms", "20", "--threads", "1"]].concat());
+    assert!(o.status.success(), "{}", stderr(&o));
+    let table = stdout(&o);
+    let head: Vec<&str> = table.lines().nth(1).unwrap().split_whitespace().collect();
+    assert_eq!(head[..3], ["workload", "ekb", "onnxruntime"], "{table}");
+    let rows: Vec<Vec<&str>> =
+        table.lines().skip(2).take(2).map(|l| l.split_whitespace().collect()).collect();
+    assert_eq!(
+        rows.iter().map(|r| r[0]).collect::<Vec<_>>(),
+        ["add_rmsnorm_llama32_1b", "add_rmsnorm_qwen2_05b"]
+    );
+    for r in &rows {
+        // Both medians are numbers (no `!` for a wrong side, no `n/a`), and the row has a ratio.
+        assert!(r[1].parse::<f64>().unwrap() > 0.0 && r[2].parse::<f64>().unwrap() > 0.0, "{table}");
+        assert!(r[3] == "onnxruntime" && r[4].ends_with('x'), "{table}");
+    }
+    assert!(table.contains("over 2 of 2 workload(s)"), "{table}");
+    let err = stderr(&o);
+    assert!(
+        err.contains("[1/2] add_rmsnorm_llama32_1b: ") && err.contains("[2/2] add_rmsnorm_qwen2_05b: "),
+        "{err}"
+    );
+
+    let o = ekb(&[&base[..], &["--only", "nothing-matches"]].concat());
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("no CPU task matches the selection and `--only`"), "{}", stderr(&o));
+    let o = ekb(&[&base[..], &["--backend", "cuda"]].concat());
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("hint: drop `--backend`"), "{}", stderr(&o));
+}
+
 #[test]
 fn tasks_show_gives_the_bounds_outputs_are_compared_at() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tasks");
