@@ -1,6 +1,7 @@
 //! `ekb lower`: an IR file through the compile driver (`ekb_deploy::driver`), stopping where
 //! asked: the L1 loop program, the adapter's LLVM IR or GPU source, or the object file; with
-//! `--dump-stages`, every stage's output on the way.
+//! `--dump-stages`, every stage's output on the way. `--passes` chooses the L0 graph passes run
+//! before the lowering (`ekb_passes`), `--dump-passes` shows the graph after each.
 //!
 //! The loop program is verified against the target before anything is emitted, so a program
 //! that breaks a board's limits is reported here rather than on the board; what the command
@@ -25,6 +26,8 @@ ekb lower conv.ekir --to obj -o conv.o          an ELF object of the kernels\n  
 ekb lower conv.ekir --to asm --target rk3588    its aarch64 instructions, to read\n  \
 ekb lower conv.ekir --to c --target pocl        the GPU lowering as OpenCL C\n  \
 ekb lower conv.ekir --dump-stages               every stage's output on stderr\n  \
+ekb lower conv.ekir --passes none               lower the graph as written, without graph passes\n  \
+ekb lower conv.ekir --passes cse,dce --dump-passes   two passes, each one's graph on stderr\n  \
 ekb lower conv.ekir --trace conv.trace          the naive lowering rewritten by a schedule trace\n  \
 ekb lower conv.ekir --to trace > conv.recipe    the default schedule's recipe (its knobs) for it\n  \
 ekb lower conv.ekir --knob conv.ow_tile=8       the default schedule with one knob changed\n  \
@@ -65,6 +68,15 @@ pub struct Args {
     /// (`1-graph-passes.ekir`, `2-lower.l1.ekir`, ..., `7-toolchain.o`).
     #[arg(long, value_name = "DIR")]
     dump_stages: Option<Option<PathBuf>>,
+    /// The L0 graph passes run before the lowering: `default` (fold, cse, dce: the rewrites
+    /// that are always a win), `none` (the graph as written), or a comma-separated list run in
+    /// that order to a fixed point (fold, cse, dce, conv_bias, bn_fold, conv1x1; docs/passes.md).
+    #[arg(long, value_name = "LIST", default_value = "default")]
+    passes: String,
+    /// Print every graph pass run on stderr: `== graph-passes: after `PASS`, round N ==` and
+    /// the graph, or `== graph-passes: `PASS`, round N: no change ==`.
+    #[arg(long)]
+    dump_passes: bool,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -116,6 +128,8 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
     if args.to == To::Obj && args.output.is_none() {
         return Err("error: `--to obj` needs `-o FILE`".into());
     }
+    let passes = ekb_passes::Selection::parse(&args.passes)
+        .map_err(|d| source::render(&[d.with_note("in `--passes`")]))?;
     let (src, program) = source::load(&args.file).map_err(|d| source::render(&d))?;
     let (input, sources) = match &program {
         Program::Graph(g) => (driver::Program::Graph(g), Sources { graph: Some(&src), module: None }),
@@ -137,8 +151,16 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
         print!("{}", recipe(g, &target, backend, &knobs));
         return Ok(ExitCode::SUCCESS);
     }
-    let options =
-        CompileOptions { schedule, knobs: Some(knobs), trace, backend: choice, until: args.to.until(), dump };
+    let options = CompileOptions {
+        schedule,
+        knobs: Some(knobs),
+        trace,
+        backend: choice,
+        until: args.to.until(),
+        dump,
+        passes,
+        dump_passes: args.dump_passes,
+    };
     let artifact =
         driver::compile(input, sources, &target, &options).map_err(|f| source::render(&f.diagnostics))?;
     if !artifact.warnings.is_empty() {

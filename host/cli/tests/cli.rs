@@ -234,6 +234,44 @@ fn lower_dump_stages_with_a_directory_writes_a_file_per_stage() {
 }
 
 #[test]
+fn lower_passes_choose_the_graph_passes_and_dump_passes_shows_each_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let g = write(
+        dir.path(),
+        "twice.ekir",
+        "graph twice(x: f32[4]) -> (y: f32[4]) {\n  %0 = relu(x)\n  %1 = relu(x)\n  %2 = add(%0, %1)\n  \
+         %3 = exp(x)\n  return %2\n}\n",
+    );
+    let o = ekb(&["lower", &g, "--passes", "cse,dce", "--dump-passes"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let err = stderr(&o);
+    let headers: Vec<&str> = err.lines().filter(|l| l.starts_with("== ")).collect();
+    assert_eq!(
+        headers,
+        [
+            "== graph-passes: after `cse`, round 1 ==",
+            "== graph-passes: after `dce`, round 1 ==",
+            "== graph-passes: `cse`, round 2: no change ==",
+            "== graph-passes: `dce`, round 2: no change ==",
+        ],
+        "{err}"
+    );
+    assert!(err.contains("add(%0, %0)") && !stdout(&o).contains("exp"), "{err}");
+    assert_eq!(stdout(&o).matches("kernel ").count(), 2, "{}", stdout(&o));
+    // Without passes every node is a kernel.
+    let o = ekb(&["lower", &g, "--passes", "none"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(stdout(&o).matches("kernel ").count(), 4, "{}", stdout(&o));
+    let o = ekb(&["lower", &g, "--passes", "cse,dcee"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stderr(&o).contains("unknown graph pass `dcee`") && stderr(&o).contains("did you mean `dce`?"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
 fn lower_replays_a_schedule_trace_on_the_naive_lowering() {
     let dir = tempfile::tempdir().unwrap();
     let t = write(dir.path(), "relu.trace", "split k0_relu.i2 by 4 -> c, l\nvectorize l\n");

@@ -4,7 +4,7 @@
 //! payload on a device (or [`load_host`] it into this process).
 //!
 //! The stages ([`Stage`]), in order:
-//! 1. **graph passes**: L0 -> L0 rewrites ([`GRAPH_PASSES`]; none yet);
+//! 1. **graph passes**: L0 -> L0 rewrites (`ekb_passes`; [`CompileOptions::passes`] says which);
 //! 2. **lower**: L0 -> L1 with a schedule, with the CPU lowering (`ekb_lower::lower`) or the GPU
 //!    lowering (`ekb_lower::lower_gpu`) by backend ([`backend_for`]);
 //! 3. **schedule**: a schedule trace ([`CompileOptions::trace`], `ekb_sched`) replayed on the
@@ -23,7 +23,8 @@
 //!   failure names its stage.
 //! - Diagnostics are located in [`Sources`]: graph problems in the graph's file, loop-program
 //!   problems in the module's.
-//! - A dump ([`Dump`]) shows each stage's output as the next stage receives it.
+//! - A dump ([`Dump`]) shows each stage's output as the next stage receives it, and the graph
+//!   after each graph pass that changed it.
 
 use crate::command::System;
 use crate::transport::{self, Mode, RunOutcome, RunSettings, Transport};
@@ -35,8 +36,8 @@ use ekb_ir::target::GpuApi;
 use ekb_ir::{Diagnostic, SourceFile, TargetProfile};
 use ekb_llvm::{CompileLog, HostModule};
 use ekb_lower::{Knobs, Schedule};
+use ekb_passes::manager::PassDump;
 use ekb_wire::payload::{Backend, BufferDecl, Payload};
-use std::borrow::Cow;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -156,7 +157,7 @@ pub fn backend_for(
 /// One stage of [`compile`], in pipeline order (`Ord` is that order).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Stage {
-    /// L0 -> L0: the [`GRAPH_PASSES`], in order (L0 input only).
+    /// L0 -> L0: the selected graph passes ([`CompileOptions::passes`]; L0 input only).
     GraphPasses,
     /// L0 -> L1: the CPU or GPU lowering of the schedule (L0 input only).
     Lower,
@@ -204,18 +205,6 @@ impl std::fmt::Display for Stage {
     }
 }
 
-/// An L0 -> L0 rewrite, run before lowering.
-pub struct GraphPass {
-    pub name: &'static str,
-    pub run: fn(&Graph) -> Result<Graph, Diagnostic>,
-}
-
-/// The graph passes, in the order they run. None yet: this is where L0 rewrites (fusion,
-/// constant folding, layout changes) go. A pass must keep the graph's signature (inputs,
-/// parameters with their initialisers, outputs): the bind stage and the payload's reference
-/// read the task's graph as it was written.
-pub const GRAPH_PASSES: &[GraphPass] = &[];
-
 /// Where [`compile`] shows each stage's output.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub enum Dump {
@@ -226,7 +215,8 @@ pub enum Dump {
     /// As files in this directory (created if missing), one per stage that ran, named by the
     /// stage's number and name: `1-graph-passes.ekir`, `2-lower.l1.ekir`, `3-schedule.l1.ekir`
     /// (with a trace), `4-verify.txt`, `5-bind.txt`, `6-adapter.ll` (`.cl`, `.cu`),
-    /// `7-toolchain.o`. Stage files of an earlier
+    /// `7-toolchain.o`; the graph after each graph pass that changed it as
+    /// `1-graph-passes.K-PASS.ekir` (K counting the pass runs from 1). Stage files of an earlier
     /// run are removed first, so the directory shows this run only.
     Dir(PathBuf),
 }
@@ -261,6 +251,13 @@ pub struct CompileOptions {
     /// program, so the lowering of an L0 graph always runs.
     pub until: Stage,
     pub dump: Dump,
+    /// The graph passes run on an L0 graph before the lowering (`ekb_passes`). Each keeps the
+    /// graph's signature (inputs, parameters with their initialisers, outputs): the bind stage
+    /// and the payload's reference read the task's graph as it was written.
+    pub passes: ekb_passes::Selection,
+    /// Print every graph pass run (its name, round, and the graph when it changed it) on
+    /// stderr; a dump directory holds the graph after each pass that changed it instead.
+    pub dump_passes: bool,
 }
 
 impl Default for CompileOptions {
@@ -272,6 +269,8 @@ impl Default for CompileOptions {
             backend: BackendChoice::Auto,
             until: Stage::Toolchain,
             dump: Dump::None,
+            passes: ekb_passes::Selection::Default,
+            dump_passes: false,
         }
     }
 }
@@ -343,9 +342,17 @@ pub fn compile(
         Program::Graph(g) => {
             // Graph passes before the lowering, which sees one node at a time: a rewrite across
             // nodes (fusion) has to happen on the graph.
-            let graph =
-                run.stage(Stage::GraphPasses, || graph_passes(g).map_err(|d| vec![sources.graph(d)]))?;
-            let what = format!("L0 graph `{}`, {}", graph.name, passes_done());
+            let mut passes_log = Vec::new();
+            let graph = run.stage(Stage::GraphPasses, || {
+                let logged = options.dump_passes || options.dump != Dump::None;
+                let mut log = |d: &PassDump<'_>| passes_log.push(PassRun::of(d));
+                let sink: Option<&mut dyn FnMut(&PassDump<'_>)> = if logged { Some(&mut log) } else { None };
+                ekb_passes::run(g, &options.passes, sink).map_err(|d| vec![sources.graph(d)])
+            })?;
+            for (k, pass) in passes_log.iter().enumerate() {
+                run.dump_pass(k + 1, pass, options.dump_passes)?;
+            }
+            let what = format!("L0 graph `{}`, passes: {}", graph.name, options.passes);
             run.dump(Stage::GraphPasses, &what, "ekir", l0::print::print(&graph).as_bytes())?;
             // The lowering of the backend: the GPU's puts every operator in `launch` kernels.
             let lower = if gpu { ekb_lower::lower_gpu_with } else { ekb_lower::lower_with };
@@ -454,21 +461,18 @@ pub fn compile(
     Ok(run.finish(artifact))
 }
 
-/// `g` after the [`GRAPH_PASSES`]: itself while there are none.
-fn graph_passes(g: &Graph) -> Result<Cow<'_, Graph>, Diagnostic> {
-    let mut graph = Cow::Borrowed(g);
-    for pass in GRAPH_PASSES {
-        graph = Cow::Owned((pass.run)(&graph)?);
-    }
-    Ok(graph)
+/// One graph pass run, as the dump shows it.
+struct PassRun {
+    pass: &'static str,
+    round: usize,
+    /// The printed graph after the pass; `None` when the pass changed nothing.
+    graph: Option<String>,
 }
 
-/// What the graph-passes stage did, for its dump's header.
-fn passes_done() -> String {
-    if GRAPH_PASSES.is_empty() {
-        return "no passes yet".into();
+impl PassRun {
+    fn of(d: &PassDump<'_>) -> PassRun {
+        PassRun { pass: d.pass, round: d.round, graph: d.changed.then(|| l0::print::print(d.graph)) }
     }
-    GRAPH_PASSES.iter().map(|p| p.name).collect::<Vec<_>>().join(", ")
 }
 
 /// The bind stage's result, one line per module buffer: its name, role and type.
@@ -574,6 +578,31 @@ impl<'o> Run<'o> {
                     failure(stage, vec![Diagnostic::error(format!("cannot write `{}`: {e}", path.display()))])
                 })
             }
+        }
+    }
+
+    /// Shows the `k`-th graph pass run: as a file of a dump directory when the pass changed the
+    /// graph, and on stderr when `to_stderr` asks for it (`--dump-passes`).
+    fn dump_pass(&mut self, k: usize, pass: &PassRun, to_stderr: bool) -> Result<(), Failure> {
+        let header = match pass.graph {
+            Some(_) => format!("after `{}`, round {}", pass.pass, pass.round),
+            None => format!("`{}`, round {}: no change", pass.pass, pass.round),
+        };
+        match self.dump {
+            Dump::None | Dump::Stderr if !to_stderr => Ok(()),
+            Dump::None | Dump::Stderr => {
+                let mut err = std::io::stderr().lock();
+                let _ = writeln!(err, "== {}: {header} ==", Stage::GraphPasses);
+                let _ = err.write_all(pass.graph.as_deref().unwrap_or("").as_bytes());
+                Ok(())
+            }
+            Dump::Dir(_) => match &pass.graph {
+                Some(text) => {
+                    let ext = format!("{k}-{}.ekir", pass.pass);
+                    self.dump(Stage::GraphPasses, &header, &ext, text.as_bytes())
+                }
+                None => Ok(()),
+            },
         }
     }
 

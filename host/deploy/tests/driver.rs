@@ -70,7 +70,7 @@ fn every_stage_runs_in_order_and_dumps_what_the_next_one_reads() {
         ]
     );
     let read = |name: &str| std::fs::read(dir.path().join(name)).unwrap();
-    // No graph passes yet: the graph goes to the lowering as written.
+    // The default passes find nothing to rewrite here: the graph goes to the lowering as written.
     assert_eq!(read("1-graph-passes.ekir"), ekb_ir::l0::print::print(&g).into_bytes());
     // The lowered program reads back as the module the later stages compiled.
     let lowered = String::from_utf8(read("2-lower.l1.ekir")).unwrap();
@@ -85,6 +85,43 @@ fn every_stage_runs_in_order_and_dumps_what_the_next_one_reads() {
     assert_eq!(&code.bytes[..4], b"\x7fELF");
     assert_eq!((a.backend, a.schedule), (Backend::CpuLlvm, Some(ekb_lower::Schedule::Default)));
     assert!(code.log.command[0].contains("clang"), "{:?}", code.log.command);
+}
+
+#[test]
+fn the_graph_passes_rewrite_before_the_lowering_and_dump_each_change() {
+    let src = SourceFile::new(
+        "twice.ekir",
+        "graph twice(x: f32[4]) -> (y: f32[4]) {\n  %0 = relu(x)\n  %1 = relu(x)\n  %2 = add(%0, %1)\n  \
+         %3 = exp(x)\n  return %2\n}\n",
+    );
+    let g = ekb_ir::l0::check::load(&src).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let options = CompileOptions {
+        dump: Dump::Dir(dir.path().to_path_buf()),
+        until: Stage::Lower,
+        ..CompileOptions::default()
+    };
+    let a = driver::compile(Program::Graph(&g), Sources::default(), &host(), &options).unwrap();
+    let kernels: Vec<&str> = a.module.kernels.iter().map(|k| k.name.as_str()).collect();
+    assert_eq!(kernels, ["k0_relu", "k1_add"], "the repeated relu shared, the unused exp removed");
+    // Round 1: fold (no change), cse, dce; round 2 changes nothing.
+    assert_eq!(
+        files(dir.path()),
+        ["1-graph-passes.2-cse.ekir", "1-graph-passes.3-dce.ekir", "1-graph-passes.ekir", "2-lower.l1.ekir"]
+    );
+    let after_cse = std::fs::read_to_string(dir.path().join("1-graph-passes.2-cse.ekir")).unwrap();
+    assert!(after_cse.contains("add(%0, %0)") && after_cse.contains("exp(x)"), "{after_cse}");
+    let last = std::fs::read_to_string(dir.path().join("1-graph-passes.ekir")).unwrap();
+    assert_eq!(last, std::fs::read_to_string(dir.path().join("1-graph-passes.3-dce.ekir")).unwrap());
+
+    // Without passes the graph is lowered as written: one kernel per node.
+    let options = CompileOptions {
+        until: Stage::Lower,
+        passes: ekb_passes::Selection::None,
+        ..CompileOptions::default()
+    };
+    let a = driver::compile(Program::Graph(&g), Sources::default(), &host(), &options).unwrap();
+    assert_eq!(a.module.kernels.len(), 4);
 }
 
 #[test]
