@@ -708,7 +708,7 @@ fn check_reports_the_memory_plan_and_holds_the_budget_to_the_planned_peak() {
             .join("\n");
         write(dir.path(), &format!("board{bytes}.toml"), &text)
     };
-    // The loop program is checked (an L0 graph over budget stops in lowering's own check).
+    // The loop program is checked, and so is the graph, whose lowering is the same program.
     let o = ekb(&["lower", &graph, "--target", "host"]);
     assert!(o.status.success(), "{}", stderr(&o));
     let module = write(dir.path(), "resnet8.l1.ekir", &stdout(&o));
@@ -724,6 +724,9 @@ fn check_reports_the_memory_plan_and_holds_the_budget_to_the_planned_peak() {
         "{err}"
     );
     assert!(err.contains("fewer or smaller temps live at once"), "{err}");
+    let o = ekb(&["check", &graph, "--target", &board(planned - 1)]);
+    assert_eq!(o.status.code(), Some(1), "a diagnostic, not a crash: {}", stderr(&o));
+    assert!(stderr(&o).contains(&format!("needs {planned} bytes of memory (inputs ")), "{}", stderr(&o));
 }
 
 #[test]

@@ -51,6 +51,25 @@ use std::collections::{HashMap, HashSet};
 
 /// Every finding: errors, then warnings, each in the order of the module text.
 pub fn verify(m: &Module, target: Option<&TargetProfile>) -> Vec<Diagnostic> {
+    findings(m, target, Budget::Checked)
+}
+
+/// Every finding of [`verify`] except the memory the module reserves against the target's
+/// limits (its footprint and, on a GPU, the size of one buffer): those follow from the graph's
+/// tensor sizes, not from how it was lowered, so a lowering checks its own output with this
+/// one and leaves the budget to the verify stage, which reports it as the graph's problem.
+pub fn verify_code(m: &Module, target: Option<&TargetProfile>) -> Vec<Diagnostic> {
+    findings(m, target, Budget::Skipped)
+}
+
+/// Whether [`findings`] holds the module's memory to the target's limits.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Budget {
+    Checked,
+    Skipped,
+}
+
+fn findings(m: &Module, target: Option<&TargetProfile>, budget: Budget) -> Vec<Diagnostic> {
     let deep: Vec<Diagnostic> = m
         .kernels
         .iter()
@@ -71,6 +90,9 @@ pub fn verify(m: &Module, target: Option<&TargetProfile>) -> Vec<Diagnostic> {
     plan(m, &mut diags);
     if let Some(t) = target {
         allocations(m, t, &mut diags);
+        if budget == Budget::Checked {
+            memory_budget(m, t, &mut diags);
+        }
     }
     diags.sort_by_key(|d| !d.is_error());
     diags
@@ -1110,6 +1132,10 @@ fn allocations(m: &Module, t: &TargetProfile, diags: &mut Vec<Diagnostic>) {
             );
         }
     }
+}
+
+/// The memory the runtime reserves for `m` against `t`'s limits, and on a GPU each buffer's size.
+fn memory_budget(m: &Module, t: &TargetProfile, diags: &mut Vec<Diagnostic>) {
     let footprint = arena::plan(m);
     // A module that launches keeps its buffers in GPU memory, each allocated apart.
     let (budget, field, reserved) = match &t.gpu {
