@@ -31,6 +31,7 @@ use ekb_ir::l0::{self, Graph};
 use ekb_ir::tensor::{compare, Buffer, Tensor, Tolerance};
 use ekb_ir::{SourceFile, TargetProfile};
 use ekb_lower::Schedule;
+use ekb_passes::Selection;
 use serde::Serialize;
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -51,6 +52,7 @@ ekb bench --self-check             the measurement against itself: A/A and a kno
 ekb bench --engines                the anchor workloads next to onnxruntime, MNN and TVM\n  \
 ekb bench --engines --engine onnxruntime,tvm-tuned:64 --only softmax\n  \
 ekb bench --engines --engine onnxruntime --level 2 --rounds 3 --round-ms 150   Level-2 tasks\n  \
+ekb bench --engines --engine onnxruntime --without-passes   ekb with and without its graph passes\n  \
 ekb bench --engines --db tuning/host.jsonl   the tuned anchors (ekb tune --anchors first)\n  \
 ekb bench --workloads --quick --only matmul_512 --json\n\
 Engines are Python packages installed on demand: toolchains/setup.sh --baselines")]
@@ -90,6 +92,11 @@ pub struct Args {
     /// has no record of keep the default.
     #[arg(long, requires = "engines", value_name = "FILE")]
     db: Option<PathBuf>,
+    /// --engines: also time ekb's default schedule compiled with the graph passes off (the
+    /// side `ekb-nopass`); each row gets `passes_gain`, that side's median over ekb's (above 1:
+    /// the passes make ekb faster), and the report its geomean.
+    #[arg(long, requires = "engines")]
+    without_passes: bool,
     /// Check the measurement itself on every selected instance: the default candidate timed
     /// against itself (the ratio's interval must contain 1) and against itself with its plan
     /// run twice (the ratio must be 0.50 within 2%); prints each and the share that passes.
@@ -149,6 +156,7 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
             target: args.eval.target.clone(),
             knobs: args.knob.clone(),
             db: args.db.clone(),
+            without_passes: args.without_passes,
             json: args.json,
         });
     }
@@ -396,17 +404,24 @@ pub(crate) fn load(name: &str, text: &str) -> Result<(SourceFile, Graph), String
 pub(crate) fn compile(
     src: &SourceFile,
     g: &Graph,
-    schedule: Schedule,
-    knobs: Option<ekb_lower::Knobs>,
+    (schedule, knobs, passes): (Schedule, Option<ekb_lower::Knobs>, Selection),
     until: Stage,
     target: &TargetProfile,
 ) -> Result<Artifact, String> {
-    let options =
-        CompileOptions { schedule, knobs, backend: BackendChoice::Cpu, until, ..CompileOptions::default() };
+    let with_passes =
+        if passes == Selection::Default { String::new() } else { format!(", graph passes {passes}") };
+    let options = CompileOptions {
+        schedule,
+        knobs,
+        backend: BackendChoice::Cpu,
+        until,
+        passes,
+        ..CompileOptions::default()
+    };
     let sources = Sources { graph: Some(src), module: None };
     driver::compile(Program::Graph(g), sources, target, &options).map_err(|f| {
         let diags: Vec<String> = f.diagnostics.iter().map(|d| d.to_string()).collect();
-        format!("{} ({schedule}): the {} stage failed:\n{}", g.name, f.stage, diags.join("\n"))
+        format!("{} ({schedule}{with_passes}): the {} stage failed:\n{}", g.name, f.stage, diags.join("\n"))
     })
 }
 
@@ -425,7 +440,7 @@ fn bench_workload(
 
     let mut sides = Vec::new();
     for schedule in Schedule::ALL {
-        let artifact = compile(&src, &g, schedule, None, Stage::Toolchain, target)?;
+        let artifact = compile(&src, &g, (schedule, None, Selection::Default), Stage::Toolchain, target)?;
         let host = driver::load_host(&artifact, threads).map_err(|d| d.to_string())?;
         let m = artifact.module;
         *threads_used = host.threads();
@@ -494,12 +509,12 @@ fn lowering_table(target: &TargetProfile) -> Result<Vec<LoweringTime>, String> {
         for (i, s) in Schedule::ALL.into_iter().enumerate() {
             let mut times = Vec::new();
             for _ in 0..5 {
-                let a = compile(&src, &g, s, None, Stage::Lower, target)?;
+                let a = compile(&src, &g, (s, None, Selection::Default), Stage::Lower, target)?;
                 times.push(a.time(Stage::Lower).as_secs_f64() * 1e6);
             }
             lower_us[i] = median(&times);
         }
-        let a = compile(&src, &g, Schedule::Default, None, Stage::Toolchain, target)?;
+        let a = compile(&src, &g, (Schedule::Default, None, Selection::Default), Stage::Toolchain, target)?;
         let code = a.code.as_ref().expect("compiled through the toolchain");
         rows.push(LoweringTime {
             operator: name.to_string(),

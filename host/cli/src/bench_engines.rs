@@ -13,8 +13,11 @@
 //! `--round-ms` per round, after a pause of 50 ms in which the other sides' thread pools stop
 //! spinning. A side's figure is the median of all its samples; the table gives
 //! each side's median, the best engine's over ekb's (above 1: ekb is faster), and the geomean of
-//! that ratio. A side whose outputs differ from the reference is shown and never counted as the
-//! best. Timing: ekb's whole plan around `Instant` in this process; each engine's one inference
+//! that ratio. With `--without-passes` a second ekb side, `ekb-nopass`, is the same schedule
+//! compiled with the graph passes off (`--passes none`), timed in the same alternation and never
+//! counted as an engine; each row then has `passes_gain`, its median over ekb's (above 1: the
+//! passes make ekb faster), and the report its geomean. A side whose outputs differ from the
+//! reference is shown and never counted as the best. Timing: ekb's whole plan around `Instant` in this process; each engine's one inference
 //! around `perf_counter_ns` in its Python process (a few microseconds of call overhead); both
 //! warm, on the same inputs (seed 0), with the same thread count. Every side of a workload is
 //! dropped (engine processes ended, kernels unloaded) before the next one starts, so a run over
@@ -22,11 +25,13 @@
 
 use crate::bench::{compile, load, median};
 use ekb_deploy::driver::{self, Stage};
+use ekb_eval::metrics::summary::geomean;
 use ekb_ir::l0;
 use ekb_ir::tensor::{compare, Buffer, Tensor};
 use ekb_ir::TargetProfile;
 use ekb_lower::Schedule;
 use ekb_onnx::baseline::{self as bl, BaselineOptions, Server, TuneOptions, TvmOptions};
+use ekb_passes::Selection;
 use ekb_tune::Workload;
 use serde::Serialize;
 use std::collections::HashMap;
@@ -149,6 +154,8 @@ pub struct EngineBench {
     pub knobs: Vec<String>,
     /// A tuning database whose best records replace the knobs of the workloads it knows.
     pub db: Option<std::path::PathBuf>,
+    /// Also time ekb with its graph passes off (the side `ekb-nopass`).
+    pub without_passes: bool,
     pub json: bool,
 }
 
@@ -164,17 +171,27 @@ struct Report {
     geomean_best_over_ekb: Option<f64>,
     /// How many workloads that geomean is over.
     geomean_workloads: usize,
+    /// With `--without-passes`: the geomean of the rows' `passes_gain`, and how many rows have
+    /// one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    geomean_passes_gain: Option<f64>,
+    passes_gain_workloads: usize,
 }
 
 #[derive(Serialize)]
 struct Row {
     workload: String,
-    /// ekb first, then the engines in `--engine` order: the same sides on every row.
+    /// ekb first, `ekb-nopass` next with `--without-passes`, then the engines in `--engine`
+    /// order: the same sides on every row.
     sides: Vec<Side>,
     /// The fastest correct engine and its median over ekb's (above 1: ekb is faster); none
     /// when ekb is wrong or unavailable, or no engine is correct.
     best_engine: Option<String>,
     best_over_ekb: Option<f64>,
+    /// With `--without-passes`: ekb-nopass's median over ekb's (above 1: the graph passes make
+    /// ekb faster), when both are correct.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    passes_gain: Option<f64>,
 }
 
 #[derive(Serialize)]
@@ -323,18 +340,13 @@ pub fn run(opts: EngineBench) -> Result<ExitCode, String> {
         eprintln!("{}", summary(&row));
         rows.push(row);
     }
-    let ratios: Vec<f64> = rows.iter().filter_map(|r| r.best_over_ekb).collect();
-    let geomean = (!ratios.is_empty())
-        .then(|| (ratios.iter().map(|r| r.ln()).sum::<f64>() / ratios.len() as f64).exp());
     let all_correct = rows.iter().all(|r| r.sides[0].correct);
     let report = Report {
         threads,
         rounds: opts.rounds,
         round_ms: opts.round.as_secs_f64() * 1e3,
         unavailable,
-        workloads: rows,
-        geomean_best_over_ekb: geomean,
-        geomean_workloads: ratios.len(),
+        ..summarise(rows)
     };
     if opts.json {
         println!("{}", serde_json::to_string_pretty(&report).expect("the report serialises"));
@@ -342,6 +354,24 @@ pub fn run(opts: EngineBench) -> Result<ExitCode, String> {
         print_table(&report);
     }
     Ok(if all_correct { ExitCode::SUCCESS } else { ExitCode::FAILURE })
+}
+
+/// The report of `rows` with their geomeans (best engine over ekb, the passes' gain), the
+/// run's settings left empty.
+fn summarise(rows: Vec<Row>) -> Report {
+    let ratios: Vec<f64> = rows.iter().filter_map(|r| r.best_over_ekb).collect();
+    let gains: Vec<f64> = rows.iter().filter_map(|r| r.passes_gain).collect();
+    Report {
+        threads: 0,
+        rounds: 0,
+        round_ms: 0.0,
+        unavailable: Vec::new(),
+        workloads: rows,
+        geomean_best_over_ekb: geomean(&ratios),
+        geomean_workloads: ratios.len(),
+        geomean_passes_gain: geomean(&gains),
+        passes_gain_workloads: gains.len(),
+    }
 }
 
 /// One workload: every side started (or marked unavailable), timed in alternation, then
@@ -355,14 +385,22 @@ fn bench_one(
 ) -> Row {
     let mut sides = Vec::new();
     let mut runners: Vec<Option<Runner>> = Vec::new();
-    match start_ekb(w, target, knobs, threads) {
-        Ok((side, runner)) => {
-            sides.push(side);
-            runners.push(Some(runner));
-        }
-        Err(e) => {
-            sides.push(Side::unavailable("ekb".into(), e));
-            runners.push(None);
+    let ekb_sides = ekb_sides(opts.without_passes);
+    let checked = reference(w);
+    for (label, passes) in ekb_sides {
+        let started = checked.as_ref().map_err(Clone::clone).and_then(|(inputs, reference)| {
+            start_ekb(w, (inputs, reference), target, (knobs, passes.clone()), threads)
+        });
+        match started {
+            Ok((mismatch, runner)) => {
+                let version = env!("CARGO_PKG_VERSION").to_string();
+                sides.push(Side::started(label.to_string(), version, mismatch));
+                runners.push(Some(runner));
+            }
+            Err(e) => {
+                sides.push(Side::unavailable(label.to_string(), e));
+                runners.push(None);
+            }
         }
     }
     for (label, engine) in engines {
@@ -397,13 +435,24 @@ fn bench_one(
         }
     }
     drop(runners);
-    row(w.name.clone(), sides, &rounds)
+    row(w.name.clone(), sides, ekb_sides.len(), &rounds)
 }
 
-/// A workload's row from its sides (ekb first) and their samples per round: each side's
-/// median of all its samples and range of round medians, and the fastest correct engine over
-/// ekb when ekb is correct.
-fn row(workload: String, mut sides: Vec<Side>, rounds: &[Vec<Vec<f64>>]) -> Row {
+/// ekb's sides, first on every row: `ekb` with the default graph passes, and with
+/// `without_passes` also `ekb-nopass`, the same schedule with none.
+fn ekb_sides(without_passes: bool) -> &'static [(&'static str, Selection)] {
+    const BOTH: &[(&str, Selection)] = &[("ekb", Selection::Default), ("ekb-nopass", Selection::None)];
+    if without_passes {
+        BOTH
+    } else {
+        &BOTH[..1]
+    }
+}
+
+/// A workload's row from its sides (`ekb_sides` of ekb's, `ekb` first, then the engines) and
+/// their samples per round: each side's median of all its samples and range of round medians,
+/// the fastest correct engine over ekb, and ekb-nopass over ekb, when ekb is correct.
+fn row(workload: String, mut sides: Vec<Side>, ekb_sides: usize, rounds: &[Vec<Vec<f64>>]) -> Row {
     for (s, r) in sides.iter_mut().zip(rounds).filter(|(_, r)| !r.is_empty()) {
         let all: Vec<f64> = r.concat();
         s.median_ms = Some(median(&all));
@@ -411,12 +460,14 @@ fn row(workload: String, mut sides: Vec<Side>, rounds: &[Vec<Vec<f64>>]) -> Row 
         s.round_max_ms = r.iter().map(|x| median(x)).reduce(f64::max);
         s.samples = all.len();
     }
-    let best = sides[1..]
+    let ekb = sides[0].correct_median();
+    let best = sides[ekb_sides..]
         .iter()
         .filter_map(|s| s.correct_median().map(|m| (s, m)))
         .min_by(|a, b| a.1.total_cmp(&b.1));
-    let best_over_ekb = best.zip(sides[0].correct_median()).map(|((_, b), e)| b / e);
-    Row { workload, best_engine: best.map(|(s, _)| s.name.clone()), best_over_ekb, sides }
+    let best_over_ekb = best.zip(ekb).map(|((_, b), e)| b / e);
+    let passes_gain = sides[1..ekb_sides].first().and_then(Side::correct_median).zip(ekb).map(|(n, e)| n / e);
+    Row { workload, best_engine: best.map(|(s, _)| s.name.clone()), best_over_ekb, passes_gain, sides }
 }
 
 /// The progress line's end: each side's median, and the best engine over ekb.
@@ -430,36 +481,44 @@ fn summary(r: &Row) -> String {
         })
         .collect();
     let ratio = r.best_over_ekb.map_or_else(String::new, |x| format!("; best/ekb {x:.2}x"));
-    format!("{}{ratio}", sides.join(", "))
+    let gain = r.passes_gain.map_or_else(String::new, |x| format!("; passes gain {x:.2}x"));
+    format!("{}{ratio}{gain}", sides.join(", "))
 }
 
-/// ekb's side: the default schedule compiled for this CPU, loaded here, checked on seed 0 at
-/// the workload's tolerances.
+/// A workload's inputs on seed 0 and the reference interpreter's outputs on them.
+fn reference(w: &Workload) -> Result<(HashMap<String, Buffer>, Vec<Tensor>), String> {
+    let inputs: HashMap<String, Buffer> =
+        l0::inputs::generate(&w.graph, 0).map_err(|d| d.to_string())?.into_iter().collect();
+    let tensors: HashMap<String, Tensor> = inputs.iter().map(|(n, b)| (n.clone(), b.to_tensor())).collect();
+    let reference = l0::interp::run(&w.graph, &tensors).map_err(|d| d.to_string())?;
+    Ok((inputs, reference))
+}
+
+/// An ekb side: the default schedule compiled for this CPU with the graph passes `passes`,
+/// loaded here, checked against `reference` at the workload's tolerances (the mismatch, if
+/// any).
 fn start_ekb(
     w: &Workload,
+    (inputs, reference): (&HashMap<String, Buffer>, &[Tensor]),
     target: &TargetProfile,
-    knobs: &ekb_lower::Knobs,
+    (knobs, passes): (&ekb_lower::Knobs, Selection),
     threads: usize,
-) -> Result<(Side, Runner), String> {
+) -> Result<(Option<String>, Runner), String> {
     let g = &w.graph;
-    let artifact = compile(&w.source, g, Schedule::Default, Some(*knobs), Stage::Toolchain, target)?;
+    let artifact =
+        compile(&w.source, g, (Schedule::Default, Some(*knobs), passes), Stage::Toolchain, target)?;
     let host = driver::load_host(&artifact, threads).map_err(|d| d.to_string())?;
-    let inputs: HashMap<String, Buffer> =
-        l0::inputs::generate(g, 0).map_err(|d| d.to_string())?.into_iter().collect();
-    let tensors: HashMap<String, Tensor> = inputs.iter().map(|(n, b)| (n.clone(), b.to_tensor())).collect();
-    let reference = l0::interp::run(g, &tensors).map_err(|d| d.to_string())?;
     let m = artifact.module;
-    let out = host.run(&m, &inputs).map_err(|d| d.to_string())?;
+    let out = host.run(&m, inputs).map_err(|d| d.to_string())?;
     let mut mismatch = None;
-    for ((o, r), tol) in g.outputs.iter().zip(&reference).zip(&w.tolerances) {
+    for ((o, r), tol) in g.outputs.iter().zip(reference).zip(&w.tolerances) {
         if let Err(e) = compare(r, &out[&o.name].to_tensor(), *tol) {
             mismatch = Some(format!("output `{}`: {e}", o.name));
         }
     }
-    let warm = host.time(&m, &inputs, 3, 3).map_err(|d| d.to_string())?;
+    let warm = host.time(&m, inputs, 3, 3).map_err(|d| d.to_string())?;
     let per_run = warm.iter().min().copied().unwrap_or_default();
-    let side = Side::started("ekb".into(), env!("CARGO_PKG_VERSION").into(), mismatch);
-    Ok((side, Runner::Ekb { m, host, inputs, per_run }))
+    Ok((mismatch, Runner::Ekb { m, host, inputs: inputs.clone(), per_run }))
 }
 
 /// An engine's side: the graph exported, loaded by the engine, checked on seed 0.
@@ -484,6 +543,10 @@ fn print_table(r: &Report) {
         head.push_str(&format!("  {n:>12}"));
     }
     head.push_str(&format!("  {:>12}  {:>9}", "best engine", "best/ekb"));
+    let gains = names.get(1).is_some_and(|n| n == "ekb-nopass");
+    if gains {
+        head.push_str(&format!("  {:>9}", "passes"));
+    }
     println!("{head}");
     for w in &r.workloads {
         let mut line = format!("{:width$}", w.workload);
@@ -494,7 +557,10 @@ fn print_table(r: &Report) {
             }
         }
         line.push_str(&format!("  {:>12}", w.best_engine.as_deref().unwrap_or("-")));
-        line.push_str(&w.best_over_ekb.map_or_else(|| format!("  {:>9}", "-"), |x| format!("  {x:>8.2}x")));
+        line.push_str(&ratio_cell(w.best_over_ekb));
+        if gains {
+            line.push_str(&ratio_cell(w.passes_gain));
+        }
         println!("{line}");
     }
     for w in &r.workloads {
@@ -528,6 +594,26 @@ fn print_table(r: &Report) {
         ),
         None => println!("geomean best/ekb: - (no workload has both a correct ekb and a correct engine)"),
     }
+    if gains {
+        println!("{}", passes_gain_line(r));
+    }
+}
+
+/// The summary of the passes' gain: its geomean over the rows that have one.
+fn passes_gain_line(r: &Report) -> String {
+    match r.geomean_passes_gain {
+        Some(g) => format!(
+            "geomean passes gain (ekb-nopass/ekb, above 1: the graph passes make ekb faster): {g:.2}x over {} of {} workload(s)",
+            r.passes_gain_workloads,
+            r.workloads.len()
+        ),
+        None => "geomean passes gain: - (no workload has both ekb sides correct)".into(),
+    }
+}
+
+/// A ratio as a table cell, `-` for none.
+fn ratio_cell(x: Option<f64>) -> String {
+    x.map_or_else(|| format!("  {:>9}", "-"), |x| format!("  {x:>8.2}x"))
 }
 
 #[cfg(test)]
@@ -547,7 +633,7 @@ mod tests {
             started("tvm", None),
         ];
         let rounds = [vec![vec![2.0, 4.0], vec![3.0]], vec![], vec![vec![1.0]], vec![vec![5.0], vec![7.0]]];
-        let r = row("w".into(), sides, &rounds);
+        let r = row("w".into(), sides, 1, &rounds);
         assert_eq!((r.best_engine.as_deref(), r.best_over_ekb), (Some("tvm"), Some(2.0)));
         let ekb = &r.sides[0];
         assert_eq!(
@@ -568,7 +654,55 @@ mod tests {
     fn a_row_without_a_correct_ekb_has_no_ratio() {
         let sides =
             vec![Side::unavailable("ekb".into(), "the toolchain stage failed".into()), started("tvm", None)];
-        let r = row("w".into(), sides, &[vec![], vec![vec![1.0]]]);
-        assert_eq!((r.best_engine.as_deref(), r.best_over_ekb), (Some("tvm"), None));
+        let r = row("w".into(), sides, 1, &[vec![], vec![vec![1.0]]]);
+        assert_eq!((r.best_engine.as_deref(), r.best_over_ekb, r.passes_gain), (Some("tvm"), None, None));
+    }
+
+    #[test]
+    fn the_passes_gain_is_the_nopass_side_over_ekb_and_never_the_best_engine() {
+        let names: Vec<&str> = ekb_sides(true).iter().map(|(n, _)| *n).collect();
+        assert_eq!(names, ["ekb", "ekb-nopass"]);
+        assert_eq!(ekb_sides(false).len(), 1);
+        // ekb 2 ms, ekb-nopass 3 ms (faster than the engine, never its best), onnxruntime 4 ms.
+        let rounds = [vec![vec![2.0]], vec![vec![3.0]], vec![vec![4.0]]];
+        let sides = vec![started("ekb", None), started("ekb-nopass", None), started("onnxruntime", None)];
+        let r = row("w".into(), sides, 2, &rounds);
+        assert_eq!(
+            (r.best_engine.as_deref(), r.best_over_ekb, r.passes_gain),
+            (Some("onnxruntime"), Some(2.0), Some(1.5))
+        );
+        assert!(summary(&r).ends_with("; best/ekb 2.00x; passes gain 1.50x"), "{}", summary(&r));
+        // A wrong ekb-nopass, or a wrong ekb, has no gain.
+        let sides =
+            vec![started("ekb", None), started("ekb-nopass", Some("differs")), started("onnxruntime", None)];
+        assert_eq!(row("w".into(), sides, 2, &rounds).passes_gain, None);
+        let sides =
+            vec![started("ekb", Some("differs")), started("ekb-nopass", None), started("onnxruntime", None)];
+        assert_eq!(row("w".into(), sides, 2, &rounds).passes_gain, None);
+    }
+
+    #[test]
+    fn the_report_gives_the_geomean_of_the_passes_gain_over_the_rows_that_have_one() {
+        let rounds = |ekb: f64, nopass: f64| [vec![vec![ekb]], vec![vec![nopass]]];
+        let both = || vec![started("ekb", None), started("ekb-nopass", None)];
+        let rows = vec![
+            row("a".into(), both(), 2, &rounds(1.0, 2.0)),
+            row("b".into(), both(), 2, &rounds(4.0, 2.0)),
+            row(
+                "c".into(),
+                vec![started("ekb", None), started("ekb-nopass", Some("differs"))],
+                2,
+                &rounds(1.0, 9.0),
+            ),
+        ];
+        let report = summarise(rows);
+        // √(2 · 0.5) = 1, over a and b; no engine, so no best/ekb.
+        assert_eq!((report.geomean_best_over_ekb, report.geomean_workloads), (None, 0));
+        assert_eq!(report.passes_gain_workloads, 2);
+        assert!((report.geomean_passes_gain.unwrap() - 1.0).abs() < 1e-12);
+        assert_eq!(
+            passes_gain_line(&report),
+            "geomean passes gain (ekb-nopass/ekb, above 1: the graph passes make ekb faster): 1.00x over 2 of 3 workload(s)"
+        );
     }
 }

@@ -443,7 +443,10 @@ pub fn result_line(r: &CandidateResult) -> String {
         (None, false, _, Some(b)) => format!("compiled, not run: the baseline failed: {}", first(b)),
         (None, _, _, None) => "correct, not timed".to_string(),
     };
-    format!("{what}: {verdict}  (build {:.1} s, run {:.1} s)", r.seconds.build, r.seconds.run)
+    let kernels = r.passes.map_or(String::new(), |p| {
+        format!(", kernels {} -> {} with the graph passes", p.before.kernels, p.after.kernels)
+    });
+    format!("{what}: {verdict}  (build {:.1} s, run {:.1} s{kernels})", r.seconds.build, r.seconds.run)
 }
 
 /// The report of a finished run on stdout (the terminal tables of `ekb report`), where the time

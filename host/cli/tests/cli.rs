@@ -481,6 +481,23 @@ fn bench_engines_sets_ekb_next_to_an_engine() {
     let want = sides[1]["median_ms"].as_f64().unwrap() / sides[0]["median_ms"].as_f64().unwrap();
     assert!((ratio - want).abs() < 1e-9 && v["geomean_best_over_ekb"].as_f64() == Some(ratio), "{v}");
     assert_eq!(v["threads"], 1);
+    assert!(w.get("passes_gain").is_none() && v.get("geomean_passes_gain").is_none(), "{v}");
+
+    // `--without-passes`: ekb without its graph passes as a second ekb side, never the best
+    // engine; its median over ekb's is the row's passes gain.
+    let o = ekb(&[&args[..], &["--round-ms", "30", "--threads", "1", "--without-passes", "--json"]].concat());
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let w = &v["workloads"][0];
+    let sides = w["sides"].as_array().unwrap();
+    let names: Vec<&str> = sides.iter().map(|s| s["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["ekb", "ekb-nopass", "onnxruntime"]);
+    assert!(sides.iter().all(|s| s["correct"] == true), "{v}");
+    assert_eq!(w["best_engine"], "onnxruntime");
+    let gain = w["passes_gain"].as_f64().unwrap();
+    let want = sides[1]["median_ms"].as_f64().unwrap() / sides[0]["median_ms"].as_f64().unwrap();
+    assert!((gain - want).abs() < 1e-9 && v["geomean_passes_gain"].as_f64() == Some(gain), "{v}");
+    assert_eq!(v["passes_gain_workloads"], 1);
 
     let o = ekb(&[&args[..2], &["--engine", "tensorflow"]].concat());
     assert_eq!(o.status.code(), Some(1));

@@ -213,6 +213,16 @@ fn a_hand_written_trace_is_evaluated_and_an_illegal_step_is_a_syntax_api_failure
     assert_eq!(good["candidate"]["kind"], "trace", "{good}");
     assert!(good["compiled"].as_bool().unwrap() && good["correct"].as_bool().unwrap(), "{good}");
     assert!(good["timing"]["speedup"].as_f64().is_some(), "{good}");
+    // The trace replayed on the lowering of the graph as written: the graph passes have nothing
+    // to rewrite in one `add`, so the program is the same size both ways.
+    let passes = &good["passes"];
+    assert!(passes["after"]["kernels"].as_u64().unwrap() >= 1, "{good}");
+    assert_eq!(passes["before"], passes["after"], "{good}");
+    assert!(
+        String::from_utf8_lossy(&o.stdout).contains("kernels 1 -> 1"),
+        "{}",
+        String::from_utf8_lossy(&o.stdout)
+    );
     let bad = sample(1);
     assert_eq!(bad["failure"]["class"], "syntax_api", "{bad}");
     let evidence = bad["failure"]["evidence"].as_str().unwrap();

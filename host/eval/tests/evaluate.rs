@@ -117,6 +117,13 @@ fn every_failure_class_is_classified_end_to_end_and_a_resume_does_nothing_twice(
             assert!(!side.steps.is_empty() && side.steps.iter().all(|st| st.ns > 0.0), "{side:?}");
         }
         assert_eq!(x.candidate.kind, if s == 0 { "l0" } else { "l1" });
+        // The L0 graph has a graph-passes record (a lone relu: nothing to rewrite, the same size
+        // both ways); an L1 module has none.
+        match &x.passes {
+            Some(p) if s == 0 => assert!(p.before == p.after && p.after.kernels == 1, "{p:?}"),
+            None if s == 1 => {}
+            other => panic!("sample {s}: {other:?}"),
+        }
         assert_eq!(x.candidate.text.as_deref(), Some(samples[s as usize].1.as_str()));
     }
     let class = |s: u32| {

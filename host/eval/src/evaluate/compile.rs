@@ -16,7 +16,8 @@
 //! compile is `compile`.
 
 use super::candidate::Found;
-use crate::results::{FailureClass, FailureRecord};
+use super::passes;
+use crate::results::{FailureClass, FailureRecord, PassesRecord};
 use crate::tasks::{Backend, Task};
 use ekb_deploy::build::{self, build_for};
 use ekb_deploy::driver::{self, BackendChoice, CompileOptions, Failure, Program, Sources, Stage, TraceInput};
@@ -32,6 +33,9 @@ pub struct Compiled {
     pub built: Built,
     /// `l0`, `l1` or `trace`.
     pub kind: &'static str,
+    /// What the graph passes did to it (`None` for an L1 module, or a graph that does not
+    /// compile without the passes).
+    pub passes: Option<PassesRecord>,
 }
 
 fn failure(class: FailureClass, detail: &str, diags: &[Diagnostic]) -> FailureRecord {
@@ -59,6 +63,20 @@ pub fn build_baseline(
     let options = BuildOptions { schedule, ..options.clone() };
     let sources = Sources { graph: Some(&task.source), module: None };
     build_for(Program::Graph(&task.graph), sources, target, &options, choice(backend))
+}
+
+/// What the graph passes did to a task's own graph built with `schedule` on `backend` (as
+/// [`build_baseline`] builds it) into `built`.
+pub fn baseline_passes(
+    task: &Task,
+    schedule: Schedule,
+    backend: Backend,
+    target: &TargetProfile,
+    built: &Built,
+) -> Option<PassesRecord> {
+    let options = CompileOptions { schedule, backend: choice(backend), ..CompileOptions::default() };
+    let sources = Sources { graph: Some(&task.source), module: None };
+    passes::record(Program::Graph(&task.graph), sources, target, &options, &built.module)
 }
 
 /// Builds one candidate of `task` on `backend`, or says why it does not compile.
@@ -113,9 +131,11 @@ pub fn build_candidate(
             let sources = Sources { graph: Some(&src), module: None };
             let artifact = driver::compile(Program::Graph(&graph), sources, target, &options_compile)
                 .map_err(|f| (kind, compile_failure(f)))?;
+            let passes =
+                passes::record(Program::Graph(&graph), sources, target, &options_compile, &artifact.module);
             let sources = Sources { graph: Some(&task.source), module: Some(&src) };
             build::package(artifact, &task.graph, sources, target, options)
-                .map(|built| Compiled { built, kind: "l0" })
+                .map(|built| Compiled { built, kind: "l0", passes })
                 .map_err(|ds| (kind, late_failure(&ds)))
         }
         Ok(_) => {
@@ -124,7 +144,7 @@ pub fn build_candidate(
                 .map_err(|d| (kind, failure(FailureClass::SyntaxApi, "syntax/API: L1", &[d])))?;
             let sources = Sources { graph: Some(&task.source), module: Some(&src) };
             build_module(task, &module, sources, backend, target, options)
-                .map(|built| Compiled { built, kind: "l1" })
+                .map(|built| Compiled { built, kind: "l1", passes: None })
                 .map_err(|f| (kind, f))
         }
         Err(d) => Err((None, failure(FailureClass::SyntaxApi, "syntax/API: not IR", &[d]))),
@@ -153,8 +173,10 @@ fn build_trace(
     let sources = Sources { graph: Some(&task.source), module: None };
     let artifact = driver::compile(Program::Graph(&task.graph), sources, target, &options_compile)
         .map_err(|f| (kind, compile_failure(f)))?;
+    let passes =
+        passes::record(Program::Graph(&task.graph), sources, target, &options_compile, &artifact.module);
     build::package(artifact, &task.graph, sources, target, options)
-        .map(|built| Compiled { built, kind: "trace" })
+        .map(|built| Compiled { built, kind: "trace", passes })
         .map_err(|ds| (kind, late_failure(&ds)))
 }
 

@@ -21,6 +21,7 @@ pub mod candidate;
 pub mod compile;
 pub mod device;
 pub mod outcome;
+pub mod passes;
 pub mod selfcheck;
 
 use crate::results::inflight::{crashed_result, take_crashed, InFlight, Marker, Stage};
@@ -460,10 +461,15 @@ fn one(
     in_flight.mark(&marker)?;
     let (found, built) = match (&config.candidates, found_dir) {
         (Candidates::Builtin(schedule), _) => {
-            let built = compile::build_baseline(task, *schedule, backend, config.target(backend), options);
+            let target = config.target(backend);
+            let built = compile::build_baseline(task, *schedule, backend, target, options);
             let text = built.as_ref().map_or(String::new(), |b| ekb_ir::l1::print::print(&b.module));
             let found = Found::Text { text, origin: config.candidates.describe() };
-            let built = built.map(|b| compile::Compiled { built: b, kind: "l1" }).map_err(|ds| {
+            let built = built.map(|b| {
+                let passes = compile::baseline_passes(task, *schedule, backend, target, &b);
+                compile::Compiled { built: b, kind: "l1", passes }
+            });
+            let built = built.map_err(|ds| {
                 let class = FailureClass::Compile;
                 let evidence = ds.iter().map(|d| d.to_string()).collect::<Vec<_>>().join("\n");
                 (Some("l1"), FailureRecord { class, detail: "compile: builtin schedule".into(), evidence })
@@ -493,6 +499,7 @@ fn one(
         timing: None,
         baseline_failure: None,
         memory: None,
+        passes: None,
         seconds: Phases {
             build: build_s + first.build,
             compiler: compiler_s + first.compiler,
@@ -511,6 +518,7 @@ fn one(
         }
     };
     result.candidate.kind = compiled.kind.into();
+    result.passes = compiled.passes;
     marker.stage = Stage::Run;
     in_flight.mark(&marker)?;
     let t1 = Instant::now();

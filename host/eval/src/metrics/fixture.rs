@@ -105,6 +105,7 @@ pub(crate) fn timed(i: &Instance, sample: u32, speedup: f64) -> CandidateResult 
         timing: Some(timing(speedup, true)),
         baseline_failure: None,
         memory: None,
+        passes: None,
         seconds: Phases::default(),
         finished: "2026-01-02T03:04:06Z".into(),
     }
@@ -150,6 +151,17 @@ pub(crate) fn with_memory(mut r: CandidateResult, candidate: u64, baseline: u64)
     r
 }
 
+/// `r` with a graph-passes record: `(kernels, planned peak)` before and after the passes.
+pub(crate) fn with_passes(
+    mut r: CandidateResult,
+    before: (usize, u64),
+    after: (usize, u64),
+) -> CandidateResult {
+    let size = |(kernels, planned_peak_bytes)| ProgramSize { kernels, planned_peak_bytes };
+    r.passes = Some(PassesRecord { before: size(before), after: size(after) });
+    r
+}
+
 /// Seven instances, two samples each:
 ///
 /// | instance        | sample 0                         | sample 1                      |
@@ -161,6 +173,9 @@ pub(crate) fn with_memory(mut r: CandidateResult, candidate: u64, baseline: u64)
 /// | E net opencl L3 | no result                        | no result                     |
 /// | F add opencl L1 | correct, baseline failed         | correct, unstable (3.0×)      |
 /// | G pool cpu L2   | no candidate                     | no candidate                  |
+///
+/// Graph passes (kernels, planned peak, before -> after): A sample 0 4, 4096 -> 2, 2048;
+/// A sample 1 4, 4096 -> 3, 4096; B sample 0 5, 1000 -> 4, 500; no other record.
 pub(crate) fn sample_run() -> Run {
     let [a, b, c, d, e, f, g] = [
         inst("relu", "cpu", 1),
@@ -172,9 +187,9 @@ pub(crate) fn sample_run() -> Run {
         inst("pool", "cpu", 2),
     ];
     let results = vec![
-        with_memory(timed(&a, 0, 2.0), 1000, 2000),
-        with_memory(timed(&a, 1, 12.0), 1000, 1000),
-        with_memory(failed(&b, 0, FailureClass::Correctness), 100, 1000),
+        with_passes(with_memory(timed(&a, 0, 2.0), 1000, 2000), (4, 4096), (2, 2048)),
+        with_passes(with_memory(timed(&a, 1, 12.0), 1000, 1000), (4, 4096), (3, 4096)),
+        with_passes(with_memory(failed(&b, 0, FailureClass::Correctness), 100, 1000), (5, 1000), (4, 500)),
         with_memory(timed(&b, 1, 0.5), 500, 1000),
         with_memory(timed(&c, 0, 1.0), 3000, 750),
         failed(&d, 0, FailureClass::SyntaxApi),
@@ -189,9 +204,14 @@ pub(crate) fn sample_run() -> Run {
 
 /// Three instances, one sample each, for exact report texts:
 /// relu on cpu (L1) correct at 1.5×, conv on cpu (L2) a memory failure, relu on cuda (L1)
-/// correct at 0.8×.
+/// correct at 0.8×; graph passes: relu on cpu 3 kernels, 8 KiB -> 2 kernels, 4 KiB, relu on cuda
+/// 2 kernels, 1 KiB both ways.
 pub(crate) fn small_run() -> Run {
     let [a, b, c] = [inst("relu", "cpu", 1), inst("conv", "cpu", 2), inst("relu", "cuda", 1)];
-    let results = vec![timed(&a, 0, 1.5), failed(&b, 0, FailureClass::Memory), timed(&c, 0, 0.8)];
+    let results = vec![
+        with_passes(timed(&a, 0, 1.5), (3, 8192), (2, 4096)),
+        failed(&b, 0, FailureClass::Memory),
+        with_passes(timed(&c, 0, 0.8), (2, 1024), (2, 1024)),
+    ];
     run("runs/small", info(1, vec![a, b, c]), results)
 }

@@ -1,5 +1,5 @@
-//! Metrics over stored evaluation runs: Compile@k, Correct@k, Fast@p, speedup and peak-memory
-//! summaries per group (pooled, backend, level, domain, backend × level), the failure taxonomy,
+//! Metrics over stored evaluation runs: Compile@k, Correct@k, Fast@p, speedup, peak-memory and
+//! graph-passes summaries per group (pooled, backend, level, domain, backend × level), the failure taxonomy,
 //! and the flags a reader must review (speedups over 10×, unstable timings, baseline failures).
 //!
 //! Everything here is a pure function of a [`Run`]: the plan (`run.info.instances`) fixes the
@@ -31,7 +31,7 @@ mod tests;
 pub use failures::{FailureRow, Failures};
 pub use flags::{BaselineFlag, Flags, SpeedupFlag, UnstableFlag};
 pub use outcome::{InstanceOutcome, OutcomeAtK};
-pub use summary::{AtK, FastAt, Group, GroupKind, GroupMetrics, MemorySummary, Rate, Spread};
+pub use summary::{AtK, FastAt, Group, GroupKind, GroupMetrics, MemorySummary, PassesSummary, Rate, Spread};
 
 use crate::results::{BackendEnv, Run, TimingSettings};
 use ekb_ir::Diagnostic;

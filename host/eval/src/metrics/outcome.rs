@@ -1,6 +1,6 @@
 //! Each planned instance reduced to what it achieved within its first k samples: compiled,
-//! correct, the best counted speedup (and which sample gave it), and the peak-memory ratio of
-//! the candidate that counts.
+//! correct, the best counted speedup (and which sample gave it), and the peak-memory ratio and
+//! the graph passes' record of the candidate that counts.
 //!
 //! What must stay true: only planned instances appear, in plan order, each once; a result is
 //! placed by its `sample` index, never by its position in the file; results outside the plan
@@ -8,7 +8,7 @@
 //! sample) are left out and named in a warning; a speedup that is not finite and positive never
 //! counts.
 
-use crate::results::{CandidateResult, FailureClass, Instance, Run};
+use crate::results::{CandidateResult, FailureClass, Instance, PassesRecord, Run};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -52,6 +52,10 @@ pub struct OutcomeAtK {
     /// speedup, otherwise the first correct one; none when it has no memory record with both
     /// peaks above zero.
     pub memory_ratio: Option<f64>,
+    /// What the graph passes did: the record of the candidate that counts, else of the first
+    /// candidate that has one (compiled from a graph); none without such a candidate.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub passes: Option<PassesRecord>,
 }
 
 /// The speedup a result contributes: [`CandidateResult::counted_speedup`] when finite and
@@ -140,6 +144,7 @@ fn at_k(s: &Slots, k: u32) -> OutcomeAtK {
         Some(b) if b > 0 && m.candidate_peak_bytes > 0 => Some(m.candidate_peak_bytes as f64 / b as f64),
         _ => None,
     });
+    let passes = chosen.and_then(|r| r.passes).or_else(|| first.iter().find_map(|(_, r)| r.passes));
     OutcomeAtK {
         k,
         compiled: first.iter().any(|(_, r)| r.compiled),
@@ -147,5 +152,6 @@ fn at_k(s: &Slots, k: u32) -> OutcomeAtK {
         best_speedup: best.map(|(_, v)| v),
         best_sample: best.map(|(i, _)| i),
         memory_ratio,
+        passes,
     }
 }

@@ -1,6 +1,6 @@
 //! Rates and spreads over groups of instance outcomes: Compile@k, Correct@k, Fast@p, the
-//! speedup spread (geometric mean, median, min, max, with the count it is over) and the peak
-//! memory ratio, for the pooled group and each backend, level, domain and backend × level.
+//! speedup spread (geometric mean, median, min, max, with the count it is over), the peak
+//! memory ratio and what the graph passes did (kernels and planned peak), for the pooled group and each backend, level, domain and backend × level.
 //!
 //! What must stay true: a rate's denominator is every planned instance of its group; the groups
 //! of one kind partition the plan, so their counts sum to the pooled count; a spread is over the
@@ -8,7 +8,7 @@
 
 use super::outcome::InstanceOutcome;
 use super::FAST_P;
-use crate::results::Instance;
+use crate::results::{Instance, PassesRecord};
 use serde::Serialize;
 use std::cmp::Ordering;
 
@@ -165,6 +165,40 @@ pub struct MemorySummary {
     pub geomean_ratio: Option<f64>,
 }
 
+/// What the graph passes did over the instances that have a record
+/// ([`super::OutcomeAtK::passes`]): the kernels without and with them, summed, and the geometric
+/// mean of the planned peak with over without.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct PassesSummary {
+    pub count: usize,
+    pub kernels_before: usize,
+    pub kernels_after: usize,
+    /// `kernels_after / kernels_before`; none without kernels.
+    pub kernels_ratio: Option<f64>,
+    /// Over the instances whose peaks are both above zero.
+    pub geomean_peak_ratio: Option<f64>,
+}
+
+impl PassesSummary {
+    pub fn of<'a>(records: impl IntoIterator<Item = &'a PassesRecord>) -> PassesSummary {
+        let records: Vec<&PassesRecord> = records.into_iter().collect();
+        let kernels_before = records.iter().map(|r| r.before.kernels).sum::<usize>();
+        let kernels_after = records.iter().map(|r| r.after.kernels).sum::<usize>();
+        let peaks: Vec<f64> = records
+            .iter()
+            .filter(|r| r.before.planned_peak_bytes > 0 && r.after.planned_peak_bytes > 0)
+            .map(|r| r.after.planned_peak_bytes as f64 / r.before.planned_peak_bytes as f64)
+            .collect();
+        PassesSummary {
+            count: records.len(),
+            kernels_before,
+            kernels_after,
+            kernels_ratio: (kernels_before > 0).then(|| kernels_after as f64 / kernels_before as f64),
+            geomean_peak_ratio: geomean(&peaks),
+        }
+    }
+}
+
 /// A group's metrics at one k.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct AtK {
@@ -176,6 +210,7 @@ pub struct AtK {
     /// Over the instances with a counted speedup among their first k candidates.
     pub speedup: Spread,
     pub memory: MemorySummary,
+    pub passes: PassesSummary,
 }
 
 impl AtK {
@@ -224,6 +259,7 @@ fn at_k(outcomes: &[&InstanceOutcome], k: u32) -> AtK {
         fast: FAST_P.iter().map(|&p| FastAt { p, rate: fast_rate(outcomes.iter().copied(), k, p) }).collect(),
         speedup: Spread::of(&speedups),
         memory: MemorySummary { count: ratios.len(), geomean_ratio: geomean(&ratios) },
+        passes: PassesSummary::of(ats.iter().filter_map(|a| a.passes.as_ref())),
     }
 }
 

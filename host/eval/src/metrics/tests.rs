@@ -97,6 +97,26 @@ fn peak_memory_ratio_follows_the_candidate_that_counts() {
 }
 
 #[test]
+fn graph_passes_follow_the_candidate_that_counts_else_the_first_with_a_record() {
+    let m = metrics();
+    // k=1: A's sample 0 (counted) 4 -> 2, peak 0.5; B has no counted or correct candidate: its
+    // first record, sample 0, 5 -> 4, peak 0.5. 9 -> 6 kernels, geomean 0.5.
+    let k1 = pooled(&m, 1).passes;
+    assert_eq!((k1.count, k1.kernels_before, k1.kernels_after), (2, 9, 6));
+    assert!(close(k1.kernels_ratio.unwrap(), 6.0 / 9.0));
+    assert!(close(k1.geomean_peak_ratio.unwrap(), 0.5));
+    // k=2: A's sample 1 (12×) 4 -> 3, peak 1; B's sample 1 counts but has no record: sample 0's.
+    let k2 = pooled(&m, 2).passes;
+    assert_eq!((k2.count, k2.kernels_before, k2.kernels_after), (2, 9, 7));
+    assert!(close(k2.geomean_peak_ratio.unwrap(), 0.5f64.sqrt()));
+    let a = m.outcomes[0].at_k(2).unwrap().passes.unwrap();
+    assert_eq!((a.before.kernels, a.after.kernels), (4, 3));
+    // No record anywhere: nothing to sum, no ratio.
+    let none = PassesSummary::of([]);
+    assert_eq!((none.count, none.kernels_ratio, none.geomean_peak_ratio), (0, None, None));
+}
+
+#[test]
 fn groups_partition_the_plan_and_their_counts_sum_to_the_pooled_ones() {
     let m = metrics();
     let labels: Vec<&str> = m.groups.iter().map(|g| g.group.label.as_str()).collect();
@@ -130,6 +150,9 @@ fn groups_partition_the_plan_and_their_counts_sum_to_the_pooled_ones() {
             assert_eq!(sum(&|a| a.correct.hits), all.correct.hits, "{kind:?} k={k}");
             assert_eq!(sum(&|a| a.speedup.count), all.speedup.count, "{kind:?} k={k}");
             assert_eq!(sum(&|a| a.memory.count), all.memory.count, "{kind:?} k={k}");
+            assert_eq!(sum(&|a| a.passes.count), all.passes.count, "{kind:?} k={k}");
+            assert_eq!(sum(&|a| a.passes.kernels_before), all.passes.kernels_before, "{kind:?} k={k}");
+            assert_eq!(sum(&|a| a.passes.kernels_after), all.passes.kernels_after, "{kind:?} k={k}");
             for p in FAST_P {
                 assert_eq!(sum(&|a| a.fast_at(p).unwrap().hits), all.fast_at(p).unwrap().hits);
             }
@@ -276,7 +299,8 @@ fn an_instance_without_any_result_fails_everything_and_equal_speedups_keep_the_f
             correct: false,
             best_speedup: None,
             best_sample: None,
-            memory_ratio: None
+            memory_ratio: None,
+            passes: None
         }
     );
     assert_eq!(m.outcomes[1].evaluated, 0);

@@ -4,6 +4,8 @@
 //! Metrics: `compile`, `correct`, `fast` (with p) — value the share, count the instances it is
 //! over; `speedup_geomean`, `speedup_median`, `speedup_min`, `speedup_max` — count the
 //! instances with a speedup; `memory_ratio_geomean` — count the instances with a memory ratio;
+//! `passes_kernels_before`, `passes_kernels_after`, `passes_kernels_ratio`,
+//! `passes_peak_ratio_geomean` — count the instances with a graph-passes record;
 //! `failure:CLASS` (group kinds `pooled` and `backend`, k the run's samples) — value the share of
 //! failures, count the candidates.
 //!
@@ -74,6 +76,11 @@ pub fn render(c: &Comparison) -> String {
                 line(&mut out, row("speedup_min", None, s.min, s.count));
                 line(&mut out, row("speedup_max", None, s.max, s.count));
                 line(&mut out, row("memory_ratio_geomean", None, a.memory.geomean_ratio, a.memory.count));
+                let p = &a.passes;
+                line(&mut out, row("passes_kernels_before", None, Some(p.kernels_before as f64), p.count));
+                line(&mut out, row("passes_kernels_after", None, Some(p.kernels_after as f64), p.count));
+                line(&mut out, row("passes_kernels_ratio", None, p.kernels_ratio, p.count));
+                line(&mut out, row("passes_peak_ratio_geomean", None, p.geomean_peak_ratio, p.count));
             }
         }
         for f in &r.failures {

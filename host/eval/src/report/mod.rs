@@ -98,7 +98,7 @@ pub struct Section {
 }
 
 /// The sections every human-readable report shows, in order: runs and their environment, one
-/// per grouping (pooled first), failures, flags, warnings.
+/// per grouping (pooled first), the graph passes, failures, flags, warnings.
 pub fn sections(c: &Comparison) -> Vec<Section> {
     let mut out = Vec::new();
     let mut runs = Vec::new();
@@ -117,6 +117,20 @@ pub fn sections(c: &Comparison) -> Vec<Section> {
             ],
         });
     }
+    out.push(Section {
+        title: "Graph passes".into(),
+        id: "passes".into(),
+        blocks: vec![
+            Block::Para(
+                "Each candidate compiled from a graph is also lowered without the graph passes (no code \
+                 generated): its kernels and the planned peak of its memory plan, without -> with the passes."
+                    .into(),
+            ),
+            Block::List(tables::passes_lines(c)),
+            Block::Table(tables::passes_table(c)),
+            Block::Table(tables::passes_instances_table(c)),
+        ],
+    });
     out.push(Section {
         title: "Failures".into(),
         id: "failures".into(),

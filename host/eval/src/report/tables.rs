@@ -7,7 +7,7 @@
 //! `-`; with several runs every row names its run, and rows of one group sit together.
 
 use super::table::{Align, Table};
-use crate::metrics::{Comparison, Failures, GroupKind, Rate, RunMetrics, FLAG_SPEEDUP};
+use crate::metrics::{Comparison, Failures, GroupKind, PassesSummary, Rate, RunMetrics, FLAG_SPEEDUP};
 use crate::results::BackendEnv;
 
 /// A share as a percentage, one decimal.
@@ -241,6 +241,116 @@ pub fn speedup_table(c: &Comparison, kind: GroupKind) -> Table {
         }
         t.push(row);
     });
+    t
+}
+
+/// The graph passes' totals in a phrase: `kernels 412 -> 287 (0.70x); planned peak geomean
+/// 0.83x over 40 instance(s)`.
+pub fn passes_phrase(p: &PassesSummary) -> String {
+    format!(
+        "kernels {} -> {} ({}); planned peak geomean {} over {} instance(s)",
+        p.kernels_before,
+        p.kernels_after,
+        times(p.kernels_ratio),
+        times(p.geomean_peak_ratio),
+        p.count
+    )
+}
+
+/// Each run's pooled graph-passes totals at its largest k, one line per run.
+pub fn passes_lines(c: &Comparison) -> Vec<String> {
+    c.runs
+        .iter()
+        .filter_map(|r| {
+            let a = r.group(GroupKind::Pooled, "all")?.at.last()?;
+            let run = if c.runs.len() > 1 { format!("{}: ", r.label) } else { String::new() };
+            Some(format!("{run}k = {}: {}", a.k, passes_phrase(&a.passes)))
+        })
+        .collect()
+}
+
+/// Bytes in KiB, one decimal.
+fn kib(bytes: u64) -> String {
+    format!("{:.1}", bytes as f64 / 1024.0)
+}
+
+/// What the graph passes did, for every group of every kind: kernels without and with them
+/// (summed) and the planned peak ratio (geometric mean).
+pub fn passes_table(c: &Comparison) -> Table {
+    let multi = c.runs.len() > 1;
+    let head = with_run(
+        c,
+        &["group", "k", "with passes", "kernels before", "kernels after", "kernels ratio", "peak ratio"],
+    );
+    let mut t = table(
+        "Graph passes by group: kernels without -> with the passes (summed) and planned peak with / without (geometric mean)"
+            .into(),
+        head,
+        if multi { 2 } else { 1 },
+    );
+    for kind in GroupKind::ALL {
+        each_row(c, kind, |r, label, _, a| {
+            let p = &a.passes;
+            let mut row = vec![
+                label.to_string(),
+                a.k.to_string(),
+                p.count.to_string(),
+                p.kernels_before.to_string(),
+                p.kernels_after.to_string(),
+                times(p.kernels_ratio),
+                times(p.geomean_peak_ratio),
+            ];
+            if multi {
+                row.insert(0, r.label.clone());
+            }
+            t.push(row);
+        });
+    }
+    t
+}
+
+/// What the graph passes did to each instance's candidate that counts at the run's largest k.
+pub fn passes_instances_table(c: &Comparison) -> Table {
+    let multi = c.runs.len() > 1;
+    let head = with_run(
+        c,
+        &[
+            "task",
+            "backend",
+            "k",
+            "kernels before",
+            "kernels after",
+            "peak KiB before",
+            "peak KiB after",
+            "peak ratio",
+        ],
+    );
+    let mut t = table(
+        "Graph passes per instance: the candidate that counts, compiled without and with the passes".into(),
+        head,
+        if multi { 3 } else { 2 },
+    );
+    for r in &c.runs {
+        for o in &r.outcomes {
+            let Some(a) = o.at.last() else { continue };
+            let Some(p) = a.passes else { continue };
+            let (b, f) = (p.before.planned_peak_bytes, p.after.planned_peak_bytes);
+            let mut row = vec![
+                o.instance.task.clone(),
+                o.instance.backend.clone(),
+                a.k.to_string(),
+                p.before.kernels.to_string(),
+                p.after.kernels.to_string(),
+                kib(b),
+                kib(f),
+                times((b > 0 && f > 0).then(|| f as f64 / b as f64)),
+            ];
+            if multi {
+                row.insert(0, r.label.clone());
+            }
+            t.push(row);
+        }
+    }
     t
 }
 

@@ -43,6 +43,28 @@ fn markdown_of_the_small_run_is_exact() {
 }
 
 #[test]
+fn every_format_shows_what_the_graph_passes_did() {
+    // relu/cpu 3 -> 2 kernels, 8 -> 4 KiB; relu/cuda 2 -> 2, 1 -> 1 KiB: 5 -> 4 (0.80x), peak
+    // geomean √(0.5 · 1) = 0.71x.
+    let c = small();
+    let text = render(&c, Format::Text);
+    assert!(
+        text.contains("k = 1: kernels 5 -> 4 (0.80x); planned peak geomean 0.71x over 2 instance(s)"),
+        "{text}"
+    );
+    let md = render(&c, Format::Markdown);
+    assert!(md.contains("| relu | cpu | 1 | 3 | 2 | 8.0 | 4.0 | 0.50x |"), "{md}");
+    assert!(md.contains("| all | 1 | 2 | 5 | 4 | 0.80x | 0.71x |"), "{md}");
+    let json: serde_json::Value = serde_json::from_str(&render(&c, Format::Json)).unwrap();
+    let run = &json["runs"][0];
+    assert_eq!(run["outcomes"][0]["at"][0]["passes"]["before"]["kernels"], 3);
+    assert_eq!(run["outcomes"][0]["at"][0]["passes"]["after"]["planned_peak_bytes"], 4096);
+    assert!(run["outcomes"][1]["at"][0].get("passes").is_none(), "conv has no record");
+    assert_eq!(run["groups"][0]["at"][0]["passes"]["kernels_after"], 4);
+    assert!(render(&c, Format::Html).contains("Graph passes per instance"));
+}
+
+#[test]
 fn text_of_the_small_run_is_exact() {
     let text = render(&small(), Format::Text);
     assert!(text.starts_with("EdgeKernelBench evaluation report\nbaseline: speedup vs naive"), "{text}");
@@ -67,15 +89,19 @@ fn csv_is_one_long_table_with_full_precision_values() {
     let csv = render(&small(), Format::Csv);
     let lines: Vec<&str> = csv.lines().collect();
     assert_eq!(lines[0], "run,group_kind,group,metric,k,p,value,count");
-    // 10 groups (all, cpu, cuda, L1, L2, mobile, robotics, cpu L1, cpu L2, cuda L1) × 1 k × 13
+    // 10 groups (all, cpu, cuda, L1, L2, mobile, robotics, cpu L1, cpu L2, cuda L1) × 1 k × 17
     // values, and 3 failure groups (all, cpu, cuda) × 10 rows.
-    assert_eq!(lines.len(), 1 + 10 * 13 + 3 * 10);
+    assert_eq!(lines.len(), 1 + 10 * 17 + 3 * 10);
     assert!(lines.iter().all(|l| l.split(',').count() == 8), "{csv}");
     for row in [
         "small,pooled,all,correct,1,,0.6666666666666666,3",
         "small,pooled,all,fast,1,0.8,0.3333333333333333,3",
         "small,pooled,all,speedup_geomean,1,,1.0954451150103321,2",
         "small,pooled,all,memory_ratio_geomean,1,,,0",
+        "small,pooled,all,passes_kernels_before,1,,5,2",
+        "small,pooled,all,passes_kernels_after,1,,4,2",
+        "small,pooled,all,passes_kernels_ratio,1,,0.8,2",
+        "small,backend,cuda,passes_peak_ratio_geomean,1,,1,1",
         "small,backend_level,cpu L2,correct,1,,0,1",
         "small,pooled,all,failure:memory,1,,1,1",
         "small,backend,cuda,failure:memory,1,,,0",

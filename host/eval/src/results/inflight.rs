@@ -166,6 +166,7 @@ pub fn crashed_result(m: Marker) -> CandidateResult {
         timing: None,
         baseline_failure: None,
         memory: None,
+        passes: None,
         seconds: Phases::default(),
         finished: utc_now(),
     }

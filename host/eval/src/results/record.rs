@@ -110,6 +110,11 @@ pub struct CandidateResult {
     /// speedup, whatever it did).
     pub baseline_failure: Option<String>,
     pub memory: Option<MemoryRecord>,
+    /// What the graph passes did to the candidate: its kernels and planned peak as compiled and
+    /// without the passes; absent for a candidate compiled from an L1 module (no graph to pass
+    /// over), one that did not compile, and runs stored before it was recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub passes: Option<PassesRecord>,
     /// Wall-clock seconds spent on each phase.
     pub seconds: Phases,
     /// When the result was written, `YYYY-MM-DDTHH:MM:SSZ`.
@@ -265,6 +270,24 @@ pub struct StepTime {
 pub struct MemoryRecord {
     pub candidate_peak_bytes: u64,
     pub baseline_peak_bytes: Option<u64>,
+}
+
+/// The graph passes' effect on one candidate: the program as compiled (after the default
+/// passes) and the same program compiled with no pass (lowered and verified only).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PassesRecord {
+    pub before: ProgramSize,
+    pub after: ProgramSize,
+}
+
+/// The size of a compiled program.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ProgramSize {
+    /// Kernels of the loop program (a fusion group is one kernel).
+    pub kernels: usize,
+    /// The memory plan's peak (`ekb_ir::l1::arena::Footprint::planned_bytes`): inputs,
+    /// parameters, outputs, the temps in one arena and the largest kernel stack, bytes.
+    pub planned_peak_bytes: u64,
 }
 
 /// Seconds spent per phase of one candidate's evaluation (the baseline's build is counted

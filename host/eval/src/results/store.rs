@@ -246,6 +246,7 @@ mod tests {
             timing: None,
             baseline_failure: None,
             memory: None,
+            passes: None,
             seconds: Phases::default(),
             finished: utc_timestamp(0),
         }
