@@ -632,3 +632,30 @@ fn fusion_group_use_errors() {
     let d = expect_error(text, "`%3` reads `%2`, which is computed after the group's anchor `%0`", 5, 16);
     assert_eq!(d.hint.as_deref(), Some("move `%2` before `%0`"));
 }
+
+#[test]
+fn batch_norm_is_an_elementwise_member_of_a_fusion_group() {
+    // After a convolution (the anchor), before it as a prologue, or first in a chain.
+    let text = "graph g(x: f32[1,4,6,6]) -> (y: f32[1,4,6,6], z: f32[1,4,6,6]) {
+  param w: f32[4,4,3,3] = kaiming_uniform
+  param s: f32[4] = ones
+  param b: f32[4] = zeros
+  %0 = conv2d(x, w, pad=[1,1,1,1])
+  %1 = batch_norm(%0, s, b, b, s)
+  %2 = relu(%1)
+  %3 = batch_norm(x, s, b, b, s)
+  %4 = relu(%3)
+  fuse %0, %1, %2
+  fuse %3, %4
+  return %2, %4
+}
+";
+    let g = load(&SourceFile::new("t.ekir", text)).expect("both groups are legal");
+    let anchors: Vec<&str> = g.groups.iter().map(|f| f.nodes[f.anchor(&g)].name.as_str()).collect();
+    assert_eq!(anchors, ["%0", "%4"]);
+    // It does not count as a second anchor next to a convolution.
+    let two = text.replace("  %4 = relu(%3)", "  %4 = softmax(%3, axis=1)");
+    let two = two.replace("fuse %0, %1, %2\n  fuse %3, %4", "fuse %0, %1, %2, %3, %4");
+    let two = two.replace("return %2, %4", "return %4, %4");
+    expect_error(&two, "a fusion group holds 2 operators that are not elementwise (%0, %4)", 10, 3);
+}

@@ -162,6 +162,51 @@ fn a_prologue_is_recomputed_inside_its_anchor() {
 }
 
 #[test]
+fn conv_batch_norm_relu_is_one_kernel() {
+    // batch_norm is elementwise in `x`, its parameters read at the channel index: it joins the
+    // convolution's stores like a bias add.
+    check_fused(
+        "graph cbr(x: f32[2,3,8,8]) -> (y: f32[0]) {
+  param w: f32[8,3,3,3] = kaiming_uniform
+  param gamma: f32[8] = uniform(0.5, 1.5)
+  param beta: f32[8] = uniform(-0.5, 0.5)
+  param mean: f32[8] = uniform(-0.2, 0.2)
+  param var: f32[8] = uniform(0.5, 1.5)
+  %0 = conv2d(x, w, pad=[1,1,1,1])
+  %1 = batch_norm(%0, gamma, beta, mean, var, eps=0.00001)
+  %2 = relu(%1)
+  fuse %0, %1, %2
+  return %2
+}",
+        1,
+    );
+}
+
+#[test]
+fn batch_norm_leads_a_group_as_prologue_or_elementwise_chain() {
+    // First member of an all-elementwise group (the relu is the anchor), and a prologue
+    // recomputed inside a convolution that reads it at shifted positions.
+    check_fused(
+        "graph bnr(x: f32[1,4,6,6]) -> (y: f32[0], z: f32[0]) {
+  param w: f32[4,4,3,3] = kaiming_uniform
+  param gamma: f32[4] = uniform(0.5, 1.5)
+  param beta: f32[4] = uniform(-0.5, 0.5)
+  param mean: f32[4] = uniform(-0.2, 0.2)
+  param var: f32[4] = uniform(0.5, 1.5)
+  %0 = batch_norm(x, gamma, beta, mean, var, eps=0.00001)
+  %1 = relu(%0)
+  %2 = batch_norm(x, gamma, beta, mean, var, eps=0.001)
+  %3 = conv2d(%2, w, pad=[1,1,1,1])
+  %4 = relu(%3)
+  fuse %0, %1
+  fuse %2, %3, %4
+  return %1, %4
+}",
+        2,
+    );
+}
+
+#[test]
 fn a_group_the_primitives_refuse_is_an_error_at_its_fuse_statement() {
     // The default CPU softmax stores its output and reads it back to normalise: its stores are
     // not final, so nothing can join them.

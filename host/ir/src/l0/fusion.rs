@@ -1,8 +1,10 @@
 //! Fusion groups (`fuse %a, %b, %c`): which nodes the lowering computes in one kernel, and the
 //! rules a group must keep so that it can.
 //!
-//! A group lists two or more nodes in node order. At most one member is not elementwise: the
-//! group's *anchor* (with none, the anchor is the last member). The lowering recomputes every
+//! A group lists two or more nodes in node order. At most one member is not elementwise
+//! (`Op::is_elementwise`: the pointwise operators, and `batch_norm`, pointwise in `x` with its
+//! parameters broadcast per channel): the group's *anchor* (with none, the anchor is the last
+//! member). The lowering recomputes every
 //! member but the anchor and the last inside the kernel of the member that reads it
 //! (`compute_inline`), and folds the last member into the anchor's kernel, at the anchor's final
 //! stores (`reverse_compute_inline`). Hence the rules, each checked here:
@@ -24,6 +26,8 @@ use std::collections::{HashMap, HashSet};
 impl Op {
     /// Whether every output element is a function of the operands' elements at the same
     /// (broadcast) index only: the operators a fusion group may hold besides its anchor.
+    /// `batch_norm` is one: it reads `x` at the output's index and its per-channel parameters
+    /// at that index's axis-1 coordinate (a broadcast of `[C]` along axis 1).
     pub fn is_elementwise(&self) -> bool {
         matches!(
             self,
@@ -34,6 +38,7 @@ impl Op {
                 | Op::Cast { .. }
                 | Op::QuantizeLinear { .. }
                 | Op::DequantizeLinear { .. }
+                | Op::BatchNorm { .. }
         )
     }
 }
