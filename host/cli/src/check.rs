@@ -1,7 +1,8 @@
 //! `ekb check`: parse and verify an IR file, print its diagnostics, exit 1 on any error.
 //!
 //! An L0 graph is checked for types, shapes and attributes; with `--target` it is also lowered
-//! with the default schedule and the loop program is verified against the profile (allocation
+//! as `ekb build` lowers it (the default graph passes, the default schedule) and the loop
+//! program is verified against the profile (allocation
 //! legality, memory budget). An L1 module is verified (types, scopes, bounds, legality).
 //!
 //! With a loop program, the memory plan (`ekb_ir::l1::arena`) is reported: the planned peak
@@ -112,7 +113,9 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
                 Program::Graph(g) => {
                     report.level = Some("l0");
                     match &target {
-                        Some(t) => match ekb_lower::lower(&g, ekb_lower::Schedule::Default, t) {
+                        Some(t) => match ekb_passes::run(&g, &ekb_passes::Selection::Default, None)
+                            .and_then(|g| ekb_lower::lower(&g, ekb_lower::Schedule::Default, t))
+                        {
                             Ok(m) => Some(m),
                             Err(d) => {
                                 report.diagnostics.push(d);

@@ -68,9 +68,9 @@ pub struct Args {
     /// (`1-graph-passes.ekir`, `2-lower.l1.ekir`, ..., `7-toolchain.o`).
     #[arg(long, value_name = "DIR")]
     dump_stages: Option<Option<PathBuf>>,
-    /// The L0 graph passes run before the lowering: `default` (fold, cse, dce: the rewrites
-    /// that are always a win), `none` (the graph as written), or a comma-separated list run in
-    /// that order to a fixed point (fold, cse, dce, conv_bias, bn_fold, conv1x1; docs/passes.md).
+    /// The L0 graph passes run before the lowering: `default` (fold, cse, dce to a fixed point,
+    /// then fuse), `none` (the graph as written), or a comma-separated list of pass names
+    /// (fold, cse, dce, fuse; docs/passes.md).
     #[arg(long, value_name = "LIST", default_value = "default")]
     passes: String,
     /// Print every graph pass run on stderr: `== graph-passes: after `PASS`, round N ==` and

@@ -72,7 +72,7 @@ impl Selection {
 }
 
 impl fmt::Display for Selection {
-    /// `default (fold, cse, dce)`, `none`, or the list (`fold, cse`).
+    /// `default (fold, cse, dce, fuse)`, `none`, or the list (`fold, cse`).
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let names = self.passes().iter().map(|p| p.name).collect::<Vec<_>>().join(", ");
         match self {
@@ -111,16 +111,16 @@ mod tests {
         assert_eq!(Selection::parse("default").unwrap(), Selection::Default);
         assert_eq!(Selection::parse("none").unwrap(), Selection::None);
         assert_eq!(Selection::parse("dce, fold").unwrap(), Selection::List(vec!["dce", "fold"]));
-        assert_eq!(Selection::default().to_string(), "default (fold, cse, dce)");
+        assert_eq!(Selection::default().to_string(), "default (fold, cse, dce, fuse)");
         assert_eq!(Selection::parse("dce,fold").unwrap().to_string(), "dce, fold");
         let e = Selection::parse("fold,csee").unwrap_err();
         assert_eq!(e.message, "unknown graph pass `csee`");
-        assert!(e.expected.as_deref().unwrap().contains("fold, cse, dce"), "{e}");
+        assert!(e.expected.as_deref().unwrap().contains("fold, cse, dce, fuse"), "{e}");
         assert_eq!(e.hint.as_deref(), Some("did you mean `cse`?"));
     }
 
     #[test]
-    fn the_default_pipeline_folds_shares_and_removes() {
+    fn the_default_pipeline_folds_shares_removes_and_fuses() {
         let g = testing::graph(
             "graph t(x: f32[4]) -> (y: f32[4]) {
                %0 = full(shape=[4], value=1.0)
@@ -137,7 +137,8 @@ mod tests {
         assert_eq!(
             ekb_ir::l0::print::print(&out),
             "graph t(x: f32[4]) -> (y: f32[4]) {\n  %2: f32[4] = full(shape=[4], value=2.0, dtype=f32)\n  \
-             %3: f32[4] = relu(x)\n  %5: f32[4] = mul(%3, %2)\n  %6: f32[4] = add(%5, %3)\n  return %6\n}\n"
+             %3: f32[4] = relu(x)\n  %5: f32[4] = mul(%3, %2)\n  %6: f32[4] = add(%5, %3)\n  \
+             fuse %3, %5, %6\n  return %6\n}\n"
         );
         agrees(&g, &out, 1).unwrap();
         assert_eq!(

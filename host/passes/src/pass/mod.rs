@@ -3,6 +3,7 @@
 pub mod cse;
 pub mod dce;
 pub mod fold;
+pub mod fuse;
 
 use crate::manager::{Pass, When};
 
@@ -26,10 +27,17 @@ pub static PASSES: &[Pass] = &[
         when: When::FixedPoint,
         run: dce::run,
     },
+    Pass {
+        name: "fuse",
+        summary: "an anchor (conv, matmul, reduction, pool, norm, ...) or elementwise node and the elementwise nodes after it become one fusion group, one kernel",
+        when: When::AtEnd,
+        run: fuse::run,
+    },
 ];
 
-/// The passes of the default pipeline, in order: the rewrites that are always a win.
-pub const DEFAULT: &[&str] = &["fold", "cse", "dce"];
+/// The passes of the default pipeline, in order: the rewrites that are always a win, then the
+/// fusion of what is left.
+pub const DEFAULT: &[&str] = &["fold", "cse", "dce", "fuse"];
 
 /// The pass of that name.
 pub fn find(name: &str) -> Option<&'static Pass> {

@@ -1,0 +1,230 @@
+//! `fuse`: groups each anchor with the elementwise nodes after it into one kernel (`fuse`
+//! statements, `ekb_ir::l0::fusion`), by pattern kind: an anchor (a convolution, matmul,
+//! reduction, pool, norm, transpose or resize: the operators whose kernels store each output
+//! element once, so an epilogue can join those stores), or an elementwise node, takes the
+//! elementwise nodes (`Op::is_elementwise`, `batch_norm` among them) that read its values at
+//! their own shape, as long as every member but the last is read only inside the group. The
+//! group is the longest such chain the group rules (`check_group`) accept.
+//!
+//! Caps: at most [`MAX_MEMBERS`] members, and at most [`MAX_OPERANDS`] values from outside the
+//! group read by its epilogue (each becomes a parameter of the fused kernel). Not anchors:
+//! `softmax` (the CPU kernel reads its output back to normalise it), `concat` (the GPU lowering
+//! splits it into one kernel per operand), and the data-movement operators whose kernels are
+//! copies (nothing to save). Runs once, after the rewrites: the groups name nodes, which a
+//! rewrite would rename.
+
+use ekb_ir::l0::fusion::check_group;
+use ekb_ir::l0::{FusionGroup, Graph, Op, ValueRef};
+use ekb_ir::{Diagnostic, Span};
+use std::collections::{HashMap, HashSet};
+
+/// The most members of one group.
+pub const MAX_MEMBERS: usize = 8;
+/// The most values from outside a group its epilogue reads (a batch norm's four parameters and
+/// a residual, with one to spare).
+pub const MAX_OPERANDS: usize = 6;
+
+/// Whether the kernel of `op` can take an epilogue at its stores.
+fn anchors(op: &Op) -> bool {
+    op.is_elementwise()
+        || matches!(
+            op,
+            Op::Conv2d(_)
+                | Op::ConvTranspose2d(_)
+                | Op::MatMul { .. }
+                | Op::Linear
+                | Op::MaxPool2d(_)
+                | Op::AvgPool2d { .. }
+                | Op::GlobalAvgPool2d
+                | Op::Reduce { .. }
+                | Op::LayerNorm { .. }
+                | Op::RmsNorm { .. }
+                | Op::GroupNorm { .. }
+                | Op::Transpose { .. }
+                | Op::Resize { .. }
+        )
+}
+
+/// The graph with fusion groups added for its ungrouped nodes (groups already written stay);
+/// `None` when no group is added.
+pub fn run(g: &Graph) -> Result<Option<Graph>, Diagnostic> {
+    let mut out = g.clone();
+    let mut taken: HashSet<String> =
+        g.groups.iter().flat_map(|f| f.nodes.iter().map(|v| v.name.clone())).collect();
+    let users = users(g);
+    for (a, anchor) in g.nodes.iter().enumerate() {
+        if taken.contains(&anchor.name) || !anchors(&anchor.op) {
+            continue;
+        }
+        let members = grow(g, a, &taken, &users);
+        if members.len() < 2 {
+            continue;
+        }
+        taken.extend(members.iter().map(|&i| g.nodes[i].name.clone()));
+        let nodes =
+            members.iter().map(|&i| ValueRef { name: g.nodes[i].name.clone(), span: Span::NONE }).collect();
+        out.groups.push(FusionGroup { nodes, span: Span::NONE });
+    }
+    Ok((out.groups.len() > g.groups.len()).then_some(out))
+}
+
+/// Each value's readers (node indices, ascending).
+fn users(g: &Graph) -> HashMap<&str, Vec<usize>> {
+    let mut out: HashMap<&str, Vec<usize>> = HashMap::new();
+    for (i, n) in g.nodes.iter().enumerate() {
+        for a in &n.args {
+            let v = out.entry(a.name.as_str()).or_default();
+            if v.last() != Some(&i) {
+                v.push(i);
+            }
+        }
+    }
+    out
+}
+
+/// The largest valid group starting at node `a`: elementwise readers of the group's values are
+/// added in node order; the result is the longest prefix that is a legal group.
+fn grow(g: &Graph, a: usize, taken: &HashSet<String>, users: &HashMap<&str, Vec<usize>>) -> Vec<usize> {
+    let mut members = vec![a];
+    let mut best = members.clone();
+    while members.len() < MAX_MEMBERS {
+        // The first reader, after the group's last member, of a value of the group.
+        let next = members
+            .iter()
+            .flat_map(|&m| users.get(g.nodes[m].name.as_str()).into_iter().flatten())
+            .copied()
+            .filter(|&u| u > *members.last().expect("non-empty"))
+            .min();
+        let Some(u) = next else { break };
+        let node = &g.nodes[u];
+        if taken.contains(&node.name) || !node.op.is_elementwise() || !reads_at_own_shape(g, u, &members) {
+            break;
+        }
+        members.push(u);
+        if outside_operands(g, &members) > MAX_OPERANDS {
+            break;
+        }
+        if legal(g, &members) {
+            best = members.clone();
+        }
+    }
+    best
+}
+
+/// Whether node `u` reads the values of `members` only at its own shape (no broadcast, so no
+/// recomputation and no reads of elements the anchor has not stored yet).
+fn reads_at_own_shape(g: &Graph, u: usize, members: &[usize]) -> bool {
+    let shape = &g.nodes[u].ty.as_ref().expect("checked").shape;
+    g.nodes[u].args.iter().all(|arg| {
+        !members.iter().any(|&m| g.nodes[m].name == arg.name)
+            || g.type_of(&arg.name).is_some_and(|t| &t.shape == shape)
+    })
+}
+
+/// The distinct values from outside the group that its members after the first read.
+fn outside_operands(g: &Graph, members: &[usize]) -> usize {
+    let names: HashSet<&str> = members.iter().map(|&m| g.nodes[m].name.as_str()).collect();
+    let outside: HashSet<&str> = members[1..]
+        .iter()
+        .flat_map(|&m| g.nodes[m].args.iter().map(|a| a.name.as_str()))
+        .filter(|n| !names.contains(n))
+        .collect();
+    outside.len()
+}
+
+/// Whether `members` form a group the checker accepts.
+fn legal(g: &Graph, members: &[usize]) -> bool {
+    let nodes =
+        members.iter().map(|&i| ValueRef { name: g.nodes[i].name.clone(), span: Span::NONE }).collect();
+    check_group(g, &FusionGroup { nodes, span: Span::NONE }).is_empty()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testing::{expect_unchanged, rewrite};
+
+    #[test]
+    fn a_convolution_takes_its_batch_norm_and_activation() {
+        let out = rewrite(
+            run,
+            "graph t(x: f32[1,3,8,8]) -> (y: f32[1,4,8,8]) {
+               param w: f32[4,3,3,3] = kaiming_uniform
+               param g: f32[4] = uniform(0.5, 1.5)
+               param b: f32[4] = uniform(-0.5, 0.5)
+               param m: f32[4] = uniform(-0.5, 0.5)
+               param v: f32[4] = uniform(0.5, 1.5)
+               %0 = conv2d(x, w, pad=[1,1,1,1])
+               %1 = batch_norm(%0, g, b, m, v, eps=0.00001)
+               %2 = relu(%1)
+               return %2
+             }",
+        );
+        assert!(out.contains("fuse %0, %1, %2\n"), "{out}");
+    }
+
+    #[test]
+    fn a_value_read_outside_the_group_ends_it_and_softmax_anchors_nothing() {
+        let out = rewrite(
+            run,
+            "graph t(x: f32[4,8]) -> (y: f32[4,8], z: f32[4,8]) {
+               %0 = exp(x)
+               %1 = relu(%0)
+               %2 = neg(%1)
+               %3 = softmax(%2, axis=1)
+               %4 = abs(%3)
+               return %4, %1
+             }",
+        );
+        // `%1` is returned, so the group ends there; `%2` alone is no group; softmax is no anchor.
+        assert!(out.contains("fuse %0, %1\n") && !out.contains("%3,"), "{out}");
+        assert_eq!(out.matches("fuse ").count(), 1, "{out}");
+    }
+
+    #[test]
+    fn a_broadcast_read_of_a_group_value_is_not_joined() {
+        expect_unchanged(
+            run,
+            "graph t(x: f32[8], y: f32[4,8]) -> (z: f32[4,8]) {
+               %0 = exp(x)
+               %1 = mul(%0, y)
+               return %1
+             }",
+        );
+    }
+
+    #[test]
+    fn groups_are_capped_and_written_groups_stay() {
+        let mut text = String::from("graph t(x: f32[16]) -> (y: f32[16]) {\n");
+        let mut last = "x".to_string();
+        for i in 0..12 {
+            text += &format!("  %{i} = neg({last})\n");
+            last = format!("%{i}");
+        }
+        text += &format!("  return {last}\n}}\n");
+        let out = rewrite(run, &text);
+        let groups: Vec<&str> = out.lines().filter(|l| l.trim_start().starts_with("fuse ")).collect();
+        assert_eq!(groups, ["  fuse %0, %1, %2, %3, %4, %5, %6, %7", "  fuse %8, %9, %10, %11"], "{out}");
+
+        let written = text.replace("  return", "  fuse %10, %11\n  return");
+        let out = rewrite(run, &written);
+        assert!(out.contains("fuse %10, %11\n") && out.contains("fuse %8, %9\n"), "{out}");
+        // A second run finds nothing more to group.
+        expect_unchanged(run, &out);
+    }
+
+    #[test]
+    fn too_many_outside_operands_end_the_group() {
+        let mut text = String::from("graph t(x: f32[8]");
+        for i in 0..8 {
+            text += &format!(", a{i}: f32[8]");
+        }
+        text += ") -> (y: f32[8]) {\n  %0 = exp(x)\n";
+        for i in 0..8 {
+            text += &format!("  %{} = add(%{i}, a{i})\n", i + 1);
+        }
+        text += "  return %8\n}\n";
+        let out = rewrite(run, &text);
+        assert!(out.contains("fuse %0, %1, %2, %3, %4, %5, %6\n"), "{out}");
+    }
+}
