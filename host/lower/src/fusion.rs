@@ -87,7 +87,7 @@ fn refused(g: &Graph, f: &FusionGroup, d: Diagnostic) -> Diagnostic {
 
 /// The plan steps `first..=last` of `m` as a module of their own: their kernels, and the
 /// buffers they name, a temp becoming an input (an output) where a step outside the span
-/// writes (reads) it.
+/// writes (reads) it, and a graph output written before the span an input.
 fn span(m: &Module, first: usize, last: usize) -> Module {
     let plan = m.plan[first..=last].to_vec();
     let named: HashSet<&str> = plan.iter().flat_map(|r| r.args.iter().map(|a| a.name.as_str())).collect();
@@ -104,9 +104,14 @@ fn span(m: &Module, first: usize, last: usize) -> Module {
         .filter(|b| named.contains(b.name.as_str()))
         .map(|b| {
             let mut b = b.clone();
-            if b.role == BufferRole::Temp && used_outside.contains(b.name.as_str()) {
+            // Each buffer is written by one run of a lowering: one written before the span is
+            // only read in it, an input there (a graph output too, as when a group reads a
+            // value the graph also returns).
+            let written_before = m.plan[..first].iter().any(|r| r.args.iter().any(|a| a.name == b.name));
+            if b.role == BufferRole::Output && written_before {
+                b.role = BufferRole::Input;
+            } else if b.role == BufferRole::Temp && used_outside.contains(b.name.as_str()) {
                 // Written before the span: an input; else written here and read later.
-                let written_before = m.plan[..first].iter().any(|r| r.args.iter().any(|a| a.name == b.name));
                 b.role = if written_before { BufferRole::Input } else { BufferRole::Output };
             }
             b

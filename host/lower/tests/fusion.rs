@@ -105,6 +105,22 @@ fn an_elementwise_chain_is_one_kernel() {
 }
 
 #[test]
+fn a_group_reads_values_the_graph_also_returns() {
+    // `%0` and `%1` are outputs written before the group: inputs of its kernel.
+    check_fused(
+        "graph outs(a: f32[5,7], b: f32[7]) -> (s: f32[5,7], q: f32[5,7], m: f32[5,7]) {
+  %0 = add(a, b)
+  %1 = sub(a, b)
+  %2 = max(%0, %1)
+  %3 = mul(%2, b)
+  fuse %2, %3
+  return %0, %1, %3
+}",
+        3,
+    );
+}
+
+#[test]
 fn reductions_pools_and_norms_take_their_epilogue() {
     check_fused(
         "graph red(x: f32[2,8,6,6]) -> (y: f32[0], p: f32[0], n: f32[0], r: f32[0]) {
