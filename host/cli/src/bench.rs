@@ -95,6 +95,10 @@ pub struct Args {
     /// has no record of keep the default.
     #[arg(long, requires = "engines", value_name = "FILE")]
     db: Option<PathBuf>,
+    /// --engines --backend cuda: only the K-th of N interleaved shares of the selected
+    /// instances (`1/2`, `2/2`), to measure a level in several shorter runs.
+    #[arg(long, requires = "engines", value_name = "K/N")]
+    shard: Option<String>,
     /// --engines: also time ekb's default schedule compiled with the graph passes off (the
     /// side `ekb-nopass`); each row gets `passes_gain`, that side's median over ekb's (above 1:
     /// the passes make ekb faster), and the report its geomean.
@@ -128,6 +132,9 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
         return run_engines_gpu(args);
     }
     if args.engines {
+        if args.shard.is_some() {
+            return Err("error: `--shard` applies to `--engines --backend cuda`".into());
+        }
         let explicit = !args.engine.is_empty();
         let names: Vec<&str> = if explicit {
             args.engine.iter().map(String::as_str).collect()
@@ -207,10 +214,13 @@ fn run_engines_gpu(args: Args) -> Result<ExitCode, String> {
     if rounds == 0 || round_ms == 0 {
         return Err("error: `--rounds` and `--round-ms` must be at least 1".into());
     }
+    let shard =
+        args.shard.as_deref().map(bench_cuda::Shard::parse).transpose().map_err(|e| format!("error: {e}"))?;
     bench_cuda::run(bench_cuda::CudaBench {
         select: args.select,
         dir: args.eval.dir,
         only: args.only,
+        shard,
         sides,
         rounds,
         round: Duration::from_millis(round_ms),

@@ -44,10 +44,36 @@ use table::{Report, Row, Side, EKB};
 pub use torch::TorchSide;
 use torch::{Helper, Loaded};
 
-/// Rounds and time per side per round when `--rounds` and `--round-ms` are not given: about
-/// 100 instances in 8 minutes on an H200 machine.
+/// Rounds and time per side per round when `--rounds` and `--round-ms` are not given: what
+/// fits about 100 instances in 8 minutes on an H200 machine, where each instance also pays its
+/// fixed costs (the runtime's kernel process per round, NVRTC, `torch.compile`).
 pub const DEFAULT_ROUNDS: usize = 3;
-pub const DEFAULT_ROUND_MS: u64 = 100;
+pub const DEFAULT_ROUND_MS: u64 = 50;
+
+/// `--shard K/N`: the K-th of N interleaved shares of the selected instances (instance `i`,
+/// counted from 0 in name order, belongs to share `i % N + 1`), so that a level can be measured
+/// in several shorter runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Shard {
+    pub k: usize,
+    pub n: usize,
+}
+
+impl Shard {
+    pub fn parse(s: &str) -> Result<Shard, String> {
+        let parsed =
+            s.split_once('/').and_then(|(k, n)| Some((k.trim().parse().ok()?, n.trim().parse().ok()?)));
+        match parsed {
+            Some((k, n)) if n >= 1 && (1..=n).contains(&k) => Ok(Shard { k, n }),
+            _ => Err(format!("`--shard {s}`: expected K/N with 1 <= K <= N, e.g. 1/2")),
+        }
+    }
+
+    /// Whether the instance at `index` of the selection is in this share.
+    pub fn keeps(self, index: usize) -> bool {
+        index % self.n + 1 == self.k
+    }
+}
 
 /// How the comparison runs.
 pub struct CudaBench {
@@ -55,6 +81,7 @@ pub struct CudaBench {
     pub dir: Option<PathBuf>,
     /// Only instances whose task name contains this.
     pub only: Option<String>,
+    pub shard: Option<Shard>,
     /// The torch sides, in column order (none: ekb alone).
     pub sides: Vec<TorchSide>,
     pub rounds: usize,
@@ -114,9 +141,12 @@ pub fn run(opts: CudaBench) -> Result<ExitCode, String> {
         .select(&filter)
         .into_iter()
         .filter(|t| opts.only.as_deref().is_none_or(|o| t.name.contains(o)))
+        .enumerate()
+        .filter(|(i, _)| opts.shard.is_none_or(|s| s.keeps(*i)))
+        .map(|(_, t)| t)
         .collect();
     if tasks.is_empty() {
-        return Err("error: no CUDA instance matches the selection and `--only`\n  = hint: `ekb tasks list --backend cuda` with the same filters lists them".into());
+        return Err("error: no CUDA instance matches the selection, `--only` and `--shard`\n  = hint: `ekb tasks list --backend cuda` with the same filters lists them".into());
     }
     let target = crate::source::target(&opts.target)?;
     let mut left_out = Vec::new();
@@ -399,4 +429,25 @@ fn time_torch(
     let n = (budget.as_secs_f64() / per_run.as_secs_f64().max(1e-7)).clamp(3.0, 10_000.0) as u32;
     let samples = h.time(side, n).map_err(Timed::Failed)?;
     Ok(samples.into_iter().map(|ns| ns as f64 / 1e6).collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shards_split_the_selection_into_interleaved_shares() {
+        let s = Shard::parse("2/3").unwrap();
+        assert_eq!(s, Shard { k: 2, n: 3 });
+        let kept: Vec<usize> = (0..8).filter(|&i| s.keeps(i)).collect();
+        assert_eq!(kept, [1, 4, 7]);
+        // Every instance is in exactly one share.
+        for i in 0..10 {
+            assert_eq!((1..=3).filter(|&k| Shard { k, n: 3 }.keeps(i)).count(), 1);
+        }
+        assert!(Shard::parse("1/1").unwrap().keeps(5));
+        for bad in ["0/2", "3/2", "1/0", "2", "a/b", ""] {
+            assert!(Shard::parse(bad).unwrap_err().contains("K/N"), "{bad}");
+        }
+    }
 }
