@@ -178,7 +178,8 @@ fn ratio_cell(x: Option<f64>) -> String {
     x.map_or_else(|| "-".into(), |x| format!("{x:.2}x"))
 }
 
-/// The table, the reasons of every n/a and wrong cell, and the geomeans, as lines.
+/// The table, the reasons of every n/a and wrong cell (a side left out on the whole run once,
+/// not per row), and the geomeans, as lines.
 pub fn table(r: &Report) -> Vec<String> {
     let names: Vec<&str> =
         r.rows.first().map(|w| w.sides.iter().map(|s| s.name.as_str()).collect()).unwrap_or_default();
@@ -208,11 +209,13 @@ pub fn table(r: &Report) -> Vec<String> {
     }
     for w in &r.rows {
         for s in &w.sides {
-            if let Some(why) = &s.unavailable {
+            let left_out = r.left_out.iter().any(|(n, _)| n == &s.name);
+            if let (Some(why), false) = (&s.unavailable, left_out) {
                 out.push(format!("n/a {} on {}: {}", s.name, w.instance, why.lines().next().unwrap_or("?")));
             } else if let Some(m) = &s.mismatch {
+                let first = m.lines().next().unwrap_or("?");
                 out.push(format!(
-                    "wrong {} on {}: outputs differ from the reference: {m}",
+                    "wrong {} on {}: outputs differ from the reference: {first}",
                     s.name, w.instance
                 ));
             }
@@ -279,11 +282,43 @@ mod tests {
     #[test]
     fn a_wrong_ekb_drops_its_samples_and_every_ratio() {
         let sides = vec![
-            Side::started(EKB, Some("seed 0: output `y` has 4 element(s) outside the tolerance".into()), 1.0),
+            Side::started(
+                EKB,
+                Some("seed 0: output `y` has 4 element(s) outside the tolerance\nat 0: 1 vs 2".into()),
+                1.0,
+            ),
             ok("torch"),
         ];
-        let r = row("t".into(), sides, &[vec![vec![1.0]], vec![vec![2.0]]]);
+        let mut sides = sides;
+        sides.push(Side::unavailable("torch-compile", "left out: cannot import torch".into()));
+        let r = row("t".into(), sides, &[vec![vec![1.0]], vec![vec![2.0]], vec![]]);
         assert_eq!((r.sides[0].median_ms, r.sides[1].over_ekb), (None, None));
+        let lines = table(&report(vec![r], vec![("torch-compile".into(), "cannot import torch".into())]));
+        assert!(!lines.iter().any(|l| l.starts_with("n/a torch-compile")), "{lines:?}");
+        assert!(
+            lines[2].starts_with("t ") && lines[2].contains("wrong") && lines[2].ends_with("-"),
+            "{}",
+            lines[2]
+        );
+        assert!(lines.contains(
+            &"wrong ekb on t: outputs differ from the reference: seed 0: output `y` has 4 element(s) outside the tolerance"
+                .to_string()
+        ));
+        assert!(lines.contains(&"left out: torch-compile: cannot import torch".to_string()));
+    }
+
+    fn report(rows: Vec<Row>, left_out: Vec<(String, String)>) -> Report {
+        Report {
+            target: "h200".into(),
+            device: "GPU".into(),
+            torch: Some("2.11".into()),
+            triton: None,
+            rounds: 3,
+            round_ms: 100.0,
+            left_out,
+            geomeans: Vec::new(),
+            rows,
+        }
     }
 
     #[test]
@@ -322,18 +357,7 @@ mod tests {
         assert_eq!((g[0].rows, g[0].ekb_faster), (2, 1));
         assert!((g[0].geomean_over_ekb.unwrap() - 1.0).abs() < 1e-12);
         assert_eq!((g[1].rows, g[1].ekb_faster, g[1].geomean_over_ekb), (1, 0, Some(0.5)));
-        let report = Report {
-            target: "h200".into(),
-            device: "GPU".into(),
-            torch: Some("2.11".into()),
-            triton: None,
-            rounds: 3,
-            round_ms: 100.0,
-            left_out: vec![],
-            geomeans: g,
-            rows,
-        };
-        let lines = table(&report);
+        let lines = table(&Report { geomeans: g, ..report(rows, vec![]) });
         assert!(lines[1].starts_with("instance") && lines[1].contains("torch-compile/ekb"), "{}", lines[1]);
         assert!(lines[2].starts_with("a ") && lines[2].ends_with("4.00x              0.50x"), "{}", lines[2]);
         assert!(lines[3].contains("n/a") && lines[3].ends_with("0.25x                  -"), "{}", lines[3]);
