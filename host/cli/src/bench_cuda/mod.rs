@@ -151,7 +151,9 @@ pub fn run(opts: CudaBench) -> Result<ExitCode, String> {
     let target = crate::source::target(&opts.target)?;
     let mut left_out = Vec::new();
     eprintln!("starting the GPU runtime and the torch helper ...");
-    let mut gpu = open_gpu(&target, opts.exec_timeout).map_err(|e| left_out.push((EKB.to_string(), e))).ok();
+    let mut gpu = open_gpu(&target, opts.exec_timeout)
+        .map_err(|e| left_out.push((EKB.to_string(), e.trim().trim_start_matches("error: ").to_string())))
+        .ok();
     let mut helper = None;
     if !opts.sides.is_empty() {
         match Helper::start() {
@@ -160,11 +162,13 @@ pub fn run(opts: CudaBench) -> Result<ExitCode, String> {
         }
     }
     if gpu.is_none() && helper.is_none() {
-        let why: Vec<String> = left_out.iter().map(|(n, e)| format!("{n}: {e}")).collect();
-        return Err(format!("error: nothing can be measured here:\n{}", why.join("\n")));
+        return Err(format!(
+            "error: nothing can be measured here:\n{}",
+            table::left_out_lines(&left_out, "").join("\n")
+        ));
     }
-    for (name, why) in &left_out {
-        eprintln!("{name}: left out: {why}");
+    for line in table::left_out_lines(&left_out, "left out: ") {
+        eprintln!("{line}");
     }
     let device = gpu
         .as_ref()

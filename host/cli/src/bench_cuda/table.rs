@@ -178,6 +178,18 @@ fn ratio_cell(x: Option<f64>) -> String {
     x.map_or_else(|| "-".into(), |x| format!("{x:.2}x"))
 }
 
+/// The sides left out, those with one reason on one line: `NAME, NAME: {prefix}WHY`.
+pub fn left_out_lines(left_out: &[(String, String)], prefix: &str) -> Vec<String> {
+    let mut groups: Vec<(Vec<&str>, &str)> = Vec::new();
+    for (name, why) in left_out {
+        match groups.iter_mut().find(|(_, w)| *w == why.as_str()) {
+            Some((names, _)) => names.push(name),
+            None => groups.push((vec![name.as_str()], why.as_str())),
+        }
+    }
+    groups.into_iter().map(|(names, why)| format!("{}: {prefix}{why}", names.join(", "))).collect()
+}
+
 /// The table, the reasons of every n/a and wrong cell (a side left out on the whole run once,
 /// not per row), and the geomeans, as lines.
 pub fn table(r: &Report) -> Vec<String> {
@@ -221,9 +233,7 @@ pub fn table(r: &Report) -> Vec<String> {
             }
         }
     }
-    for (name, why) in &r.left_out {
-        out.push(format!("left out: {name}: {why}"));
-    }
+    out.extend(left_out_lines(&r.left_out, "").into_iter().map(|l| format!("left out: {l}")));
     for g in &r.geomeans {
         out.push(match g.geomean_over_ekb {
             Some(x) => format!(
@@ -369,6 +379,19 @@ mod tests {
         assert!(lines.contains(
             &"geomean torch-compile/ekb: 0.50x over 1 of 3 instance(s) (ekb faster on 0)".to_string()
         ));
+    }
+
+    #[test]
+    fn sides_left_out_for_one_reason_share_a_line() {
+        let left = [
+            ("ekb".to_string(), "no CUDA device".to_string()),
+            ("torch".to_string(), "cannot import torch".to_string()),
+            ("torch-compile".to_string(), "cannot import torch".to_string()),
+        ];
+        assert_eq!(
+            left_out_lines(&left, "left out: "),
+            ["ekb: left out: no CUDA device", "torch, torch-compile: left out: cannot import torch"]
+        );
     }
 
     #[test]
