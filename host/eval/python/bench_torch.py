@@ -224,6 +224,30 @@ def drop(started):
     torch.cuda.empty_cache()
 
 
+def handle(line, started):
+    """The reply to one request line; `started` holds the loaded task's sides by name and is
+    updated in place."""
+    try:
+        req = parse_request(line)
+    except ValueError as e:
+        return {"error": str(e)}
+    try:
+        if req[0] == "load":
+            drop(started)
+            results, sides = load(req[1], req[2])
+            started.update(sides)
+            return {"sides": results}
+        if req[0] == "time":
+            if req[1] not in started:
+                return {"error": f"time: side `{req[1]}` is not loaded"}
+            return {"samples_ns": started[req[1]].time(req[2])}
+        drop(started)
+        return {"dropped": True}
+    except Exception as e:
+        traceback.print_exc()
+        return {"error": reason(req[0], e)}
+
+
 def serve():
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     ready = start()
@@ -232,29 +256,8 @@ def serve():
         sys.exit(1)
     started = {}
     for line in sys.stdin:
-        if not line.strip():
-            continue
-        try:
-            req = parse_request(line)
-        except ValueError as e:
-            reply({"error": str(e)})
-            continue
-        try:
-            if req[0] == "load":
-                drop(started)
-                results, started = load(req[1], req[2])
-                reply({"sides": results})
-            elif req[0] == "time":
-                if req[1] not in started:
-                    reply({"error": f"time: side `{req[1]}` is not loaded"})
-                else:
-                    reply({"samples_ns": started[req[1]].time(req[2])})
-            else:
-                drop(started)
-                reply({"dropped": True})
-        except Exception as e:
-            traceback.print_exc()
-            reply({"error": reason(req[0], e)})
+        if line.strip():
+            reply(handle(line, started))
 
 
 def self_test():
@@ -292,6 +295,9 @@ def self_test():
     check("mismatch", mismatch_of([{"ok": True}, {"ok": False, "output": "y", "mismatches": 3, "max_abs_err": 0.5}], [])
           == "output `y`: 3 element(s) outside the tolerance, max abs error 5.000e-01")
     check("mismatch none", mismatch_of([{"ok": True}], []) is None)
+    # Requests that need no torch: refused ones, and timing a side that is not loaded.
+    check("handle bad", handle("jit 3\n", {}) == {"error": "unknown request 'jit 3'; expected load, time or drop"})
+    check("handle not loaded", handle("time compile 5\n", {}) == {"error": "time: side `compile` is not loaded"})
     failed = [n for n, ok in checks if not ok]
     for n in failed:
         print(f"self-test failed: {n}")

@@ -115,7 +115,16 @@ impl Helper {
         std::thread::spawn(move || {
             let mut buf = [0u8; 4096];
             while let Ok(n @ 1..) = err.read(&mut buf) {
-                sink.lock().expect("stderr sink").push_str(&String::from_utf8_lossy(&buf[..n]));
+                let mut kept = sink.lock().expect("stderr sink");
+                kept.push_str(&String::from_utf8_lossy(&buf[..n]));
+                // Only the end is ever shown: keep the last 64 KiB of a long run's warnings.
+                if kept.len() > 128 << 10 {
+                    let mut cut = kept.len() - (64 << 10);
+                    while !kept.is_char_boundary(cut) {
+                        cut += 1;
+                    }
+                    kept.drain(..cut);
+                }
             }
         });
         let stdout = BufReader::new(child.stdout.take().expect("stdout is piped"));
@@ -196,7 +205,8 @@ impl Helper {
             match self.stdout.read_line(&mut line) {
                 Ok(0) => return Err(self.failed("it ended")),
                 Ok(_) => {
-                    if let Some(json) = line.strip_prefix(REPLY) {
+                    // A library may have left a line unfinished before the reply.
+                    if let Some((_, json)) = line.split_once(REPLY) {
                         return Ok(json.trim().to_string());
                     }
                 }
