@@ -17,7 +17,8 @@
 //! toolchain stages).
 //!
 //! `--engines` sets ekb's default schedule next to the inference engines on the anchor
-//! workloads, or on the tasks a selection picks (`bench_engines.rs`).
+//! workloads, or on the tasks a selection picks (`bench_engines.rs`); with `--backend cuda`,
+//! ekb's default CUDA pipeline next to PyTorch on the GPU (`bench_cuda/`).
 //! Figures are ratios and medians from one run: this is a benchmark, not a test.
 
 use crate::bench_cuda;
