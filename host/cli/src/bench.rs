@@ -17,9 +17,11 @@
 //! toolchain stages).
 //!
 //! `--engines` sets ekb's default schedule next to the inference engines on the anchor
-//! workloads, or on the tasks a selection picks (`bench_engines.rs`).
+//! workloads, or on the tasks a selection picks (`bench_engines.rs`); with `--backend cuda`,
+//! ekb's default CUDA pipeline next to PyTorch on the GPU (`bench_cuda/`).
 //! Figures are ratios and medians from one run: this is a benchmark, not a test.
 
+use crate::bench_cuda;
 use crate::bench_engines::{self, EngineBench, EngineName};
 use crate::eval::{self, EvalArgs};
 use crate::tasks::{self as task_cli, Select};
@@ -54,6 +56,7 @@ ekb bench --engines --engine onnxruntime,tvm-tuned:64 --only softmax\n  \
 ekb bench --engines --engine onnxruntime --level 2 --rounds 3 --round-ms 150   Level-2 tasks\n  \
 ekb bench --engines --engine onnxruntime --without-passes   ekb with and without its graph passes\n  \
 ekb bench --engines --db tuning/host.jsonl   the tuned anchors (ekb tune --anchors first)\n  \
+ekb bench --engines --backend cuda --level 2   the Level-2 CUDA instances next to torch and torch.compile\n  \
 ekb bench --workloads --quick --only matmul_512 --json\n\
 Engines are Python packages installed on demand: toolchains/setup.sh --baselines")]
 pub struct Args {
@@ -74,15 +77,16 @@ pub struct Args {
     engines: bool,
     /// --engines: the engines, comma-separated: onnxruntime, mnn, tvm, tvm-tuned:TRIALS
     /// (MetaSchedule; the first tuning of a workload takes minutes, its records are reused)
-    /// [default: onnxruntime,mnn,tvm, those installed].
+    /// [default: onnxruntime,mnn,tvm, those installed]; with `--backend cuda`: torch,
+    /// torch-compile [default: both].
     #[arg(long, requires = "engines", value_delimiter = ',', value_name = "LIST")]
     engine: Vec<String>,
-    /// --engines: rounds of alternation.
-    #[arg(long, requires = "engines", default_value_t = 5)]
-    rounds: usize,
+    /// --engines: rounds of alternation [default: 5; 3 with `--backend cuda`].
+    #[arg(long, requires = "engines")]
+    rounds: Option<usize>,
     /// --engines: the timing of each side in each round, in milliseconds.
-    #[arg(long, requires = "engines", default_value_t = 300)]
-    round_ms: u64,
+    #[arg(long, requires = "engines")]
+    round_ms: Option<u64>,
     /// --engines: set a knob of ekb's default schedule (repeatable): `NAME=VALUE`, as `ekb
     /// lower --knob` takes it.
     #[arg(long, requires = "engines", value_name = "NAME=VALUE")]
@@ -92,6 +96,10 @@ pub struct Args {
     /// has no record of keep the default.
     #[arg(long, requires = "engines", value_name = "FILE")]
     db: Option<PathBuf>,
+    /// --engines --backend cuda: only the K-th of N interleaved shares of the selected
+    /// instances (`1/2`, `2/2`), to measure a level in several shorter runs.
+    #[arg(long, requires = "engines", value_name = "K/N")]
+    shard: Option<String>,
     /// --engines: also time ekb's default schedule compiled with the graph passes off (the
     /// side `ekb-nopass`); each row gets `passes_gain`, that side's median over ekb's (above 1:
     /// the passes make ekb faster), and the report its geomean.
@@ -121,7 +129,13 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
     if args.workloads {
         return run_workloads(args);
     }
+    if args.engines && args.select.backend.as_deref().is_some_and(|b| b != "cpu") {
+        return run_engines_gpu(args);
+    }
     if args.engines {
+        if args.shard.is_some() {
+            return Err("error: `--shard` applies to `--engines --backend cuda`".into());
+        }
         let explicit = !args.engine.is_empty();
         let names: Vec<&str> = if explicit {
             args.engine.iter().map(String::as_str).collect()
@@ -133,7 +147,8 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
             .map(EngineName::parse)
             .collect::<Result<Vec<_>, _>>()
             .map_err(|e| format!("error: {e}"))?;
-        if args.rounds == 0 || args.round_ms == 0 {
+        let (rounds, round_ms) = (args.rounds.unwrap_or(5), args.round_ms.unwrap_or(300));
+        if rounds == 0 || round_ms == 0 {
             return Err("error: `--rounds` and `--round-ms` must be at least 1".into());
         }
         let workloads = if args.select.given() {
@@ -150,8 +165,8 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
             workloads,
             engines,
             explicit,
-            rounds: args.rounds,
-            round: Duration::from_millis(args.round_ms),
+            rounds,
+            round: Duration::from_millis(round_ms),
             threads: args.eval.threads.map_or(0, |t| t as usize),
             target: args.eval.target.clone(),
             knobs: args.knob.clone(),
@@ -175,6 +190,45 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
         return run_self_check(&args, filter);
     }
     eval::evaluate_selection(&args.eval, filter, Candidates::Builtin(Schedule::Default), 1, &out)
+}
+
+/// `--engines --backend cuda`: ekb's default CUDA pipeline next to PyTorch on the CUDA
+/// instances the selection picks (`bench_cuda`).
+fn run_engines_gpu(args: Args) -> Result<ExitCode, String> {
+    if args.select.backend.as_deref() != Some("cuda") {
+        return Err("error: `ekb bench --engines` compares the cpu backend with the CPU engines and the cuda backend with PyTorch\n  = hint: `--backend cuda` or `--backend cpu`".into());
+    }
+    if !args.knob.is_empty() || args.db.is_some() || args.without_passes {
+        return Err("error: `--knob`, `--db` and `--without-passes` apply to the CPU comparison, not to `--backend cuda`".into());
+    }
+    let sides = if args.engine.is_empty() {
+        vec![bench_cuda::TorchSide::Eager, bench_cuda::TorchSide::Compile]
+    } else {
+        args.engine
+            .iter()
+            .map(|e| bench_cuda::TorchSide::parse(e))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| format!("error: {e}"))?
+    };
+    let rounds = args.rounds.unwrap_or(bench_cuda::DEFAULT_ROUNDS);
+    let round_ms = args.round_ms.unwrap_or(bench_cuda::DEFAULT_ROUND_MS);
+    if rounds == 0 || round_ms == 0 {
+        return Err("error: `--rounds` and `--round-ms` must be at least 1".into());
+    }
+    let shard =
+        args.shard.as_deref().map(bench_cuda::Shard::parse).transpose().map_err(|e| format!("error: {e}"))?;
+    bench_cuda::run(bench_cuda::CudaBench {
+        select: args.select,
+        dir: args.eval.dir,
+        only: args.only,
+        shard,
+        sides,
+        rounds,
+        round: Duration::from_millis(round_ms),
+        target: args.eval.cuda_target,
+        exec_timeout: Duration::from_secs_f64(args.eval.timeout.max(0.001)),
+        json: args.json,
+    })
 }
 
 /// `--self-check`: the A/A and known-effect checks of the measurement, a line per instance as

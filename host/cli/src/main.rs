@@ -9,6 +9,7 @@
 
 mod baseline;
 mod bench;
+mod bench_cuda;
 mod bench_engines;
 mod build;
 mod check;

@@ -542,9 +542,45 @@ fn bench_engines_takes_the_tasks_a_selection_picks() {
     let o = ekb(&[&base[..], &["--only", "nothing-matches"]].concat());
     assert_eq!(o.status.code(), Some(1));
     assert!(stderr(&o).contains("no CPU task matches the selection and `--only`"), "{}", stderr(&o));
-    let o = ekb(&[&base[..], &["--backend", "cuda"]].concat());
+    let o = ekb(&[&base[..], &["--backend", "opencl"]].concat());
     assert_eq!(o.status.code(), Some(1));
-    assert!(stderr(&o).contains("hint: drop `--backend`"), "{}", stderr(&o));
+    assert!(stderr(&o).contains("hint: `--backend cuda` or `--backend cpu`"), "{}", stderr(&o));
+}
+
+/// `--engines --backend cuda`: engines other than torch's, a share that does not exist and the
+/// CPU comparison's options are refused before anything runs; a GPU runtime that cannot be
+/// found leaves ekb out with the reason and the exit status 1 (and with torch unable to run as
+/// well, as on a machine without it, nothing is measured at all).
+#[test]
+fn bench_engines_on_cuda_refuses_what_it_cannot_measure() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tasks");
+    let dir = dir.to_str().unwrap();
+    let base =
+        ["bench", "--engines", "--backend", "cuda", "add_rmsnorm_qwen2_05b", "--level", "2", "--dir", dir];
+    for (extra, want) in [
+        (&["--engine", "onnxruntime"][..], "the engines are torch (eager) and torch-compile"),
+        (&["--shard", "3/2"], "expected K/N with 1 <= K <= N"),
+        (&["--without-passes"], "apply to the CPU comparison"),
+        (&["--rounds", "0"], "must be at least 1"),
+    ] {
+        let o = ekb(&[&base[..], extra].concat());
+        assert_eq!(o.status.code(), Some(1), "{extra:?}");
+        assert!(stderr(&o).contains(want), "{extra:?}: {}", stderr(&o));
+    }
+    let o = ekb(&["bench", "--engines", "--engine", "onnxruntime", "--shard", "1/2"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("`--shard` applies to `--engines --backend cuda`"), "{}", stderr(&o));
+    let o = Command::new(env!("CARGO_BIN_EXE_ekb"))
+        .args([&base[..], &["--rounds", "1", "--round-ms", "1"]].concat())
+        .env("EKB_RT_GPU", "/nonexistent/ekb-rt-gpu")
+        .output()
+        .expect("ekb runs");
+    assert_eq!(o.status.code(), Some(1));
+    let err = stderr(&o);
+    assert!(
+        err.contains("ekb: ") && err.contains("cannot read the runtime `/nonexistent/ekb-rt-gpu`"),
+        "{err}"
+    );
 }
 
 #[test]

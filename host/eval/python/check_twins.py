@@ -88,75 +88,112 @@ def at_precision(arr, dtype_name, run_dtype):
     return t
 
 
-def check_export(d, tasks_dir, device):
+def load_twin(d, tasks_dir):
+    """An export's `io.json`, the twin's module, `Model(*get_init_inputs())` in eval mode with
+    its state_dict, the exported parameters by state_dict key (array, dtype) and the problems
+    that stop a run (shapes of `get_inputs()` and of the state_dict against the export)."""
     with open(os.path.join(d, "io.json")) as f:
         io = json.load(f)
     name = io["task"]
     twin = io["twin_file"]
     if tasks_dir:
         twin = os.path.join(tasks_dir, f"level{io['level']}", f"{name}.py")
-    res = {"task": name, "seed": io["seed"], "ok": False, "problems": [], "outputs": []}
+    problems = []
     mod = load_module(twin, f"{name}_{io['seed']}")
     torch.manual_seed(0)
     model = mod.Model(*mod.get_init_inputs()).eval()
     # Inputs: shapes of get_inputs() against the export.
     sample = mod.get_inputs()
     if len(sample) != len(io["inputs"]):
-        res["problems"].append(f"get_inputs() gives {len(sample)} tensors, the task has {len(io['inputs'])} inputs")
+        problems.append(f"get_inputs() gives {len(sample)} tensors, the task has {len(io['inputs'])} inputs")
     for k, (s, e) in enumerate(zip(sample, io["inputs"])):
         if list(s.shape) != e["shape"]:
-            res["problems"].append(f"input {k} `{e['name']}`: get_inputs() shape {list(s.shape)}, task {e['shape']}")
+            problems.append(f"input {k} `{e['name']}`: get_inputs() shape {list(s.shape)}, task {e['shape']}")
     # Parameters: state_dict entries but int64 counters, in order.
     sd = model.state_dict()
     keys = [k for k, v in sd.items() if v.dtype != torch.int64]
     if len(keys) != len(io["params"]):
-        res["problems"].append(
+        problems.append(
             f"the model has {len(keys)} state_dict entries {keys}, the task has {len(io['params'])} parameters"
         )
     params = {}  # key -> (exported array, dtype)
     for key, e in zip(keys, io["params"]):
         arr = np.load(os.path.join(d, e["file"]))
         if list(sd[key].shape) != list(arr.shape):
-            res["problems"].append(f"state_dict `{key}` has shape {list(sd[key].shape)}, task parameter `{e['name']}` {list(arr.shape)}")
+            problems.append(f"state_dict `{key}` has shape {list(sd[key].shape)}, task parameter `{e['name']}` {list(arr.shape)}")
         else:
             params[key] = (arr, e["dtype"])
-    if res["problems"]:
-        return res
+    return io, model, sd, params, problems
+
+
+def load_inputs(d, io):
+    """The exported inputs as (array, dtype), i32 ones widened to int64."""
     inputs = []
     for e in io["inputs"]:
         arr = np.load(os.path.join(d, e["file"]))
         inputs.append((arr.astype(np.int64) if e["dtype"] == "i32" else arr, e["dtype"]))
-    refs = [np.load(os.path.join(d, o["file"])) for o in io["outputs"]]
+    return inputs
+
+
+def model_at(model, sd, params, dtype, device):
+    """A copy of `model` with the exported parameters, its f32 ones at `dtype`, on `device`."""
+    # Convert the f32 parameters first, then assign every exported one in its own dtype:
+    # loading into float32 tensors would round the f64 run's weights.
+    m = copy.deepcopy(model).to(dtype).eval()
+    state = {k: (v.to(dtype) if v.is_floating_point() else v) for k, v in sd.items()}
+    state.update({k: at_precision(arr, dt, dtype) for k, (arr, dt) in params.items()})
+    m.load_state_dict(state, assign=True)
+    return m.to(device)
+
+
+def inputs_at(inputs, dtype, device):
+    """Fresh tensors of the exported inputs on `device`: a twin may update its inputs in place
+    (`out += identity`)."""
+    return [at_precision(arr, dt, dtype).to(device) for arr, dt in inputs]
+
+
+def check_outputs(io, outs, refs, label):
+    """Each output of a run at precision `label` (`f64` or `f32`) against the exported
+    reference: (entries, problems); the run agrees when there is no problem and every entry is ok."""
+    if len(outs) != len(refs):
+        return [], [f"{label}: forward() returns {len(outs)} outputs, the task has {len(refs)}"]
+    entries = []
+    for o, got, ref in zip(io["outputs"], outs, refs):
+        got = got.detach().cpu().numpy()
+        entry = {"output": o["name"], "dtype": label}
+        if list(got.shape) != list(ref.shape):
+            entry.update(ok=False, problem=f"shape {list(got.shape)}, reference {list(ref.shape)}")
+        elif o["dtype"] in ("i32", "i8"):
+            entry.update(compare(got.astype(np.int64), ref.astype(np.int64), 0, 0, True))
+        elif label == "f64" and o["dtype"] != "f16":
+            entry.update(compare(got, ref, F64_TOL, F64_TOL, False))
+        else:
+            entry.update(compare(got, ref, o["atol"], o["rtol"], False))
+        entries.append(entry)
+    return entries, []
+
+
+def load_refs(d, io):
+    return [np.load(os.path.join(d, o["file"])) for o in io["outputs"]]
+
+
+def check_export(d, tasks_dir, device):
+    io, model, sd, params, problems = load_twin(d, tasks_dir)
+    res = {"task": io["task"], "seed": io["seed"], "ok": False, "problems": problems, "outputs": []}
+    if res["problems"]:
+        return res
+    inputs = load_inputs(d, io)
+    refs = load_refs(d, io)
     ok = True
     for dtype, label in ((torch.float64, "f64"), (torch.float32, "f32")):
-        # Convert the f32 parameters first, then assign every exported one in its own dtype:
-        # loading into float32 tensors would round the f64 run's weights.
-        m = copy.deepcopy(model).to(dtype).eval()
-        state = {k: (v.to(dtype) if v.is_floating_point() else v) for k, v in sd.items()}
-        state.update({k: at_precision(arr, dt, dtype) for k, (arr, dt) in params.items()})
-        m.load_state_dict(state, assign=True)
-        m.to(device)
-        # Fresh tensors: a twin may update its inputs in place (`out += identity`).
-        xs = [at_precision(arr, dt, dtype).to(device) for arr, dt in inputs]
+        m = model_at(model, sd, params, dtype, device)
+        xs = inputs_at(inputs, dtype, device)
         with torch.no_grad():
             outs = as_list(m(*xs))
-        if len(outs) != len(refs):
-            res["problems"].append(f"{label}: forward() returns {len(outs)} outputs, the task has {len(refs)}")
-            ok = False
-            continue
-        for o, got, ref in zip(io["outputs"], outs, refs):
-            got = got.detach().cpu().numpy()
-            entry = {"output": o["name"], "dtype": label}
-            if list(got.shape) != list(ref.shape):
-                entry.update(ok=False, problem=f"shape {list(got.shape)}, reference {list(ref.shape)}")
-            elif o["dtype"] in ("i32", "i8"):
-                entry.update(compare(got.astype(np.int64), ref.astype(np.int64), 0, 0, True))
-            elif label == "f64" and o["dtype"] != "f16":
-                entry.update(compare(got, ref, F64_TOL, F64_TOL, False))
-            else:
-                entry.update(compare(got, ref, o["atol"], o["rtol"], False))
-            ok &= entry["ok"]
-            res["outputs"].append(entry)
+        entries, problems = check_outputs(io, outs, refs, label)
+        res["problems"] += problems
+        res["outputs"] += entries
+        ok &= not problems and all(e["ok"] for e in entries)
     res["ok"] = ok and not res["problems"]
     return res
 

@@ -143,6 +143,16 @@ impl DeviceSession {
         self.with(|s| s.run(payload, None, TimingOverrides::default(), threads))
     }
 
+    /// Runs one payload on the listed seed indices with these timing settings.
+    pub fn run_with(
+        &mut self,
+        payload: PayloadId,
+        seeds: Option<Vec<u32>>,
+        timing: TimingOverrides,
+    ) -> Answer<RunReport> {
+        self.with(|s| s.run(payload, seeds, timing, None))
+    }
+
     pub fn paired(
         &mut self,
         baseline: PayloadId,

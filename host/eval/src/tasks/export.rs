@@ -8,7 +8,7 @@
 
 use super::Task;
 use ekb_ir::l0;
-use ekb_ir::tensor::{write_npy, Buffer};
+use ekb_ir::tensor::{write_npy, Buffer, Tensor};
 use serde::Serialize;
 use std::path::Path;
 
@@ -56,10 +56,17 @@ fn entry(kind: &str, name: &str, buf: &Buffer) -> IoTensor {
 /// Generates the seeded data, runs the reference, and writes every file into `out` (created
 /// if needed). Errors are sentences naming the task or the file.
 pub fn export_io(task: &Task, seed: u64, out: &Path) -> Result<IoManifest, String> {
+    let outputs = ekb_deploy::build::reference_outputs(&task.graph, seed)
+        .map_err(|d| task.source.locate(d).to_string())?;
+    write_io(task, seed, &outputs, out)
+}
+
+/// [`export_io`] with the reference outputs on `seed` already computed (by
+/// `ekb_deploy::build::reference_outputs`, which a payload build shares); the seeded data is
+/// generated again (cheap next to the reference).
+pub fn write_io(task: &Task, seed: u64, outputs: &[Tensor], out: &Path) -> Result<IoManifest, String> {
     let g = &task.graph;
     let data = l0::inputs::generate(g, seed).map_err(|d| task.source.locate(d).to_string())?;
-    let tensors = data.iter().map(|(n, b)| (n.clone(), b.to_tensor())).collect();
-    let outputs = l0::interp::run(g, &tensors).map_err(|d| task.source.locate(d).to_string())?;
     std::fs::create_dir_all(out).map_err(|e| format!("error: cannot create `{}`: {e}", out.display()))?;
     let mut m = IoManifest {
         task: task.name.clone(),
@@ -85,7 +92,7 @@ pub fn export_io(task: &Task, seed: u64, out: &Path) -> Result<IoManifest, Strin
             m.inputs.push(e);
         }
     }
-    for (o, t) in g.outputs.iter().zip(&outputs) {
+    for (o, t) in g.outputs.iter().zip(outputs) {
         let buf = t.to_buffer();
         let e = entry("output", &o.name, &buf);
         write(&e, &buf)?;

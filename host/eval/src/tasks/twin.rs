@@ -11,7 +11,10 @@
 //!   I/O, runs the twin on the CPU in float64 and float32 with the same parameters and inputs,
 //!   and compares with the reference outputs.
 //!
-//! Both scripts are compiled into the binary, so the checks need no source tree; a missing
+//! `python/bench_torch.py` times the twins on a CUDA device for `ekb bench --engines --backend
+//! cuda`, loading them through `check_twins.py`'s functions.
+//!
+//! The scripts are compiled into the binary, so the checks need no source tree; a missing
 //! `python3` is an error that says so, never a silent pass.
 
 use super::export::export_io;
@@ -27,6 +30,9 @@ use std::process::{Command, Stdio};
 pub const STATIC_SCRIPT: &str = include_str!("../../python/twin_static.py");
 /// `python/check_twins.py`.
 pub const CHECK_SCRIPT: &str = include_str!("../../python/check_twins.py");
+/// `python/bench_torch.py`: the twin timed on a CUDA device (`ekb bench --engines --backend
+/// cuda`); it imports `check_twins.py` from its own folder.
+pub const BENCH_SCRIPT: &str = include_str!("../../python/bench_torch.py");
 
 #[derive(Debug, Deserialize)]
 struct Located {
