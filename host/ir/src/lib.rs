@@ -7,8 +7,10 @@
 //!   bounds-checked interpreter.
 //! - [`target`]: target profiles (the limits the verifier checks against).
 //! - [`diag`], [`lex`], [`types`], [`tensor`]: shared by both levels.
+//! - [`filetest`]: the format of the workspace's file tests (`tests/files/*.test`).
 
 pub mod diag;
+pub mod filetest;
 pub mod l0;
 pub mod l1;
 pub mod lex;

@@ -1,7 +1,8 @@
 //! The default pipeline's fusion over every Level-2 and Level-3 task: every group it writes
 //! checks, and every fused graph lowers (one kernel per group) for the CPU and for both GPU
-//! interfaces; on the three smallest tasks, and the smallest with a convolution in a group, the
-//! fused modules compute what the graph computes (L1 interpreter against the L0 reference).
+//! interfaces; on the three smallest tasks (CPU and GPU modules), and the smallest with a
+//! convolution in a group (its CPU module), the fused modules compute what the graph computes
+//! (L1 interpreter against the L0 reference).
 
 use ekb_ir::l0::check::load;
 use ekb_ir::l0::Graph;
@@ -92,10 +93,18 @@ fn every_fused_task_lowers_on_cpu_and_gpu_and_the_smallest_agree() {
             .any(|v| f.nodes.iter().any(|n| n.name == v.name && matches!(n.op, ekb_ir::l0::Op::Conv2d(_))))
     };
     let first_conv = small.iter().position(|s| conv(&s.3)).expect("a task with a convolution group");
-    for (_, name, g, fused) in small.iter().take(3).chain(small.get(first_conv).filter(|_| first_conv >= 3)) {
+    for (i, (_, name, g, fused)) in small.iter().enumerate().take(first_conv.max(2) + 1) {
+        if i >= 3 && i != first_conv {
+            continue;
+        }
         let m = lower(fused, Schedule::Default, &cpu).expect("lowered above");
         agrees(g, &m).unwrap_or_else(|e| panic!("{name} on the CPU: {e}"));
-        let m = lower_gpu(fused, Schedule::Default, &gpus[1]).expect("lowered above");
-        agrees(g, &m).unwrap_or_else(|e| panic!("{name} on h200: {e}"));
+        // The GPU module of the convolution task runs for half a minute on the L1 interpreter;
+        // the lowering's own tests (host/lower/tests/fusion.rs) run a convolution group's GPU
+        // kernel on small shapes.
+        if i < 3 {
+            let m = lower_gpu(fused, Schedule::Default, &gpus[1]).expect("lowered above");
+            agrees(g, &m).unwrap_or_else(|e| panic!("{name} on h200: {e}"));
+        }
     }
 }

@@ -164,6 +164,37 @@ mod tests {
     }
 
     #[test]
+    fn a_convolution_takes_its_residual_add_and_activation_once() {
+        let out = rewrite(
+            run,
+            "graph t(x: f32[1,3,8,8], r: f32[1,4,8,8]) -> (y: f32[1,4,8,8]) {
+               param w: f32[4,3,3,3] = kaiming_uniform
+               %0 = conv2d(x, w, pad=[1,1,1,1])
+               %1 = add(%0, r)
+               %2 = relu(%1)
+               return %2
+             }",
+        );
+        assert!(out.contains("fuse %0, %1, %2\n"), "{out}");
+        // Running again finds every node grouped already.
+        expect_unchanged(run, &out);
+    }
+
+    #[test]
+    fn concat_anchors_nothing() {
+        let out = rewrite(
+            run,
+            "graph t(x: f32[2,4], y: f32[2,4]) -> (z: f32[2,8]) {
+               %0 = concat(x, y, axis=1)
+               %1 = relu(%0)
+               %2 = neg(%1)
+               return %2
+             }",
+        );
+        assert!(out.contains("fuse %1, %2\n") && !out.contains("fuse %0"), "{out}");
+    }
+
+    #[test]
     fn a_value_read_outside_the_group_ends_it_and_softmax_anchors_nothing() {
         let out = rewrite(
             run,
