@@ -2,8 +2,17 @@
 //! Cranelift's filetests. A file holds, in order:
 //!
 //! - the input program (an L0 graph, lowered under the naive schedule for the host, or an L1
-//!   module), whose leading comments may say `# run: interp, llvm` (the backends on which the
-//!   scheduled module must compute what the input computes; `interp` bit for bit on 3 seeds);
+//!   module), whose leading comments may say `# run: interp, llvm, opencl, cuda` (the backends
+//!   on which the scheduled module must compute what the input computes on the same seeded
+//!   inputs, the input run on the L1 interpreter): `interp` bit for bit on 3 seeds; `llvm`
+//!   compiled for the host with clang-19 and run on seed 0; `opencl` emitted as OpenCL C for the
+//!   `pocl` profile and run on this machine's OpenCL device (PoCL) on 3 seeds; `cuda` emitted as
+//!   CUDA C for the `h200` profile and, with feature `cuda` on a machine with an NVIDIA GPU
+//!   (`cargo test -p ekb-sched --features cuda --test filetests`), run on 3 seeds. The compiled
+//!   backends compare within the dtype's tolerance (exact for integers). A `cuda` run that was
+//!   not executed (no feature, or no CUDA device) is never counted as passed: its source must
+//!   still be emitted without error, and the test prints the files whose CUDA runs were not
+//!   executed, with the reason;
 //! - `--- trace`: the schedule trace to apply;
 //! - one expectation: `--- output` (the scheduled module's exact text), `--- check` (`CHECK:`,
 //!   `CHECK-NEXT:` and `CHECK-NOT:` lines matched against that text, FileCheck-style), or
@@ -42,8 +51,9 @@ fn read(path: &Path) -> Result<FileTest, String> {
     Ok(FileTest { input, trace, kind, expected, runs })
 }
 
-/// Runs one file; `Ok(Some(text))` when blessing should rewrite its expectation.
-fn run(path: &Path) -> Result<Option<String>, String> {
+/// Runs one file; `Ok(Some(text))` when blessing should rewrite its expectation. A `cuda` run
+/// that was emitted but not executed adds the file and the reason to `cuda_not_run`.
+fn run(path: &Path, cuda_not_run: &mut Vec<String>) -> Result<Option<String>, String> {
     let t = read(path)?;
     // Named relative to the crate, so expectations do not depend on where the checkout is.
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
@@ -56,10 +66,20 @@ fn run(path: &Path) -> Result<Option<String>, String> {
         Ok(m) => {
             for backend in &t.runs {
                 match backend.as_str() {
-                    "interp" => support::same_on_interp(&p, &m)?,
-                    "llvm" => support::same_on_llvm(&p, &m)?,
-                    other => return Err(format!("unknown backend `{other}` in `# run:`")),
+                    "interp" => support::same_on_interp(&p, &m),
+                    "llvm" => support::same_on_llvm(&p, &m),
+                    "opencl" => support::same_on_opencl(&p, &m),
+                    "cuda" => support::same_on_cuda(&p, &m).map(|ran| match ran {
+                        support::CudaRun::Ran => {}
+                        support::CudaRun::NotRun(why) => cuda_not_run.push(format!("{name}: {why}")),
+                    }),
+                    other => {
+                        return Err(format!(
+                            "unknown backend `{other}` in `# run:` (expected interp, llvm, opencl or cuda)"
+                        ))
+                    }
                 }
+                .map_err(|e| format!("`# run: {backend}`: {e}\n--- scheduled module\n{}", print(&m)))?;
             }
             Ok(print(&m))
         }
@@ -82,5 +102,16 @@ fn run(path: &Path) -> Result<Option<String>, String> {
 
 #[test]
 fn schedule_file_tests() {
-    filetest::run_dir(&Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/files"), run);
+    let mut cuda_not_run = Vec::new();
+    filetest::run_dir(&Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/files"), |f| {
+        run(f, &mut cuda_not_run)
+    });
+    if !cuda_not_run.is_empty() {
+        eprintln!(
+            "CUDA runs not executed ({} files; their CUDA C was emitted; run them with \
+             `cargo test -p ekb-sched --features cuda --test filetests` on a machine with an NVIDIA GPU):\n  {}",
+            cuda_not_run.len(),
+            cuda_not_run.join("\n  ")
+        );
+    }
 }
