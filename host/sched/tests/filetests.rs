@@ -108,8 +108,8 @@ fn schedule_file_tests() {
     });
     if !cuda_not_run.is_empty() {
         eprintln!(
-            "CUDA runs not executed ({} files; their CUDA C was emitted; run them with \
-             `cargo test -p ekb-sched --features cuda --test filetests` on a machine with an NVIDIA GPU):\n  {}",
+            "CUDA runs not executed ({} files; their CUDA C was emitted; on a machine with an NVIDIA \
+             GPU: `cargo test -p ekb-sched --features cuda --test filetests`):\n  {}",
             cuda_not_run.len(),
             cuda_not_run.join("\n  ")
         );
