@@ -41,7 +41,7 @@ class Model(nn.Module):
         col = torch.arange(64, device=hidden_states.device)[None, :]
         causal_mask = col <= row
         mask_value = torch.finfo(torch.float32).min
-        attn_masked = torch.where(causal_mask, attn_scaled, torch.tensor(mask_value, device=attn_scaled.device))
+        attn_masked = torch.where(causal_mask, attn_scaled, torch.full((), mask_value, device=attn_scaled.device))
         attn_softmax = nn.functional.softmax(attn_masked, dim=-1)
         attn_output = torch.matmul(attn_softmax, v_heads)
         attn_t = attn_output.permute(0, 2, 1, 3)

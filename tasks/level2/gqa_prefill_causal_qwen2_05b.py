@@ -62,7 +62,7 @@ class Model(nn.Module):
         future = col > row
         min_value = torch.finfo(torch.float32).min
         zero = 0.0
-        causal_mask = torch.where(future, torch.tensor(min_value, device=future.device), torch.tensor(zero, device=future.device))
+        causal_mask = torch.where(future, torch.full((), min_value, device=future.device), torch.full((), zero, device=future.device))
         scores_masked = scores_scaled + causal_mask
         attn_weights = torch.softmax(scores_masked, dim=-1)
         attn_output = torch.matmul(attn_weights, value_repeated)

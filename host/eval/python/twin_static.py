@@ -49,7 +49,9 @@ A twin must also follow the model to any device (`model.to("cuda")` moves parame
 buffers, the caller moves the inputs, nothing else moves), so these are errors too, each with
 its line (see `device_errors`): in forward() and every function but `__init__`, `get_inputs`
 and `get_init_inputs`, a tensor made by `torch.arange`, `torch.zeros`, `torch.tensor`, ...
-(FACTORIES) without `device=` (or with a constant one), unless a `.to(x.device)` moves it at once;
+(FACTORIES) without `device=` (or with a constant one), unless a `.to(x.device)` moves it at once,
+and `torch.tensor(number or list, device=...)` (HOST_DATA: a copy from host memory on every call,
+which a CUDA graph capture refuses);
 `torch.from_numpy` and the legacy `torch.FloatTensor`-style constructors; `.cpu()`, `.cuda()`,
 `.numpy()` and `.to("cpu")`; in `__init__`, a tensor kept as a plain attribute (`self.X =
 torch...`: it must be `register_buffer`, persistent=False for a constant, or `nn.Parameter`);
@@ -916,6 +918,9 @@ FACTORIES = {
     "randperm", "tril_indices", "triu_indices", "hann_window", "hamming_window",
     "blackman_window", "bartlett_window", "kaiser_window",
 }
+# Factories that copy host data (a number or a list) to `device=` on every call: a CUDA graph
+# capture refuses the copy, and the GPU comparison times twins in CUDA graphs.
+HOST_DATA = {"tensor", "as_tensor", "asarray"}
 # Constructors that always make a CPU tensor.
 CPU_ONLY = {
     "from_numpy", "Tensor", "FloatTensor", "DoubleTensor", "HalfTensor", "BFloat16Tensor",
@@ -1014,6 +1019,10 @@ def call_device_error(call, moved):
                     + LEGAL_DEVICE)
         if constant_device(device):
             return f"`{text}` makes its tensor on one fixed device; " + LEGAL_DEVICE
+        if name in HOST_DATA:
+            return (f"`{text}` copies host data to the device on every call; a CUDA graph "
+                    "capture refuses that copy: write `torch.full((), v, device=...)` for a "
+                    "number, or make the tensor once in __init__ as a buffer")
         return None
     if name in CPU_ONLY:
         return (f"`{text}` makes a CPU tensor; write `torch.tensor(..., device=x.device)` "

@@ -794,7 +794,8 @@ class Model(nn.Module):
         y = self.conv(x) + torch.zeros_like(x) + grid + eye + x.new_ones(n)
         y = y.masked_fill(self.mask, 0.0).to(torch.float32)
         w = torch.from_numpy(np.ones(n, dtype=np.float32))
-        return y.cpu() + w + rows + idx
+        s = torch.tensor(0.5, device=x.device)
+        return y.cpu() + w + rows + idx + s
 
 
 def get_inputs():
@@ -818,7 +819,8 @@ def get_init_inputs():
             (19, "`torch.arange(n, dtype=x.dtype)` makes its tensor on the CPU whatever device the model runs on"),
             (20, "`torch.eye(n, device='cpu')` makes its tensor on one fixed device"),
             (23, "`torch.from_numpy(np.ones(n, dtype=np.float32))` makes a CPU tensor"),
-            (24, "`y.cpu()` ties the computation to one device (`.numpy()` only works on the CPU)"),
+            (24, "`torch.tensor(0.5, device=x.device)` copies host data to the device on every call"),
+            (25, "`y.cpu()` ties the computation to one device (`.numpy()` only works on the CPU)"),
         ]
     );
     assert!(
@@ -839,6 +841,7 @@ def get_init_inputs():
         .replace("dtype=x.dtype)", "dtype=x.dtype, device=x.device)")
         .replace("device=\"cpu\"", "device=x.device")
         .replace("torch.from_numpy(np.ones(n, dtype=np.float32))", "x.new_ones(n)")
+        .replace("torch.tensor(0.5, device=x.device)", "torch.full((), 0.5, device=x.device)")
         .replace("y.cpu()", "y");
     let (errors, params) = read_twin(&good);
     assert_eq!(errors, []);
