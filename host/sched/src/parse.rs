@@ -189,6 +189,15 @@ impl Parser {
                 self.keyword("by")?;
                 Prim::Pad { buf, by: self.positive("padding")? }
             }
+            "storage_align" => {
+                let buf = self.buf_ref()?;
+                self.keyword("axis")?;
+                let axis = self.natural("dimension")?;
+                self.keyword("factor")?;
+                let factor = self.positive("alignment factor")?;
+                self.keyword("offset")?;
+                Prim::StorageAlign { buf, axis, factor, offset: self.natural("offset")? }
+            }
             "pack" => {
                 let buffer = self.name()?;
                 self.keyword("at")?;
@@ -295,6 +304,17 @@ impl Parser {
             _ => Err(Diagnostic::error(format!("{what} `{w}` is not a positive integer"))
                 .at(span)
                 .with_expected(format!("an integer in 1..={}", i32::MAX))),
+        }
+    }
+
+    /// A non-negative integer that fits i32, `what` saying which.
+    fn natural(&mut self, what: &str) -> R<u32> {
+        let (w, span) = self.word(&format!("a {what} (a non-negative integer)"))?;
+        match w.parse::<u32>() {
+            Ok(f) if f <= i32::MAX as u32 => Ok(f),
+            _ => Err(Diagnostic::error(format!("{what} `{w}` is not a non-negative integer"))
+                .at(span)
+                .with_expected(format!("an integer in 0..={}", i32::MAX))),
         }
     }
 
@@ -495,6 +515,22 @@ mod tests {
         assert!(d.message.contains("written with its kernel"), "{d}");
         let d = p("pad k.tile by 0").unwrap_err();
         assert!(d.message.contains("padding `0` is not a positive integer"), "{d}");
+    }
+
+    #[test]
+    fn storage_align_names_an_allocation_an_axis_a_factor_and_an_offset() {
+        let t = round_trip(
+            "storage_align k1.tile axis 0 factor 32 offset 1; unroll k1.i",
+            "storage_align k1.tile axis 0 factor 32 offset 1\nunroll k1.i\n",
+        );
+        let buf = BufRef { kernel: "k1".into(), buf: "tile".into(), nth: None };
+        assert_eq!(t.steps[0].prim, Prim::StorageAlign { buf, axis: 0, factor: 32, offset: 1 });
+        let d = p("storage_align k.t axis 0 factor 0 offset 0").unwrap_err();
+        assert!(d.message.contains("alignment factor `0` is not a positive integer"), "{d}");
+        let d = p("storage_align k.t axis x factor 8 offset 0").unwrap_err();
+        assert!(d.message.contains("dimension `x` is not a non-negative integer"), "{d}");
+        let d = p("storage_align k.t axis 0 factor 8").unwrap_err();
+        assert!(d.message.contains("expected `offset`"), "{d}");
     }
 
     #[test]

@@ -70,6 +70,9 @@ pub enum Prim {
     Rfactor { lp: LoopRef, partials: String, combine: String },
     /// `pad K.buf by P`: the innermost dimension of the allocation `buf` grows by `P` elements.
     Pad { buf: BufRef, by: u32 },
+    /// `storage_align K.buf axis A factor F offset O`: the stride of dimension `A` of the
+    /// allocation `buf` grows to the next value with `stride % F == O`.
+    StorageAlign { buf: BufRef, axis: u32, factor: u32, offset: u32 },
     /// `pack b at K.v -> bp layout 1, 0`: the region of `b` read inside `v` is copied, before
     /// `v`, into `bp` in the given layout, and `v` reads `bp`.
     Pack { buffer: String, lp: LoopRef, packed: String, layout: Vec<LayoutDim> },
@@ -133,6 +136,7 @@ impl Prim {
             Prim::Bind { .. } => "bind",
             Prim::Rfactor { .. } => "rfactor",
             Prim::Pad { .. } => "pad",
+            Prim::StorageAlign { .. } => "storage_align",
             Prim::Pack { .. } => "pack",
             Prim::DecomposeReduction { .. } => "decompose_reduction",
             Prim::CacheRead { .. } => "cache_read",
@@ -152,7 +156,7 @@ impl Prim {
             Prim::Fuse { outer, inner, .. } => vec![outer, inner],
             Prim::Bind { lp, .. } | Prim::Rfactor { lp, .. } | Prim::Pack { lp, .. } => vec![lp],
             // A buffer is always written with its kernel, so it leaves the current kernel alone.
-            Prim::Pad { .. } => Vec::new(),
+            Prim::Pad { .. } | Prim::StorageAlign { .. } => Vec::new(),
             Prim::ComputeInline { .. } | Prim::ReverseComputeInline { .. } => Vec::new(),
             Prim::DecomposeReduction { lp } => vec![lp],
             Prim::CacheRead { at, .. } | Prim::CacheWrite { at, .. } | Prim::ComputeAt { at, .. } => vec![at],
@@ -161,7 +165,7 @@ impl Prim {
 }
 
 /// Every primitive name, for "did you mean" and for `--help`.
-pub const PRIMITIVES: [&str; 16] = [
+pub const PRIMITIVES: [&str; 17] = [
     "split",
     "reorder",
     "fuse",
@@ -172,6 +176,7 @@ pub const PRIMITIVES: [&str; 16] = [
     "bind",
     "rfactor",
     "pad",
+    "storage_align",
     "pack",
     "decompose_reduction",
     "cache_read",
@@ -285,6 +290,9 @@ fn print_step(p: &Prim, current: Option<&str>) -> String {
         Prim::Bind { lp: l, axis } => format!("bind {} {axis}", lp(l)),
         Prim::Rfactor { lp: l, partials, combine } => format!("rfactor {} -> {partials}, {combine}", lp(l)),
         Prim::Pad { buf, by } => format!("pad {buf} by {by}"),
+        Prim::StorageAlign { buf, axis, factor, offset } => {
+            format!("storage_align {buf} axis {axis} factor {factor} offset {offset}")
+        }
         Prim::Pack { buffer, lp: l, packed, layout } => {
             let dims: Vec<String> = layout.iter().map(LayoutDim::to_string).collect();
             format!("pack {buffer} at {} -> {packed} layout {}", lp(l), dims.join(", "))

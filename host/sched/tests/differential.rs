@@ -119,13 +119,44 @@ fn pack_step(m: &Module, k: usize, n: usize, a: usize, fresh: usize) -> Option<P
     Some(Prim::Pack { buffer: p.name.clone(), lp: handle(m, k, n)?, packed: format!("pk{fresh}"), layout })
 }
 
+/// A `storage_align` of an allocation of kernel `k` with at least two dimensions, on one of its
+/// outer axes (now and then the innermost, or an offset equal to the factor: both refused;
+/// picked twice as often as the other primitives, since it needs such an allocation). The
+/// naive lowering allocates only scalars: while the kernel has no such allocation, the step
+/// makes one instead, a `local` cache of a parameter of rank 2 or more at its `n`-th loop.
+fn storage_align_step(m: &Module, (k, n): (usize, usize), a: usize, b: usize, fresh: usize) -> Option<Prim> {
+    let mut ranks: Vec<usize> = Vec::new();
+    for_each_stmt(&m.kernels[k].body, &mut |s| {
+        if let Stmt::Alloc { ty, .. } = s {
+            ranks.push(ty.rank());
+        }
+    });
+    let wide: Vec<usize> = (0..ranks.len()).filter(|&i| ranks[i] >= 2).collect();
+    if wide.is_empty() {
+        let params: Vec<&str> =
+            m.kernels[k].params.iter().filter(|p| p.ty.rank() >= 2).map(|p| p.name.as_str()).collect();
+        let buffer = params.get(a % params.len().max(1))?.to_string();
+        return Some(Prim::CacheRead {
+            buffer,
+            at: handle(m, k, n)?,
+            cache: format!("sa{fresh}"),
+            scope: Scope::Local,
+        });
+    }
+    let n = wide[b % wide.len()];
+    let factor = [1, 2, 4, 8, 16, 32][a / 8 % 6];
+    let offset = (a / 48 % (factor as usize + 1)) as u32;
+    let axis = if a % 8 == 7 { ranks[n] - 1 } else { a % 8 % (ranks[n] - 1) } as u32;
+    Some(Prim::StorageAlign { buf: alloc_handle(m, k, n)?, axis, factor, offset })
+}
+
 /// One random step for `m`, from three random numbers (`None` when the module has nothing the
 /// chosen primitive could name).
 fn random_step(m: &Module, (pick, a, b): (u8, usize, usize), fresh: usize) -> Option<Step> {
     let k = a % m.kernels.len().max(1);
     let n_loops = loops(&m.kernels.get(k)?.body).len();
     let n = if n_loops == 0 { 0 } else { b % n_loops };
-    let prim = match pick % 16 {
+    let prim = match pick % 18 {
         0 => Prim::Split {
             lp: handle(m, k, n)?,
             factor: (a % 9 + 1) as u32,
@@ -141,7 +172,7 @@ fn random_step(m: &Module, (pick, a, b): (u8, usize, usize), fresh: usize) -> Op
             let temps: Vec<&str> =
                 m.buffers.iter().filter(|b| b.role == BufferRole::Temp).map(|b| b.name.as_str()).collect();
             let buffer = temps.get(b % temps.len().max(1))?.to_string();
-            if pick % 16 == 6 {
+            if pick % 18 == 6 {
                 Prim::ComputeInline { buffer }
             } else {
                 Prim::ReverseComputeInline { buffer }
@@ -171,7 +202,8 @@ fn random_step(m: &Module, (pick, a, b): (u8, usize, usize), fresh: usize) -> Op
             cache: format!("cw{fresh}"),
             scope: Scope::Local,
         },
-        _ => Prim::ComputeAt { buffer: buffer(m, k, a / 7, true)?, at: handle(m, k, n)? },
+        14 => Prim::ComputeAt { buffer: buffer(m, k, a / 7, true)?, at: handle(m, k, n)? },
+        _ => storage_align_step(m, (k, n), a, b, fresh)?,
     };
     Some(Step::new(prim))
 }
