@@ -571,6 +571,9 @@ mod tests {
         assert!(d.message.contains("`global` is not a memory scope"), "{d}");
         let d = p("compute_at t k.j").unwrap_err();
         assert!(d.message.contains("expected `at`"), "{d}");
+        let st = round_trip("cache_write y at k.h -> ys shared", "cache_write y at k.h -> ys shared\n");
+        let Prim::CacheWrite { scope, .. } = &st.steps[0].prim else { panic!() };
+        assert_eq!(*scope, Scope::Shared);
         let d = p("cache_write y at k.j local").unwrap_err();
         assert!(d.message.contains("expected `->`"), "{d}");
     }

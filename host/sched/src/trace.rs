@@ -82,8 +82,8 @@ pub enum Prim {
     /// `cache_read b at K.v -> c local|shared`: each iteration of `v` first copies the region of
     /// `b` it reads into a new allocation `c`, and reads that.
     CacheRead { buffer: String, at: LoopRef, cache: String, scope: Scope },
-    /// `cache_write b at K.v -> c local`: each iteration of `v` works on a copy `c` of the region
-    /// of `b` it touches, copied back at its end.
+    /// `cache_write b at K.v -> c local|shared`: each iteration of `v` works on a copy `c` of the
+    /// region of `b` it touches, copied back at its end.
     CacheWrite { buffer: String, at: LoopRef, cache: String, scope: Scope },
     /// `compute_at t at K.v`: the nest producing the `local` buffer `t` moves to the top of the
     /// body of `v`, computing only what each iteration reads.

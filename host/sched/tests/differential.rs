@@ -150,6 +150,23 @@ fn storage_align_step(m: &Module, (k, n): (usize, usize), a: usize, b: usize, fr
     Some(Prim::StorageAlign { buf: alloc_handle(m, k, n)?, axis, factor, offset })
 }
 
+/// A `cache_write` of a buffer of kernel `k` at its `n`-th loop, `local` or (one time in five)
+/// `shared`. A `shared` stage needs a loop inside a `launch`, which random traces rarely make: for
+/// a kernel without one, the step binds its outermost loop to the blocks instead, leaving its
+/// inner loops in the launch.
+fn cache_write_step(m: &Module, (k, n): (usize, usize), a: usize, fresh: usize) -> Option<Prim> {
+    let shared = a.is_multiple_of(5);
+    if shared && !m.kernels[k].body.iter().any(|s| matches!(s, Stmt::Launch { .. })) {
+        return Some(Prim::Bind { lp: handle(m, k, 0)?, axis: Axis { thread: false, dim: 0 } });
+    }
+    Some(Prim::CacheWrite {
+        buffer: buffer(m, k, a / 7, false)?,
+        at: handle(m, k, n)?,
+        cache: format!("cw{fresh}"),
+        scope: if shared { Scope::Shared } else { Scope::Local },
+    })
+}
+
 /// One random step for `m`, from three random numbers (`None` when the module has nothing the
 /// chosen primitive could name).
 fn random_step(m: &Module, (pick, a, b): (u8, usize, usize), fresh: usize) -> Option<Step> {
@@ -196,12 +213,7 @@ fn random_step(m: &Module, (pick, a, b): (u8, usize, usize), fresh: usize) -> Op
             cache: format!("cr{fresh}"),
             scope: if a % 5 == 0 { Scope::Shared } else { Scope::Local },
         },
-        13 => Prim::CacheWrite {
-            buffer: buffer(m, k, a / 7, false)?,
-            at: handle(m, k, n)?,
-            cache: format!("cw{fresh}"),
-            scope: Scope::Local,
-        },
+        13 => cache_write_step(m, (k, n), a, fresh)?,
         14 => Prim::ComputeAt { buffer: buffer(m, k, a / 7, true)?, at: handle(m, k, n)? },
         _ => storage_align_step(m, (k, n), a, b, fresh)?,
     };
