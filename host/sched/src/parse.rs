@@ -226,10 +226,15 @@ impl Parser {
                     Prim::CacheWrite { buffer, at, cache, scope }
                 }
             }
-            "compute_at" => {
+            "compute_at" | "reverse_compute_at" => {
                 let buffer = self.name()?;
                 self.keyword("at")?;
-                Prim::ComputeAt { buffer, at: self.loop_ref()? }
+                let at = self.loop_ref()?;
+                if name == "compute_at" {
+                    Prim::ComputeAt { buffer, at }
+                } else {
+                    Prim::ReverseComputeAt { buffer, at }
+                }
             }
             "reverse_compute_inline" => Prim::ReverseComputeInline { buffer: self.name()? },
             other => {
@@ -561,6 +566,15 @@ mod tests {
         );
         assert_eq!(t.steps[3].prim, Prim::ComputeAt { buffer: "bl".into(), at: LoopRef::new("k1", "j") });
         assert_eq!(t.steps[4].prim, Prim::ReverseComputeInline { buffer: "t0".into() });
+        let rt = round_trip(
+            "reverse_compute_at t at k1.io; unroll io",
+            "reverse_compute_at t at k1.io\nunroll io\n",
+        );
+        assert_eq!(
+            rt.steps[0].prim,
+            Prim::ReverseComputeAt { buffer: "t".into(), at: LoopRef::new("k1", "io") }
+        );
+        assert_eq!(rt.steps[1].prim, Prim::Unroll { lp: LoopRef::new("k1", "io") });
         let printed = t.print();
         assert!(
             printed.contains("cache_read b at jo -> bl shared\ncache_write y at k -> yl local\n"),

@@ -88,6 +88,9 @@ pub enum Prim {
     /// `compute_at t at K.v`: the nest producing the `local` buffer `t` moves to the top of the
     /// body of `v`, computing only what each iteration reads.
     ComputeAt { buffer: String, at: LoopRef },
+    /// `reverse_compute_at t at K.v`: the elementwise nest consuming `t`, after the nest holding
+    /// `v`, moves to the end of the body of `v`, computing what each iteration has just written.
+    ReverseComputeAt { buffer: String, at: LoopRef },
     /// `reverse_compute_inline t`: the elementwise reader of the temp `t` is folded into the
     /// producer's store, and its kernel goes.
     ReverseComputeInline { buffer: String },
@@ -143,6 +146,7 @@ impl Prim {
             Prim::CacheWrite { .. } => "cache_write",
             Prim::ComputeAt { .. } => "compute_at",
             Prim::ReverseComputeInline { .. } => "reverse_compute_inline",
+            Prim::ReverseComputeAt { .. } => "reverse_compute_at",
         }
     }
 
@@ -159,13 +163,16 @@ impl Prim {
             Prim::Pad { .. } | Prim::StorageAlign { .. } => Vec::new(),
             Prim::ComputeInline { .. } | Prim::ReverseComputeInline { .. } => Vec::new(),
             Prim::DecomposeReduction { lp } => vec![lp],
-            Prim::CacheRead { at, .. } | Prim::CacheWrite { at, .. } | Prim::ComputeAt { at, .. } => vec![at],
+            Prim::CacheRead { at, .. }
+            | Prim::CacheWrite { at, .. }
+            | Prim::ComputeAt { at, .. }
+            | Prim::ReverseComputeAt { at, .. } => vec![at],
         }
     }
 }
 
 /// Every primitive name, for "did you mean" and for `--help`.
-pub const PRIMITIVES: [&str; 17] = [
+pub const PRIMITIVES: [&str; 18] = [
     "split",
     "reorder",
     "fuse",
@@ -183,6 +190,7 @@ pub const PRIMITIVES: [&str; 17] = [
     "cache_write",
     "compute_at",
     "reverse_compute_inline",
+    "reverse_compute_at",
 ];
 
 impl LoopRef {
@@ -301,7 +309,9 @@ fn print_step(p: &Prim, current: Option<&str>) -> String {
         Prim::CacheRead { buffer, at, cache, scope } | Prim::CacheWrite { buffer, at, cache, scope } => {
             format!("{} {buffer} at {} -> {cache} {}", p.name(), lp(at), scope.name())
         }
-        Prim::ComputeAt { buffer, at } => format!("compute_at {buffer} at {}", lp(at)),
+        Prim::ComputeAt { buffer, at } | Prim::ReverseComputeAt { buffer, at } => {
+            format!("{} {buffer} at {}", p.name(), lp(at))
+        }
         Prim::ReverseComputeInline { buffer } => format!("reverse_compute_inline {buffer}"),
     }
 }

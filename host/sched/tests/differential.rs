@@ -24,6 +24,9 @@ const FIXED_SEED: u64 = 20_261_201;
 const CORPUS: (&str, usize) = ("tests/ops", 40_000);
 /// The Level-1 tasks have real shapes: only the smallest are interpreted (6 runs per trace).
 const TASKS: (&str, usize) = ("tasks/level1", 300_000);
+/// L1 kernels with a producer nest and an elementwise consumer nest (what the naive lowering of
+/// a graph never makes in one kernel), for `reverse_compute_at`.
+const EPILOGUES: (&str, usize) = ("host/sched/tests/epilogues", 1_000);
 
 /// The programs of `dir` whose buffers hold at most `max` elements in all, by file name.
 fn programs((dir, max): (&str, usize)) -> Vec<(String, support::Program)> {
@@ -33,7 +36,7 @@ fn programs((dir, max): (&str, usize)) -> Vec<(String, support::Program)> {
         let mut here: Vec<PathBuf> = std::fs::read_dir(root.join(dir))
             .expect("corpus folder")
             .map(|e| e.expect("entry").path())
-            .filter(|p| p.extension().is_some_and(|e| e == "ekir"))
+            .filter(|p| p.extension().is_some_and(|e| e == "ekir" || e == "ekl1"))
             .collect();
         here.sort();
         files.extend(here);
@@ -173,7 +176,7 @@ fn random_step(m: &Module, (pick, a, b): (u8, usize, usize), fresh: usize) -> Op
     let k = a % m.kernels.len().max(1);
     let n_loops = loops(&m.kernels.get(k)?.body).len();
     let n = if n_loops == 0 { 0 } else { b % n_loops };
-    let prim = match pick % 18 {
+    let prim = match pick % 19 {
         0 => Prim::Split {
             lp: handle(m, k, n)?,
             factor: (a % 9 + 1) as u32,
@@ -189,7 +192,7 @@ fn random_step(m: &Module, (pick, a, b): (u8, usize, usize), fresh: usize) -> Op
             let temps: Vec<&str> =
                 m.buffers.iter().filter(|b| b.role == BufferRole::Temp).map(|b| b.name.as_str()).collect();
             let buffer = temps.get(b % temps.len().max(1))?.to_string();
-            if pick % 18 == 6 {
+            if pick % 19 == 6 {
                 Prim::ComputeInline { buffer }
             } else {
                 Prim::ReverseComputeInline { buffer }
@@ -215,6 +218,7 @@ fn random_step(m: &Module, (pick, a, b): (u8, usize, usize), fresh: usize) -> Op
         },
         13 => cache_write_step(m, (k, n), a, fresh)?,
         14 => Prim::ComputeAt { buffer: buffer(m, k, a / 7, true)?, at: handle(m, k, n)? },
+        18 => Prim::ReverseComputeAt { buffer: buffer(m, k, a / 7, true)?, at: handle(m, k, n)? },
         _ => storage_align_step(m, (k, n), a, b, fresh)?,
     };
     Some(Step::new(prim))
@@ -277,4 +281,12 @@ fn random_traces_keep_the_small_tasks_outputs() {
     let programs = programs(TASKS);
     assert!(programs.len() >= 3, "only {} tasks loaded", programs.len());
     check_random_traces(&programs, 2);
+}
+
+#[test]
+fn random_traces_keep_the_epilogue_outputs() {
+    let programs = programs(EPILOGUES);
+    assert_eq!(programs.len(), 3, "the epilogue programs load");
+    let applied = check_random_traces(&programs, 256);
+    assert!(applied > 100, "only {applied} steps applied");
 }

@@ -21,6 +21,7 @@ mod compute_at;
 mod decompose_reduction;
 mod pack;
 mod pad;
+mod reverse_compute_at;
 mod reverse_compute_inline;
 mod rfactor;
 mod stage;
@@ -55,6 +56,7 @@ pub fn apply(m: &mut Module, p: &Prim) -> Result<(), Diagnostic> {
         Prim::CacheWrite { buffer, at, cache, scope } => cache_write::apply(m, buffer, at, cache, *scope),
         Prim::ComputeAt { buffer, at } => compute_at::apply(m, buffer, at),
         Prim::ReverseComputeInline { buffer } => reverse_compute_inline::apply(m, buffer),
+        Prim::ReverseComputeAt { buffer, at } => reverse_compute_at::apply(m, buffer, at),
     }
 }
 

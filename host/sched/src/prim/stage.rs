@@ -1,6 +1,6 @@
-//! What `cache_read`, `cache_write` and `compute_at` share: the region of a buffer that one
-//! iteration of a loop touches, as a box with literal extents at an offset the iteration fixes,
-//! and the loops that visit it.
+//! What `cache_read`, `cache_write`, `compute_at` and `reverse_compute_at` share: the region of
+//! a buffer that one iteration of a loop touches, as a box with literal extents at an offset the
+//! iteration fixes, and the loops that visit it.
 //!
 //! The region refines `analysis::access::regions`, which bounds the elements over every
 //! iteration: here each index (its load-free `let`s inlined) is split into a sum of terms, those
@@ -160,6 +160,17 @@ impl Region {
                 (sum(&terms) + ints(c - d.lo)).0
             })
             .collect()
+    }
+
+    /// The interval of the buffer indices along each dimension over the whole box, given the
+    /// intervals of the variables around the loop (`None`: unknown).
+    pub fn span(&self, env: &[(String, Interval)]) -> Vec<Option<Interval>> {
+        let look = |v: &str| env.iter().rev().find(|(n, _)| n == v).map(|(_, i)| *i);
+        let at = |d: &Dim| {
+            let o = eval(&sum(&d.outer).0, &look)?;
+            Some(Interval::new(o.lo + d.lo, o.hi + d.lo + d.extent as i64 - 1))
+        };
+        self.dims.iter().map(at).collect()
     }
 
     /// The buffer index of element `c` of the region.
