@@ -189,6 +189,15 @@ impl Parser {
                 self.keyword("by")?;
                 Prim::Pad { buf, by: self.positive("padding")? }
             }
+            "storage_align" => {
+                let buf = self.buf_ref()?;
+                self.keyword("axis")?;
+                let axis = self.natural("dimension")?;
+                self.keyword("factor")?;
+                let factor = self.positive("alignment factor")?;
+                self.keyword("offset")?;
+                Prim::StorageAlign { buf, axis, factor, offset: self.natural("offset")? }
+            }
             "pack" => {
                 let buffer = self.name()?;
                 self.keyword("at")?;
@@ -217,10 +226,15 @@ impl Parser {
                     Prim::CacheWrite { buffer, at, cache, scope }
                 }
             }
-            "compute_at" => {
+            "compute_at" | "reverse_compute_at" => {
                 let buffer = self.name()?;
                 self.keyword("at")?;
-                Prim::ComputeAt { buffer, at: self.loop_ref()? }
+                let at = self.loop_ref()?;
+                if name == "compute_at" {
+                    Prim::ComputeAt { buffer, at }
+                } else {
+                    Prim::ReverseComputeAt { buffer, at }
+                }
             }
             "reverse_compute_inline" => Prim::ReverseComputeInline { buffer: self.name()? },
             other => {
@@ -295,6 +309,17 @@ impl Parser {
             _ => Err(Diagnostic::error(format!("{what} `{w}` is not a positive integer"))
                 .at(span)
                 .with_expected(format!("an integer in 1..={}", i32::MAX))),
+        }
+    }
+
+    /// A non-negative integer that fits i32, `what` saying which.
+    fn natural(&mut self, what: &str) -> R<u32> {
+        let (w, span) = self.word(&format!("a {what} (a non-negative integer)"))?;
+        match w.parse::<u32>() {
+            Ok(f) if f <= i32::MAX as u32 => Ok(f),
+            _ => Err(Diagnostic::error(format!("{what} `{w}` is not a non-negative integer"))
+                .at(span)
+                .with_expected(format!("an integer in 0..={}", i32::MAX))),
         }
     }
 
@@ -498,6 +523,22 @@ mod tests {
     }
 
     #[test]
+    fn storage_align_names_an_allocation_an_axis_a_factor_and_an_offset() {
+        let t = round_trip(
+            "storage_align k1.tile axis 0 factor 32 offset 1; unroll k1.i",
+            "storage_align k1.tile axis 0 factor 32 offset 1\nunroll k1.i\n",
+        );
+        let buf = BufRef { kernel: "k1".into(), buf: "tile".into(), nth: None };
+        assert_eq!(t.steps[0].prim, Prim::StorageAlign { buf, axis: 0, factor: 32, offset: 1 });
+        let d = p("storage_align k.t axis 0 factor 0 offset 0").unwrap_err();
+        assert!(d.message.contains("alignment factor `0` is not a positive integer"), "{d}");
+        let d = p("storage_align k.t axis x factor 8 offset 0").unwrap_err();
+        assert!(d.message.contains("dimension `x` is not a non-negative integer"), "{d}");
+        let d = p("storage_align k.t axis 0 factor 8").unwrap_err();
+        assert!(d.message.contains("expected `offset`"), "{d}");
+    }
+
+    #[test]
     fn pack_takes_a_layout_of_dimensions_and_tiles() {
         let t = round_trip(
             "pack b at k0_matmul.i0 -> bp layout 0 / 4, 1, 0%4",
@@ -525,6 +566,15 @@ mod tests {
         );
         assert_eq!(t.steps[3].prim, Prim::ComputeAt { buffer: "bl".into(), at: LoopRef::new("k1", "j") });
         assert_eq!(t.steps[4].prim, Prim::ReverseComputeInline { buffer: "t0".into() });
+        let rt = round_trip(
+            "reverse_compute_at t at k1.io; unroll io",
+            "reverse_compute_at t at k1.io\nunroll io\n",
+        );
+        assert_eq!(
+            rt.steps[0].prim,
+            Prim::ReverseComputeAt { buffer: "t".into(), at: LoopRef::new("k1", "io") }
+        );
+        assert_eq!(rt.steps[1].prim, Prim::Unroll { lp: LoopRef::new("k1", "io") });
         let printed = t.print();
         assert!(
             printed.contains("cache_read b at jo -> bl shared\ncache_write y at k -> yl local\n"),
@@ -535,6 +585,9 @@ mod tests {
         assert!(d.message.contains("`global` is not a memory scope"), "{d}");
         let d = p("compute_at t k.j").unwrap_err();
         assert!(d.message.contains("expected `at`"), "{d}");
+        let st = round_trip("cache_write y at k.h -> ys shared", "cache_write y at k.h -> ys shared\n");
+        let Prim::CacheWrite { scope, .. } = &st.steps[0].prim else { panic!() };
+        assert_eq!(*scope, Scope::Shared);
         let d = p("cache_write y at k.j local").unwrap_err();
         assert!(d.message.contains("expected `->`"), "{d}");
     }

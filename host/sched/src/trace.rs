@@ -70,6 +70,9 @@ pub enum Prim {
     Rfactor { lp: LoopRef, partials: String, combine: String },
     /// `pad K.buf by P`: the innermost dimension of the allocation `buf` grows by `P` elements.
     Pad { buf: BufRef, by: u32 },
+    /// `storage_align K.buf axis A factor F offset O`: the stride of dimension `A` of the
+    /// allocation `buf` grows to the next value with `stride % F == O`.
+    StorageAlign { buf: BufRef, axis: u32, factor: u32, offset: u32 },
     /// `pack b at K.v -> bp layout 1, 0`: the region of `b` read inside `v` is copied, before
     /// `v`, into `bp` in the given layout, and `v` reads `bp`.
     Pack { buffer: String, lp: LoopRef, packed: String, layout: Vec<LayoutDim> },
@@ -79,12 +82,15 @@ pub enum Prim {
     /// `cache_read b at K.v -> c local|shared`: each iteration of `v` first copies the region of
     /// `b` it reads into a new allocation `c`, and reads that.
     CacheRead { buffer: String, at: LoopRef, cache: String, scope: Scope },
-    /// `cache_write b at K.v -> c local`: each iteration of `v` works on a copy `c` of the region
-    /// of `b` it touches, copied back at its end.
+    /// `cache_write b at K.v -> c local|shared`: each iteration of `v` works on a copy `c` of the
+    /// region of `b` it touches, copied back at its end.
     CacheWrite { buffer: String, at: LoopRef, cache: String, scope: Scope },
     /// `compute_at t at K.v`: the nest producing the `local` buffer `t` moves to the top of the
     /// body of `v`, computing only what each iteration reads.
     ComputeAt { buffer: String, at: LoopRef },
+    /// `reverse_compute_at t at K.v`: the elementwise nest consuming `t`, after the nest holding
+    /// `v`, moves to the end of the body of `v`, computing what each iteration has just written.
+    ReverseComputeAt { buffer: String, at: LoopRef },
     /// `reverse_compute_inline t`: the elementwise reader of the temp `t` is folded into the
     /// producer's store, and its kernel goes.
     ReverseComputeInline { buffer: String },
@@ -133,12 +139,14 @@ impl Prim {
             Prim::Bind { .. } => "bind",
             Prim::Rfactor { .. } => "rfactor",
             Prim::Pad { .. } => "pad",
+            Prim::StorageAlign { .. } => "storage_align",
             Prim::Pack { .. } => "pack",
             Prim::DecomposeReduction { .. } => "decompose_reduction",
             Prim::CacheRead { .. } => "cache_read",
             Prim::CacheWrite { .. } => "cache_write",
             Prim::ComputeAt { .. } => "compute_at",
             Prim::ReverseComputeInline { .. } => "reverse_compute_inline",
+            Prim::ReverseComputeAt { .. } => "reverse_compute_at",
         }
     }
 
@@ -152,16 +160,19 @@ impl Prim {
             Prim::Fuse { outer, inner, .. } => vec![outer, inner],
             Prim::Bind { lp, .. } | Prim::Rfactor { lp, .. } | Prim::Pack { lp, .. } => vec![lp],
             // A buffer is always written with its kernel, so it leaves the current kernel alone.
-            Prim::Pad { .. } => Vec::new(),
+            Prim::Pad { .. } | Prim::StorageAlign { .. } => Vec::new(),
             Prim::ComputeInline { .. } | Prim::ReverseComputeInline { .. } => Vec::new(),
             Prim::DecomposeReduction { lp } => vec![lp],
-            Prim::CacheRead { at, .. } | Prim::CacheWrite { at, .. } | Prim::ComputeAt { at, .. } => vec![at],
+            Prim::CacheRead { at, .. }
+            | Prim::CacheWrite { at, .. }
+            | Prim::ComputeAt { at, .. }
+            | Prim::ReverseComputeAt { at, .. } => vec![at],
         }
     }
 }
 
 /// Every primitive name, for "did you mean" and for `--help`.
-pub const PRIMITIVES: [&str; 16] = [
+pub const PRIMITIVES: [&str; 18] = [
     "split",
     "reorder",
     "fuse",
@@ -172,12 +183,14 @@ pub const PRIMITIVES: [&str; 16] = [
     "bind",
     "rfactor",
     "pad",
+    "storage_align",
     "pack",
     "decompose_reduction",
     "cache_read",
     "cache_write",
     "compute_at",
     "reverse_compute_inline",
+    "reverse_compute_at",
 ];
 
 impl LoopRef {
@@ -285,6 +298,9 @@ fn print_step(p: &Prim, current: Option<&str>) -> String {
         Prim::Bind { lp: l, axis } => format!("bind {} {axis}", lp(l)),
         Prim::Rfactor { lp: l, partials, combine } => format!("rfactor {} -> {partials}, {combine}", lp(l)),
         Prim::Pad { buf, by } => format!("pad {buf} by {by}"),
+        Prim::StorageAlign { buf, axis, factor, offset } => {
+            format!("storage_align {buf} axis {axis} factor {factor} offset {offset}")
+        }
         Prim::Pack { buffer, lp: l, packed, layout } => {
             let dims: Vec<String> = layout.iter().map(LayoutDim::to_string).collect();
             format!("pack {buffer} at {} -> {packed} layout {}", lp(l), dims.join(", "))
@@ -293,7 +309,9 @@ fn print_step(p: &Prim, current: Option<&str>) -> String {
         Prim::CacheRead { buffer, at, cache, scope } | Prim::CacheWrite { buffer, at, cache, scope } => {
             format!("{} {buffer} at {} -> {cache} {}", p.name(), lp(at), scope.name())
         }
-        Prim::ComputeAt { buffer, at } => format!("compute_at {buffer} at {}", lp(at)),
+        Prim::ComputeAt { buffer, at } | Prim::ReverseComputeAt { buffer, at } => {
+            format!("{} {buffer} at {}", p.name(), lp(at))
+        }
         Prim::ReverseComputeInline { buffer } => format!("reverse_compute_inline {buffer}"),
     }
 }

@@ -24,6 +24,9 @@ const FIXED_SEED: u64 = 20_261_201;
 const CORPUS: (&str, usize) = ("tests/ops", 40_000);
 /// The Level-1 tasks have real shapes: only the smallest are interpreted (6 runs per trace).
 const TASKS: (&str, usize) = ("tasks/level1", 300_000);
+/// L1 kernels with a producer nest and an elementwise consumer nest (what the naive lowering of
+/// a graph never makes in one kernel), for `reverse_compute_at`.
+const EPILOGUES: (&str, usize) = ("host/sched/tests/epilogues", 1_000);
 
 /// The programs of `dir` whose buffers hold at most `max` elements in all, by file name.
 fn programs((dir, max): (&str, usize)) -> Vec<(String, support::Program)> {
@@ -33,7 +36,7 @@ fn programs((dir, max): (&str, usize)) -> Vec<(String, support::Program)> {
         let mut here: Vec<PathBuf> = std::fs::read_dir(root.join(dir))
             .expect("corpus folder")
             .map(|e| e.expect("entry").path())
-            .filter(|p| p.extension().is_some_and(|e| e == "ekir"))
+            .filter(|p| p.extension().is_some_and(|e| e == "ekir" || e == "ekl1"))
             .collect();
         here.sort();
         files.extend(here);
@@ -119,13 +122,61 @@ fn pack_step(m: &Module, k: usize, n: usize, a: usize, fresh: usize) -> Option<P
     Some(Prim::Pack { buffer: p.name.clone(), lp: handle(m, k, n)?, packed: format!("pk{fresh}"), layout })
 }
 
+/// A `storage_align` of an allocation of kernel `k` with at least two dimensions, on one of its
+/// outer axes (now and then the innermost, or an offset equal to the factor: both refused;
+/// picked twice as often as the other primitives, since it needs such an allocation). The
+/// naive lowering allocates only scalars: while the kernel has no such allocation, the step
+/// makes one instead, a `local` cache of a parameter of rank 2 or more at its `n`-th loop.
+fn storage_align_step(m: &Module, (k, n): (usize, usize), a: usize, b: usize, fresh: usize) -> Option<Prim> {
+    let mut ranks: Vec<usize> = Vec::new();
+    for_each_stmt(&m.kernels[k].body, &mut |s| {
+        if let Stmt::Alloc { ty, .. } = s {
+            ranks.push(ty.rank());
+        }
+    });
+    let wide: Vec<usize> = (0..ranks.len()).filter(|&i| ranks[i] >= 2).collect();
+    if wide.is_empty() {
+        let params: Vec<&str> =
+            m.kernels[k].params.iter().filter(|p| p.ty.rank() >= 2).map(|p| p.name.as_str()).collect();
+        let buffer = params.get(a % params.len().max(1))?.to_string();
+        return Some(Prim::CacheRead {
+            buffer,
+            at: handle(m, k, n)?,
+            cache: format!("sa{fresh}"),
+            scope: Scope::Local,
+        });
+    }
+    let n = wide[b % wide.len()];
+    let factor = [1, 2, 4, 8, 16, 32][a / 8 % 6];
+    let offset = (a / 48 % (factor as usize + 1)) as u32;
+    let axis = if a % 8 == 7 { ranks[n] - 1 } else { a % 8 % (ranks[n] - 1) } as u32;
+    Some(Prim::StorageAlign { buf: alloc_handle(m, k, n)?, axis, factor, offset })
+}
+
+/// A `cache_write` of a buffer of kernel `k` at its `n`-th loop, `local` or (one time in five)
+/// `shared`. A `shared` stage needs a loop inside a `launch`, which random traces rarely make: for
+/// a kernel without one, the step binds its outermost loop to the blocks instead, leaving its
+/// inner loops in the launch.
+fn cache_write_step(m: &Module, (k, n): (usize, usize), a: usize, fresh: usize) -> Option<Prim> {
+    let shared = a.is_multiple_of(5);
+    if shared && !m.kernels[k].body.iter().any(|s| matches!(s, Stmt::Launch { .. })) {
+        return Some(Prim::Bind { lp: handle(m, k, 0)?, axis: Axis { thread: false, dim: 0 } });
+    }
+    Some(Prim::CacheWrite {
+        buffer: buffer(m, k, a / 7, false)?,
+        at: handle(m, k, n)?,
+        cache: format!("cw{fresh}"),
+        scope: if shared { Scope::Shared } else { Scope::Local },
+    })
+}
+
 /// One random step for `m`, from three random numbers (`None` when the module has nothing the
 /// chosen primitive could name).
 fn random_step(m: &Module, (pick, a, b): (u8, usize, usize), fresh: usize) -> Option<Step> {
     let k = a % m.kernels.len().max(1);
     let n_loops = loops(&m.kernels.get(k)?.body).len();
     let n = if n_loops == 0 { 0 } else { b % n_loops };
-    let prim = match pick % 16 {
+    let prim = match pick % 19 {
         0 => Prim::Split {
             lp: handle(m, k, n)?,
             factor: (a % 9 + 1) as u32,
@@ -141,7 +192,7 @@ fn random_step(m: &Module, (pick, a, b): (u8, usize, usize), fresh: usize) -> Op
             let temps: Vec<&str> =
                 m.buffers.iter().filter(|b| b.role == BufferRole::Temp).map(|b| b.name.as_str()).collect();
             let buffer = temps.get(b % temps.len().max(1))?.to_string();
-            if pick % 16 == 6 {
+            if pick % 19 == 6 {
                 Prim::ComputeInline { buffer }
             } else {
                 Prim::ReverseComputeInline { buffer }
@@ -165,13 +216,10 @@ fn random_step(m: &Module, (pick, a, b): (u8, usize, usize), fresh: usize) -> Op
             cache: format!("cr{fresh}"),
             scope: if a % 5 == 0 { Scope::Shared } else { Scope::Local },
         },
-        13 => Prim::CacheWrite {
-            buffer: buffer(m, k, a / 7, false)?,
-            at: handle(m, k, n)?,
-            cache: format!("cw{fresh}"),
-            scope: Scope::Local,
-        },
-        _ => Prim::ComputeAt { buffer: buffer(m, k, a / 7, true)?, at: handle(m, k, n)? },
+        13 => cache_write_step(m, (k, n), a, fresh)?,
+        14 => Prim::ComputeAt { buffer: buffer(m, k, a / 7, true)?, at: handle(m, k, n)? },
+        18 => Prim::ReverseComputeAt { buffer: buffer(m, k, a / 7, true)?, at: handle(m, k, n)? },
+        _ => storage_align_step(m, (k, n), a, b, fresh)?,
     };
     Some(Step::new(prim))
 }
@@ -233,4 +281,12 @@ fn random_traces_keep_the_small_tasks_outputs() {
     let programs = programs(TASKS);
     assert!(programs.len() >= 3, "only {} tasks loaded", programs.len());
     check_random_traces(&programs, 2);
+}
+
+#[test]
+fn random_traces_keep_the_epilogue_outputs() {
+    let programs = programs(EPILOGUES);
+    assert_eq!(programs.len(), 3, "the epilogue programs load");
+    let applied = check_random_traces(&programs, 256);
+    assert!(applied > 100, "only {applied} steps applied");
 }

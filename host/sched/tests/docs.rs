@@ -1,9 +1,12 @@
 //! The examples of `docs/schedules.md` are real: every `trace` block parses and round-trips,
 //! the first applies to the `ekir` graph and keeps its outputs, and the second is refused with
-//! the diagnostic of the `text` block.
+//! the diagnostic of the `text` block. The `l1` blocks come in pairs, a module and what the next
+//! `trace` block makes of it: each of those traces gives exactly the second module, which
+//! computes what the first does.
 
 mod support;
 
+use ekb_ir::l1::print::print;
 use ekb_ir::SourceFile;
 
 /// The fenced blocks of a language, in order.
@@ -26,7 +29,9 @@ fn schedule_doc_examples_hold() {
         std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/schedules.md")).unwrap();
     let graph = &blocks(&md, "ekir")[0];
     let traces = blocks(&md, "trace");
-    assert_eq!(traces.len(), 2);
+    let modules = blocks(&md, "l1");
+    assert!(modules.len() >= 2 && modules.len().is_multiple_of(2), "the `l1` blocks come in pairs");
+    assert_eq!(traces.len(), 2 + modules.len() / 2);
     for t in &traces {
         let parsed = ekb_sched::parse(&SourceFile::new("g.trace", t.clone())).unwrap();
         let printed = parsed.print();
@@ -41,4 +46,11 @@ fn schedule_doc_examples_hold() {
     let second = ekb_sched::parse(&src).unwrap();
     let d = ekb_sched::apply(&p.module, &second).unwrap_err();
     assert_eq!(src.locate(d).to_string().trim_end(), blocks(&md, "text")[0].trim_end());
+    for (i, (pair, t)) in modules.chunks(2).zip(&traces[2..]).enumerate() {
+        let p = support::load(&format!("example{i}.l1"), &pair[0]).unwrap();
+        let trace = ekb_sched::parse(&SourceFile::new("e.trace", t.clone())).unwrap();
+        let scheduled = ekb_sched::apply(&p.module, &trace).unwrap_or_else(|d| panic!("{d}"));
+        assert_eq!(print(&scheduled).trim_end(), pair[1].trim_end(), "example {i}: `{}`", t.trim_end());
+        support::same_on_interp(&p, &scheduled).unwrap();
+    }
 }

@@ -19,10 +19,10 @@
 //! most 16 KiB (`local`) or 48 KiB (`shared`). Elements of the box outside `b` (a padded
 //! convolution's border) are not copied: they are never read.
 
-use super::stage::{self, Region};
+use super::stage;
 use super::{check_new_name, locate, parts};
 use crate::trace::LoopRef;
-use ekb_ir::l1::build::{if_, int, let_, loop_, var, Names, E};
+use ekb_ir::l1::build::{Names, E};
 use ekb_ir::l1::visit::defined_names;
 use ekb_ir::l1::{LaunchDim, LoopKind, Module, Scope, Stmt};
 use ekb_ir::{Diagnostic, Span, TensorType};
@@ -96,7 +96,7 @@ pub fn apply(m: &mut Module, buf: &str, at: &LoopRef, cache: &str, scope: Scope)
             body.push(stage::nest(&region, &vars, &env, &ty.shape, |c| store(c, &region.element(c))));
         }
         Some(block) => {
-            body.push(shared_copy(&region, &mut names, cache, &env, &ty.shape, block, store));
+            body.push(stage::shared_copy(&region, &mut names, cache, &env, &ty.shape, block, store));
             body.push(Stmt::Barrier { span: Span::NONE });
         }
     }
@@ -115,48 +115,4 @@ pub fn apply(m: &mut Module, buf: &str, at: &LoopRef, cache: &str, scope: Scope)
         body.insert(0, alloc);
     }
     Ok(())
-}
-
-/// The copy of `region` by every thread of `block` together: the elements flattened, thread
-/// `t` (x fastest) taking `t`, `t + T`, .. for `T` threads.
-fn shared_copy(
-    region: &Region,
-    names: &mut Names,
-    base: &str,
-    env: &[(String, ekb_ir::l1::analysis::interval::Interval)],
-    shape: &[usize],
-    block: &[LaunchDim],
-    store: impl Fn(&[E], &[E]) -> Stmt,
-) -> Stmt {
-    let dims = region.shape();
-    let n: usize = dims.iter().product();
-    let threads: usize = block.iter().map(|d| d.extent as usize).product();
-    let mut t = int(0);
-    let mut stride = 1;
-    for d in block {
-        t = t + var(&d.var) * int(stride);
-        stride *= d.extent as usize;
-    }
-    let (f, e) = (names.fresh(&format!("{base}_f")), names.fresh(&format!("{base}_e")));
-    let mut c = Vec::new();
-    let mut inner = n;
-    for (i, &extent) in dims.iter().enumerate() {
-        inner /= extent;
-        let digit = var(&e) / int(inner);
-        c.push(match (i, extent) {
-            (_, 1) => int(0),
-            (0, _) => digit,
-            _ => digit % int(extent),
-        });
-    }
-    let mut env = env.to_vec();
-    env.push((e.clone(), ekb_ir::l1::analysis::interval::Interval::new(0, n as i64 - 1)));
-    let copy = stage::guarded(&region.element(&c), shape, &env, store(&c, &region.element(&c)));
-    let mut body = vec![let_(&e, var(&f) * int(threads) + t)];
-    if n.is_multiple_of(threads) {
-        body.push(copy);
-    } else {
-        body.push(if_(var(&e).lt(int(n)), vec![copy], Vec::new()));
-    }
-    loop_(LoopKind::Serial, &f, int(0), int(n.div_ceil(threads)), body)
 }

@@ -21,9 +21,11 @@ mod compute_at;
 mod decompose_reduction;
 mod pack;
 mod pad;
+mod reverse_compute_at;
 mod reverse_compute_inline;
 mod rfactor;
 mod stage;
+mod storage_align;
 
 use crate::handle::{self, Path};
 use crate::trace::{LoopRef, Prim};
@@ -45,12 +47,16 @@ pub fn apply(m: &mut Module, p: &Prim) -> Result<(), Diagnostic> {
         Prim::Bind { lp, axis } => bind::apply(m, lp, *axis),
         Prim::Rfactor { lp, partials, combine } => rfactor::apply(m, lp, partials, combine),
         Prim::Pad { buf, by } => pad::apply(m, buf, *by),
+        Prim::StorageAlign { buf, axis, factor, offset } => {
+            storage_align::apply(m, buf, *axis, *factor, *offset)
+        }
         Prim::Pack { buffer, lp, packed, layout } => pack::apply(m, buffer, lp, packed, layout),
         Prim::DecomposeReduction { lp } => decompose_reduction::apply(m, lp),
         Prim::CacheRead { buffer, at, cache, scope } => cache_read::apply(m, buffer, at, cache, *scope),
         Prim::CacheWrite { buffer, at, cache, scope } => cache_write::apply(m, buffer, at, cache, *scope),
         Prim::ComputeAt { buffer, at } => compute_at::apply(m, buffer, at),
         Prim::ReverseComputeInline { buffer } => reverse_compute_inline::apply(m, buffer),
+        Prim::ReverseComputeAt { buffer, at } => reverse_compute_at::apply(m, buffer, at),
     }
 }
 

@@ -17,6 +17,7 @@ use crate::handle::{self, children, quoted, Path};
 use crate::trace::BufRef;
 use ekb_ir::diag::did_you_mean;
 use ekb_ir::l1::analysis::access::{accesses, regions};
+use ekb_ir::l1::analysis::interval::Interval;
 use ekb_ir::l1::print::print_expr;
 use ekb_ir::l1::{Kernel, Module, Stmt};
 use ekb_ir::Diagnostic;
@@ -45,35 +46,7 @@ pub fn apply(m: &mut Module, r: &BufRef, by: u32) -> Result<(), Diagnostic> {
         )));
     }
     // Every index of the innermost dimension stays below the old extent.
-    let env = scope_env(&k.body, &path);
-    let look = |v: &str| env.iter().rev().find(|(n, _)| n == v).map(|(_, iv)| *iv);
-    let rest = &path.block(&k.body)[path.index + 1..];
-    // The largest index of the innermost dimension (`None`: unknown; `Some(None)`: no access).
-    let his: Option<Vec<i64>> = regions(rest, &look)
-        .iter()
-        .filter(|g| g.buf == r.buf)
-        .map(|g| g.dims[last].map(|iv| iv.hi))
-        .collect();
-    let reach = his.map(|h| h.into_iter().max());
-    if reach.is_none_or(|hi| hi.is_some_and(|h| h >= old as i64)) {
-        let mut idx: Vec<String> = accesses(rest)
-            .iter()
-            .filter(|a| a.buf == r.buf)
-            .map(|a| format!("`{}`", print_expr(&a.index[last])))
-            .collect();
-        idx.dedup();
-        let why = match reach {
-            Some(Some(h)) => format!("they may reach {h}"),
-            _ => "their range is unknown".into(),
-        };
-        return Err(Diagnostic::error(format!(
-            "the indices of dimension {last} of `{}` in kernel {} ({}) are not provably below {old}: {why}",
-            r.buf,
-            k.name,
-            idx.join(", ")
-        ))
-        .with_hint("pad an allocation indexed by loop or launch variables of literal bounds (conditions do not count here)"));
-    }
+    check_indices(k, &path, &r.buf, (last, old), false, "pad")?;
     let block = path.block_mut(&mut k.body);
     if let Stmt::Alloc { ty, .. } = &mut block[path.index] {
         ty.shape[last] = padded;
@@ -81,8 +54,55 @@ pub fn apply(m: &mut Module, r: &BufRef, by: u32) -> Result<(), Diagnostic> {
     Ok(())
 }
 
+/// Refuses unless every index of dimension `dim` of the allocation at `path` (named `buf`) is
+/// provably below `extent`, and, with `nonnegative`, at least 0: over the intervals of the
+/// loops, launch variables and `let`s around each access, in the rest of the allocation's
+/// block. `verb`: what the step does to the allocation, for the hint.
+pub(super) fn check_indices(
+    k: &Kernel,
+    path: &Path,
+    buf: &str,
+    (dim, extent): (usize, usize),
+    nonnegative: bool,
+    verb: &str,
+) -> Result<(), Diagnostic> {
+    let env = scope_env(&k.body, path);
+    let look = |v: &str| env.iter().rev().find(|(n, _)| n == v).map(|(_, iv)| *iv);
+    let rest = &path.block(&k.body)[path.index + 1..];
+    // The union of the indices (`None`: unknown; `Some(None)`: no access).
+    let reach: Option<Option<Interval>> = regions(rest, &look)
+        .iter()
+        .filter(|g| g.buf == buf)
+        .map(|g| g.dims[dim])
+        .try_fold(None, |acc: Option<Interval>, iv| {
+            let iv = iv?;
+            Some(Some(acc.map_or(iv, |a| a.union(iv))))
+        });
+    let why = match reach {
+        None => "their range is unknown".to_string(),
+        Some(Some(iv)) if iv.hi >= extent as i64 => format!("they may reach {}", iv.hi),
+        Some(Some(iv)) if nonnegative && iv.lo < 0 => format!("they may go down to {}", iv.lo),
+        Some(_) => return Ok(()),
+    };
+    let mut idx: Vec<String> = accesses(rest)
+        .iter()
+        .filter(|a| a.buf == buf)
+        .map(|a| format!("`{}`", print_expr(&a.index[dim])))
+        .collect();
+    idx.dedup();
+    let within = if nonnegative { format!("within 0..{extent}") } else { format!("below {extent}") };
+    Err(Diagnostic::error(format!(
+        "the indices of dimension {dim} of `{buf}` in kernel {} ({}) are not provably {within}: {why}",
+        k.name,
+        idx.join(", ")
+    ))
+    .with_hint(format!(
+        "{verb} an allocation indexed by loop or launch variables of literal bounds (conditions do not count here)"
+    )))
+}
+
 /// The allocation a handle names, in kernel `k`.
-fn find_alloc(k: &Kernel, r: &BufRef) -> Result<Path, Diagnostic> {
+pub(super) fn find_alloc(k: &Kernel, r: &BufRef) -> Result<Path, Diagnostic> {
     fn walk(body: &[Stmt], outer: &mut Vec<(usize, usize)>, out: &mut Vec<(String, Path)>) {
         for (i, s) in body.iter().enumerate() {
             if let Stmt::Alloc { name, .. } = s {
@@ -104,7 +124,7 @@ fn find_alloc(k: &Kernel, r: &BufRef) -> Result<Path, Diagnostic> {
             "`{}` is a parameter of kernel {}, not an allocation: a module buffer keeps its layout (other kernels and the caller see it)",
             r.buf, k.name
         ))
-        .with_hint("pad a buffer the kernel allocates (`alloc t: f32[..] local` or `shared`)")),
+        .with_hint("name a buffer the kernel allocates (`alloc t: f32[..] local` or `shared`)")),
         (0, _) => {
             let names: Vec<&str> = all.iter().map(|(n, _)| n.as_str()).collect();
             let mut d = Diagnostic::error(format!("kernel {} has no allocation `{}`", k.name, r.buf))

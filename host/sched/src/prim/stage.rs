@@ -1,6 +1,6 @@
-//! What `cache_read`, `cache_write` and `compute_at` share: the region of a buffer that one
-//! iteration of a loop touches, as a box with literal extents at an offset the iteration fixes,
-//! and the loops that visit it.
+//! What `cache_read`, `cache_write`, `compute_at` and `reverse_compute_at` share: the region of
+//! a buffer that one iteration of a loop touches, as a box with literal extents at an offset the
+//! iteration fixes, and the loops that visit it.
 //!
 //! The region refines `analysis::access::regions`, which bounds the elements over every
 //! iteration: here each index (its load-free `let`s inlined) is split into a sum of terms, those
@@ -17,7 +17,7 @@ use crate::handle::quoted;
 use ekb_ir::l1::analysis::access::accesses;
 use ekb_ir::l1::analysis::deps::{dependences, BandLoop};
 use ekb_ir::l1::analysis::interval::{eval, Interval};
-use ekb_ir::l1::build::{if_, int, ints, loop_, var, Names, E};
+use ekb_ir::l1::build::{if_, int, ints, let_, loop_, var, Names, E};
 use ekb_ir::l1::print::print_expr;
 use ekb_ir::l1::visit::{for_each_stmt, has_load, mutate_expr, mutate_stmt, substitute, Mutator};
 use ekb_ir::l1::{BinOp, Expr, ExprKind, Kernel, LaunchDim, LoopKind, Name, Stmt, UnOp};
@@ -162,6 +162,17 @@ impl Region {
             .collect()
     }
 
+    /// The interval of the buffer indices along each dimension over the whole box, given the
+    /// intervals of the variables around the loop (`None`: unknown).
+    pub fn span(&self, env: &[(String, Interval)]) -> Vec<Option<Interval>> {
+        let look = |v: &str| env.iter().rev().find(|(n, _)| n == v).map(|(_, i)| *i);
+        let at = |d: &Dim| {
+            let o = eval(&sum(&d.outer).0, &look)?;
+            Some(Interval::new(o.lo + d.lo, o.hi + d.lo + d.extent as i64 - 1))
+        };
+        self.dims.iter().map(at).collect()
+    }
+
     /// The buffer index of element `c` of the region.
     pub fn element(&self, c: &[E]) -> Vec<E> {
         self.dims.iter().zip(c).map(|(d, c)| sum(&d.outer) + c.clone() + ints(d.lo)).collect()
@@ -225,6 +236,50 @@ pub fn guarded(index: &[E], shape: &[usize], env: &[(String, Interval)], s: Stmt
         Some(c) => if_(c, vec![s], Vec::new()),
         None => s,
     }
+}
+
+/// The copy of `region` by every thread of `block` together: the elements flattened, thread
+/// `t` (x fastest) taking `t`, `t + T`, .. for `T` threads.
+pub fn shared_copy(
+    region: &Region,
+    names: &mut Names,
+    base: &str,
+    env: &[(String, Interval)],
+    shape: &[usize],
+    block: &[LaunchDim],
+    store: impl Fn(&[E], &[E]) -> Stmt,
+) -> Stmt {
+    let dims = region.shape();
+    let n: usize = dims.iter().product();
+    let threads: usize = block.iter().map(|d| d.extent as usize).product();
+    let mut t = int(0);
+    let mut stride = 1;
+    for d in block {
+        t = t + var(&d.var) * int(stride);
+        stride *= d.extent as usize;
+    }
+    let (f, e) = (names.fresh(&format!("{base}_f")), names.fresh(&format!("{base}_e")));
+    let mut c = Vec::new();
+    let mut inner = n;
+    for (i, &extent) in dims.iter().enumerate() {
+        inner /= extent;
+        let digit = var(&e) / int(inner);
+        c.push(match (i, extent) {
+            (_, 1) => int(0),
+            (0, _) => digit,
+            _ => digit % int(extent),
+        });
+    }
+    let mut env = env.to_vec();
+    env.push((e.clone(), Interval::new(0, n as i64 - 1)));
+    let copy = guarded(&region.element(&c), shape, &env, store(&c, &region.element(&c)));
+    let mut body = vec![let_(&e, var(&f) * int(threads) + t)];
+    if n.is_multiple_of(threads) {
+        body.push(copy);
+    } else {
+        body.push(if_(var(&e).lt(int(n)), vec![copy], Vec::new()));
+    }
+    loop_(LoopKind::Serial, &f, int(0), int(n.div_ceil(threads)), body)
 }
 
 /// Staging at the loop at `path` adds loops to its body, so it must not be a `vectorize` loop
