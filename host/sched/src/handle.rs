@@ -78,13 +78,12 @@ impl Path {
     }
 }
 
-/// Every loop of a body with its path, in program order.
-pub fn loops(body: &[Stmt]) -> Vec<(String, Path)> {
-    fn walk(body: &[Stmt], outer: &mut Vec<(usize, usize)>, out: &mut Vec<(String, Path)>) {
+/// Every statement of a body with its path, in program order (a statement before the
+/// statements nested in it).
+pub fn statements(body: &[Stmt]) -> Vec<(&Stmt, Path)> {
+    fn walk<'a>(body: &'a [Stmt], outer: &mut Vec<(usize, usize)>, out: &mut Vec<(&'a Stmt, Path)>) {
         for (i, s) in body.iter().enumerate() {
-            if let Stmt::Loop { var, .. } = s {
-                out.push((var.clone(), Path { outer: outer.clone(), index: i }));
-            }
+            out.push((s, Path { outer: outer.clone(), index: i }));
             for (c, child) in children(s).into_iter().enumerate() {
                 outer.push((i, c));
                 walk(child, outer, out);
@@ -95,6 +94,17 @@ pub fn loops(body: &[Stmt]) -> Vec<(String, Path)> {
     let mut out = Vec::new();
     walk(body, &mut Vec::new(), &mut out);
     out
+}
+
+/// Every loop of a body with its path, in program order.
+pub fn loops(body: &[Stmt]) -> Vec<(String, Path)> {
+    statements(body)
+        .into_iter()
+        .filter_map(|(s, p)| match s {
+            Stmt::Loop { var, .. } => Some((var.clone(), p)),
+            _ => None,
+        })
+        .collect()
 }
 
 /// The kernel a handle names.

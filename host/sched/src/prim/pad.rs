@@ -13,7 +13,7 @@
 //! one.
 
 use super::scope_env;
-use crate::handle::{self, children, quoted, Path};
+use crate::handle::{self, quoted, Path};
 use crate::trace::BufRef;
 use ekb_ir::diag::did_you_mean;
 use ekb_ir::l1::analysis::access::{accesses, regions};
@@ -103,20 +103,13 @@ pub(super) fn check_indices(
 
 /// The allocation a handle names, in kernel `k`.
 pub(super) fn find_alloc(k: &Kernel, r: &BufRef) -> Result<Path, Diagnostic> {
-    fn walk(body: &[Stmt], outer: &mut Vec<(usize, usize)>, out: &mut Vec<(String, Path)>) {
-        for (i, s) in body.iter().enumerate() {
-            if let Stmt::Alloc { name, .. } = s {
-                out.push((name.clone(), Path { outer: outer.clone(), index: i }));
-            }
-            for (c, child) in children(s).into_iter().enumerate() {
-                outer.push((i, c));
-                walk(child, outer, out);
-                outer.pop();
-            }
-        }
-    }
-    let mut all = Vec::new();
-    walk(&k.body, &mut Vec::new(), &mut all);
+    let all: Vec<(&str, Path)> = handle::statements(&k.body)
+        .into_iter()
+        .filter_map(|(s, p)| match s {
+            Stmt::Alloc { name, .. } => Some((name.as_str(), p)),
+            _ => None,
+        })
+        .collect();
     let same: Vec<&Path> = all.iter().filter(|(n, _)| *n == r.buf).map(|(_, p)| p).collect();
     match (same.len(), r.nth) {
         (1, None | Some(1)) => Ok(same[0].clone()),
@@ -126,7 +119,7 @@ pub(super) fn find_alloc(k: &Kernel, r: &BufRef) -> Result<Path, Diagnostic> {
         ))
         .with_hint("name a buffer the kernel allocates (`alloc t: f32[..] local` or `shared`)")),
         (0, _) => {
-            let names: Vec<&str> = all.iter().map(|(n, _)| n.as_str()).collect();
+            let names: Vec<&str> = all.iter().map(|(n, _)| *n).collect();
             let mut d = Diagnostic::error(format!("kernel {} has no allocation `{}`", k.name, r.buf))
                 .with_expected(if names.is_empty() {
                     format!("kernel {} allocates nothing", k.name)
