@@ -35,15 +35,36 @@ type R<T> = Result<T, Diagnostic>;
 /// Byte alignment of each shared allocation inside CUDA's dynamic shared memory.
 pub const DYNAMIC_SHARED_ALIGN: u64 = 16;
 
-/// The source of every kernel of `m` (all GPU kernels) in dialect `d`, preamble first.
-pub fn module_source(m: &Module, d: Dialect) -> R<String> {
+/// The source of every kernel of `m` (all GPU kernels) in dialect `d`, preamble first; the
+/// kernels of `replaced` are not emitted: their hand-written text comes last instead, each after
+/// a `#line 1 "NAME"` so the GPU compiler's messages name that text's own file and lines. With
+/// any replaced kernel the preamble is the whole of it (what hand-written code may call).
+pub fn module_source(m: &Module, d: Dialect, replaced: &[HandWritten<'_>]) -> R<String> {
     let mut kernels = Vec::new();
-    let (mut inf_nan, mut min_max) = (false, false);
-    for k in &m.kernels {
+    let (mut inf_nan, mut min_max) = (!replaced.is_empty(), !replaced.is_empty());
+    for k in m.kernels.iter().filter(|k| !replaced.iter().any(|r| r.kernel == k.name)) {
         let mut cx = KernelCx::new(d, k);
         kernels.push(cx.kernel()?);
         inf_nan |= cx.uses_inf_nan;
         min_max |= cx.uses_float_min_max;
+    }
+    for r in replaced {
+        let Some(k) = m.kernels.iter().find(|k| k.name == r.kernel) else {
+            return Err(Diagnostic::error(format!(
+                "`{}` replaces kernel `{}`, which module {} does not have",
+                r.name, r.kernel, m.name
+            )));
+        };
+        if LaunchShape::of(k).is_none() {
+            return Err(Diagnostic::error(format!(
+                "kernel {} is not a GPU kernel: its body is not exactly one `launch`",
+                k.name
+            ))
+            .at(k.span)
+            .with_note(format!("its source `{}` needs the launch geometry of a `launch`", r.name)));
+        }
+        let name = r.name.replace('\\', "/").replace('"', "'");
+        kernels.push(format!("#line 1 \"{name}\"\n{}", r.text));
     }
     let half = m.buffers.iter().any(|b| b.ty.dtype == DType::F16);
     let mut out = format!(
@@ -63,6 +84,26 @@ pub fn module_source(m: &Module, d: Dialect) -> R<String> {
         out.push_str(&k);
     }
     Ok(out)
+}
+
+/// The function of kernel `k` of `m` in dialect `d`, without the preamble: what an L2 kernel
+/// file starts from.
+pub fn kernel_source(m: &Module, d: Dialect, k: &str) -> R<String> {
+    let kernel = m
+        .kernels
+        .iter()
+        .find(|x| x.name == k)
+        .ok_or_else(|| Diagnostic::error(format!("module {} has no kernel `{k}`", m.name)))?;
+    KernelCx::new(d, kernel).kernel()
+}
+
+/// The hand-written source of one kernel, replacing the emitted one.
+#[derive(Debug, Clone, Copy)]
+pub struct HandWritten<'a> {
+    pub kernel: &'a str,
+    /// The file name the GPU compiler's messages give (`#line`).
+    pub name: &'a str,
+    pub text: &'a str,
 }
 
 /// C's binding strengths: 1 `||`, 2 `&&`, 3 `== !=`, 4 `< <= > >=`, 5 `+ -`, 6 `* / %`, 7 unary

@@ -1,7 +1,8 @@
 //! `ekb-gpu-c`: L1 GPU kernels -> CUDA C or OpenCL C, from one C-family emitter.
 //!
 //! [`emit`] verifies a module against a GPU target and writes the source of its kernels in the
-//! target's dialect (or the one asked for); [`kernels`] describes each kernel as a runtime
+//! target's dialect (or the one asked for); [`emit_with`] puts hand-written (L2) kernels in place
+//! of some, and [`emit_kernel`] writes one kernel alone, the start of such a kernel; [`kernels`] describes each kernel as a runtime
 //! launches it (the ABI of `docs/gpu.md`). The dialects differ only through the table in
 //! [`dialect`]; the walk in `emit` is shared. With the `opencl` feature (on by default) or
 //! `cuda`, `run` runs a module on this machine's GPU, through the system's OpenCL driver or
@@ -17,7 +18,7 @@ mod emit;
 pub mod run;
 
 pub use dialect::Dialect;
-pub use emit::DYNAMIC_SHARED_ALIGN;
+pub use emit::{HandWritten, DYNAMIC_SHARED_ALIGN};
 
 use ekb_ir::l1::gpu::LaunchShape;
 use ekb_ir::l1::verify::verify;
@@ -28,6 +29,35 @@ use ekb_ir::{Diagnostic, TargetProfile};
 /// The source of every kernel of `m` in `dialect`, for `target` (whose GPU must speak that
 /// dialect). The module must verify against `target` with no errors.
 pub fn emit(m: &Module, dialect: Dialect, target: &TargetProfile) -> Result<String, Diagnostic> {
+    emit_with(m, dialect, target, &[])
+}
+
+/// [`emit`] with the kernels of `replaced` written by hand (L2, `docs/l2.md`): their text comes
+/// after the emitted kernels and the whole preamble, each under a `#line` naming its file.
+pub fn emit_with(
+    m: &Module,
+    dialect: Dialect,
+    target: &TargetProfile,
+    replaced: &[HandWritten<'_>],
+) -> Result<String, Diagnostic> {
+    check_target(m, dialect, target)?;
+    emit::module_source(m, dialect, replaced)
+}
+
+/// The function of kernel `kernel` of `m` in `dialect`, without the preamble: the starting point
+/// of a hand-written (L2) kernel.
+pub fn emit_kernel(
+    m: &Module,
+    dialect: Dialect,
+    target: &TargetProfile,
+    kernel: &str,
+) -> Result<String, Diagnostic> {
+    check_target(m, dialect, target)?;
+    emit::kernel_source(m, dialect, kernel)
+}
+
+/// An error unless `target` has a GPU of `dialect` and `m` verifies against it.
+fn check_target(m: &Module, dialect: Dialect, target: &TargetProfile) -> Result<(), Diagnostic> {
     let Some(gpu) = &target.gpu else {
         return Err(Diagnostic::error(format!(
             "target `{}` has no GPU: {} needs one",
@@ -49,7 +79,7 @@ pub fn emit(m: &Module, dialect: Dialect, target: &TargetProfile) -> Result<Stri
             first.with_note(format!("module {} does not verify for target `{}`", m.name, target.name))
         );
     }
-    emit::module_source(m, dialect)
+    Ok(())
 }
 
 /// A kernel as a runtime launches it: its name (the symbol in the source), its parameters in

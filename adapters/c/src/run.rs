@@ -105,7 +105,7 @@ impl Gpu {
     /// emitter writes for it in the device's dialect.
     pub fn run(&self, m: &Module, inputs: &HashMap<String, Buffer>) -> Result<Report, Diagnostic> {
         let dialect = if self.info.api == Api::Cuda { Dialect::Cuda } else { Dialect::OpenCl };
-        self.run_source(m, &module_source(m, dialect)?, inputs)
+        self.run_source(m, &module_source(m, dialect, &[])?, inputs)
     }
 
     /// Runs the plan of `m` with the kernels of `source` instead of the emitted ones (an L2

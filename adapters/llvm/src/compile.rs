@@ -7,7 +7,7 @@
 //! calls for imports, inline stack probes, no fast-math outside `vectorize`. Every object is
 //! checked against the kernel ABI before `compile` returns, whoever wrote the IR.
 
-use crate::abi::{check_object, Arch};
+use crate::abi::{check_object, Arch, ObjectInfo};
 use ekb_ir::{Diagnostic, TargetProfile};
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -104,7 +104,6 @@ pub fn codegen_args(target: &TargetProfile) -> Vec<String> {
 /// Compiles LLVM IR text to an ELF object at `out` for `target`, then checks the object against
 /// the kernel ABI. Errors carry clang's stderr (one note per line) and the command line.
 pub fn compile(ir: &str, target: &TargetProfile, out: &Path) -> Result<CompileLog, Diagnostic> {
-    let clang = find_clang()?;
     let io = |what: &str, e: std::io::Error| Diagnostic::error(format!("cannot {what}: {e}"));
     let mut input = tempfile::Builder::new()
         .prefix("ekb-kernels-")
@@ -112,12 +111,27 @@ pub fn compile(ir: &str, target: &TargetProfile, out: &Path) -> Result<CompileLo
         .tempfile()
         .map_err(|e| io("create a temporary file", e))?;
     std::io::Write::write_all(&mut input, ir.as_bytes()).map_err(|e| io("write the LLVM IR", e))?;
+    let input = input.path().display().to_string();
+    compile_input(&input, &["-x", "ir"], target, out, None).map(|(log, _)| log)
+}
 
+/// Runs clang with [`codegen_args`] on the file `input` (a path, relative to `cwd` when given),
+/// read as `language` (clang's `-x` and any options of the language), into the object `out`,
+/// and checks the object against the kernel ABI.
+pub(crate) fn compile_input(
+    input: &str,
+    language: &[&str],
+    target: &TargetProfile,
+    out: &Path,
+    cwd: Option<&Path>,
+) -> Result<(CompileLog, ObjectInfo), Diagnostic> {
+    let clang = find_clang()?;
     let mut command = vec![clang.display().to_string()];
     command.extend(codegen_args(target));
-    command.extend(["-x".into(), "ir".into(), input.path().display().to_string()]);
+    command.extend(language.iter().map(|a| a.to_string()));
+    command.push(input.to_string());
     command.extend(["-o".into(), out.display().to_string()]);
-    let log = run(&command)?;
+    let log = run(&command, cwd)?;
     let bad_feature: Vec<&str> =
         log.stderr.lines().filter(|l| l.contains("is not a recognized feature")).collect();
     if !bad_feature.is_empty() {
@@ -131,10 +145,11 @@ pub fn compile(ir: &str, target: &TargetProfile, out: &Path) -> Result<CompileLo
         }
         return Err(d);
     }
-    let bytes = std::fs::read(out).map_err(|e| io(&format!("read `{}`", out.display()), e))?;
-    check_object(&bytes, &target.cpu.triple)
+    let bytes =
+        std::fs::read(out).map_err(|e| Diagnostic::error(format!("cannot read `{}`: {e}", out.display())))?;
+    let info = check_object(&bytes, &target.cpu.triple)
         .map_err(|d| d.with_note(format!("compiled with: {}", log.command_line())))?;
-    Ok(log)
+    Ok((log, info))
 }
 
 /// The assembly clang makes of `ir` for `target`, with [`compile`]'s options (`-S` instead of
@@ -151,17 +166,20 @@ pub fn assembly(ir: &str, target: &TargetProfile) -> Result<String, Diagnostic> 
     command.extend(codegen_args(target).into_iter().filter(|a| a != "-c"));
     command.extend(["-S".into(), "-x".into(), "ir".into(), input.display().to_string()]);
     command.extend(["-o".into(), out.display().to_string()]);
-    run(&command)?;
+    run(&command, None)?;
     std::fs::read_to_string(&out).map_err(|e| io("read the assembly", e))
 }
 
-/// Runs a compiler command; a non-zero exit is an error carrying its stderr.
-pub(crate) fn run(command: &[String]) -> Result<CompileLog, Diagnostic> {
+/// Runs a compiler command (in directory `cwd`, else this process's); a non-zero exit is an
+/// error carrying its stderr.
+pub(crate) fn run(command: &[String], cwd: Option<&Path>) -> Result<CompileLog, Diagnostic> {
     let start = Instant::now();
-    let output = Command::new(&command[0])
-        .args(&command[1..])
-        .output()
-        .map_err(|e| Diagnostic::error(format!("cannot run `{}`: {e}", command[0])))?;
+    let mut cmd = Command::new(&command[0]);
+    cmd.args(&command[1..]);
+    if let Some(dir) = cwd {
+        cmd.current_dir(dir);
+    }
+    let output = cmd.output().map_err(|e| Diagnostic::error(format!("cannot run `{}`: {e}", command[0])))?;
     let log = CompileLog {
         command: command.to_vec(),
         duration: start.elapsed(),

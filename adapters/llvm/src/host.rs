@@ -143,7 +143,7 @@ impl HostModule {
             shim.display().to_string(),
             "-lm".into(),
         ]);
-        let link = run(&command)?;
+        let link = run(&command, None)?;
 
         let pool = Box::new(
             Pool::new(&PoolConfig::new(threads, WORKER_STACK_BYTES))

@@ -4,11 +4,14 @@
 //!
 //! Two modes: [`Mode::Unified`] asks for an L1 module (the unified IR's loop level) that computes
 //! the graph; [`Mode::Native`] asks for the backend's own source (C for CPU, CUDA C, OpenCL C), for
-//! the comparison between the two. The level shapes the advice (a single operator, a composed
-//! graph, a whole model).
+//! the comparison between the two: one kernel computing the whole graph with the L2 kernel ABI
+//! (`docs/l2.md`), which the evaluator builds as a plan of that one kernel over all graph buffers
+//! (a GPU answer states its launch geometry in a `// launch:` line). The level shapes the advice
+//! (a single operator, a composed graph, a whole model).
 //!
 //! What must stay true: the prompt is a pure function of its inputs (the cache and replay keys
-//! depend on it); the worked examples parse and verify (a test checks them).
+//! depend on it); the worked examples parse and verify, the native ones compile as native
+//! candidates (tests check them).
 
 use crate::provider::Message;
 use ekb_eval::tasks::{Backend, Task};
@@ -80,7 +83,9 @@ module bias_relu {
 ";
 
 const EXAMPLE_C: &str = "\
-void bias_relu(const float *x, const float *b, float *y) {
+void ekb_k_bias_relu(void *const *args) {
+  const float *x = args[0], *b = args[1];
+  float *y = args[2];
   for (int i = 0; i < 4; i++)
     for (int j = 0; j < 8; j++) {
       float v = x[i * 8 + j] + b[j];
@@ -90,18 +95,16 @@ void bias_relu(const float *x, const float *b, float *y) {
 ";
 
 const EXAMPLE_CUDA: &str = "\
-__global__ void bias_relu_k(const float *x, const float *b, float *y) {
+// launch: grid=[4] block=[8]
+extern \"C\" __global__ void bias_relu(const float *x, const float *b, float *y) {
   int i = blockIdx.x, j = threadIdx.x;
   float v = x[i * 8 + j] + b[j];
   y[i * 8 + j] = v > 0.0f ? v : 0.0f;
 }
-
-extern \"C\" void bias_relu(const float *x, const float *b, float *y) {
-  bias_relu_k<<<4, 8>>>(x, b, y);
-}
 ";
 
 const EXAMPLE_OPENCL: &str = "\
+// launch: grid=[4] block=[8]
 __kernel void bias_relu(__global const float *x, __global const float *b, __global float *y) {
   int i = get_group_id(0), j = get_local_id(0);
   float v = x[i * 8 + j] + b[j];
@@ -138,7 +141,7 @@ pub fn build_prompt(task: &Task, backend: Backend, profile: &TargetProfile, mode
 fn language(backend: Backend, mode: Mode) -> (&'static str, &'static str) {
     match (mode, backend) {
         (Mode::Unified, _) => ("an L1 module of the unified IR", "ekir"),
-        (Mode::Native, Backend::Cpu) => ("C (C11, no libraries beyond <math.h>)", "c"),
+        (Mode::Native, Backend::Cpu) => ("freestanding C (C11)", "c"),
         (Mode::Native, Backend::Cuda) => ("CUDA C", "cuda"),
         (Mode::Native, Backend::Opencl) => ("OpenCL C", "opencl"),
     }
@@ -162,19 +165,31 @@ attr=value); return ... }`, whole-tensor operators, static shapes, row-major, dt
             );
             let abi = match backend {
                 Backend::Cpu => {
-                    "Write one function `void NAME(...)` named after the graph, taking a pointer per \
-graph input, then per param, then per output, in declaration order (`const float *` for inputs and \
-params, `float *` for outputs; `int` for i32). The pointers are to contiguous row-major data."
+                    "Write one function `void ekb_k_NAME(void *const *args)`, NAME being the graph's \
+name, exported (every other function `static`). `args[i]` points to the i-th buffer: the graph \
+inputs, then the params, then the outputs, in declaration order; contiguous row-major, 64-byte \
+aligned, never overlapping (`float` for f32, `int32_t` for i32, `int8_t` for i8, `uint16_t` bits for \
+f16). It is compiled freestanding by clang-19 (-O3, C11): no C library; you may declare and call \
+`expf logf powf tanhf erff sqrtf fabsf floorf ceilf exp2f ldexpf sinf cosf memset memcpy memmove`, \
+and nothing else outside your file; no global variables."
                 }
                 Backend::Cuda => {
-                    "Write your `__global__` kernels and one host function `extern \"C\" void NAME(...)` \
-named after the graph that launches them, taking device pointers per graph input, then per param, \
-then per output, in declaration order."
+                    "Write one kernel `extern \"C\" __global__ void NAME(...)`, NAME being the graph's \
+name, with one pointer parameter per graph input, then per param, then per output, in declaration \
+order (`const float *` for inputs and params, `float *` for outputs; `int` for i32, `signed char` for \
+i8, `unsigned short` bits for f16); contiguous row-major device buffers. You may write `__device__` \
+helpers; no host code. It is compiled by NVRTC and launched once: state the launch geometry in a \
+line `// launch: grid=[X,Y,Z] block=[X,Y,Z]` (one to three sizes each; static `__shared__` arrays \
+only)."
                 }
                 Backend::Opencl => {
-                    "Write `__kernel` functions; the first kernel is named after the graph and takes \
-`__global` pointers per graph input, then per param, then per output, in declaration order. Say the \
-global and local sizes in a comment `// launch: global=[..] local=[..]` above each kernel."
+                    "Write one kernel `__kernel void NAME(...)`, NAME being the graph's name, with one \
+`__global` pointer parameter per graph input, then per param, then per output, in declaration order \
+(`const float *` for inputs and params, `float *` for outputs; `int` for i32, `char` for i8, `ushort` \
+bits for f16); contiguous row-major buffers. You may write helper functions. It is built once by \
+the OpenCL driver and enqueued once: state the launch geometry in a line `// launch: grid=[X,Y,Z] \
+block=[X,Y,Z]` (work-groups per dimension and work-items per work-group, one to three sizes \
+each: the global size is grid times block)."
                 }
             };
             s.push_str(abi);
@@ -262,6 +277,24 @@ fn user_text(task: &Task, backend: Backend, profile: &TargetProfile, mode: Mode)
 mod tests {
     use super::*;
     use ekb_ir::{l0, l1, SourceFile};
+
+    #[test]
+    fn native_examples_are_native_candidates_and_the_c_one_compiles() {
+        use ekb_deploy::l2::{native, KernelLang};
+        let graph = l0::check::load(&SourceFile::new("ex.ekir", EXAMPLE_GRAPH)).unwrap();
+        for (text, lang) in [(EXAMPLE_CUDA, KernelLang::Cuda), (EXAMPLE_OPENCL, KernelLang::OpenCl)] {
+            let c = native::candidate(&graph, SourceFile::new("ex", text), lang).expect("a launch line");
+            let shape = l1::gpu::LaunchShape::of(&c.module.kernels[0]).expect("a GPU kernel");
+            assert_eq!((shape.grid, shape.block), ([4, 1, 1], [8, 1, 1]));
+        }
+        let c = native::candidate(&graph, SourceFile::new("ex.c", EXAMPLE_C), KernelLang::C).unwrap();
+        let options = ekb_deploy::CompileOptions { kernel_sources: c.kernels, ..Default::default() };
+        let program = ekb_deploy::Program::Module { module: &c.module, graph: &graph };
+        let target = ekb_ir::TargetProfile::load("host").unwrap();
+        let artifact = ekb_deploy::compile(program, Default::default(), &target, &options)
+            .unwrap_or_else(|f| panic!("{:?}", f.diagnostics));
+        assert!(artifact.code.is_some());
+    }
 
     #[test]
     fn worked_examples_parse_and_verify() {

@@ -36,8 +36,9 @@ fn a_gpu_prompt_gives_the_gpus_limits_and_native_mode_asks_for_cuda() {
     let user = &msgs[1].content;
     assert!(user.contains(&format!("- threads per block: at most {}", gpu.max_threads_per_block)));
     assert!(user.contains(&format!("- shared memory per block: {} bytes", gpu.shared_bytes_per_block)));
-    assert!(user.contains("bias_relu_k<<<4, 8>>>"));
-    assert!(msgs[0].content.contains("extern \"C\" void NAME(...)"));
+    assert!(user.contains("// launch: grid=[4] block=[8]\nextern \"C\" __global__ void bias_relu("));
+    assert!(msgs[0].content.contains("extern \"C\" __global__ void NAME(...)"));
+    assert!(msgs[0].content.contains("`// launch: grid=[X,Y,Z] block=[X,Y,Z]`"));
     assert!(!msgs[0].content.contains("`vectorize j in 0..N`"), "no L1 reference in native mode");
     // The prompt is a pure function of its inputs.
     assert_eq!(msgs, build_prompt(&t, Backend::Cuda, &profile, Mode::Native));

@@ -1,5 +1,6 @@
 //! `ekb lower`: an IR file through the compile driver (`ekb_deploy::driver`), stopping where
-//! asked: the L1 loop program, the adapter's LLVM IR or GPU source, or the object file; with
+//! asked: the L1 loop program, the adapter's LLVM IR or GPU source, the object file, or an
+//! editable L2 folder (`ekb_deploy::l2`: the module and one source file per kernel); with
 //! `--dump-stages`, every stage's output on the way. `--passes` chooses the L0 graph passes run
 //! before the lowering (`ekb_passes`), `--dump-passes` shows the graph after each.
 //!
@@ -25,6 +26,7 @@ ekb lower conv.ekir --to llvm --target rk3588   LLVM IR for the RK3588's Cortex-
 ekb lower conv.ekir --to obj -o conv.o          an ELF object of the kernels\n  \
 ekb lower conv.ekir --to asm --target rk3588    its aarch64 instructions, to read\n  \
 ekb lower conv.ekir --to c --target pocl        the GPU lowering as OpenCL C\n  \
+ekb lower conv.ekir --to l2 -o conv.l2          an L2 folder: module.ekir + kernels/NAME.ll\n  \
 ekb lower conv.ekir --dump-stages               every stage's output on stderr\n  \
 ekb lower conv.ekir --passes none               lower the graph as written, without graph passes\n  \
 ekb lower conv.ekir --passes cse,dce --dump-passes   two passes, each one's graph on stderr\n  \
@@ -60,7 +62,8 @@ pub struct Args {
     /// [default: gpu for `--to c`, else cpu].
     #[arg(long)]
     backend: Option<String>,
-    /// Write here instead of standard output (required for `--to obj`).
+    /// Write here instead of standard output (required for `--to obj`, and for `--to l2`: the
+    /// folder).
     #[arg(short, long)]
     output: Option<PathBuf>,
     /// Show each stage's output as it is made: on stderr, each after a header line
@@ -94,13 +97,16 @@ enum To {
     /// The assembly of that object (clang-19 `-S`, the same options), for reading the
     /// instructions: aarch64 code under qemu is read, not timed.
     Asm,
+    /// An L2 folder (docs/l2.md): the L1 module as `module.ekir` and each kernel's source in
+    /// the backend's language as `kernels/NAME.ll` (CPU), `.cl` or `.cu` (GPU), to edit.
+    L2,
 }
 
 impl To {
     /// The driver's last stage for this output.
     fn until(self) -> Stage {
         match self {
-            To::L1 | To::Trace => Stage::Verify,
+            To::L1 | To::Trace | To::L2 => Stage::Verify,
             To::Llvm | To::C => Stage::Adapter,
             To::Obj => Stage::Toolchain,
             To::Asm => Stage::Adapter,
@@ -127,6 +133,9 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
     };
     if args.to == To::Obj && args.output.is_none() {
         return Err("error: `--to obj` needs `-o FILE`".into());
+    }
+    if args.to == To::L2 && args.output.is_none() {
+        return Err("error: `--to l2` needs `-o DIR`, the folder to write".into());
     }
     let passes = ekb_passes::Selection::parse(&args.passes)
         .map_err(|d| source::render(&[d.with_note("in `--passes`")]))?;
@@ -160,6 +169,7 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
         dump,
         passes,
         dump_passes: args.dump_passes,
+        kernel_sources: Vec::new(),
     };
     let artifact =
         driver::compile(input, sources, &target, &options).map_err(|f| source::render(&f.diagnostics))?;
@@ -169,6 +179,13 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
     let text = match args.to {
         To::L1 => l1::print::print(&artifact.module),
         To::Trace => unreachable!("printed above"),
+        To::L2 => {
+            let dir = args.output.expect("checked above");
+            let files = ekb_deploy::l2::write(&dir, &artifact.module, backend, &target)
+                .map_err(|d| source::render(&[d]))?;
+            eprintln!("wrote {} ({} kernel sources)", dir.display(), files.len() - 1);
+            return Ok(ExitCode::SUCCESS);
+        }
         To::Llvm | To::C => artifact.source.expect("compiled through the adapter"),
         To::Asm => {
             let ir = artifact.source.expect("compiled through the adapter");
@@ -251,6 +268,6 @@ fn check_output(to: To, backend: Backend) -> Result<(), Diagnostic> {
                 "choose a target with a GPU (`pocl`, `rk3588`, `jetson-orin`, `h200`) and `--backend gpu`",
             ))
         }
-        To::L1 | To::Trace | To::Llvm | To::Obj | To::Asm | To::C => Ok(()),
+        To::L1 | To::Trace | To::Llvm | To::Obj | To::Asm | To::C | To::L2 => Ok(()),
     }
 }

@@ -12,8 +12,11 @@
 //! 4. **verify**: the loop program against the target (`ekb_ir::l1::verify`);
 //! 5. **bind**: the module's buffers tied to the task's graph by name and type;
 //! 6. **adapter**: LLVM IR text (`ekb_llvm::emit`), or OpenCL C / CUDA C (`ekb_gpu_c::emit`);
+//!    kernels given as source ([`CompileOptions::kernel_sources`], L2: `crate::l2`) are not
+//!    emitted, their source is used instead;
 //! 7. **toolchain**: clang-19 -> ELF object for the target's triple (CPU code only: a GPU's
-//!    driver compiles its source on the device).
+//!    driver compiles its source on the device); hand-written CPU kernels are compiled one by
+//!    one and linked with the emitted ones into one object, checked like any other.
 //!
 //! What it must keep true:
 //! - Every caller that turns IR into code goes through [`compile`] (`ekb lower`; `ekb build`,
@@ -258,6 +261,9 @@ pub struct CompileOptions {
     /// Print every graph pass run (its name, round, and the graph when it changed it) on
     /// stderr; a dump directory holds the graph after each pass that changed it instead.
     pub dump_passes: bool,
+    /// L2: kernels of the module given as backend source, used instead of what the adapter
+    /// would emit from their L1 body (`docs/l2.md`).
+    pub kernel_sources: Vec<crate::l2::KernelSource>,
 }
 
 impl Default for CompileOptions {
@@ -271,6 +277,7 @@ impl Default for CompileOptions {
             dump: Dump::None,
             passes: ekb_passes::Selection::Default,
             dump_passes: false,
+            kernel_sources: Vec::new(),
         }
     }
 }
@@ -432,11 +439,16 @@ pub fn compile(
     }
 
     // The adapter of the backend. GPU source is the payload's code as it is: the device's
-    // driver compiles it, so a GPU program ends here.
+    // driver compiles it, so a GPU program ends here. Hand-written kernels replace emitted ones.
+    let hand = &options.kernel_sources;
+    let wrong = crate::l2::check_languages(hand, backend);
+    if !wrong.is_empty() {
+        return Err(failure(Stage::Adapter, wrong));
+    }
     if gpu {
         let dialect = if backend == Backend::Cuda { Dialect::Cuda } else { Dialect::OpenCl };
         let (source, log) = run.stage(Stage::Adapter, || {
-            emit_gpu(module, dialect, target).map_err(|d| vec![sources.module(d)])
+            emit_gpu(module, dialect, target, hand).map_err(|d| vec![sources.module(d)])
         })?;
         let ext = if dialect == Dialect::Cuda { "cu" } else { "cl" };
         run.dump(Stage::Adapter, &format!("L1 -> {}", dialect.name()), ext, source.as_bytes())?;
@@ -444,8 +456,18 @@ pub fn compile(
         artifact.source = Some(source);
         return Ok(run.finish(artifact));
     }
+    // The emitted kernels are those without a source (`None`: every kernel has one).
+    let emitted = Module {
+        kernels: module
+            .kernels
+            .iter()
+            .filter(|k| !hand.iter().any(|h| h.kernel == k.name))
+            .cloned()
+            .collect(),
+        ..module.clone()
+    };
     let ir =
-        run.stage(Stage::Adapter, || ekb_llvm::emit(module, target).map_err(|d| vec![sources.module(d)]))?;
+        run.stage(Stage::Adapter, || ekb_llvm::emit(&emitted, target).map_err(|d| vec![sources.module(d)]))?;
     run.dump(Stage::Adapter, &format!("L1 -> LLVM IR for {}", target.cpu.triple), "ll", ir.as_bytes())?;
     if options.until == Stage::Adapter {
         artifact.source = Some(ir);
@@ -453,7 +475,13 @@ pub fn compile(
     }
 
     // The toolchain last: clang checks the object against the kernel ABI as it writes it.
-    let code = run.stage(Stage::Toolchain, || clang(&ir, &module.name, target))?;
+    let code = run.stage(Stage::Toolchain, || match hand.is_empty() {
+        true => clang(&ir, &module.name, target),
+        false => {
+            let emitted_ir = (!emitted.kernels.is_empty()).then_some(ir.as_str());
+            crate::l2::cpu_object(emitted_ir, hand, target)
+        }
+    })?;
     let what = format!("LLVM IR -> ELF object with clang-19, {} bytes", code.bytes.len());
     run.dump(Stage::Toolchain, &what, "o", &code.bytes)?;
     artifact.source = Some(ir);
@@ -485,15 +513,20 @@ fn bind_table(module: &Module, bound: &[BufferDecl]) -> String {
         .collect()
 }
 
-/// The kernels of `module` in `dialect`, and what emitting them took (the code's compile log:
-/// a GPU's driver compiles the source on the device).
+/// The kernels of `module` in `dialect`, those of `hand` as written, and what emitting them took
+/// (the code's compile log: a GPU's driver compiles the source on the device).
 fn emit_gpu(
     module: &Module,
     dialect: Dialect,
     target: &TargetProfile,
+    hand: &[crate::l2::KernelSource],
 ) -> Result<(String, CompileLog), Diagnostic> {
     let started = Instant::now();
-    let source = ekb_gpu_c::emit(module, dialect, target)?;
+    let hand: Vec<ekb_gpu_c::HandWritten<'_>> = hand
+        .iter()
+        .map(|h| ekb_gpu_c::HandWritten { kernel: &h.kernel, name: &h.source.name, text: &h.source.text })
+        .collect();
+    let source = ekb_gpu_c::emit_with(module, dialect, target, &hand)?;
     let log = CompileLog {
         command: vec!["ekb_gpu_c::emit".into(), dialect.name().into(), target.name.clone()],
         duration: started.elapsed(),

@@ -4,6 +4,8 @@
 //! - [`driver`]: the compile pipeline, every stage in order (graph passes, lowering for the CPU
 //!   or the GPU, verification, binding to the task's graph, LLVM IR or OpenCL C / CUDA C,
 //!   clang-19), with per-stage dumps; and the run of one payload on a device (`measure`).
+//! - [`l2`]: the L2 form, an L1 module some of whose kernels are given as backend source (an
+//!   editable folder, or a native answer as one kernel over the graph's buffers).
 //! - [`arena`]: the temp arena of a CPU payload (temps never live at once share bytes).
 //! - [`build`]: a compiled program becomes a payload file for a target profile (parameter data,
 //!   expected outputs from the reference interpreter, the manifest).
@@ -25,6 +27,7 @@ pub mod build;
 pub mod bundle;
 pub mod command;
 pub mod driver;
+pub mod l2;
 pub mod report;
 pub mod runtime;
 pub mod session;

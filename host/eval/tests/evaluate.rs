@@ -85,7 +85,7 @@ fn every_failure_class_is_classified_end_to_end_and_a_resume_does_nothing_twice(
                  y[0, 0] = acc[0]",
             ),
         ),
-        // 10: native source, which this evaluator does not compile.
+        // 10: a native C answer exporting a function other than the entry `ekb_k_relu_tiny`.
         ("c", "void kernel(void) {}\n".into()),
     ];
     for (i, (ext, text)) in samples.iter().enumerate() {
@@ -146,8 +146,11 @@ fn every_failure_class_is_classified_end_to_end_and_a_resume_does_nothing_twice(
     assert!(r(7).compiled);
     assert_eq!(class(8), FailureClass::Runtime, "{:?}", r(8).failure);
     assert_eq!(class(9), FailureClass::Timeout, "{:?}", r(9).failure);
-    assert_eq!(class(10), FailureClass::NoCandidate);
-    assert!(r(10).failure.as_ref().unwrap().evidence.contains("native source"));
+    assert_eq!(class(10), FailureClass::Compile);
+    assert_eq!(r(10).candidate.kind, "native");
+    let evidence = &r(10).failure.as_ref().unwrap().evidence;
+    assert!(evidence.contains("exported symbol `kernel` is not a kernel entry"), "{evidence}");
+    assert!(evidence.contains("`relu_tiny/cpu/sample-10/candidate.c`"), "{evidence}");
     for s in 3..samples.len() as u32 {
         assert!(r(s).timing.is_none(), "sample {s} failed and has no timing");
     }

@@ -1,11 +1,13 @@
 //! Where candidates come from: the built-in schedules (`builtin:default`), or the folder
 //! `ekb generate` wrote (`DIR/TASK/BACKEND/sample-N/candidate.ekir` beside its `meta.json`);
 //! a sample may instead hold `candidate.trace`, a schedule trace over the task's naive lowering
-//! (`docs/schedules.md`).
+//! (`docs/schedules.md`), an L2 folder `candidate.l2/` (`docs/l2.md`), or a native answer
+//! `candidate.c`, `candidate.cu` or `candidate.cl` (`ekb generate --mode native`).
 //!
 //! What must stay true: a sample that has no candidate file is still a sample (it counts as
 //! failed, class `no_candidate`, with the reason `meta.json` gives); a candidate file is read
-//! exactly as it is, and its text and SHA-256 go into the result.
+//! exactly as it is, and its text and SHA-256 go into the result (for an L2 folder, the text is
+//! every file of it in order, each after a `# file: NAME` line).
 
 use crate::results::CandidateText;
 use ekb_ir::Diagnostic;
@@ -45,8 +47,11 @@ impl Candidates {
 /// One sample's candidate, as found.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Found {
-    /// IR text (an L0 graph or an L1 module) and where it came from.
+    /// IR text (an L0 graph or an L1 module), a schedule trace or a native answer (by the
+    /// extension of its origin), and where it came from.
     Text { text: String, origin: String },
+    /// An L2 folder: where it is, its name in diagnostics, and its files as one text.
+    L2 { dir: PathBuf, origin: String, text: String },
     /// A sample without usable IR text, and why.
     Missing { origin: String, reason: String },
 }
@@ -55,7 +60,7 @@ impl Found {
     /// The record of this candidate (the text kind is filled in by the caller once parsed).
     pub fn record(&self, kind: &str) -> CandidateText {
         match self {
-            Found::Text { text, origin } => CandidateText {
+            Found::Text { text, origin } | Found::L2 { text, origin, .. } => CandidateText {
                 origin: origin.clone(),
                 kind: kind.into(),
                 sha256: Some(sha256_hex(text)),
@@ -66,6 +71,34 @@ impl Found {
             }
         }
     }
+}
+
+/// The files of folder `dir` as one text, in path order, each after a `# file: NAME` line
+/// (`NAME` relative to `dir`); unreadable files are listed without text.
+fn folder_text(dir: &Path) -> String {
+    fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
+        let Ok(entries) = std::fs::read_dir(dir) else { return };
+        for path in entries.filter_map(|e| e.ok().map(|e| e.path())) {
+            if path.is_dir() {
+                walk(&path, out);
+            } else {
+                out.push(path);
+            }
+        }
+    }
+    let mut files = Vec::new();
+    walk(dir, &mut files);
+    files.sort();
+    let mut text = String::new();
+    for f in files {
+        let name = f.strip_prefix(dir).unwrap_or(&f).display().to_string();
+        text.push_str(&format!("# file: {name}\n"));
+        text.push_str(&std::fs::read_to_string(&f).unwrap_or_default());
+        if !text.ends_with('\n') {
+            text.push('\n');
+        }
+    }
+    text
 }
 
 /// SHA-256 of a text, lowercase hex.
@@ -85,18 +118,19 @@ pub fn find_in_dir(dir: &Path, task: &str, backend: &str, sample: u32) -> Found 
     if let Ok(text) = std::fs::read_to_string(sample_dir.join("candidate.trace")) {
         return Found::Text { text, origin: rel.join("candidate.trace").display().to_string() };
     }
-    let origin = rel.display().to_string();
-    if let Some(native) =
-        ["c", "cu", "cl"].iter().map(|e| sample_dir.join(format!("candidate.{e}"))).find(|p| p.is_file())
-    {
-        return Found::Missing {
-            origin,
-            reason: format!(
-                "`{}` is native source; this evaluator compiles IR candidates (L0 or L1) only",
-                native.file_name().map_or(String::new(), |n| n.to_string_lossy().into_owned())
-            ),
-        };
+    let l2 = sample_dir.join("candidate.l2");
+    if l2.is_dir() {
+        let origin = rel.join("candidate.l2").display().to_string();
+        return Found::L2 { text: folder_text(&l2), dir: l2, origin };
     }
+    // A native answer: compiled as an L2 candidate of one kernel over the graph's buffers.
+    for ext in ["c", "cu", "cl"] {
+        let file = format!("candidate.{ext}");
+        if let Ok(text) = std::fs::read_to_string(sample_dir.join(&file)) {
+            return Found::Text { text, origin: rel.join(file).display().to_string() };
+        }
+    }
+    let origin = rel.display().to_string();
     let meta = std::fs::read_to_string(sample_dir.join("meta.json"))
         .ok()
         .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok());
@@ -149,7 +183,21 @@ mod tests {
         };
         assert_eq!(reason(1), "nothing usable in the answer: the answer is empty");
         assert_eq!(reason(2), "the provider failed: HTTP 500");
-        assert!(reason(3).contains("native source"), "{}", reason(3));
+        assert_eq!(
+            find_in_dir(d, "relu", "cpu", 3),
+            Found::Text { text: "void f() {}".into(), origin: "relu/cpu/sample-3/candidate.c".into() }
+        );
+        let s5 = d.join("relu/cpu/sample-5/candidate.l2/kernels");
+        std::fs::create_dir_all(&s5).unwrap();
+        std::fs::write(s5.join("../module.ekir"), "module relu {}\n").unwrap();
+        std::fs::write(s5.join("k0.ll"), "; k0").unwrap();
+        match find_in_dir(d, "relu", "cpu", 5) {
+            Found::L2 { origin, text, .. } => {
+                assert_eq!(origin, "relu/cpu/sample-5/candidate.l2");
+                assert_eq!(text, "# file: kernels/k0.ll\n; k0\n# file: module.ekir\nmodule relu {}\n");
+            }
+            other => panic!("{other:?}"),
+        }
         assert!(reason(4).contains("never generated"), "{}", reason(4));
     }
 

@@ -6,6 +6,11 @@
 //!   or the GPU lowering's for `cuda` and `opencl`). An L1 candidate is verified against the
 //!   target and bound to the task's graph by buffer names and types; its kernels must be of its
 //!   backend (GPU kernels, each one `launch`, for a GPU instance; loop kernels for the CPU).
+//! - An L2 candidate (`docs/l2.md`) is an L1 module checked as above, some of whose kernels are
+//!   given as backend source; a native answer is an L2 candidate whose plan is one kernel over
+//!   all of the task's buffers (`ekb_deploy::l2::native`). A source that does not compile is
+//!   `compile`, with the compiler's messages naming the candidate's file and line (a GPU's
+//!   compiler runs in the runtime's loader, whose build log comes back the same way).
 //! - Either way the payload's expected outputs come from the TASK's graph, never from the
 //!   candidate, so a candidate cannot define its own reference.
 //!
@@ -21,7 +26,7 @@ use crate::results::{FailureClass, FailureRecord, PassesRecord};
 use crate::tasks::{Backend, Task};
 use ekb_deploy::build::{self, build_for};
 use ekb_deploy::driver::{self, BackendChoice, CompileOptions, Failure, Program, Sources, Stage, TraceInput};
-use ekb_deploy::{BuildOptions, Built};
+use ekb_deploy::{l2, BuildOptions, Built};
 use ekb_ir::l0::{self, Graph};
 use ekb_ir::l1::{self, Module};
 use ekb_ir::{Diagnostic, SourceFile, TargetProfile};
@@ -31,7 +36,7 @@ use ekb_lower::Schedule;
 #[derive(Debug)]
 pub struct Compiled {
     pub built: Built,
-    /// `l0`, `l1` or `trace`.
+    /// `l0`, `l1`, `trace`, `l2` or `native`.
     pub kind: &'static str,
     /// What the graph passes did to it (`None` for an L1 module, or a graph that does not
     /// compile without the passes).
@@ -87,8 +92,9 @@ pub fn build_candidate(
     target: &TargetProfile,
     options: &BuildOptions,
 ) -> Result<Compiled, (Option<&'static str>, FailureRecord)> {
-    let text = match found {
-        Found::Text { text, .. } => text,
+    let (text, origin) = match found {
+        Found::Text { text, origin } => (text, origin),
+        Found::L2 { dir, origin, .. } => return build_l2_folder(task, dir, origin, backend, target, options),
         Found::Missing { reason, .. } => {
             return Err((
                 None,
@@ -100,12 +106,13 @@ pub fn build_candidate(
             ))
         }
     };
-    let origin = match found {
-        Found::Text { origin, .. } | Found::Missing { origin, .. } => origin,
-    };
     let src = SourceFile::new(origin.clone(), text.clone());
     if origin.ends_with(".trace") {
         return build_trace(task, src, backend, target, options);
+    }
+    let native = origin.rsplit_once('.').and_then(|(_, ext)| l2::KernelLang::from_extension(ext));
+    if let Some(lang) = native {
+        return build_native(task, src, lang, backend, target, options);
     }
     match ekb_ir::level_of(&src) {
         Ok("l0") => {
@@ -143,7 +150,7 @@ pub fn build_candidate(
             let module = l1::parse::parse(&src)
                 .map_err(|d| (kind, failure(FailureClass::SyntaxApi, "syntax/API: L1", &[d])))?;
             let sources = Sources { graph: Some(&task.source), module: Some(&src) };
-            build_module(task, &module, sources, backend, target, options)
+            build_module(task, &module, sources, &[], backend, target, options)
                 .map(|built| Compiled { built, kind: "l1", passes: None })
                 .map_err(|f| (kind, f))
         }
@@ -180,12 +187,82 @@ fn build_trace(
         .map_err(|ds| (kind, late_failure(&ds)))
 }
 
+/// An L2 folder: its module and kernel sources read (a folder that cannot be read as L2 is
+/// `syntax_api`), then built as [`build_l2`].
+fn build_l2_folder(
+    task: &Task,
+    dir: &std::path::Path,
+    origin: &str,
+    backend: Backend,
+    target: &TargetProfile,
+    options: &BuildOptions,
+) -> Result<Compiled, (Option<&'static str>, FailureRecord)> {
+    let kind = Some("l2");
+    let candidate = l2::read(dir, origin)
+        .map_err(|ds| (kind, failure(FailureClass::SyntaxApi, "syntax/API: L2 folder", &ds)))?;
+    build_l2(task, &candidate, backend, target, options)
+        .map(|built| Compiled { built, kind: "l2", passes: None })
+        .map_err(|f| (kind, f))
+}
+
+/// A native answer in `lang`: it must be in a language of `backend`, and a GPU answer must
+/// state its launch geometry (`syntax_api` otherwise); then built as [`build_l2`].
+fn build_native(
+    task: &Task,
+    answer: SourceFile,
+    lang: l2::KernelLang,
+    backend: Backend,
+    target: &TargetProfile,
+    options: &BuildOptions,
+) -> Result<Compiled, (Option<&'static str>, FailureRecord)> {
+    let kind = Some("native");
+    let wrong = l2::check_languages(
+        &[l2::KernelSource { kernel: task.name.clone(), lang, source: answer.clone() }],
+        payload_backend(backend),
+    );
+    if !wrong.is_empty() {
+        return Err((kind, failure(FailureClass::SyntaxApi, "syntax/API: wrong backend", &wrong)));
+    }
+    let candidate = l2::native::candidate(&task.graph, answer, lang)
+        .map_err(|d| (kind, failure(FailureClass::SyntaxApi, "syntax/API: native launch line", &[d])))?;
+    build_l2(task, &candidate, backend, target, options)
+        .map(|built| Compiled { built, kind: "native", passes: None })
+        .map_err(|f| (kind, f))
+}
+
+/// An L2 candidate: its module checked and compiled as any L1 candidate's, its kernel sources
+/// in the backend's language (else `syntax_api`) used instead of the emitted ones.
+fn build_l2(
+    task: &Task,
+    candidate: &l2::L2,
+    backend: Backend,
+    target: &TargetProfile,
+    options: &BuildOptions,
+) -> Result<Built, FailureRecord> {
+    let wrong = l2::check_languages(&candidate.kernels, payload_backend(backend));
+    if !wrong.is_empty() {
+        return Err(failure(FailureClass::SyntaxApi, "syntax/API: wrong backend", &wrong));
+    }
+    let sources = Sources { graph: Some(&task.source), module: Some(&candidate.module_source) };
+    build_module(task, &candidate.module, sources, &candidate.kernels, backend, target, options)
+}
+
+/// The payload backend of an instance's backend.
+pub(crate) fn payload_backend(backend: Backend) -> ekb_wire::payload::Backend {
+    match backend {
+        Backend::Cpu => ekb_wire::payload::Backend::CpuLlvm,
+        Backend::Cuda => ekb_wire::payload::Backend::Cuda,
+        Backend::Opencl => ekb_wire::payload::Backend::OpenCl,
+    }
+}
+
 /// Compiles `module` as an implementation of the task on `backend` (its kernels must be of the
-/// backend) and packs it into a payload.
+/// backend), the kernels of `kernel_sources` from that source (L2), and packs it into a payload.
 fn build_module(
     task: &Task,
     module: &Module,
     sources: Sources<'_>,
+    kernel_sources: &[l2::KernelSource],
     backend: Backend,
     target: &TargetProfile,
     options: &BuildOptions,
@@ -207,7 +284,11 @@ fn build_module(
         let d = sources.module.map_or(d.clone(), |s| s.locate(d));
         return Err(failure(FailureClass::SyntaxApi, "syntax/API: wrong backend", &[d]));
     }
-    let options_compile = CompileOptions { backend: choice(backend), ..CompileOptions::default() };
+    let options_compile = CompileOptions {
+        backend: choice(backend),
+        kernel_sources: kernel_sources.to_vec(),
+        ..CompileOptions::default()
+    };
     let program = Program::Module { module, graph: &task.graph };
     let artifact = driver::compile(program, sources, target, &options_compile).map_err(compile_failure)?;
     build::package(artifact, &task.graph, sources, target, options).map_err(|ds| late_failure(&ds))

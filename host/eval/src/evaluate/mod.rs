@@ -395,10 +395,7 @@ fn backend_env(
             }
             Answer::Down(d) => return Err(d),
         };
-        let want = match backend {
-            Backend::Cuda => ekb_wire::payload::Backend::Cuda,
-            _ => ekb_wire::payload::Backend::OpenCl,
-        };
+        let want = compile::payload_backend(backend);
         let gpu = info.gpus.iter().find(|g| g.backend == want).ok_or_else(|| {
             Diagnostic::error(format!(
                 "the runtime on {device} ({}) finds no {} GPU, so it cannot run the {} instances",

@@ -60,6 +60,9 @@ pub struct RunEnv {
     pub tools: BTreeMap<String, String>,
     /// Planned instances.
     pub instances: usize,
+    /// How many stored candidates are of each kind (`l0`, `l1`, `trace`, `l2`, `native`, or
+    /// `none` for one without usable text): unified and native runs of one model side by side.
+    pub kinds: BTreeMap<String, usize>,
 }
 
 /// Every metric of one run.
@@ -178,6 +181,10 @@ pub fn run_metrics(run: &Run, label: &str, ks: &[u32]) -> Result<RunMetrics, Dia
             backends: info.backends.clone(),
             tools: info.tools.clone(),
             instances: info.instances.len(),
+            kinds: run.results.iter().fold(BTreeMap::new(), |mut kinds, r| {
+                *kinds.entry(r.candidate.kind.clone()).or_insert(0) += 1;
+                kinds
+            }),
         },
         ks,
         ps: FAST_P.to_vec(),

@@ -107,6 +107,10 @@ pub fn env_lines(r: &RunMetrics) -> Vec<String> {
         ),
         format!("command: {}", e.command.join(" ")),
         format!(
+            "candidate kinds: {}",
+            e.kinds.iter().map(|(k, n)| format!("{k} {n}")).collect::<Vec<_>>().join(", ")
+        ),
+        format!(
             "timing: {} cache, target RSE {:.1}%, ratio interval within +-{:.1}%, budget {} s per pair{}, {}",
             if t.cold_cache { "cold (flushed between samples)" } else { "warm" },
             t.target_rse * 100.0,
