@@ -208,27 +208,23 @@ pub struct Edit {
 }
 
 impl Edit {
-    /// One short line: the kind, the lines added and removed, and the first line that changed
-    /// (`trace +2 -0: parallel k0_add.i1`).
+    /// One short line: the kind, the lines added and removed, and the first line added (or,
+    /// when none was, the first removed): `trace +2 -0: parallel k0_add.i1`.
     pub fn summary(&self) -> String {
         if self.kind == EditKind::None {
             return "start".into();
         }
         let body = self.diff.lines().filter(|l| !l.starts_with("+++") && !l.starts_with("---"));
-        let (mut added, mut removed, mut first) = (0, 0, None);
+        let (mut added, mut removed) = (Vec::new(), Vec::new());
         for line in body {
-            let change = match line.as_bytes().first() {
-                Some(b'+') => &mut added,
-                Some(b'-') => &mut removed,
-                _ => continue,
-            };
-            *change += 1;
-            let text = line[1..].trim();
-            if first.is_none() && !text.is_empty() {
-                first = Some(text.to_string());
+            match line.as_bytes().first() {
+                Some(b'+') => added.push(line[1..].trim()),
+                Some(b'-') => removed.push(line[1..].trim()),
+                _ => {}
             }
         }
-        let mut line = format!("{} +{added} -{removed}", self.kind.name());
+        let mut line = format!("{} +{} -{}", self.kind.name(), added.len(), removed.len());
+        let first = added.iter().chain(&removed).find(|l| !l.is_empty());
         if let Some(first) = first {
             const WIDTH: usize = 48;
             let cut: String = first.chars().take(WIDTH).collect();
@@ -342,7 +338,7 @@ mod tests {
             diff: "--- 1/candidate.trace\n+++ 2/candidate.trace\n@@ -1 +1,2 @@\n-split k0.i by 4 -> a, b\n+parallel k0.i\n+vectorize k0.j\n"
                 .into(),
         };
-        assert_eq!(edit.summary(), "trace +2 -1: split k0.i by 4 -> a, b");
+        assert_eq!(edit.summary(), "trace +2 -1: parallel k0.i");
         let root = Edit { kind: EditKind::None, text: String::new(), diff: String::new() };
         assert_eq!(root.summary(), "start");
     }

@@ -325,7 +325,10 @@ impl Tree {
                 Some((parent, self.files(parent)?))
             }
         };
-        let tx = self.conn.transaction().map_err(|e| sql_error(&self.path, e))?;
+        let tx = self
+            .conn
+            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+            .map_err(|e| sql_error(&self.path, e))?;
         let sql = |e| sql_error(&self.path, e);
         // The id this node gets (the writer holds the database from here to the commit), so
         // that its diff names it.
