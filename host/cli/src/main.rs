@@ -31,6 +31,7 @@ mod source;
 mod targets;
 mod tasks;
 mod tasks_memory;
+mod tree;
 mod tune;
 
 use clap::{Parser, Subcommand};
@@ -55,6 +56,7 @@ ekb targets                               the target profiles\n  \
 ekb bench                                 Level-1 CPU tasks: default schedule vs naive, here\n  \
 ekb eval --candidates cands/ --out runs/r1   evaluate generated candidates\n  \
 ekb tune model.ekir --trials 64            search the schedule's knobs, measured here\n  \
+ekb tree runs/agent-1 show                an agent run's candidate tree, the best node marked\n  \
 ekb build model.ekir --target rk3588 -o model.ekp   a self-contained payload for a board\n  \
 ekb run model.ekir --target aarch64-qemu  build and run on the device runtime, print the report\n  \
 ekb tasks list --level 1                  the benchmark's tasks\n  \
@@ -85,6 +87,7 @@ enum Command {
     Report(report::Args),
     Eval(eval::Args),
     Tune(tune::Args),
+    Tree(tree::Args),
 }
 
 /// A shell's status for a program ended by SIGPIPE (128 + 13).
@@ -129,6 +132,7 @@ fn main() -> ExitCode {
         Command::Report(a) => report::run(a),
         Command::Eval(a) => eval::run(a),
         Command::Tune(a) => tune::run(a),
+        Command::Tree(a) => tree::run(a),
     };
     match result {
         Ok(code) => code,
