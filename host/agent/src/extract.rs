@@ -9,7 +9,10 @@
 //! module); when none parses, the last one is returned, marked as not parsing, so that it is
 //! evaluated and counted as a syntax failure rather than dropped. Native mode: the first block
 //! tagged with the backend's language family (c, cpp, cuda, cu, opencl, cl), else the first block
-//! that defines a function, else the bare answer when it defines one.
+//! that defines a function, else the bare answer when it defines one. Trace mode: the first block
+//! tagged `trace`, else the first untagged block whose lines parse as a schedule trace of at least
+//! one step; a tagged block that does not parse is returned, marked as not parsing, with the trace
+//! reader's located diagnostic.
 //!
 //! What must stay true: an answer with nothing usable is an [`ExtractError`] that says what was
 //! looked for, never an empty candidate.
@@ -24,6 +27,8 @@ pub enum CandidateKind {
     L0,
     L1,
     Native,
+    /// A schedule trace (`docs/schedules.md`).
+    Trace,
 }
 
 /// The program found in an answer.
@@ -31,9 +36,10 @@ pub enum CandidateKind {
 pub struct Candidate {
     pub kind: CandidateKind,
     pub text: String,
-    /// Unified mode: whether the text parses; native candidates are not parsed here (`true`).
+    /// Unified and trace modes: whether the text parses; native candidates are not parsed here
+    /// (`true`).
     pub parses: bool,
-    /// The parse error of a unified candidate that does not parse.
+    /// The parse error of a candidate that does not parse.
     pub parse_error: Option<String>,
 }
 
@@ -142,6 +148,11 @@ fn parse_unit(text: &str) -> (CandidateKind, Result<(), String>) {
     }
 }
 
+/// A schedule trace read as the file the generate command writes (where its errors point).
+fn parse_trace(text: &str) -> Result<ekb_sched::Trace, ekb_ir::Diagnostic> {
+    ekb_sched::parse(&SourceFile::new("candidate.trace", text))
+}
+
 const NATIVE_TAGS: [&str; 8] = ["c", "cpp", "c++", "cuda", "cu", "opencl", "cl", "h"];
 
 fn defines_function(t: &str) -> bool {
@@ -184,6 +195,24 @@ pub fn extract(answer: &str, mode: Mode) -> Result<Candidate, ExtractError> {
             last.ok_or(ExtractError::NoProgram {
                 looked_for: "an IR unit (`module NAME {` or `graph NAME(`)",
                 blocks: bs.len(),
+            })
+        }
+        Mode::Trace => {
+            let tagged = bs.iter().find(|b| b.tag == "trace" && !b.body.trim().is_empty());
+            let untagged = || {
+                bs.iter()
+                    .find(|b| b.tag.is_empty() && parse_trace(&b.body).is_ok_and(|t| !t.steps.is_empty()))
+            };
+            let found = tagged.or_else(untagged).ok_or(ExtractError::NoProgram {
+                looked_for: "a ```trace block, or an untagged block of schedule trace steps",
+                blocks: bs.len(),
+            })?;
+            let parse_error = parse_trace(&found.body).err().map(|d| d.to_string());
+            Ok(Candidate {
+                kind: CandidateKind::Trace,
+                text: found.body.clone(),
+                parses: parse_error.is_none(),
+                parse_error,
             })
         }
         Mode::Native => {

@@ -7,7 +7,7 @@
 //! - [`command`]: any program that reads the prompt on stdin and answers on stdout.
 //! - [`replay`]: answers recorded in a JSON-lines file, keyed by prompt hash.
 //! - [`cache`]: a response cache in front of any provider, so that a re-run sends no request.
-//! - [`prompt`]: the prompt for one (task, backend) instance, in unified-IR or native mode.
+//! - [`prompt`]: the prompt for one (task, backend) instance, in unified-IR, native or trace mode.
 //! - [`extract`]: the candidate in an answer, tolerant of prose and fences.
 //!
 //! What must stay true: a provider never logs or stores the API key; the cache key covers

@@ -2,20 +2,25 @@
 //! a brief IR reference, and a user message with the task's L0 graph, the target profile's limits
 //! and one worked example.
 //!
-//! Two modes: [`Mode::Unified`] asks for an L1 module (the unified IR's loop level) that computes
+//! Three modes: [`Mode::Unified`] asks for an L1 module (the unified IR's loop level) that computes
 //! the graph; [`Mode::Native`] asks for the backend's own source (C for CPU, CUDA C, OpenCL C), for
 //! the comparison between the two: one kernel computing the whole graph with the L2 kernel ABI
 //! (`docs/l2.md`), which the evaluator builds as a plan of that one kernel over all graph buffers
-//! (a GPU answer states its launch geometry in a `// launch:` line). The level shapes the advice
-//! (a single operator, a composed graph, a whole model).
+//! (a GPU answer states its launch geometry in a `// launch:` line); [`Mode::Trace`] asks for a
+//! schedule trace (`docs/schedules.md`) and shows the loop program the evaluator replays it on
+//! (`ekb_eval::evaluate::compile::trace_start`), with a brief of every primitive. The level shapes
+//! the advice (a single operator, a composed graph, a whole model).
 //!
 //! What must stay true: the prompt is a pure function of its inputs (the cache and replay keys
 //! depend on it); the worked examples parse and verify, the native ones compile as native
-//! candidates (tests check them).
+//! candidates, the trace example applies to its starting program, and every syntax line of the
+//! trace brief parses as the primitive it documents (tests check them).
 
 use crate::provider::Message;
+use ekb_eval::evaluate::compile::trace_start;
 use ekb_eval::tasks::{Backend, Task};
 use ekb_ir::target::{GpuApi, TargetProfile};
+use ekb_ir::{l0, l1, Diagnostic, SourceFile};
 use std::fmt::Write;
 
 /// What the answer is written in.
@@ -25,6 +30,8 @@ pub enum Mode {
     Unified,
     /// The backend's own source.
     Native,
+    /// A schedule trace over the task's naive lowering for its backend.
+    Trace,
 }
 
 impl Mode {
@@ -32,6 +39,7 @@ impl Mode {
         match self {
             Mode::Unified => "unified",
             Mode::Native => "native",
+            Mode::Trace => "trace",
         }
     }
 }
@@ -112,6 +120,123 @@ __kernel void bias_relu(__global const float *x, __global const float *b, __glob
 }
 ";
 
+/// The trace example's graph: a matmul with a ReLU, whose naive lowering has a reduction loop on
+/// every backend.
+pub const EXAMPLE_TRACE_GRAPH: &str = "\
+graph mm_relu(x: f32[4,8]) -> (y: f32[4,16]) {
+  param w: f32[8,16] = uniform(-0.1, 0.1)
+  %0 = matmul(x, w)
+  %1 = relu(%0)
+  return %1
+}
+";
+
+/// The trace example's answer for CPU.
+pub const EXAMPLE_TRACE_CPU: &str = "\
+# fold the ReLU into the matmul's final store: one kernel, no temp
+reverse_compute_inline t0
+# threads over rows, the reduction unrolled
+parallel k0_matmul.i0
+unroll k0_matmul.k
+";
+
+/// The trace example's answer for a GPU (the naive kernels are `launch`es already).
+pub const EXAMPLE_TRACE_GPU: &str = "\
+# the reduction in chunks of 4, each unrolled
+split k0_matmul.k by 4 -> ko, ki
+unroll ki
+";
+
+/// Every primitive of the trace language: its syntax (a line that parses) and what it does and
+/// when it is legal, in one line (the full rules: `docs/schedules.md`).
+pub const TRACE_PRIMITIVES: [(&str, &str); 18] = [
+    (
+        "split K.v by 16 -> vo, vi",
+        "`v` becomes `vo` over chunks of 16 and `vi in 0..16` (`let v = lo + vo*16 + vi`, guarded when 16 does not divide the extent); the bounds read no memory",
+    ),
+    (
+        "reorder K.a, b, c",
+        "the named loops of one perfect nest take this order; no bound uses a loop moved inside it; loops that may touch one element from different iterations keep their order",
+    ),
+    ("fuse K.a, b -> f", "`b`, the only statement of `a`'s body, merges with `a` into `f`; literal bounds"),
+    (
+        "parallel K.v",
+        "iterations on CPU threads; no two iterations touch an element either writes; not inside a `launch`, `parallel` or `vectorize` loop",
+    ),
+    (
+        "vectorize K.v",
+        "iterations as SIMD lanes; `v` is innermost and not `parallel`; iterations touch distinct elements, except a sum `s[I] = s[I] + e`",
+    ),
+    ("unroll K.v", "the body replicated by the backend; `v` is not `parallel`"),
+    (
+        "compute_inline t",
+        "every load of the temp `t` becomes its producer's formula and the producer's kernel goes; the producer is a plain loop nest (not a `launch`) storing each element once",
+    ),
+    (
+        "reverse_compute_inline t",
+        "the elementwise kernel reading the temp `t` folds into `t`'s producer, storing its formula where `t` was stored; the reader is a plain loop nest reading `t` at the element it stores",
+    ),
+    (
+        "bind K.v blockIdx.x",
+        "`v` becomes the GPU blocks (`blockIdx.x|y|z`) or the threads of a block (`threadIdx.x|y|z`); `v` is the kernel's only statement besides `let`s; x, then y, then z; at most 1024 threads per block",
+    ),
+    (
+        "rfactor K.v -> rf, c",
+        "a reduction `acc[I] = acc[I] op e` inside `v` (op `+ * min max`) accumulates into partials `rf[v]`, which a loop `c` combines; literal bounds",
+    ),
+    (
+        "pad K.buf by 1",
+        "the innermost dimension of the allocation `buf` grows (rows off one shared-memory bank); its indices stay below the old extent",
+    ),
+    (
+        "storage_align K.buf axis 0 factor 32 offset 1",
+        "the stride of dimension 0 of the allocation `buf` becomes the smallest S not below it with S % 32 == 1; not the innermost dimension, offset below factor",
+    ),
+    (
+        "pack b at K.v -> bp layout 1, 0",
+        "before `v`, the box of `b` that `v` reads is copied into a `local` `bp` in the layout given (dimensions `d`, or tiles `d/F` and `d%F`); `v` never writes `b`",
+    ),
+    (
+        "decompose_reduction K.r",
+        "the scalar accumulator of reduction `r` becomes the output element, its init and the loops around get nests of their own, so `r` then reorders with the output loops; outside a `launch`",
+    ),
+    (
+        "cache_read b at K.v -> bl local",
+        "each iteration of `v` copies the box of `b` its body reads into `bl` and reads it there; `local`, or `shared` inside a `launch` (one copy per GPU block); at most 16 KiB local, 48 KiB shared",
+    ),
+    (
+        "cache_write y at K.v -> yl local",
+        "each iteration of `v` works on a copy `yl` of the box of `y` it writes, copied back after; `local` outside a `launch`, `shared` inside one",
+    ),
+    (
+        "compute_at t at K.v",
+        "the nest producing the allocation `t` moves into the top of `v` (a later nest of the kernel) and computes the box each iteration reads; outside a `launch`",
+    ),
+    (
+        "reverse_compute_at t at K.v",
+        "the elementwise nest consuming `t` moves to the end of `v`, a loop of `t`'s producer, computing the matching box; the boxes tile `t`; outside a `launch`",
+    ),
+];
+
+/// The trace language in brief, then [`TRACE_PRIMITIVES`].
+fn trace_brief() -> String {
+    let mut s = String::from(
+        "A schedule trace rewrites a loop program (an L1 module) step by step; every step keeps the \
+program's meaning, and a step the checker cannot prove legal is refused (the whole answer then \
+fails, with the step, its line and the reason). One step per line (or `;` between steps); `#` starts \
+a comment. A loop is `KERNEL.VAR`; a bare `VAR` is a loop of the kernel named last; `VAR@N` the N-th \
+loop named VAR. An allocation is `KERNEL.BUF`; a buffer of the module (a temp `t0`, an output) is \
+its bare name. New names (the loops a step makes) must be unused in the kernel. In the module, \
+`for` loops are plain, `parallel` (CPU threads), `vectorize` (SIMD lanes), `unroll`; `launch \
+grid(..) block(..)` is a GPU kernel; `run` lines are the plan.\n\nPrimitives (K a kernel, v a loop, \
+t a temp or allocation):\n",
+    );
+    for (syntax, what) in TRACE_PRIMITIVES {
+        let _ = writeln!(s, "- `{syntax}`: {what}");
+    }
+    s
+}
+
 const IR_BRIEF: &str = "\
 The unified IR has two levels.
 L0 (the task): `graph NAME(inputs) -> (outputs) { param ...; %n = op(args, attr=value); return ... }`,
@@ -133,14 +258,22 @@ L1 (your answer): one `module NAME { ... }` with
 - the plan: `run KERNEL(buffers...)` lines, in order.
 Comments start with `#`. Every index must stay in bounds; the verifier proves it.";
 
-/// The chat messages for one instance.
-pub fn build_prompt(task: &Task, backend: Backend, profile: &TargetProfile, mode: Mode) -> Vec<Message> {
-    vec![Message::system(system_text(backend, mode)), Message::user(user_text(task, backend, profile, mode))]
+/// The chat messages for one instance. A trace prompt shows the loop program its trace is
+/// replayed on; a graph that does not lower gives the lowering's diagnostics.
+pub fn build_prompt(
+    task: &Task,
+    backend: Backend,
+    profile: &TargetProfile,
+    mode: Mode,
+) -> Result<Vec<Message>, Vec<Diagnostic>> {
+    let user = user_text(task, backend, profile, mode)?;
+    Ok(vec![Message::system(system_text(backend, mode)), Message::user(user)])
 }
 
 fn language(backend: Backend, mode: Mode) -> (&'static str, &'static str) {
     match (mode, backend) {
         (Mode::Unified, _) => ("an L1 module of the unified IR", "ekir"),
+        (Mode::Trace, _) => ("a schedule trace", "trace"),
         (Mode::Native, Backend::Cpu) => ("freestanding C (C11)", "c"),
         (Mode::Native, Backend::Cuda) => ("CUDA C", "cuda"),
         (Mode::Native, Backend::Opencl) => ("OpenCL C", "opencl"),
@@ -149,15 +282,26 @@ fn language(backend: Backend, mode: Mode) -> (&'static str, &'static str) {
 
 fn system_text(backend: Backend, mode: Mode) -> String {
     let (lang, fence) = language(backend, mode);
-    let mut s = format!(
-        "You write fast, correct kernels for edge devices. You are given a computation as a graph \
+    let mut s = match mode {
+        Mode::Trace => format!(
+            "You schedule kernels for edge devices. You are given a computation as a graph of the \
+unified tensor IR, the loop program it lowers to without any optimisation (one plain loop nest per \
+operator) and the limits of the target device; you answer with {lang}: the rewrites of that loop \
+program (split, reorder, fuse, parallel, vectorize, inline, ...) that make it run as fast as possible \
+on that device. Every rewrite keeps the program's meaning.\n\nAnswer with exactly one fenced code \
+block (```{fence} ... ```) holding the complete trace. Text outside the block is ignored.\n\n"
+        ),
+        Mode::Unified | Mode::Native => format!(
+            "You write fast, correct kernels for edge devices. You are given a computation as a graph \
 of the unified tensor IR and the limits of the target device; you answer with {lang} that computes \
 exactly the graph's outputs (within 1e-4 absolute plus relative error for f32) and runs as fast as \
 possible on that device.\n\nAnswer with exactly one fenced code block (```{fence} ... ```) holding \
 the complete program. Text outside the block is ignored.\n\n"
-    );
+        ),
+    };
     match mode {
         Mode::Unified => s.push_str(IR_BRIEF),
+        Mode::Trace => s.push_str(&trace_brief()),
         Mode::Native => {
             s.push_str(
                 "The L0 graph notation: `graph NAME(inputs) -> (outputs) { param ...; %n = op(args, \
@@ -249,34 +393,71 @@ pub fn limits_text(profile: &TargetProfile, backend: Backend) -> String {
     s
 }
 
-fn user_text(task: &Task, backend: Backend, profile: &TargetProfile, mode: Mode) -> String {
+/// The worked example's graph and answer for `mode` on `backend`.
+fn example(mode: Mode, backend: Backend) -> (&'static str, &'static str) {
+    match (mode, backend) {
+        (Mode::Unified, Backend::Cpu) => (EXAMPLE_GRAPH, EXAMPLE_L1_CPU),
+        (Mode::Unified, _) => (EXAMPLE_GRAPH, EXAMPLE_L1_GPU),
+        (Mode::Native, Backend::Cpu) => (EXAMPLE_GRAPH, EXAMPLE_C),
+        (Mode::Native, Backend::Cuda) => (EXAMPLE_GRAPH, EXAMPLE_CUDA),
+        (Mode::Native, Backend::Opencl) => (EXAMPLE_GRAPH, EXAMPLE_OPENCL),
+        (Mode::Trace, Backend::Cpu) => (EXAMPLE_TRACE_GRAPH, EXAMPLE_TRACE_CPU),
+        (Mode::Trace, _) => (EXAMPLE_TRACE_GRAPH, EXAMPLE_TRACE_GPU),
+    }
+}
+
+/// The loop program a trace for `graph` (read from `source`) on `backend` is replayed on, as
+/// text.
+fn start_text(
+    graph: &l0::Graph,
+    source: &SourceFile,
+    backend: Backend,
+    profile: &TargetProfile,
+) -> Result<String, Vec<Diagnostic>> {
+    trace_start(graph, source, backend, profile).map(|m| l1::print::print(&m))
+}
+
+fn user_text(
+    task: &Task,
+    backend: Backend,
+    profile: &TargetProfile,
+    mode: Mode,
+) -> Result<String, Vec<Diagnostic>> {
     let (_, fence) = language(backend, mode);
-    let example = match (mode, backend) {
-        (Mode::Unified, Backend::Cpu) => EXAMPLE_L1_CPU,
-        (Mode::Unified, _) => EXAMPLE_L1_GPU,
-        (Mode::Native, Backend::Cpu) => EXAMPLE_C,
-        (Mode::Native, Backend::Cuda) => EXAMPLE_CUDA,
-        (Mode::Native, Backend::Opencl) => EXAMPLE_OPENCL,
-    };
+    let (graph, answer) = example(mode, backend);
+    let b = backend.name();
     let mut s = String::new();
-    let _ =
-        writeln!(s, "## Example\n\nGraph:\n```ekir\n{EXAMPLE_GRAPH}```\nAnswer:\n```{fence}\n{example}```\n");
-    let _ = writeln!(s, "## Task `{}` for the {} backend\n", task.name, backend.name());
+    let _ = writeln!(s, "## Example\n\nGraph:\n```ekir\n{graph}```");
+    if mode == Mode::Trace {
+        let src = SourceFile::new("example.ekir", graph);
+        let start = start_text(&l0::check::load(&src)?, &src, backend, profile)?;
+        let _ = writeln!(s, "Its loop program for the {b} backend:\n```ekir\n{start}```");
+    }
+    let _ = writeln!(s, "Answer:\n```{fence}\n{answer}```\n");
+    let _ = writeln!(s, "## Task `{}` for the {b} backend\n", task.name);
     let _ = writeln!(s, "{}\n", level_advice(task.meta.level));
     let _ = writeln!(s, "Graph:\n```ekir\n{}```\n", task.graph_text());
+    if mode == Mode::Trace {
+        let start = start_text(&task.graph, &task.source, backend, profile)?;
+        let _ = writeln!(
+            s,
+            "The loop program your trace is replayed on (the graph after the graph passes, one plain \
+loop nest per operator for the {b} backend):\n```ekir\n{start}```\n"
+        );
+    }
     let _ = writeln!(s, "{}", limits_text(profile, backend));
     let what = match mode {
         Mode::Unified => format!("the L1 module `{}`", task.name),
         Mode::Native => format!("the {} source for `{}`", language(backend, mode).0, task.name),
+        Mode::Trace => format!("the schedule trace for `{}`", task.name),
     };
     let _ = write!(s, "Answer with {what} in one ```{fence} block.");
-    s
+    Ok(s)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use ekb_ir::{l0, l1, SourceFile};
 
     #[test]
     fn native_examples_are_native_candidates_and_the_c_one_compiles() {
@@ -294,6 +475,45 @@ mod tests {
         let artifact = ekb_deploy::compile(program, Default::default(), &target, &options)
             .unwrap_or_else(|f| panic!("{:?}", f.diagnostics));
         assert!(artifact.code.is_some());
+    }
+
+    #[test]
+    fn every_primitive_is_in_the_trace_brief_and_its_syntax_parses_as_it() {
+        let mut documented: Vec<&str> =
+            TRACE_PRIMITIVES.iter().map(|(syntax, _)| syntax.split(' ').next().unwrap()).collect();
+        documented.sort_unstable();
+        let mut all = ekb_sched::PRIMITIVES.to_vec();
+        all.sort_unstable();
+        assert_eq!(documented, all, "one line per primitive of the trace reader");
+        for (syntax, _) in TRACE_PRIMITIVES {
+            let t =
+                ekb_sched::parse(&SourceFile::new("brief.trace", syntax)).unwrap_or_else(|d| panic!("{d}"));
+            assert_eq!(t.steps.len(), 1, "{syntax}");
+            assert_eq!(t.steps[0].prim.name(), syntax.split(' ').next().unwrap());
+            assert_eq!(t.print(), format!("{syntax}\n"), "written as the trace printer writes it");
+            assert!(trace_brief().contains(&format!("- `{syntax}`: ")));
+        }
+    }
+
+    /// The trace example's answer applies to the example's loop program on every backend (the
+    /// lowering of the target the backend's prompts use by default), and its result verifies.
+    #[test]
+    fn the_trace_example_applies_to_its_loop_program_on_every_backend() {
+        let src = SourceFile::new("example.ekir", EXAMPLE_TRACE_GRAPH);
+        let graph = l0::check::load(&src).unwrap();
+        for (backend, target) in
+            [(Backend::Cpu, "host"), (Backend::Cuda, "jetson-orin"), (Backend::Opencl, "pocl")]
+        {
+            let target = TargetProfile::load(target).unwrap();
+            let start = trace_start(&graph, &src, backend, &target).unwrap();
+            let (_, answer) = example(Mode::Trace, backend);
+            let trace = ekb_sched::parse(&SourceFile::new("example.trace", answer)).unwrap();
+            let m = ekb_sched::apply(&start, &trace).unwrap_or_else(|d| panic!("{backend:?}: {d}"));
+            let errors: Vec<_> =
+                l1::verify::verify(&m, Some(&target)).into_iter().filter(|d| d.is_error()).collect();
+            assert!(errors.is_empty(), "{backend:?}: {errors:?}");
+            assert_ne!(l1::print::print(&m), l1::print::print(&start), "the trace changes the program");
+        }
     }
 
     #[test]

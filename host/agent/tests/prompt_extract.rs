@@ -14,7 +14,7 @@ fn task() -> ekb_eval::tasks::Task {
 fn the_prompt_holds_the_graph_the_limits_and_an_example() {
     let t = task();
     let profile = TargetProfile::load("rk3588").unwrap();
-    let msgs = build_prompt(&t, Backend::Cpu, &profile, Mode::Unified);
+    let msgs = build_prompt(&t, Backend::Cpu, &profile, Mode::Unified).unwrap();
     assert_eq!(msgs.len(), 2);
     assert_eq!(msgs[0].role, Role::System);
     assert!(msgs[0].content.contains("`parallel i in 0..N` (CPU threads)"));
@@ -32,7 +32,7 @@ fn a_gpu_prompt_gives_the_gpus_limits_and_native_mode_asks_for_cuda() {
     let t = task();
     let profile = TargetProfile::load("jetson-orin").unwrap();
     let gpu = profile.gpu.as_ref().expect("the Jetson has a GPU");
-    let msgs = build_prompt(&t, Backend::Cuda, &profile, Mode::Native);
+    let msgs = build_prompt(&t, Backend::Cuda, &profile, Mode::Native).unwrap();
     let user = &msgs[1].content;
     assert!(user.contains(&format!("- threads per block: at most {}", gpu.max_threads_per_block)));
     assert!(user.contains(&format!("- shared memory per block: {} bytes", gpu.shared_bytes_per_block)));
@@ -41,7 +41,7 @@ fn a_gpu_prompt_gives_the_gpus_limits_and_native_mode_asks_for_cuda() {
     assert!(msgs[0].content.contains("`// launch: grid=[X,Y,Z] block=[X,Y,Z]`"));
     assert!(!msgs[0].content.contains("`vectorize j in 0..N`"), "no L1 reference in native mode");
     // The prompt is a pure function of its inputs.
-    assert_eq!(msgs, build_prompt(&t, Backend::Cuda, &profile, Mode::Native));
+    assert_eq!(msgs, build_prompt(&t, Backend::Cuda, &profile, Mode::Native).unwrap());
 }
 
 const GOOD: &str = "module m {\n  input x: f32[4]\n  output y: f32[4]\n\n  kernel k(x: f32[4] in, y: f32[4] out) {\n    for i in 0..4 {\n      y[i] = x[i]\n    }\n  }\n\n  run k(x, y)\n}\n";
@@ -116,4 +116,54 @@ fn native_code_is_taken_from_its_language_fence_or_bare() {
     assert_eq!((c.kind, c.text.as_str()), (CandidateKind::Native, cuda));
     let bare = "void f(float *y) { y[0] = 1.0f; }";
     assert_eq!(extract(bare, Mode::Native).unwrap().text, format!("{bare}\n"));
+}
+
+/// A trace prompt shows the loop program the evaluator replays the trace on: the naive lowering
+/// of the task's graph for the backend, printed as `ekb lower --schedule naive` prints it.
+#[test]
+fn a_trace_prompt_shows_the_loop_program_the_trace_is_replayed_on() {
+    let t = task();
+    let profile = TargetProfile::load("host").unwrap();
+    let msgs = build_prompt(&t, Backend::Cpu, &profile, Mode::Trace).unwrap();
+    let start =
+        ekb_eval::evaluate::compile::trace_start(&t.graph, &t.source, Backend::Cpu, &profile).unwrap();
+    let start = ekb_ir::l1::print::print(&start);
+    assert!(start.contains("kernel k0_add("), "{start}");
+    let user = &msgs[1].content;
+    assert!(user.contains(&format!("```ekir\n{start}```")), "{user}");
+    assert!(user.contains(t.graph_text()) && user.contains("reverse_compute_inline t0"), "{user}");
+    assert!(
+        user.ends_with("Answer with the schedule trace for `add_resnet18_residual` in one ```trace block.")
+    );
+    let system = &msgs[0].content;
+    assert!(system.contains("exactly one fenced code block (```trace ... ```)"), "{system}");
+    for (syntax, _) in ekb_agent::prompt::TRACE_PRIMITIVES {
+        assert!(system.contains(&format!("`{syntax}`")), "{syntax}");
+    }
+    assert_eq!(msgs, build_prompt(&t, Backend::Cpu, &profile, Mode::Trace).unwrap(), "a pure function");
+    // A GPU instance starts from the GPU lowering: `launch` kernels.
+    let gpu = TargetProfile::load("pocl").unwrap();
+    let msgs = build_prompt(&t, Backend::Opencl, &gpu, Mode::Trace).unwrap();
+    assert!(msgs[1].content.contains("launch grid("), "{}", msgs[1].content);
+}
+
+#[test]
+fn a_trace_is_taken_from_its_fence_or_an_untagged_block_of_steps() {
+    let steps = "split k0_add.i3 by 8 -> o, l\nvectorize l\n";
+    let answer = format!("Plan:\n```ekir\nmodule m {{\n}}\n```\nTrace:\n```trace\n{steps}```\nDone.");
+    let c = extract(&answer, Mode::Trace).unwrap();
+    assert_eq!((c.kind, c.text.as_str(), c.parses, c.parse_error), (CandidateKind::Trace, steps, true, None));
+    // Untagged: the block of prose is skipped, the block of steps taken.
+    let answer = format!("```\nFirst I split.\n```\n```\n{steps}```\n");
+    assert_eq!(extract(&answer, Mode::Trace).unwrap().text, steps);
+    // A tagged trace that does not parse is kept with the reader's located error.
+    let c = extract("```trace\nparallel k0_add.i1\nvectorise k0_add.i3\n```", Mode::Trace).unwrap();
+    assert!(!c.parses);
+    let e = c.parse_error.unwrap();
+    assert!(e.contains("unknown schedule primitive `vectorise`") && e.contains("candidate.trace:2:1"), "{e}");
+    assert!(e.contains("vectorize"), "did you mean: {e}");
+    match extract("I would split the loop.\n```\nno steps here\n```", Mode::Trace) {
+        Err(ExtractError::NoProgram { looked_for, blocks: 1 }) => assert!(looked_for.contains("```trace")),
+        other => panic!("{other:?}"),
+    }
 }

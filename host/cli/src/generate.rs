@@ -3,11 +3,12 @@
 //! For every selected instance and every sample it builds the prompt (`ekb_agent::prompt`), asks
 //! the provider (behind the response cache unless `--no-cache`), extracts the candidate and
 //! stores, under `OUT/TASK/BACKEND/sample-N/`: `prompt.json` (the request), `answer.txt` (the raw
-//! answer), `candidate.ekir` (or `.c`, `.cu`, `.cl` in native mode; absent when nothing usable
-//! was found) and `meta.json` (provider, model, parameters, token usage, cache hit, extraction
+//! answer), `candidate.ekir` (`.c`, `.cu`, `.cl` in native mode, `.trace` in trace mode; absent
+//! when nothing usable was found) and `meta.json` (provider, model, parameters, token usage, cache hit, extraction
 //! outcome or the provider's error). Up to `--jobs` requests are in flight at once. A provider
 //! error on one sample, or an answer holding no candidate, is printed (the sample and what was
-//! missing), recorded, and the run goes on; the exit status is 1 when any sample had either.
+//! missing), recorded, and the run goes on; so is an instance whose prompt cannot be made (in
+//! trace mode, a graph that does not lower); the exit status is 1 when any of these happened.
 
 use crate::files;
 use ekb_agent::{
@@ -29,6 +30,7 @@ ekb generate 'relu*' --provider openai --base-url http://127.0.0.1:8000/v1 --mod
 ekb generate conv --provider openai --base-url https://api.openai.com/v1 --api-key-env OPENAI_API_KEY \\\n      \
 --model gpt-4o --samples 5 --backend cpu --out cands/\n  \
 ekb generate add --provider command --command 'my-agent --quiet' --out cands/\n  \
+ekb generate relu_resnet18_stem --mode trace --backend cpu --provider command --command my-agent --out cands/\n  \
 ekb generate add --provider replay --replay answers.jsonl --out cands/")]
 pub struct Args {
     /// Task name pattern: a glob with `*`/`?`, otherwise a substring (default: every task).
@@ -57,7 +59,8 @@ pub struct Args {
     /// Only this level (1, 2 or 3).
     #[arg(long)]
     level: Option<u8>,
-    /// unified (answer in the IR) or native (answer in the backend's source).
+    /// unified (answer in the IR), native (answer in the backend's source) or trace (a schedule
+    /// trace over the task's naive lowering, docs/schedules.md).
     #[arg(long, default_value = "unified")]
     mode: String,
     /// Candidates per instance (for Compile@k and Correct@k); sample i uses seed SEED+i.
@@ -158,7 +161,8 @@ pub fn run(a: Args) -> Result<ExitCode, String> {
     let mode = match a.mode.as_str() {
         "unified" => Mode::Unified,
         "native" => Mode::Native,
-        m => return Err(format!("error: unknown mode `{m}`\n  = expected: unified or native")),
+        "trace" => Mode::Trace,
+        m => return Err(format!("error: unknown mode `{m}`\n  = expected: unified, native or trace")),
     };
     let only = a.backend.as_deref().map(backend_of).transpose()?;
     let root = match &a.dir {
@@ -189,10 +193,23 @@ pub fn run(a: Args) -> Result<ExitCode, String> {
     let prov = front.get();
     let temperature = a.temperature.unwrap_or(if a.samples > 1 { 0.8 } else { 0.0 });
     let mut jobs = Vec::new();
+    let mut unprompted = 0;
     for task in selected {
         for backend in task.meta.backends().into_iter().filter(|b| only.is_none_or(|o| o == *b)) {
             let profile = &profiles.iter().find(|(b, _)| *b == backend).expect("a profile per backend").1;
-            let messages = build_prompt(task, backend, profile, mode);
+            let messages = match build_prompt(task, backend, profile, mode) {
+                Ok(m) => m,
+                Err(ds) => {
+                    eprintln!(
+                        "error: {} on {}: no prompt: the graph does not lower",
+                        task.name,
+                        backend.name()
+                    );
+                    ds.iter().for_each(|d| eprint!("{d}"));
+                    unprompted += 1;
+                    continue;
+                }
+            };
             for i in 0..a.samples {
                 let req = Request {
                     model: a.model.clone(),
@@ -235,13 +252,15 @@ pub fn run(a: Args) -> Result<ExitCode, String> {
     }
     let count = |o: Outcome| outcomes.iter().filter(|x| x.as_ref().is_ok_and(|x| *x == o)).count();
     let (failed, empty) = (count(Outcome::ProviderError), count(Outcome::NoCandidate));
+    let unprompted_note =
+        if unprompted > 0 { format!(", {unprompted} instance(s) without a prompt") } else { String::new() };
     println!(
-        "{} sample(s) in {}: {failed} provider error(s), {empty} without a candidate, {} from the cache",
+        "{} sample(s) in {}: {failed} provider error(s), {empty} without a candidate, {} from the cache{unprompted_note}",
         jobs.len(),
         a.out.display(),
         front.hits()
     );
-    Ok(if failed + empty > 0 { ExitCode::FAILURE } else { ExitCode::SUCCESS })
+    Ok(if failed + empty + unprompted > 0 { ExitCode::FAILURE } else { ExitCode::SUCCESS })
 }
 
 /// One sample to ask for.
@@ -286,6 +305,7 @@ fn one(job: &Job, prov: &dyn Provider, mode: Mode) -> Result<Outcome, String> {
                         (CandidateKind::Native, Backend::Cpu) => "c",
                         (CandidateKind::Native, Backend::Cuda) => "cu",
                         (CandidateKind::Native, Backend::Opencl) => "cl",
+                        (CandidateKind::Trace, _) => "trace",
                     };
                     files::write(&dir.join(format!("candidate.{ext}")), c.text.as_bytes())?;
                     meta["extracted"] = serde_json::json!({

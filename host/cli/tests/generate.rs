@@ -119,3 +119,74 @@ fn an_answer_without_a_candidate_fails_the_run_and_says_what_was_missing() {
     let summary = String::from_utf8_lossy(&o.stdout);
     assert!(summary.contains("0 provider error(s), 2 without a candidate"), "{summary}");
 }
+
+/// Trace mode end to end: the prompt shows the naive loop program of the task, the answers are
+/// stored as `candidate.trace`, and `ekb eval` replays them on that program: a legal trace is
+/// compiled and correct, one with an illegal step is a `syntax_api` failure naming the step.
+#[test]
+fn trace_answers_are_stored_as_traces_and_evaluated() {
+    let dir = tempfile::tempdir().unwrap();
+    let answerer = dir.path().join("answer.sh");
+    std::fs::write(
+        &answerer,
+        "cat > /dev/null\nif [ \"$EKB_SEED\" = 0 ]; then\n\
+         printf 'Threads on rows, lanes on columns:\\n```trace\\nfuse k0_add.i1, i2 -> f\\nparallel f\\nvectorize i3\\n```\\n'\n\
+         else\nprintf '```trace\\n# vectorize a loop that is not innermost\\nvectorize k0_add.i1\\n```\\n'\nfi\n",
+    )
+    .unwrap();
+    let out = dir.path().join("out");
+    let o = Command::new(env!("CARGO_BIN_EXE_ekb"))
+        .args([
+            "generate",
+            "add_resnet18_residual",
+            "--mode",
+            "trace",
+            "--provider",
+            "command",
+            "--backend",
+            "cpu",
+        ])
+        .arg("--command")
+        .arg(format!("sh {}", answerer.display()))
+        .args(["--dir", &tasks_dir(), "--samples", "2", "--out"])
+        .arg(&out)
+        .output()
+        .expect("ekb runs");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let sample = out.join("add_resnet18_residual/cpu/sample-0");
+    let prompt = std::fs::read_to_string(sample.join("prompt.json")).unwrap();
+    assert!(prompt.contains("kernel k0_add(") && prompt.contains("```trace"), "{prompt}");
+    let trace = std::fs::read_to_string(sample.join("candidate.trace")).unwrap();
+    assert_eq!(trace, "fuse k0_add.i1, i2 -> f\nparallel f\nvectorize i3\n");
+    let meta: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(sample.join("meta.json")).unwrap()).unwrap();
+    assert_eq!(
+        (&meta["mode"], &meta["extracted"]["kind"], &meta["extracted"]["parses"]),
+        (&"trace".into(), &"Trace".into(), &true.into())
+    );
+
+    let run = dir.path().join("run");
+    let o = Command::new(env!("CARGO_BIN_EXE_ekb"))
+        .args(["eval", "add_resnet18_residual", "--level", "1", "--backend", "cpu", "--samples", "2"])
+        .args(["--budget", "0.3", "--max-ci", "1e9", "--plain", "--dir", &tasks_dir(), "--candidates"])
+        .arg(&out)
+        .arg("--out")
+        .arg(&run)
+        .output()
+        .expect("ekb runs");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let results: Vec<serde_json::Value> = std::fs::read_to_string(run.join("results.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let sample = |s: u64| results.iter().find(|r| r["sample"] == s).expect("stored");
+    let good = sample(0);
+    assert_eq!(good["candidate"]["kind"], "trace", "{good}");
+    assert!(good["compiled"].as_bool().unwrap() && good["correct"].as_bool().unwrap(), "{good}");
+    let bad = sample(1);
+    assert_eq!(bad["failure"]["class"], "syntax_api", "{bad}");
+    let evidence = bad["failure"]["evidence"].as_str().unwrap();
+    assert!(evidence.contains("step 1 (`vectorize k0_add.i1`) is refused"), "{evidence}");
+    assert!(evidence.contains("not innermost"), "{evidence}");
+}

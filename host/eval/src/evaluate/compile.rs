@@ -158,6 +158,30 @@ pub fn build_candidate(
     }
 }
 
+/// How a schedule trace candidate on `backend` is compiled: the graph through the default graph
+/// passes, lowered with the naive schedule of the backend (the CPU's loop nests, or the GPU
+/// lowering's `launch` kernels), then `trace` replayed on the loop program.
+pub fn trace_options(backend: Backend, trace: Option<TraceInput>) -> CompileOptions {
+    CompileOptions { schedule: Schedule::Naive, backend: choice(backend), trace, ..CompileOptions::default() }
+}
+
+/// The loop program a schedule trace for `graph` on `backend` is replayed on: what
+/// [`trace_options`] compiles, stopped after the lowering (a prompt shows it, so that a trace
+/// names the loops and buffers the evaluator will find). The diagnostics of a graph that does
+/// not lower are located in `source`.
+pub fn trace_start(
+    graph: &Graph,
+    source: &SourceFile,
+    backend: Backend,
+    target: &TargetProfile,
+) -> Result<Module, Vec<Diagnostic>> {
+    let options = CompileOptions { until: Stage::Lower, ..trace_options(backend, None) };
+    let sources = Sources { graph: Some(source), module: None };
+    driver::compile(Program::Graph(graph), sources, target, &options)
+        .map(|artifact| artifact.module)
+        .map_err(|f| f.diagnostics)
+}
+
 /// A schedule trace candidate: the task's graph lowered with the naive schedule of `backend`,
 /// the trace replayed on it (a step that does not parse or is refused is `syntax_api`, its
 /// evidence naming the step, its line and the reason), then compiled and packed as any module.
@@ -171,12 +195,7 @@ fn build_trace(
     let kind = Some("trace");
     let input = TraceInput::parse(src)
         .map_err(|d| (kind, failure(FailureClass::SyntaxApi, "syntax/API: schedule trace", &[d])))?;
-    let options_compile = CompileOptions {
-        schedule: Schedule::Naive,
-        backend: choice(backend),
-        trace: Some(input),
-        ..CompileOptions::default()
-    };
+    let options_compile = trace_options(backend, Some(input));
     let sources = Sources { graph: Some(&task.source), module: None };
     let artifact = driver::compile(Program::Graph(&task.graph), sources, target, &options_compile)
         .map_err(|f| (kind, compile_failure(f)))?;
@@ -365,4 +384,50 @@ pub fn signature_mismatches(task: &Graph, cand: &Graph) -> Vec<String> {
         ));
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const GRAPH: &str = "\
+graph g(a: f32[4,8], b: f32[8]) -> (y: f32[4,8]) {
+  %0 = add(a, b)
+  %1 = relu(%0)
+  return %1
+}
+";
+
+    /// The module a prompt shows is the one the evaluator replays a trace on: the trace applied
+    /// to [`trace_start`] gives what the compile of a trace candidate schedules, on each backend.
+    #[test]
+    fn a_trace_replayed_on_its_start_is_what_the_candidate_compiles_to() {
+        let src = SourceFile::new("g.ekir", GRAPH);
+        let graph = l0::check::load(&src).unwrap();
+        // On a GPU the naive kernels are `launch`es without loops: `unroll` finds no loop `tx`.
+        let cases = [
+            (Backend::Cpu, "host", "compute_inline t0\nvectorize k1_relu.i1\nparallel i0\n", true),
+            (Backend::Opencl, "pocl", "unroll k0_add.tx\n", false),
+        ];
+        for (backend, target, text, legal) in cases {
+            let target = TargetProfile::load(target).unwrap();
+            let start = trace_start(&graph, &src, backend, &target).unwrap();
+            assert_eq!(start.kernels.len(), 2, "one naive kernel per node");
+            assert!(start.kernels.iter().all(|k| k.has_launch() == (backend != Backend::Cpu)));
+            let input = TraceInput::parse(SourceFile::new("g.trace", text)).unwrap();
+            let expected = ekb_sched::apply(&start, &input.trace);
+            let options = CompileOptions { until: Stage::Schedule, ..trace_options(backend, Some(input)) };
+            let sources = Sources { graph: Some(&src), module: None };
+            let compiled = driver::compile(Program::Graph(&graph), sources, &target, &options);
+            assert_eq!(expected.is_ok(), legal, "{text}");
+            match (expected, compiled) {
+                (Ok(m), Ok(a)) => assert_eq!(l1::print::print(&m), l1::print::print(&a.module)),
+                (Err(d), Err(f)) => {
+                    assert_eq!(f.stage, Stage::Schedule);
+                    assert_eq!(f.diagnostics[0].message, d.message);
+                }
+                (e, c) => panic!("{:?} vs {:?}", e.map(|_| ()), c.map(|_| ()).map_err(|f| f.diagnostics)),
+            }
+        }
+    }
 }
