@@ -464,6 +464,51 @@ impl Proc {
     }
 }
 
+impl Proc {
+    /// Sends a `Cmd::Sample` and returns its samples, cross-checked with this process's own
+    /// clock: the samples are measured inside the kernel process, whose memory a kernel can
+    /// write (the start time of its execution, on the stack), so the executions they claim
+    /// (each sample times its `reps`) must fit in the wall time this process saw around the
+    /// request. Every timed span lies inside that wall time on one monotonic clock; the slack
+    /// of [`CLOCK_SLACK`] is for GPU drivers' clocks. A violation is a `RuntimeError` whose
+    /// evidence gives both figures.
+    fn sample(
+        &mut self,
+        cmd: &Cmd,
+        timeout: Duration,
+        programs: &[(&Program, &Buffers)],
+    ) -> Result<Vec<u64>, Stop> {
+        let Cmd::Sample { order, reps, .. } = cmd else { unreachable!("only samples are cross-checked") };
+        let started = Instant::now();
+        let reply = self.request(cmd, timeout, programs)?;
+        let wall = started.elapsed().as_nanos() as f64;
+        let Reply::Samples { ns } = reply else { return Err(Stop::Failed(garbled(format!("{reply:?}")))) };
+        let claimed: f64 = order
+            .iter()
+            .zip(&ns)
+            .map(|(&p, &t)| t as f64 * f64::from(reps.get(p as usize).copied().unwrap_or(1).max(1)))
+            .sum();
+        if claimed > wall * CLOCK_SLACK {
+            return Err(Stop::Failed(Failure {
+                kind: FailureKind::RuntimeError,
+                evidence: format!(
+                    "forged timing: the kernel process reported {} sample(s) of {:.0} ns of executions in all, but \
+                     the runtime's own clock saw {:.0} ns pass around them (a kernel wrote the runtime's \
+                     clock readings)",
+                    ns.len(),
+                    claimed,
+                    wall
+                ),
+            }));
+        }
+        Ok(ns)
+    }
+}
+
+/// How far the sum of the kernel process's samples may exceed the runtime's own wall clock
+/// around them: a GPU driver's clock (the device's) may run a little apart from the host's.
+const CLOCK_SLACK: f64 = 1.01;
+
 /// The failure a GPU driver's error while running stands for.
 #[cfg(feature = "gpu")]
 fn gpu_failure(fault: GpuFault, message: String) -> Failure {
@@ -903,10 +948,7 @@ fn warm_up(proc: &mut Proc, sides: &[Side<'_>], order: Vec<u8>) -> Result<Vec<u6
     }
     let cold = sides[0].settings.cold_cache;
     let timeout = proc.exec_limit.saturating_mul(order.len() as u32);
-    match proc.request(&Cmd::Sample { order, cold, reps: Vec::new() }, timeout, &programs(sides))? {
-        Reply::Samples { ns } => Ok(ns),
-        other => Err(Stop::Failed(garbled(format!("{other:?}")))),
-    }
+    proc.sample(&Cmd::Sample { order, cold, reps: Vec::new() }, timeout, &programs(sides))
 }
 
 /// Executions per sample of each side: enough that a sample lasts [`MIN_SAMPLE_NS`], from the
@@ -955,10 +997,7 @@ fn sample_one(proc: &mut Proc, sides: &[Side<'_>]) -> Result<Timing, Stop> {
             batch_size(samples.len(), &settings, s.median_ns * f64::from(reps[0]), left.as_nanos() as f64);
         let timeout = left + proc.exec_limit.saturating_mul(reps[0]);
         let cmd = Cmd::Sample { order: vec![0; k], cold: settings.cold_cache, reps: reps.clone() };
-        match proc.request(&cmd, timeout, &programs(sides))? {
-            Reply::Samples { ns } => samples.extend(ns),
-            other => return Err(Stop::Failed(garbled(format!("{other:?}")))),
-        }
+        samples.extend(proc.sample(&cmd, timeout, &programs(sides))?);
     };
     Ok(timing(samples, &settings, stop, sides[0].clock(), reps[0]))
 }
@@ -1199,10 +1238,7 @@ fn pair(
             }
             let timeout = left + proc.exec_limit.saturating_mul(reps[0] + reps[1]);
             let cmd = Cmd::Sample { order, cold: t.cold_cache, reps: reps.clone() };
-            let ns = match proc.request(&cmd, timeout, &programs(sides))? {
-                Reply::Samples { ns } => ns,
-                other => return Err(Stop::Failed(garbled(format!("{other:?}")))),
-            };
+            let ns = proc.sample(&cmd, timeout, &programs(sides))?;
             for (pair_ns, &baseline_first) in ns.chunks_exact(2).zip(&firsts) {
                 let (b, c) = if baseline_first { (pair_ns[0], pair_ns[1]) } else { (pair_ns[1], pair_ns[0]) };
                 pairs.push(PairSample { baseline_ns: b, candidate_ns: c, baseline_first });

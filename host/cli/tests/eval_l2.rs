@@ -4,79 +4,10 @@
 //! one a `correctness` failure; a native answer (`ekb generate --mode native`) is evaluated as a
 //! plan of one kernel. On the CPU (clang-19) and on OpenCL (PoCL).
 
-use serde_json::Value;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+mod l2;
 
-fn ekb(dir: &Path) -> Command {
-    let rt = ekb_e2e::static_runtime("x86_64-unknown-linux-musl", Path::new(env!("CARGO_TARGET_TMPDIR")));
-    let mut c = Command::new(env!("CARGO_BIN_EXE_ekb"));
-    c.current_dir(dir).env("EKB_RT_X86_64", rt).env_remove("EKB_RT");
-    c
-}
-
-fn ok(o: Output) -> Output {
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    o
-}
-
-/// The task `t_relu` (x, y: f32[128,128]) in a task folder under `root`; its file.
-fn task(root: &Path) -> PathBuf {
-    let dir = root.join("tasks/level1");
-    std::fs::create_dir_all(&dir).unwrap();
-    let file = dir.join("t_relu.ekir");
-    std::fs::write(
-        &file,
-        "# task: level=1 family=activation domains=[mobile,aiot]\n\
-         # provenance: model=test layer=relu module=torch.nn.ReLU source=tests\n\
-         graph t_relu(x: f32[128,128]) -> (y: f32[128,128]) {\n  %0: f32[128,128] = relu(x)\n  return %0\n}\n",
-    )
-    .unwrap();
-    file
-}
-
-/// Sample `s` of `t_relu` on `backend`, written by `ekb lower --to l2` with `lower_args`, its
-/// kernel `k0_relu`'s source (extension `ext`) changed by `edit`.
-fn lowered_sample(
-    root: &Path,
-    backend: &str,
-    s: u32,
-    lower_args: &[&str],
-    ext: &str,
-    edit: impl Fn(&str) -> String,
-) {
-    let dir = root.join(format!("cands/t_relu/{backend}/sample-{s}/candidate.l2"));
-    ok(ekb(root)
-        .args(["lower", "tasks/level1/t_relu.ekir", "--to", "l2", "-o"])
-        .arg(&dir)
-        .args(lower_args)
-        .output()
-        .unwrap());
-    let kernel = dir.join(format!("kernels/k0_relu.{ext}"));
-    let text = std::fs::read_to_string(&kernel).unwrap();
-    let edited = edit(&text);
-    assert_ne!(edited, text, "the edit changes the kernel");
-    std::fs::write(&kernel, edited).unwrap();
-}
-
-/// A native answer as `ekb generate --mode native` stores it.
-fn native_sample(root: &Path, backend: &str, s: u32, file: &str, text: &str) {
-    let dir = root.join(format!("cands/t_relu/{backend}/sample-{s}"));
-    std::fs::create_dir_all(&dir).unwrap();
-    std::fs::write(dir.join(file), text).unwrap();
-}
-
-/// Every stored result, by sample.
-fn results(run: &Path) -> Vec<Value> {
-    let text = std::fs::read_to_string(run.join("results.jsonl")).unwrap();
-    let mut out: Vec<Value> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
-    out.sort_by_key(|r| r["sample"].as_u64());
-    out
-}
-
-fn evidence(r: &Value) -> &str {
-    r["failure"]["evidence"].as_str().unwrap_or("")
-}
+use l2::{c_sample, ekb, evidence, lowered_sample, native_sample, ok, results, task};
+use std::path::Path;
 
 #[test]
 fn cpu_l2_folders_and_a_native_c_answer_are_compiled_checked_and_timed() {
@@ -104,15 +35,12 @@ fn cpu_l2_folders_and_a_native_c_answer_are_compiled_checked_and_timed() {
          for (int32_t i = 0; i < 128 * 128; i++) y[i] = relu(x[i]);\n}\n",
     );
     // 4: the kernel in C instead of LLVM IR, in a folder of its own.
-    lowered_sample(root, "cpu", 4, &[], "ll", |t| t.replace("@llvm.maximum.f32", "@llvm.maxnum.f32"));
-    let kernels = root.join("cands/t_relu/cpu/sample-4/candidate.l2/kernels");
-    std::fs::remove_file(kernels.join("k0_relu.ll")).unwrap();
-    std::fs::write(
-        kernels.join("k0_relu.c"),
+    c_sample(
+        root,
+        4,
         "void ekb_k_k0_relu(void *const *args) {\n  const float *x = args[0];\n  float *y = args[1];\n  \
          for (int i = 0; i < 128 * 128; i++) y[i] = x[i] > 0.0f ? x[i] : 0.0f;\n}\n",
-    )
-    .unwrap();
+    );
 
     let o = ok(ekb(root)
         .args(["eval", "t_relu", "--samples", "5", "--budget", "0.3", "--max-ci", "1e9", "--plain"])

@@ -1,0 +1,109 @@
+//! Native code is hostile by default (`docs/runtime.md`, "Threat model: native kernels"): L2
+//! kernels written to escape, cheat or outlive their run, each evaluated by `ekb eval` in one
+//! run next to an honest kernel. Every hostile one must be a failure whose evidence names the
+//! cause, never correct and never with a speedup; the honest one, evaluated after them by the
+//! same runtime, must be correct; nothing may be written outside the kernel process.
+
+mod l2;
+
+use l2::{c_sample, ekb, evidence, native_sample, ok, results, task};
+use serde_json::Value;
+
+/// `y = relu(x)` over the 128x128 elements, the body every honest-looking kernel computes.
+const RELU: &str = "  const float *x = args[0];\n  float *y = args[1];\n  \
+                    for (int i = 0; i < 128 * 128; i++) y[i] = x[i] > 0.0f ? x[i] : 0.0f;\n";
+
+/// A raw x86_64 system call with up to three arguments.
+const SYSCALL: &str = "static long sys3(long n, long a, long b, long c) {\n  long r;\n  \
+                       __asm__ volatile(\"syscall\" : \"=a\"(r) : \"a\"(n), \"D\"(a), \"S\"(b), \"d\"(c) \
+                       : \"rcx\", \"r11\", \"memory\");\n  return r;\n}\n";
+
+/// The kernel `k0_relu` in C: `prelude` at file scope, then `body` inside the entry.
+fn kernel(prelude: &str, body: &str) -> String {
+    format!("{prelude}void ekb_k_k0_relu(void *const *args) {{\n{body}}}\n")
+}
+
+fn assert_failed(r: &Value, class: &str, cause: &str) {
+    assert_eq!(r["failure"]["class"], class, "{r}");
+    assert!(!r["correct"].as_bool().unwrap(), "{r}");
+    assert!(r["timing"]["speedup"].is_null(), "a failed candidate has no speedup: {r}");
+    assert!(evidence(r).contains(cause), "the evidence names `{cause}`: {r}");
+}
+
+#[test]
+fn hostile_cpu_kernels_fail_with_evidence_and_the_runtime_survives_them() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path();
+    task(root);
+    let escaped = root.join("escaped.txt");
+    let path = escaped.to_str().unwrap();
+    // (a) system calls: create a file outside the sandbox and write to it.
+    c_sample(
+        root,
+        0,
+        &kernel(
+            SYSCALL,
+            &format!(
+                "  long fd = sys3(257, -100, (long)\"{path}\", 0101);\n  sys3(1, fd, (long)\"pwned\", 5);\n{RELU}"
+            ),
+        ),
+    );
+    // (f) work left running after the kernel returns: a thread (or a process) of its own.
+    c_sample(root, 1, &kernel(SYSCALL, &format!("  sys3(56, 17, 0, 0);\n{RELU}")));
+    // (b) state kept between executions: outputs memoised in a static buffer.
+    c_sample(
+        root,
+        2,
+        &kernel(
+            "static float memo[128 * 128];\nstatic int filled;\n",
+            "  float *y = args[1];\n  const float *x = args[0];\n  \
+             if (!filled) { for (int i = 0; i < 128 * 128; i++) memo[i] = x[i] > 0.0f ? x[i] : 0.0f; filled = 1; }\n  \
+             for (int i = 0; i < 128 * 128; i++) y[i] = memo[i];\n",
+        ),
+    );
+    // (c) outputs hard-coded for the inputs of one seed, here the relu of a made-up input.
+    c_sample(
+        root,
+        3,
+        &kernel(
+            "",
+            "  float *y = args[1];\n  for (int i = 0; i < 128 * 128; i++) y[i] = (float)(i % 7) * 0.25f;\n",
+        ),
+    );
+    // (g) reduced precision: the outputs rounded to bf16 (8 bits of mantissa) where f32 is required.
+    c_sample(
+        root,
+        4,
+        &kernel(
+            "typedef unsigned int u32;\n",
+            &format!(
+                "{RELU}  for (int i = 0; i < 128 * 128; i++) {{\n    u32 b = __builtin_bit_cast(u32, y[i]);\n    \
+                 y[i] = __builtin_bit_cast(float, (b + 0x8000u) & 0xffff0000u);\n  }}\n"
+            ),
+        ),
+    );
+    // The honest kernel, evaluated last: the runtime survived everything before it.
+    native_sample(
+        root,
+        "cpu",
+        5,
+        "candidate.c",
+        &format!("void ekb_k_t_relu(void *const *args) {{\n{RELU}}}\n"),
+    );
+
+    let o = ok(ekb(root)
+        .args(["eval", "t_relu", "--samples", "6", "--budget", "0.2", "--max-ci", "1e9", "--plain"])
+        .args(["--dir", "tasks", "--candidates", "cands", "--out", "run"])
+        .output()
+        .unwrap());
+    let r = results(&root.join("run"));
+    assert_eq!(r.len(), 6, "{}", String::from_utf8_lossy(&o.stdout));
+    assert_failed(&r[0], "runtime", "`openat` (257)");
+    assert!(!escaped.exists(), "the kernel process wrote {path}");
+    assert_failed(&r[1], "runtime", "`clone` (56)");
+    assert_failed(&r[2], "compile", "writable");
+    assert_failed(&r[3], "correctness", "");
+    assert_failed(&r[4], "correctness", "");
+    assert!(r[5]["correct"].as_bool().unwrap(), "{}", r[5]);
+    assert!(r[5]["timing"]["speedup"].as_f64().is_some(), "{}", r[5]);
+}
