@@ -53,6 +53,68 @@ pub enum Engine {
     Mnn,
 }
 
+/// An engine as the commands name it (`ekb bench --engines --engine`, `ekb eval --baseline
+/// engine:NAME`).
+#[derive(Debug, Clone, PartialEq)]
+pub enum EngineName {
+    Onnxruntime,
+    Mnn,
+    Tvm,
+    /// TVM with MetaSchedule, this many trials (records cached and reused).
+    TvmTuned(u32),
+}
+
+impl EngineName {
+    /// The spellings [`EngineName::parse`] takes (`TRIALS` a number of at least 1).
+    pub const SPELLINGS: [&'static str; 4] = ["onnxruntime", "mnn", "tvm", "tvm-tuned:TRIALS"];
+
+    /// `onnxruntime` (or `ort`), `mnn`, `tvm` or `tvm-tuned:N`.
+    pub fn parse(s: &str) -> Result<EngineName, String> {
+        match s.trim() {
+            "onnxruntime" | "ort" => Ok(EngineName::Onnxruntime),
+            "mnn" => Ok(EngineName::Mnn),
+            "tvm" => Ok(EngineName::Tvm),
+            other => match other.strip_prefix("tvm-tuned:").map(str::parse::<u32>) {
+                Some(Ok(n)) if n > 0 => Ok(EngineName::TvmTuned(n)),
+                _ => Err(format!(
+                    "`--engine {other}`: expected onnxruntime, mnn, tvm or tvm-tuned:TRIALS (TRIALS >= 1)"
+                )),
+            },
+        }
+    }
+
+    /// The spelling [`EngineName::parse`] reads back (`tvm-tuned:64`).
+    pub fn name(&self) -> String {
+        match self {
+            EngineName::TvmTuned(n) => format!("tvm-tuned:{n}"),
+            other => other.label(),
+        }
+    }
+
+    /// The column name of a table (`tvm-ms64` for MetaSchedule with 64 trials).
+    pub fn label(&self) -> String {
+        match self {
+            EngineName::Onnxruntime => "onnxruntime".into(),
+            EngineName::Mnn => "mnn".into(),
+            EngineName::Tvm => "tvm".into(),
+            EngineName::TvmTuned(n) => format!("tvm-ms{n}"),
+        }
+    }
+
+    /// The engine, compiling for `host` (a profile of this machine) where it compiles.
+    pub fn engine(&self, host: &TargetProfile) -> Result<Engine, String> {
+        Ok(match self {
+            EngineName::Onnxruntime => Engine::Onnxruntime,
+            EngineName::Mnn => Engine::Mnn,
+            EngineName::Tvm => Engine::Tvm(TvmOptions::for_profile(host, None)?),
+            EngineName::TvmTuned(trials) => {
+                let tune = TuneOptions { trials: *trials, root: default_tune_root()? };
+                Engine::Tvm(TvmOptions::for_profile(host, Some(tune))?)
+            }
+        })
+    }
+}
+
 /// TVM's target and tuning.
 #[derive(Debug, Clone, PartialEq)]
 pub struct TvmOptions {
@@ -465,6 +527,18 @@ mod tests {
             check_outputs(&g, &reference, dir.path(), evaluation).is_err(),
             "a missing output is an error"
         );
+    }
+
+    #[test]
+    fn engine_names_read_back_their_spelling() {
+        for s in ["onnxruntime", "mnn", "tvm", "tvm-tuned:64"] {
+            assert_eq!(EngineName::parse(s).unwrap().name(), s);
+        }
+        assert_eq!(EngineName::parse("ort"), Ok(EngineName::Onnxruntime));
+        assert_eq!(EngineName::TvmTuned(8).label(), "tvm-ms8");
+        for bad in ["tvm-tuned:0", "tvm-tuned:x", "torch"] {
+            assert!(EngineName::parse(bad).unwrap_err().contains("tvm-tuned:TRIALS"), "{bad}");
+        }
     }
 
     #[test]
