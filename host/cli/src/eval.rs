@@ -290,6 +290,10 @@ pub fn evaluate_selection(
         return Err("error: fix the task files above first".into());
     }
     let backend = *filter.backend.get_or_insert(Backend::Cpu);
+    // Before any runtime is found or built: an engine that cannot time these instances here.
+    if let Baseline::Engine(engine) = &plan.config.baseline {
+        engine.check(backend, &plan.device.to_string()).map_err(|d| d.to_string())?;
+    }
     let tasks = suite.select(&filter);
     let planned = evaluate::instances(&tasks, &[backend]);
     if planned.is_empty() {

@@ -398,3 +398,64 @@ fn relative_half_width(&(median, _, low, high): &(f64, f64, f64, f64)) -> f64 {
         f64::INFINITY
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn engine_names_parse_and_read_back() {
+        for name in ["onnxruntime", "mnn", "tvm", "tvm-tuned:64", "torch", "torch-compile"] {
+            assert_eq!(Engine::parse(name).unwrap().name(), name);
+        }
+        assert_eq!(Engine::parse("torch").unwrap(), Engine::Torch(TorchSide::Eager));
+        assert_eq!(Engine::parse("ort").unwrap(), Engine::Cpu(EngineName::Onnxruntime));
+        let d = Engine::parse("onnxruntme").unwrap_err().to_string();
+        assert!(
+            d.contains("unknown engine `onnxruntme`") && d.contains("did you mean `onnxruntime`?"),
+            "{d}"
+        );
+        let d = Engine::parse("torch-compiled").unwrap_err().to_string();
+        assert!(d.contains("did you mean `torch-compile`?"), "{d}");
+        let d = Engine::parse("tvm-tuned:0").unwrap_err().to_string();
+        assert!(d.contains("TRIALS >= 1"), "{d}");
+    }
+
+    #[test]
+    fn each_engine_takes_its_own_backend_on_this_machine_only() {
+        let ort = Engine::Cpu(EngineName::Onnxruntime);
+        let torch = Engine::Torch(TorchSide::Compile);
+        assert!(ort.check(Backend::Cpu, "local").is_ok());
+        assert!(torch.check(Backend::Cuda, "local").is_ok());
+        let d = torch.check(Backend::Cpu, "local").unwrap_err().to_string();
+        assert!(d.contains("cannot time the cpu instances: torch-compile runs on a CUDA GPU"), "{d}");
+        assert!(d.contains("engine:onnxruntime"), "{d}");
+        let d = ort.check(Backend::Cuda, "local").unwrap_err().to_string();
+        assert!(d.contains("onnxruntime runs on this machine's CPU") && d.contains("engine:torch"), "{d}");
+        let d = ort.check(Backend::Opencl, "local").unwrap_err().to_string();
+        assert!(d.contains("no engine baseline exists for OpenCL"), "{d}");
+        for remote in ["ssh://me@board", "qemu", "adb"] {
+            for (e, b) in [(&ort, Backend::Cpu), (&torch, Backend::Cuda)] {
+                let d = e.check(b, remote).unwrap_err().to_string();
+                assert!(d.contains("the engine runs on this machine only") && d.contains(remote), "{d}");
+            }
+        }
+    }
+
+    #[test]
+    fn the_speedup_is_the_median_round_ratio_and_its_interval_decides_stability() {
+        // Engine medians 2, 4, 6 over candidate medians 1, 2, 3: every round's ratio is 2.
+        let rounds: Vec<[Vec<f64>; 2]> =
+            (1..=3).map(|k| [vec![2.0 * k as f64, 2.0 * k as f64], vec![k as f64, k as f64]]).collect();
+        let s = PairedSettings::DEFAULT;
+        let r = round_ratio(&rounds, &s);
+        assert_eq!((r.0, r.2, r.3), (2.0, 2.0, 2.0));
+        assert_eq!(relative_half_width(&r), 0.0);
+        // Ratios 1, 2, 3: median 2, an interval reaching both ends.
+        let spread: Vec<[Vec<f64>; 2]> = (1..=3).map(|k| [vec![k as f64], vec![1.0]]).collect();
+        let r = round_ratio(&spread, &s);
+        assert_eq!(r.0, 2.0);
+        assert!(relative_half_width(&r) > s.max_ci, "{r:?}");
+        assert_eq!(relative_half_width(&(0.0, 0.0, 0.0, 0.0)), f64::INFINITY);
+    }
+}
