@@ -31,7 +31,7 @@ use ekb_ir::tensor::{compare, Buffer, Tensor};
 use ekb_ir::TargetProfile;
 use ekb_lower::Schedule;
 pub use ekb_onnx::baseline::EngineName;
-use ekb_onnx::baseline::{self as bl, BaselineOptions, Server};
+use ekb_onnx::baseline::{self as bl, BaselineOptions, Server, QUIET};
 use ekb_passes::Selection;
 use ekb_tune::Workload;
 use serde::Serialize;
@@ -86,9 +86,6 @@ pub fn anchors(only: Option<&str>) -> Result<Vec<Workload>, String> {
     }
     Ok(out)
 }
-
-/// The pause before each side's turn (see `bench_one`).
-const QUIET: Duration = Duration::from_millis(50);
 
 /// How the comparison runs.
 pub struct EngineBench {

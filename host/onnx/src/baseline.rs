@@ -32,6 +32,11 @@ use ekb_wire::protocol::{Stats, StopReason, Timing};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
+/// The pause before each side's turn when an engine is timed in alternation with other sides:
+/// an engine's thread pool spins for a while after a run, and must be asleep when another side
+/// is timed.
+pub const QUIET: std::time::Duration = std::time::Duration::from_millis(50);
+
 /// How to time a baseline.
 #[derive(Debug, Clone, Copy)]
 pub struct BaselineOptions {

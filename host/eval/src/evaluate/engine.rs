@@ -25,7 +25,7 @@ use crate::results::{EngineTiming, PairedTiming, SideTiming};
 use crate::tasks::export::write_io;
 use crate::tasks::{Backend, Task};
 use ekb_ir::{Diagnostic, TargetProfile};
-use ekb_onnx::baseline::{self as bl, BaselineOptions, EngineName, Server};
+use ekb_onnx::baseline::{self as bl, BaselineOptions, EngineName, Server, QUIET};
 use ekb_wire::protocol::{FailureKind, PairedSettings, PayloadId, Timing, TimingOverrides};
 use std::time::Duration;
 
@@ -40,9 +40,6 @@ pub enum Engine {
 
 /// Rounds per attempt.
 pub const ROUNDS: usize = 12;
-/// The pause before each turn: an engine's thread pool spins for a while after a run, and must
-/// be asleep when the other side is timed.
-const QUIET: Duration = Duration::from_millis(20);
 /// The shortest turn of a side.
 const MIN_TURN: Duration = Duration::from_millis(5);
 
