@@ -52,6 +52,7 @@ fn candidates_are_timed_against_onnxruntime_and_a_wrong_engine_is_a_baseline_fai
     let run = tmp.path().join("run");
     let info: Value = serde_json::from_str(&std::fs::read_to_string(run.join("run.json")).unwrap()).unwrap();
     assert_eq!(info["baseline"], "engine:onnxruntime");
+    let version = info["tools"]["onnxruntime"].as_str().unwrap();
     let rs = results(&run);
     assert_eq!(rs.len(), 2, "{rs:?}");
     let by_task = |t: &str| rs.iter().find(|r| r["instance"]["task"] == t).unwrap();
@@ -68,7 +69,7 @@ fn candidates_are_timed_against_onnxruntime_and_a_wrong_engine_is_a_baseline_fai
         (Some("onnxruntime"), Some(1)),
         "{t}"
     );
-    assert!(engine["version"].as_str().is_some_and(|v| v.starts_with('1')), "{engine}");
+    assert_eq!(engine["version"].as_str(), Some(version), "{engine}");
     assert!(engine["clock"].as_str().unwrap().contains("perf_counter_ns"), "{engine}");
     assert!(
         t["clock"].as_str().unwrap().starts_with("CLOCK_"),
@@ -89,6 +90,7 @@ fn candidates_are_timed_against_onnxruntime_and_a_wrong_engine_is_a_baseline_fai
     // The report names the baseline, counts the relu's speedup and flags the baseline failure.
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(stdout.contains("baseline: speedup vs engine:onnxruntime (an inference engine"), "{stdout}");
+    assert!(stdout.contains(&format!("onnxruntime {version}")), "the tools line names it: {stdout}");
     let speedups = stdout.lines().any(|l| {
         let w: Vec<&str> = l.split_whitespace().collect();
         w.len() > 3 && w[0] == "all" && w[1] == "1" && w[2] == "1"

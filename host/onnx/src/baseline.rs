@@ -260,6 +260,18 @@ pub fn require_engine(engine: &Engine) -> Result<(), String> {
     }
 }
 
+/// The engine's version, as its Python package reports it (what a baseline's `engine_version`
+/// holds), without starting the engine.
+pub fn engine_version(engine: &Engine) -> Result<String, String> {
+    let expr = match engine {
+        Engine::Onnxruntime => "__import__('onnxruntime').__version__",
+        Engine::Tvm(_) => "__import__('tvm').__version__",
+        Engine::Mnn => "__import__('MNN').version()",
+    };
+    let out = crate::python::run_script(&format!("print({expr})"), &[], None)?;
+    Ok(out.lines().last().unwrap_or_default().trim().to_string())
+}
+
 /// Times `g` in `engine`; `work` holds the model, the inputs and the engine's outputs.
 pub fn run(g: &Graph, engine: &Engine, opts: BaselineOptions, work: &Path) -> Result<Baseline, String> {
     start(g, engine, opts, work, false).map(|(b, _)| b)
@@ -544,6 +556,16 @@ mod tests {
         for bad in ["tvm-tuned:0", "tvm-tuned:x", "torch"] {
             assert!(EngineName::parse(bad).unwrap_err().contains("tvm-tuned:TRIALS"), "{bad}");
         }
+    }
+
+    #[test]
+    fn the_version_is_the_one_a_baseline_reports() {
+        // onnxruntime is installed by `toolchains/setup.sh`.
+        let g = graph("graph r(x: f32[4]) -> (y: f32[4]) {\n  %0: f32[4] = relu(x)\n  return %0\n}\n");
+        let dir = tempfile::tempdir().unwrap();
+        let opts = BaselineOptions { seed: 0, warmup: 1, samples: 1, threads: 1 };
+        let b = run(&g, &Engine::Onnxruntime, opts, dir.path()).unwrap();
+        assert_eq!(engine_version(&Engine::Onnxruntime).unwrap(), b.engine_version);
     }
 
     #[test]

@@ -116,6 +116,17 @@ pub enum EngineHost {
 }
 
 impl EngineHost {
+    /// The engine's name and version, for the run's tools.
+    pub fn version(&self) -> Result<(String, String), String> {
+        match self {
+            EngineHost::Cpu { name, engine, .. } => Ok((name.label(), bl::engine_version(engine)?)),
+            EngineHost::Torch { helper, .. } => {
+                let torch = helper.as_ref().and_then(|h| h.ready.torch.clone());
+                Ok(("torch".into(), torch.ok_or("the torch helper did not say its version")?))
+            }
+        }
+    }
+
     /// Checks that the engine is installed (the error says how to install it) and starts what
     /// lives for the whole run; `threads` are the candidate's.
     pub fn start(engine: &Engine, host: &TargetProfile, threads: u32) -> Result<EngineHost, Diagnostic> {

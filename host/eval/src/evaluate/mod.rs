@@ -295,6 +295,13 @@ pub fn evaluate(
         }
         _ => None,
     };
+    let mut tools = tools();
+    if let Some(host) = &engine_host {
+        let (name, version) = host
+            .version()
+            .map_err(|e| Diagnostic::error(format!("the baseline engine does not say its version: {e}")))?;
+        tools.insert(name, version);
+    }
     let info = RunInfo {
         format: RESULTS_FORMAT,
         created: utc_now(),
@@ -306,7 +313,7 @@ pub fn evaluate(
         seeds: config.seeds.clone(),
         timing: config.timing_record(),
         backends: envs,
-        tools: tools(),
+        tools,
         instances: planned,
     };
     let (mut dir, mut done) = if resume && out.join(crate::results::RUN_FILE).exists() {
