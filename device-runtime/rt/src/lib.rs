@@ -16,7 +16,6 @@
 //! - [`isolate`]: the kernel process (fork, fault records, rlimits, watchdog, reaping);
 //! - [`seccomp`]: the kernel process's system-call filter (hand-written BPF);
 //! - [`worker`]: what the kernel process does (setup, sandbox, timed executions);
-//! - [`stats`]: sample statistics, the median's relative standard error, bootstrap intervals;
 //! - [`run`]: a payload run or a paired run, as the protocol's reports;
 //! - [`serve`]: the protocol loop of `ekb-rt serve`;
 //! - [`sys`]: page-level memory mappings;
@@ -36,7 +35,6 @@ pub mod program;
 pub mod run;
 pub mod seccomp;
 pub mod serve;
-pub mod stats;
 pub mod store;
 pub mod sys;
 pub mod worker;

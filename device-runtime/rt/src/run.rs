@@ -32,7 +32,6 @@ use crate::buffers::{BufferError, Buffers, RegionLayout, Zone};
 use crate::device::Device;
 use crate::isolate::{self, Child, Death, Fault, Limits, EXIT_SYSCALL};
 use crate::program::Program;
-use crate::stats::{self, Rng};
 use crate::store::LoadedPayload;
 use crate::worker::{self, Cmd, Reply, Setup};
 #[cfg(feature = "gpu")]
@@ -44,6 +43,7 @@ use ekb_wire::protocol::{
     Counter, ErrorKind, Failure, FailureKind, LogLevel, LogLine, MemoryFault, PairSample, PairedReport,
     PairedSettings, RatioStats, RunReport, SeedCheck, StopReason, Timing, TimingOverrides, Verdict,
 };
+use ekb_wire::stats::{self, Rng};
 use std::os::fd::RawFd;
 use std::time::{Duration, Instant};
 

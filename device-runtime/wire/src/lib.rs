@@ -1,6 +1,6 @@
 //! `ekb-wire`: what the host and the board must agree on bit for bit.
 //!
-//! `no_std` so the device runtime can use it unchanged. Three parts:
+//! `no_std` so the device runtime can use it unchanged. Its parts:
 //! - [`init`] and [`seeded`]: the tensor initialisers and the seeded generator that turns
 //!   (task, seed, tensor) into bit-identical data on every machine. They need no allocator.
 //! - [`f16`]: exact conversions between IEEE binary16 bits and f32 (round to nearest even).
@@ -8,6 +8,7 @@
 //!   builder and its validating, zero-copy parser. Needs `alloc`.
 //! - [`protocol`]: the versioned request/response protocol in CRC-checked, length-prefixed
 //!   frames, used over byte streams and, as files, for air-gapped boards. Needs `alloc`.
+//! - [`stats`]: the statistics of timing samples and paired ratios both sides judge with.
 //!
 //! `docs/protocol.md` describes the payload and frame layouts byte for byte; the checksums are
 //! the IEEE CRC-32 ([`crc32`]).
@@ -20,6 +21,7 @@ pub mod init;
 pub mod payload;
 pub mod protocol;
 pub mod seeded;
+pub mod stats;
 
 pub use init::Init;
 

@@ -30,7 +30,8 @@ use ekb_ir::l0;
 use ekb_ir::tensor::{compare, Buffer, Tensor};
 use ekb_ir::TargetProfile;
 use ekb_lower::Schedule;
-use ekb_onnx::baseline::{self as bl, BaselineOptions, Server, TuneOptions, TvmOptions};
+pub use ekb_onnx::baseline::EngineName;
+use ekb_onnx::baseline::{self as bl, BaselineOptions, Server, QUIET};
 use ekb_passes::Selection;
 use ekb_tune::Workload;
 use serde::Serialize;
@@ -84,57 +85,6 @@ pub fn anchors(only: Option<&str>) -> Result<Vec<Workload>, String> {
         ));
     }
     Ok(out)
-}
-
-/// The pause before each side's turn (see `bench_one`).
-const QUIET: Duration = Duration::from_millis(50);
-
-/// An engine of the comparison, as `--engine` names it.
-#[derive(Debug, Clone, PartialEq)]
-pub enum EngineName {
-    Onnxruntime,
-    Mnn,
-    Tvm,
-    /// TVM with MetaSchedule, this many trials (records cached and reused).
-    TvmTuned(u32),
-}
-
-impl EngineName {
-    /// `onnxruntime`, `mnn`, `tvm` or `tvm-tuned:N`.
-    pub fn parse(s: &str) -> Result<EngineName, String> {
-        match s.trim() {
-            "onnxruntime" | "ort" => Ok(EngineName::Onnxruntime),
-            "mnn" => Ok(EngineName::Mnn),
-            "tvm" => Ok(EngineName::Tvm),
-            other => match other.strip_prefix("tvm-tuned:").map(str::parse::<u32>) {
-                Some(Ok(n)) if n > 0 => Ok(EngineName::TvmTuned(n)),
-                _ => Err(format!(
-                    "`--engine {other}`: expected onnxruntime, mnn, tvm or tvm-tuned:TRIALS (TRIALS >= 1)"
-                )),
-            },
-        }
-    }
-
-    fn label(&self) -> String {
-        match self {
-            EngineName::Onnxruntime => "onnxruntime".into(),
-            EngineName::Mnn => "mnn".into(),
-            EngineName::Tvm => "tvm".into(),
-            EngineName::TvmTuned(n) => format!("tvm-ms{n}"),
-        }
-    }
-
-    fn engine(&self, host: &TargetProfile) -> Result<bl::Engine, String> {
-        Ok(match self {
-            EngineName::Onnxruntime => bl::Engine::Onnxruntime,
-            EngineName::Mnn => bl::Engine::Mnn,
-            EngineName::Tvm => bl::Engine::Tvm(TvmOptions::for_profile(host, None)?),
-            EngineName::TvmTuned(trials) => {
-                let tune = TuneOptions { trials: *trials, root: bl::default_tune_root()? };
-                bl::Engine::Tvm(TvmOptions::for_profile(host, Some(tune))?)
-            }
-        })
-    }
 }
 
 /// How the comparison runs.

@@ -34,6 +34,7 @@ ekb eval conv --level 1 --baseline default --out runs/conv   the built-in defaul
 ekb eval --candidates cands/ --samples 5 --budget 2 --out runs/k5\n  \
 ekb eval --level 1 --backend opencl --out runs/cl      the OpenCL instances on this machine's OpenCL device\n  \
 ekb eval --backend cuda --cuda-target jetson-orin --device ssh://orin --out runs/orin\n  \
+ekb eval --level 1 --baseline engine:onnxruntime --out runs/ort   the built-in default vs onnxruntime\n  \
 ekb report runs/gpt4o                                   the metric tables of a run")]
 pub struct Args {
     #[command(flatten)]
@@ -56,8 +57,10 @@ pub struct Args {
 #[derive(clap::Args)]
 pub struct EvalArgs {
     /// What candidates are timed against: `naive` or `default` (the task's own graph lowered
-    /// with that schedule), or `candidates:DIR` (sample 0 of another candidate folder, e.g.
-    /// another model's).
+    /// with that schedule), `candidates:DIR` (sample 0 of another candidate folder, e.g.
+    /// another model's), or `engine:NAME`, an inference engine on this machine
+    /// (`engine:onnxruntime`, `engine:mnn`, `engine:tvm`, `engine:tvm-tuned:TRIALS` for CPU
+    /// instances; `engine:torch`, `engine:torch-compile` for CUDA instances).
     #[arg(long, default_value = "naive")]
     pub baseline: String,
     /// The target profile of the CPU backend.
@@ -123,17 +126,7 @@ pub struct EvalArgs {
 
 impl EvalArgs {
     fn baseline(&self) -> Result<Baseline, String> {
-        if let Some(dir) = self.baseline.strip_prefix("candidates:") {
-            return Ok(Baseline::Candidates(PathBuf::from(dir)));
-        }
-        Schedule::ALL.into_iter().find(|s| s.name() == self.baseline).map(Baseline::Schedule).ok_or_else(
-            || {
-                format!(
-                    "error: unknown baseline `{}`\n  = expected: naive, default or candidates:DIR",
-                    self.baseline
-                )
-            },
-        )
+        Baseline::parse(&self.baseline).map_err(|d| d.to_string())
     }
 }
 
@@ -297,6 +290,10 @@ pub fn evaluate_selection(
         return Err("error: fix the task files above first".into());
     }
     let backend = *filter.backend.get_or_insert(Backend::Cpu);
+    // Before any runtime is found or built: an engine that cannot time these instances here.
+    if let Baseline::Engine(engine) = &plan.config.baseline {
+        engine.check(backend, &plan.device.to_string()).map_err(|d| d.to_string())?;
+    }
     let tasks = suite.select(&filter);
     let planned = evaluate::instances(&tasks, &[backend]);
     if planned.is_empty() {

@@ -32,6 +32,11 @@ use ekb_wire::protocol::{Stats, StopReason, Timing};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
+/// The pause before each side's turn when an engine is timed in alternation with other sides:
+/// an engine's thread pool spins for a while after a run, and must be asleep when another side
+/// is timed.
+pub const QUIET: std::time::Duration = std::time::Duration::from_millis(50);
+
 /// How to time a baseline.
 #[derive(Debug, Clone, Copy)]
 pub struct BaselineOptions {
@@ -51,6 +56,68 @@ pub enum Engine {
     Tvm(TvmOptions),
     /// MNN's CPU backend, after MNN's converter.
     Mnn,
+}
+
+/// An engine as the commands name it (`ekb bench --engines --engine`, `ekb eval --baseline
+/// engine:NAME`).
+#[derive(Debug, Clone, PartialEq)]
+pub enum EngineName {
+    Onnxruntime,
+    Mnn,
+    Tvm,
+    /// TVM with MetaSchedule, this many trials (records cached and reused).
+    TvmTuned(u32),
+}
+
+impl EngineName {
+    /// The spellings [`EngineName::parse`] takes (`TRIALS` a number of at least 1).
+    pub const SPELLINGS: [&'static str; 4] = ["onnxruntime", "mnn", "tvm", "tvm-tuned:TRIALS"];
+
+    /// `onnxruntime` (or `ort`), `mnn`, `tvm` or `tvm-tuned:N`.
+    pub fn parse(s: &str) -> Result<EngineName, String> {
+        match s.trim() {
+            "onnxruntime" | "ort" => Ok(EngineName::Onnxruntime),
+            "mnn" => Ok(EngineName::Mnn),
+            "tvm" => Ok(EngineName::Tvm),
+            other => match other.strip_prefix("tvm-tuned:").map(str::parse::<u32>) {
+                Some(Ok(n)) if n > 0 => Ok(EngineName::TvmTuned(n)),
+                _ => Err(format!(
+                    "`--engine {other}`: expected onnxruntime, mnn, tvm or tvm-tuned:TRIALS (TRIALS >= 1)"
+                )),
+            },
+        }
+    }
+
+    /// The spelling [`EngineName::parse`] reads back (`tvm-tuned:64`).
+    pub fn name(&self) -> String {
+        match self {
+            EngineName::TvmTuned(n) => format!("tvm-tuned:{n}"),
+            other => other.label(),
+        }
+    }
+
+    /// The column name of a table (`tvm-ms64` for MetaSchedule with 64 trials).
+    pub fn label(&self) -> String {
+        match self {
+            EngineName::Onnxruntime => "onnxruntime".into(),
+            EngineName::Mnn => "mnn".into(),
+            EngineName::Tvm => "tvm".into(),
+            EngineName::TvmTuned(n) => format!("tvm-ms{n}"),
+        }
+    }
+
+    /// The engine, compiling for `host` (a profile of this machine) where it compiles.
+    pub fn engine(&self, host: &TargetProfile) -> Result<Engine, String> {
+        Ok(match self {
+            EngineName::Onnxruntime => Engine::Onnxruntime,
+            EngineName::Mnn => Engine::Mnn,
+            EngineName::Tvm => Engine::Tvm(TvmOptions::for_profile(host, None)?),
+            EngineName::TvmTuned(trials) => {
+                let tune = TuneOptions { trials: *trials, root: default_tune_root()? };
+                Engine::Tvm(TvmOptions::for_profile(host, Some(tune))?)
+            }
+        })
+    }
 }
 
 /// TVM's target and tuning.
@@ -191,6 +258,18 @@ pub fn require_engine(engine: &Engine) -> Result<(), String> {
             SETUP,
         ),
     }
+}
+
+/// The engine's version, as its Python package reports it (what a baseline's `engine_version`
+/// holds), without starting the engine.
+pub fn engine_version(engine: &Engine) -> Result<String, String> {
+    let expr = match engine {
+        Engine::Onnxruntime => "__import__('onnxruntime').__version__",
+        Engine::Tvm(_) => "__import__('tvm').__version__",
+        Engine::Mnn => "__import__('MNN').version()",
+    };
+    let out = crate::python::run_script(&format!("print({expr})"), &[], None)?;
+    Ok(out.lines().last().unwrap_or_default().trim().to_string())
 }
 
 /// Times `g` in `engine`; `work` holds the model, the inputs and the engine's outputs.
@@ -465,6 +544,28 @@ mod tests {
             check_outputs(&g, &reference, dir.path(), evaluation).is_err(),
             "a missing output is an error"
         );
+    }
+
+    #[test]
+    fn engine_names_read_back_their_spelling() {
+        for s in ["onnxruntime", "mnn", "tvm", "tvm-tuned:64"] {
+            assert_eq!(EngineName::parse(s).unwrap().name(), s);
+        }
+        assert_eq!(EngineName::parse("ort"), Ok(EngineName::Onnxruntime));
+        assert_eq!(EngineName::TvmTuned(8).label(), "tvm-ms8");
+        for bad in ["tvm-tuned:0", "tvm-tuned:x", "torch"] {
+            assert!(EngineName::parse(bad).unwrap_err().contains("tvm-tuned:TRIALS"), "{bad}");
+        }
+    }
+
+    #[test]
+    fn the_version_is_the_one_a_baseline_reports() {
+        // onnxruntime is installed by `toolchains/setup.sh`.
+        let g = graph("graph r(x: f32[4]) -> (y: f32[4]) {\n  %0: f32[4] = relu(x)\n  return %0\n}\n");
+        let dir = tempfile::tempdir().unwrap();
+        let opts = BaselineOptions { seed: 0, warmup: 1, samples: 1, threads: 1 };
+        let b = run(&g, &Engine::Onnxruntime, opts, dir.path()).unwrap();
+        assert_eq!(engine_version(&Engine::Onnxruntime).unwrap(), b.engine_version);
     }
 
     #[test]

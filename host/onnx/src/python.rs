@@ -305,7 +305,7 @@ impl Drop for Server {
 
 /// Runs a script with `python -c`, feeding `stdin`; its stdout, or its stderr (and the end of its
 /// stdout, where engines print their own errors) as the error.
-fn run_script(script: &str, args: &[String], stdin: Option<String>) -> Result<String, String> {
+pub(crate) fn run_script(script: &str, args: &[String], stdin: Option<String>) -> Result<String, String> {
     let py = python();
     let mut child = Command::new(&py)
         .arg("-c")

@@ -23,26 +23,26 @@
 //! neither side able to run, the command stops at once with both reasons.
 
 pub mod table;
-mod torch;
 
 use crate::tasks::{self as task_cli, Select};
 use ekb_deploy::build::{reference_outputs, BuildOptions};
 use ekb_deploy::transport::{self, Device, RemoteOptions};
 use ekb_eval::evaluate::compile::build_baseline;
 use ekb_eval::evaluate::device::{Answer, DeviceSession};
+use ekb_eval::evaluate::engine::{runtime_turn, Timed};
+pub use ekb_eval::evaluate::torch::TorchSide;
+use ekb_eval::evaluate::torch::{Helper, Loaded};
 use ekb_eval::tasks::export::write_io;
 use ekb_eval::tasks::{Backend, Task};
 use ekb_ir::tensor::Tensor;
 use ekb_ir::TargetProfile;
 use ekb_lower::Schedule;
 use ekb_wire::payload::TimingSettings;
-use ekb_wire::protocol::{FailureKind, PayloadId, TimingOverrides};
+use ekb_wire::protocol::PayloadId;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 use table::{Report, Row, Side, EKB};
-pub use torch::TorchSide;
-use torch::{Helper, Loaded};
 
 /// Rounds and time per side per round when `--rounds` and `--round-ms` are not given: what
 /// fits about 100 instances in 8 minutes on an H200 machine, where each instance also pays its
@@ -379,47 +379,11 @@ fn start_torch(
     loaded
 }
 
-/// Why a side's round gave no samples.
-enum Timed {
-    /// The outputs differ from the reference (ekb's check in each run).
-    Wrong(String),
-    Failed(String),
-}
-
 /// One round of ekb: a run of its payload on seed 0, timed for about `budget`; one sample per
 /// execution's device time (a batch's mean for very short plans), in milliseconds.
 fn time_ekb(gpu: &mut Gpu, id: PayloadId, budget: Duration) -> Result<Vec<f64>, Timed> {
-    let timing = TimingOverrides {
-        warmup: Some(3),
-        min_samples: Some(3),
-        max_samples: Some(10_000),
-        // Never stop early: each round times for its budget, as the torch sides do.
-        target_rse: Some(0.0),
-        budget_ms: Some(budget.as_millis().max(1) as u64),
-        cold_cache: Some(false),
-    };
-    let report = match gpu.session.run_with(id, Some(vec![0]), timing) {
-        Answer::Ok(r) => r,
-        Answer::Refused { kind, message } => {
-            return Err(Timed::Failed(format!("the runtime refused ({kind}): {message}")))
-        }
-        Answer::Lost(l) => return Err(Timed::Failed(format!("the GPU runtime stopped: {}", l.0))),
-        Answer::Down(d) => return Err(Timed::Failed(d.to_string())),
-    };
-    match &report.failure {
-        Some(f) if f.kind == FailureKind::Correctness => return Err(Timed::Wrong(f.evidence.clone())),
-        Some(f) => return Err(Timed::Failed(format!("{:?}: {}", f.kind, f.evidence))),
-        None if !report.is_correct() => {
-            return Err(Timed::Wrong("the runtime checked no output on seed 0".into()))
-        }
-        None => {}
-    }
-    let samples: Vec<f64> =
-        report.timing.map(|t| t.samples_ns.iter().map(|&ns| ns as f64 / 1e6).collect()).unwrap_or_default();
-    if samples.is_empty() {
-        return Err(Timed::Failed("the run returned no timing samples".into()));
-    }
-    Ok(samples)
+    let t = runtime_turn(&mut gpu.session, id, budget, None)?;
+    Ok(t.samples_ns.iter().map(|&ns| ns as f64 / 1e6).collect())
 }
 
 /// One round of a torch side: replays filling about `budget` (at least 3, at most 10000).

@@ -143,14 +143,15 @@ impl DeviceSession {
         self.with(|s| s.run(payload, None, TimingOverrides::default(), threads))
     }
 
-    /// Runs one payload on the listed seed indices with these timing settings.
+    /// Runs one payload on the listed seed indices with these timing settings and threads.
     pub fn run_with(
         &mut self,
         payload: PayloadId,
         seeds: Option<Vec<u32>>,
         timing: TimingOverrides,
+        threads: Option<u32>,
     ) -> Answer<RunReport> {
-        self.with(|s| s.run(payload, seeds, timing, None))
+        self.with(|s| s.run(payload, seeds, timing, threads))
     }
 
     pub fn paired(

@@ -20,9 +20,11 @@
 pub mod candidate;
 pub mod compile;
 pub mod device;
+pub mod engine;
 pub mod outcome;
 pub mod passes;
 pub mod selfcheck;
+pub mod torch;
 
 use crate::results::inflight::{crashed_result, take_crashed, InFlight, Marker, Stage};
 use crate::results::{
@@ -36,7 +38,7 @@ use ekb_deploy::{BuildOptions, Built};
 use ekb_ir::target::GpuApi;
 use ekb_ir::{Diagnostic, TargetProfile};
 use ekb_lower::Schedule;
-use ekb_wire::protocol::{PairedSettings, PayloadId};
+use ekb_wire::protocol::{PairedSettings, PayloadId, TimingOverrides};
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::Instant;
@@ -119,29 +121,50 @@ pub enum Baseline {
     /// Another folder's candidates (sample 0 of each instance), e.g. another model's: a
     /// speedup above 1 means faster than them.
     Candidates(std::path::PathBuf),
+    /// An inference engine on this machine, timed in its own process ([`engine`]).
+    Engine(engine::Engine),
 }
 
 impl Baseline {
-    /// `naive`, `default`, or `candidates:DIR`.
+    /// `naive`, `default`, `candidates:DIR` or `engine:NAME`.
+    pub fn parse(s: &str) -> Result<Baseline, Diagnostic> {
+        if let Some(dir) = s.strip_prefix("candidates:") {
+            return Ok(Baseline::Candidates(std::path::PathBuf::from(dir)));
+        }
+        if let Some(name) = s.strip_prefix("engine:") {
+            return engine::Engine::parse(name).map(Baseline::Engine);
+        }
+        Schedule::ALL.into_iter().find(|k| k.name() == s).map(Baseline::Schedule).ok_or_else(|| {
+            let mut d = Diagnostic::error(format!("unknown baseline `{s}`")).with_expected(
+                "naive, default, candidates:DIR or engine:NAME (engine:onnxruntime, engine:torch, ...)",
+            );
+            d.hint = ekb_ir::diag::did_you_mean(s, ["naive", "default"]);
+            d
+        })
+    }
+
+    /// `naive`, `default`, `candidates:DIR` or `engine:NAME`: what [`Baseline::parse`] reads.
     pub fn describe(&self) -> String {
         match self {
             Baseline::Schedule(s) => s.name().into(),
             Baseline::Candidates(d) => format!("candidates:{}", d.display()),
+            Baseline::Engine(e) => format!("engine:{}", e.name()),
         }
     }
 
-    /// Builds the baseline of `task` on `backend`; the error is what to record as the
-    /// baseline's failure.
-    fn build(
+    /// Prepares the baseline of `task` on `backend`: its payload built, or the engine started
+    /// on it; an error is what to record as the baseline's failure.
+    fn prepare(
         &self,
         task: &Task,
         backend: Backend,
         config: &Config,
         options: &BuildOptions,
-    ) -> Result<Built, String> {
+        engine_host: Option<&mut engine::EngineHost>,
+    ) -> Prepared {
         let render = |ds: Vec<Diagnostic>| ds.iter().map(|d| d.to_string()).collect::<Vec<_>>().join("\n");
         let target = config.target(backend);
-        match self {
+        Prepared::Payload(match self {
             Baseline::Schedule(s) => {
                 compile::build_baseline(task, *s, backend, target, options).map_err(render)
             }
@@ -151,8 +174,27 @@ impl Baseline {
                     .map(|c| c.built)
                     .map_err(|(_, f)| format!("the baseline candidate failed ({}): {}", f.detail, f.evidence))
             }
-        }
+            Baseline::Engine(_) => {
+                let host = engine_host.expect("an engine host for an engine baseline");
+                let seed = config.seeds[0];
+                let reference = match &options.references {
+                    Some(r) => Ok(r[0].clone()),
+                    None => ekb_deploy::build::reference_outputs(&task.graph, seed)
+                        .map_err(|d| format!("the reference interpreter failed on seed {seed}: {d}")),
+                };
+                return Prepared::Engine(reference.and_then(|r| host.instance(task, seed, &r)));
+            }
+        })
     }
+}
+
+/// An instance's baseline, ready for its candidates (one at a time, so its size does not matter).
+#[allow(clippy::large_enum_variant)]
+enum Prepared {
+    /// A payload for the runtime, or why there is none.
+    Payload(Result<Built, String>),
+    /// An engine loaded with the instance, or why it cannot time it.
+    Engine(Result<engine::Loaded, String>),
 }
 
 /// The device one backend's candidates run on.
@@ -222,8 +264,11 @@ pub fn evaluate(
     }
     for &b in &used {
         check_target(b, config.targets.get(&b))?;
-        if !devices.contains_key(&b) {
+        let Some(link) = devices.get(&b) else {
             return Err(Diagnostic::error(format!("no device is given for the {} instances", b.name())));
+        };
+        if let Baseline::Engine(e) = &config.baseline {
+            e.check(b, &link.name)?;
         }
     }
     let serve_args = config.serve_args();
@@ -238,6 +283,25 @@ pub fn evaluate(
         envs.insert(b.name().to_string(), backend_env(&mut session, b, config.target(b), link.name)?);
         sessions.insert(b, session);
     }
+    let mut engine_host = match &config.baseline {
+        Baseline::Engine(e) => {
+            // The engine takes the candidate's threads: `--threads`, else the device's cores.
+            let cores = sessions.values().next().map_or(1, |s| s.hello().device.cores);
+            let threads = config.paired.threads.unwrap_or(cores).max(1);
+            let host = config.targets.get(&Backend::Cpu).ok_or_else(|| {
+                Diagnostic::error("an engine baseline needs the CPU's target profile (`--target host`)")
+            })?;
+            Some(engine::EngineHost::start(e, host, threads)?)
+        }
+        _ => None,
+    };
+    let mut tools = tools();
+    if let Some(host) = &engine_host {
+        let (name, version) = host
+            .version()
+            .map_err(|e| Diagnostic::error(format!("the baseline engine does not say its version: {e}")))?;
+        tools.insert(name, version);
+    }
     let info = RunInfo {
         format: RESULTS_FORMAT,
         created: utc_now(),
@@ -249,7 +313,7 @@ pub fn evaluate(
         seeds: config.seeds.clone(),
         timing: config.timing_record(),
         backends: envs,
-        tools: tools(),
+        tools,
         instances: planned,
     };
     let (mut dir, mut done) = if resume && out.join(crate::results::RUN_FILE).exists() {
@@ -295,10 +359,13 @@ pub fn evaluate(
         let session = sessions.get_mut(&backend).expect("a session per planned backend");
         let t0 = Instant::now();
         let options = config.build_options(task);
-        let baseline = config.baseline.build(task, backend, config, &options);
+        let mut baseline = config.baseline.prepare(task, backend, config, &options, engine_host.as_mut());
         let baseline_build = Phases {
             build: t0.elapsed().as_secs_f64(),
-            compiler: baseline.as_ref().map_or(0.0, |b| b.compile.duration.as_secs_f64()),
+            compiler: match &baseline {
+                Prepared::Payload(b) => b.as_ref().map_or(0.0, |b| b.compile.duration.as_secs_f64()),
+                Prepared::Engine(_) => 0.0,
+            },
             ..Phases::default()
         };
         let mut loaded: Option<(u64, PayloadId)> = None;
@@ -312,7 +379,7 @@ pub fn evaluate(
                 sample,
                 config,
                 &options,
-                &baseline,
+                (&mut baseline, engine_host.as_mut()),
                 baseline_phases,
                 session,
                 &mut loaded,
@@ -326,6 +393,9 @@ pub fn evaluate(
             if generation == session.generation() {
                 session.unload(id);
             }
+        }
+        if let (Some(host), Prepared::Engine(l)) = (engine_host.as_mut(), baseline) {
+            host.end_instance(l.ok());
         }
     }
     for session in sessions.into_values() {
@@ -429,7 +499,7 @@ fn one(
     sample: u32,
     config: &Config,
     options: &BuildOptions,
-    baseline: &Result<Built, String>,
+    (baseline, engine_host): (&mut Prepared, Option<&mut engine::EngineHost>),
     baseline_build: Phases,
     session: &mut DeviceSession,
     loaded: &mut Option<(u64, PayloadId)>,
@@ -520,14 +590,16 @@ fn one(
     in_flight.mark(&marker)?;
     let t1 = Instant::now();
     // The baseline, loaded once per instance and runtime generation; `Err` says why there is none.
-    let baseline_id: Result<PayloadId, String> = match baseline {
-        Err(e) => Err(format!("the baseline does not build: {e}")),
-        Ok(b) => match *loaded {
-            Some((generation, id)) if generation == session.generation() => Ok(id),
-            _ => match session.load(b.payload.clone()) {
+    let baseline_id: Result<Against, String> = match baseline {
+        Prepared::Engine(Err(e)) => Err(format!("the engine cannot time this instance: {e}")),
+        Prepared::Engine(Ok(l)) => Ok(Against::Engine(l)),
+        Prepared::Payload(b) => match (&*b, *loaded) {
+            (Err(e), _) => Err(format!("the baseline does not build: {e}")),
+            (Ok(_), Some((generation, id))) if generation == session.generation() => Ok(Against::Payload(id)),
+            (Ok(b), _) => match session.load(b.payload.clone()) {
                 Answer::Ok(id) => {
                     *loaded = Some((session.generation(), id));
-                    Ok(id)
+                    Ok(Against::Payload(id))
                 }
                 Answer::Refused { kind, message } => {
                     Err(format!("the runtime refused the baseline ({kind}): {message}"))
@@ -566,7 +638,48 @@ fn one(
         evidence: format!("the runtime refused the run ({kind}): {message}"),
     };
     match baseline_id {
-        Ok(baseline_id) => {
+        Ok(Against::Engine(l)) => {
+            let host = engine_host.expect("an engine host for an engine baseline");
+            if !run_alone(session, candidate_id, config, CHECK_ONLY, &mut result)? {
+                result.seconds.run = t1.elapsed().as_secs_f64();
+                result.finished = utc_now();
+                return Ok(result);
+            }
+            // The check's lone sample says nothing about stability: the rounds below judge it.
+            if result.failure.as_ref().is_some_and(|f| f.class == FailureClass::UnstableTiming) {
+                result.failure = None;
+            }
+            if result.correct && result.failure.is_none() {
+                let settings = PairedSettings { order_seed: u64::from(sample), ..config.paired };
+                let budget = std::time::Duration::from_millis(config.timing.budget_ms);
+                let mut timed_ns = 0.0;
+                match engine::time_against(session, candidate_id, (host, l), &settings, budget, &mut timed_ns)
+                {
+                    Ok(t) => {
+                        if !t.stable {
+                            result.failure = Some(outcome::unstable(&t));
+                        }
+                        result.timing = Some(t);
+                    }
+                    Err((true, why)) => result.baseline_failure = Some(why),
+                    Err((false, why)) => {
+                        let class = if why.contains("differed") {
+                            FailureClass::Parallel
+                        } else {
+                            FailureClass::Runtime
+                        };
+                        result.failure = Some(FailureRecord {
+                            class,
+                            detail: "timed against the engine".into(),
+                            evidence: why,
+                        });
+                    }
+                }
+                result.seconds.timed = timed_ns / 1e9;
+            }
+            session.unload(candidate_id);
+        }
+        Ok(Against::Payload(baseline_id)) => {
             let settings = PairedSettings { order_seed: u64::from(sample), ..config.paired };
             match session.paired(baseline_id, candidate_id, settings) {
                 Answer::Ok(report) => {
@@ -599,27 +712,65 @@ fn one(
         // Nothing to pair with: the candidate still runs alone, so its correctness is known.
         Err(why) => {
             result.baseline_failure = Some(why);
-            match session.run(candidate_id, config.paired.threads) {
-                Answer::Ok(report) => {
-                    (result.correct, result.failure) = outcome::verdict(&report);
-                    result.memory = Some(MemoryRecord {
-                        candidate_peak_bytes: report.memory.peak_bytes,
-                        baseline_peak_bytes: None,
-                    });
-                    session.unload(candidate_id);
-                }
-                Answer::Refused { kind, message } => {
-                    result.failure = Some(refused(kind, message));
-                    session.unload(candidate_id);
-                }
-                Answer::Lost(lost) => result.failure = Some(lost_failure(&lost.0)),
-                Answer::Down(d) => return Err(d),
+            if run_alone(session, candidate_id, config, TimingOverrides::default(), &mut result)? {
+                session.unload(candidate_id);
             }
         }
     }
     result.seconds.run = t1.elapsed().as_secs_f64();
     result.finished = utc_now();
     Ok(result)
+}
+
+/// What a candidate is timed against, once loaded.
+enum Against<'a> {
+    Payload(PayloadId),
+    Engine(&'a mut engine::Loaded),
+}
+
+/// A run that checks every seed and times as little as the runtime allows.
+const CHECK_ONLY: TimingOverrides = TimingOverrides {
+    warmup: Some(0),
+    min_samples: Some(1),
+    max_samples: Some(1),
+    target_rse: None,
+    budget_ms: Some(1),
+    cold_cache: None,
+};
+
+/// Runs a loaded candidate alone on every seed with `timing`: its correctness, failure and
+/// memory into `result`. `Ok(false)` when the runtime stopped answering (the candidate is gone
+/// with it).
+fn run_alone(
+    session: &mut DeviceSession,
+    candidate_id: PayloadId,
+    config: &Config,
+    timing: TimingOverrides,
+    result: &mut CandidateResult,
+) -> Result<bool, Diagnostic> {
+    match session.run_with(candidate_id, None, timing, config.paired.threads) {
+        Answer::Ok(report) => {
+            (result.correct, result.failure) = outcome::verdict(&report);
+            result.memory = Some(MemoryRecord {
+                candidate_peak_bytes: report.memory.peak_bytes,
+                baseline_peak_bytes: None,
+            });
+            Ok(true)
+        }
+        Answer::Refused { kind, message } => {
+            result.failure = Some(FailureRecord {
+                class: FailureClass::Runtime,
+                detail: "runtime error".into(),
+                evidence: format!("the runtime refused the run ({kind}): {message}"),
+            });
+            Ok(true)
+        }
+        Answer::Lost(lost) => {
+            result.failure = Some(lost_failure(&lost.0));
+            Ok(false)
+        }
+        Answer::Down(d) => Err(d),
+    }
 }
 
 /// The failure of a candidate whose build panicked (a bug of the evaluator that this candidate

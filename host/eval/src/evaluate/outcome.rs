@@ -132,28 +132,13 @@ pub fn from_paired(r: &PairedReport) -> Outcome {
                 baseline,
                 candidate,
                 pairs: r.pairs.iter().map(|p| [p.baseline_ns, p.candidate_ns]).collect(),
+                engine: None,
             })
         }
         _ => None,
     };
     if correct && failure.is_none() {
-        if let Some(t) = timing.as_ref().filter(|t| !t.stable) {
-            failure = Some(FailureRecord {
-                class: FailureClass::UnstableTiming,
-                detail: "unstable timing".into(),
-                evidence: format!(
-                    "the median ratio {:.4} has a {:.0}% interval [{:.4}, {:.4}] after {} attempt(s) \
-                     (timing spread {:.3} baseline, {:.3} candidate)",
-                    t.speedup,
-                    t.confidence * 100.0,
-                    t.ci_low,
-                    t.ci_high,
-                    t.attempts,
-                    t.baseline.spread,
-                    t.candidate.spread
-                ),
-            });
-        }
+        failure = timing.as_ref().filter(|t| !t.stable).map(unstable);
     }
     Outcome {
         correct,
@@ -164,5 +149,24 @@ pub fn from_paired(r: &PairedReport) -> Outcome {
             candidate_peak_bytes: r.candidate.memory.peak_bytes,
             baseline_peak_bytes: Some(r.baseline.memory.peak_bytes),
         },
+    }
+}
+
+/// The failure of a correct candidate whose paired timing never became stable.
+pub fn unstable(t: &PairedTiming) -> FailureRecord {
+    FailureRecord {
+        class: FailureClass::UnstableTiming,
+        detail: "unstable timing".into(),
+        evidence: format!(
+            "the median ratio {:.4} has a {:.0}% interval [{:.4}, {:.4}] after {} attempt(s) \
+             (timing spread {:.3} baseline, {:.3} candidate)",
+            t.speedup,
+            t.confidence * 100.0,
+            t.ci_low,
+            t.ci_high,
+            t.attempts,
+            t.baseline.spread,
+            t.candidate.spread
+        ),
     }
 }

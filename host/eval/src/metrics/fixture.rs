@@ -85,6 +85,7 @@ fn timing(speedup: f64, stable: bool) -> PairedTiming {
         baseline: side(0.02),
         candidate: side(if stable { 0.02 } else { 0.3 }),
         pairs: vec![[1000, 500]],
+        engine: None,
     }
 }
 

@@ -40,6 +40,9 @@ pub fn baseline_meaning(name: &str) -> Option<&'static str> {
             Some("the default schedule: threads, vectorization and tiling; on a GPU shared-memory tiles")
         }
         n if n.starts_with("candidates:") => Some("sample 0 of another candidate folder"),
+        n if n.starts_with("engine:") => Some(
+            "an inference engine on the machine that ran ekb, timed by its own clock in its own process, in rounds alternating with the candidate",
+        ),
         _ => None,
     }
 }

@@ -232,8 +232,30 @@ pub struct PairedTiming {
     pub baseline: SideTiming,
     pub candidate: SideTiming,
     /// Every pair of every attempt: `[baseline_ns, candidate_ns]`, each the mean of its side's
-    /// `reps` executions.
+    /// `reps` executions; against an engine, each round's two medians.
     pub pairs: Vec<[u64; 2]>,
+    /// With an engine baseline (`--baseline engine:NAME`): the engine, and how it was timed
+    /// (`clock` above is then the candidate's, the runtime's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub engine: Option<EngineTiming>,
+}
+
+/// The engine a candidate was timed against: the engine ran in a process of its own on the
+/// machine that ran `ekb eval`, the candidate in the runtime's kernel process, each side timed by
+/// its own clock, in rounds of one turn each.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct EngineTiming {
+    /// As `--baseline engine:NAME` names it (`onnxruntime`, `tvm-tuned:64`, `torch`).
+    pub engine: String,
+    /// The engine's version (torch's for the torch sides).
+    pub version: String,
+    /// The engine's intra-op threads (0: not a CPU engine).
+    pub threads: u32,
+    /// What the engine's samples time and by which clock (`perf_counter_ns around
+    /// session.run ...`, CUDA events around a graph replay).
+    pub clock: String,
+    /// Rounds timed (each one turn of each side).
+    pub rounds: u32,
 }
 
 /// One side's statistics within a paired timing.

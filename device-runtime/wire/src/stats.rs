@@ -18,11 +18,16 @@
 //!   the percentile interval of the resampled medians, with a seeded SplitMix64, so a report is
 //!   reproducible from its seed.
 //!
+//! Here, in the contract crate, so that the runtime and the host (which pairs a candidate's
+//! runtime samples with an external engine's, `docs/evaluation.md`) judge with the same numbers.
+//!
 //! What it must keep true: every function is pure, takes samples in any order and never
 //! panics on empty input (empty statistics are NaN, an empty `rse` infinite).
 
-use ekb_wire::protocol::Stats;
-use ekb_wire::seeded::mix64;
+use crate::protocol::Stats;
+use crate::seeded::mix64;
+use alloc::vec;
+use alloc::vec::Vec;
 
 /// `z` of a two-sided 95% normal interval.
 const Z95: f64 = 1.959_963_984_540_054;
@@ -34,7 +39,7 @@ pub fn quantile(sorted: &[f64], q: f64) -> f64 {
         1 => sorted[0],
         n => {
             let h = q.clamp(0.0, 1.0) * (n - 1) as f64;
-            let lo = h.floor() as usize;
+            let lo = libm::floor(h) as usize;
             let hi = (lo + 1).min(n - 1);
             sorted[lo] + (h - lo as f64) * (sorted[hi] - sorted[lo])
         }
@@ -47,9 +52,9 @@ pub fn median_rse(sorted: &[f64]) -> f64 {
     if n < 2 {
         return f64::INFINITY;
     }
-    let half = Z95 * (n as f64).sqrt() / 2.0;
-    let j = ((n as f64 / 2.0 - half).floor() as usize).clamp(1, n);
-    let k = ((n as f64 / 2.0 + half).ceil() as usize).clamp(1, n);
+    let half = Z95 * libm::sqrt(n as f64) / 2.0;
+    let j = (libm::floor(n as f64 / 2.0 - half) as usize).clamp(1, n);
+    let k = (libm::ceil(n as f64 / 2.0 + half) as usize).clamp(1, n);
     let median = quantile(sorted, 0.5);
     let se = (sorted[k - 1] - sorted[j - 1]) / (2.0 * Z95);
     if median == 0.0 {
@@ -76,7 +81,7 @@ pub fn summarize(samples_ns: &[u64]) -> Stats {
         if mean == 0.0 {
             0.0
         } else {
-            var.sqrt() / mean
+            libm::sqrt(var) / mean
         }
     };
     Stats {
@@ -155,7 +160,9 @@ pub fn ratio_stats(ratios: &[f64], resamples: u32, confidence: f64, seed: u64) -
 
 #[cfg(test)]
 mod tests {
+    extern crate std;
     use super::*;
+    use std::vec::Vec;
 
     #[test]
     fn quantiles_interpolate_between_order_statistics() {
@@ -180,7 +187,7 @@ mod tests {
         assert!((s.p10_ns - 14.0).abs() < 1e-9, "{}", s.p10_ns);
         assert!((s.p90_ns - 76.0).abs() < 1e-9, "{}", s.p90_ns);
         // Deviations -30 -20 -10 0 60: sum of squares 5000, / 4 = 1250.
-        assert!((s.cv - 1250f64.sqrt() / 40.0).abs() < 1e-12);
+        assert!((s.cv - libm::sqrt(1250.0) / 40.0).abs() < 1e-12);
         // n = 5: half-width 1.96 * sqrt(5) / 2 = 2.19; j = floor(0.31) -> 1, k = ceil(4.69) = 5.
         assert!((s.rse - (100.0 - 10.0) / (2.0 * Z95) / 30.0).abs() < 1e-12, "{}", s.rse);
     }

@@ -1,6 +1,6 @@
-//! The PyTorch side of `ekb bench --engines --backend cuda`: `bench_torch.py` (with the
-//! `check_twins.py` it imports, both compiled into `ekb` and written to a temporary folder)
-//! started once under `$EKB_PYTHON` or `python3`, kept running with torch and its CUDA context
+//! The PyTorch engine of `ekb bench --engines --backend cuda` and of `ekb eval --baseline
+//! engine:torch`: `bench_torch.py` (with the `check_twins.py` it imports, both compiled into
+//! `ekb` and written to a temporary folder) started once under `$EKB_PYTHON` or `python3`, kept running with torch and its CUDA context
 //! loaded, and asked over its line protocol (the script's docstring) to load a task's export,
 //! time a side's CUDA graph and drop the task.
 //!
@@ -8,7 +8,7 @@
 //! stdout is skipped); a helper that dies or answers out of protocol is an error carrying the
 //! end of its stderr, never a hang on a closed pipe or a panic.
 
-use ekb_eval::tasks::twin::{BENCH_SCRIPT, CHECK_SCRIPT};
+use crate::tasks::twin::{BENCH_SCRIPT, CHECK_SCRIPT};
 use serde::Deserialize;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::Path;
