@@ -138,11 +138,6 @@ impl DeviceSession {
         self.with(|s| s.load(payload).map(|l| l.id))
     }
 
-    /// Runs one payload alone (every seed, then its own timing).
-    pub fn run(&mut self, payload: PayloadId, threads: Option<u32>) -> Answer<RunReport> {
-        self.with(|s| s.run(payload, None, TimingOverrides::default(), threads))
-    }
-
     /// Runs one payload on the listed seed indices with these timing settings and threads.
     pub fn run_with(
         &mut self,
