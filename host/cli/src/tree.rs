@@ -26,6 +26,7 @@ ekb tree runs/agent-1 show                  the tree, one line per node, the bes
 ekb tree runs/agent-1 show --json           every node with its outcome, as JSON\n  \
 ekb tree runs/agent-1 path 12               root to node 12, each edit's gain, the gain per level\n  \
 ekb tree runs/agent-1 diff 3 12             what changed between the candidates of nodes 3 and 12\n  \
+ekb tree runs/agent-1 profile 12            the profiling agent's report on node 12\n  \
 ekb tree runs/agent-1 export 12 --out best  node 12 as best/TASK/BACKEND/sample-0/...\n  \
 ekb eval --candidates best --out runs/best-again   then measure it again"
 )]
@@ -64,6 +65,12 @@ enum TreeCommand {
         /// The node diffed to.
         b: NodeId,
     },
+    /// The profiling agent's report on NODE: per-kernel times and counts, and the findings
+    /// routed to the levels (what the loop acted on when it expanded the node).
+    Profile {
+        /// The node's id.
+        node: NodeId,
+    },
     /// Write NODE's candidate as a candidate folder sample, `OUT/TASK/BACKEND/sample-N/`.
     Export {
         /// The node's id.
@@ -84,6 +91,9 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
         TreeCommand::Path { node, json } => path(&tree, node, json),
         TreeCommand::Diff { a, b } => diff(&tree, a, b),
         TreeCommand::Export { node, out, sample } => export(&tree, node, out, sample),
+        TreeCommand::Profile { node } => {
+            ekb_leka::profile::of_node(&tree, node).map(|r| print!("{}", r.render()))
+        }
     }
     .map_err(|e| e.to_string())?;
     Ok(ExitCode::SUCCESS)

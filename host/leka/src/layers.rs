@@ -29,7 +29,7 @@ use std::collections::BTreeMap;
 
 /// Where a node's layers are kept among its files.
 pub const LAYERS_DIR: &str = "layers";
-const GRAPH_FILE: &str = "layers/graph.ekir";
+pub const GRAPH_FILE: &str = "layers/graph.ekir";
 const PASSES_FILE: &str = "layers/passes";
 const RECIPE_FILE: &str = "layers/schedule.recipe";
 const TRACE_FILE: &str = "layers/schedule.trace";
@@ -80,9 +80,9 @@ impl Layers {
         }
     }
 
-    /// Reads the layers back from a node's files; a node without layer files is the task's
-    /// own graph (`task`), as the root is.
-    pub fn from_files(files: &[CandidateFile], task: &Task) -> Layers {
+    /// Reads the layers back from a node's files; a node without a graph layer has the task's
+    /// own graph (`task_graph`).
+    pub fn from_files(files: &[CandidateFile], task_graph: &str) -> Layers {
         let get = |path: &str| files.iter().find(|f| f.path == path).map(|f| f.text.clone());
         let prefix = format!("{LAYERS_DIR}/{KERNELS_DIR}/");
         let kernels = files
@@ -95,7 +95,7 @@ impl Layers {
             })
             .collect();
         Layers {
-            graph: get(GRAPH_FILE).unwrap_or_else(|| task.source.text.clone()),
+            graph: get(GRAPH_FILE).unwrap_or_else(|| task_graph.to_string()),
             passes: get(PASSES_FILE).map_or_else(|| DEFAULT_PASSES.into(), |p| p.trim().to_string()),
             recipe: get(RECIPE_FILE).unwrap_or_default(),
             trace: get(TRACE_FILE).unwrap_or_default(),
@@ -268,14 +268,14 @@ mod tests {
         let names: Vec<&str> = root.files.iter().map(|f| f.path.as_str()).collect();
         assert_eq!(names, ["candidate.ekir", "layers/graph.ekir"]);
         assert!(root.files[0].text.starts_with(&t.source.text[..20]));
-        let read = Layers::from_files(&root.files, &t);
+        let read = Layers::from_files(&root.files, &t.source.text);
         assert_eq!(read, Layers::of_task(&t));
 
         let tuned = Layers { recipe: "set threads.per_core = 1\n".into(), ..Layers::of_task(&t) };
         let m = tuned.materialize(Backend::Cpu, &host).unwrap();
         let cand = &m.files.iter().find(|f| f.path == "candidate.ekir").unwrap().text;
         assert!(cand.starts_with("module "), "{cand}");
-        assert_eq!(Layers::from_files(&m.files, &t), tuned);
+        assert_eq!(Layers::from_files(&m.files, &t.source.text), tuned);
         // Deterministic: the same layers, the same files.
         assert_eq!(tuned.materialize(Backend::Cpu, &host).unwrap().files, m.files);
     }

@@ -215,7 +215,7 @@ pub fn optimise(
         }
         let expand = tree.best_verified(run)?.unwrap_or_else(|| root.clone());
         let files = tree.files(expand.id)?;
-        let layers = Layers::from_files(&files, inst.task);
+        let layers = Layers::from_files(&files, &inst.task.source.text);
         let module = layers.lower(inst.backend, inst.target).map_err(|ds| {
             ds.into_iter().next().unwrap_or_else(|| Diagnostic::error("the node's layers do not lower"))
         })?;
@@ -240,7 +240,7 @@ pub fn optimise(
             nodes.iter().filter(|n| n.outcome.is_some() && !keyed.contains(&n.id)).collect();
         for n in fresh {
             keyed.push(n.id);
-            let l = Layers::from_files(&tree.files(n.id)?, inst.task);
+            let l = Layers::from_files(&tree.files(n.id)?, &inst.task.source.text);
             if let Ok(m) = l.lower(inst.backend, inst.target) {
                 known.entry(program_key(&l, &m)).or_insert(n.id);
             }

@@ -17,9 +17,12 @@
 //! measured step times when the evaluation has them and are estimated from the program's work
 //! otherwise, and the report says which.
 
-use crate::tree::Level;
+use crate::layers::{Layers, GRAPH_FILE};
+use crate::tree::{Level, NodeId, Tree};
 use ekb_eval::results::CandidateResult;
+use ekb_eval::tasks::Backend;
 use ekb_ir::l1::{BufferRole, Module};
+use ekb_ir::Diagnostic;
 use ekb_ir::TargetProfile;
 use ekb_tune::features::kernel_work;
 use std::collections::BTreeMap;
@@ -108,18 +111,26 @@ impl Report {
         if let Some(p) = self.peak_bytes {
             let _ = writeln!(s, "peak memory: {p} bytes");
         }
-        let _ =
-            writeln!(s, "kernel | runs | time | share | ops | bytes | vector | parallel iters | local bytes");
+        let _ = writeln!(
+            s,
+            "kernel | runs | time | share | ops | bytes | GFLOP/s | GB/s | vector | parallel iters | local bytes"
+        );
         for k in &self.kernels {
             let time = k.ns.map_or_else(|| "-".into(), |ns| format!("{:.1} us", ns / 1000.0));
+            // Operations and bytes per nanosecond are GFLOP/s and GB/s.
+            let rate = |x: f64| {
+                k.ns.filter(|&ns| ns > 0.0).map_or_else(|| "-".into(), |ns| format!("{:.2}", x / ns))
+            };
             let _ = writeln!(
                 s,
-                "{} | {} | {time} | {:.0}% | {:.3e} | {:.3e} | {:.0}% (width {}) | {} | {}",
+                "{} | {} | {time} | {:.0}% | {:.3e} | {:.3e} | {} | {} | {:.0}% (width {}) | {} | {}",
                 k.name,
                 k.runs,
                 k.share * 100.0,
                 k.ops,
                 k.bytes,
+                rate(k.ops),
+                rate(k.bytes),
                 k.vector_share * 100.0,
                 k.vector_width,
                 k.parallel,
@@ -141,6 +152,30 @@ impl Report {
         }
         s
     }
+}
+
+/// The report on node `id` of `tree`, as the loop made it when it expanded the node: its layers
+/// lowered for its run's backend and target, its stored evaluation. A node without layers (not
+/// written by the loop) has no report.
+pub fn of_node(tree: &Tree, id: NodeId) -> Result<Report, Diagnostic> {
+    let node = tree.node(id)?;
+    let run = tree.run(&node.run)?;
+    let files = tree.files(id)?;
+    if !files.iter().any(|f| f.path == GRAPH_FILE) {
+        return Err(Diagnostic::error(format!(
+            "node {id} has no layers (`{GRAPH_FILE}`): the agent loop did not write it"
+        ))
+        .with_hint("the profiling agent reports on nodes `ekb agent` made"));
+    }
+    let backend = Backend::ALL.into_iter().find(|b| b.name() == run.spec.backend).ok_or_else(|| {
+        Diagnostic::error(format!("run `{}` names an unknown backend `{}`", run.spec.id, run.spec.backend))
+    })?;
+    let target = TargetProfile::load(&run.spec.target).map_err(Diagnostic::error)?;
+    let layers = Layers::from_files(&files, "");
+    let module = layers.lower(backend, &target).map_err(|ds| {
+        ds.into_iter().next().unwrap_or_else(|| Diagnostic::error(format!("node {id}'s layers do not lower")))
+    })?;
+    Ok(profile(&module, tree.result(id)?.as_ref(), &target, backend != Backend::Cpu))
 }
 
 /// The report on `module` as evaluated in `result` (its candidate side's step times), on
