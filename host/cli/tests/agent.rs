@@ -3,9 +3,15 @@
 //! `ekb eval` reads, a run killed mid-way and resumed; and a language model behind a scripted
 //! OpenAI-compatible server on loopback whose answers include a trace that does not apply, a
 //! graph from the loop agent (refused by its contract), an answer without code and a valid
-//! edit, under a budget of model calls.
+//! edit, under a budget of model calls; and a model as the backend agent whose kernels write out
+//! of bounds or run slower, neither of which the loop keeps.
+
+// The shared helpers of the L2 tests; this file uses a few of them.
+#[allow(dead_code)]
+mod l2;
 
 use ekb_leka::tree::{Level, State, Tree};
+use l2::ekb;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
@@ -15,20 +21,13 @@ use std::time::{Duration, Instant};
 
 const TASK: &str = "softmax_attention_deit_small";
 
-fn ekb(dir: &Path) -> Command {
-    let rt = ekb_e2e::static_runtime("x86_64-unknown-linux-musl", Path::new(env!("CARGO_TARGET_TMPDIR")));
-    let mut c = Command::new(env!("CARGO_BIN_EXE_ekb"));
-    c.current_dir(dir).env("EKB_RT_X86_64", rt).env_remove("EKB_RT");
-    c
-}
-
 fn tasks_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tasks")
 }
 
+/// The stdout of a command that must succeed.
 fn ok(out: &Output) -> String {
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    String::from_utf8(out.stdout.clone()).unwrap()
+    String::from_utf8(l2::ok(out.clone()).stdout).unwrap()
 }
 
 /// `ekb agent TASK` with a small timing budget and fixed seeds, plus `extra`.
@@ -215,4 +214,53 @@ fn a_model_as_the_loop_agent_is_held_to_its_contract_and_its_budget() {
     let last_prompt = seen[3]["messages"][1]["content"].as_str().unwrap();
     assert!(last_prompt.contains("Already tried at this level"), "{last_prompt}");
     assert!(last_prompt.contains("contract") || last_prompt.contains("syntax_api"), "{last_prompt}");
+}
+
+/// The kernel `k0_relu` of `l2::task` in C, its entry's body `body`.
+fn relu_kernel(body: &str) -> String {
+    format!("```c\n// kernel: k0_relu\nvoid ekb_k_k0_relu(void *const *args) {{\n  const float *x = args[0];\n  float *y = args[1];\n{body}}}\n```\n")
+}
+
+#[test]
+fn a_model_as_the_backend_agent_cannot_keep_an_out_of_bounds_or_a_slower_kernel() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path();
+    l2::task(root);
+    let oob = relu_kernel("  for (int i = 0; i < 128 * 128 + 64; i++) y[i] = x[i % (128 * 128)] > 0.0f ? x[i % (128 * 128)] : 0.0f;\n");
+    let slow = relu_kernel(
+        "  for (int r = 0; r < 64; r++)\n    for (int i = 0; i < 128 * 128; i++) y[i] = (x[i] > 0.0f ? x[i] : 0.0f) + 0.0f * (float)r;\n",
+    );
+    let (base, seen) =
+        scripted_server(vec![Box::leak(oob.into_boxed_str()), Box::leak(slow.into_boxed_str())]);
+    let out = root.join("run");
+    let o = ekb(root)
+        .args(["agent", "t_relu", "--dir", root.join("tasks").to_str().unwrap()])
+        .args(["--budget", "0.3", "--baseline", "default", "--seeds", "3,5,7", "--plain"])
+        .args(["--provider", "openai", "--base-url", &base, "--model", "scripted", "--llm-levels", "l2"])
+        .args(["--llm-calls", "2", "--batch", "1", "--nodes", "10", "--out", out.to_str().unwrap()])
+        .output()
+        .unwrap();
+    ok(&o);
+    let tree = Tree::open_existing(&out.join("tree.sqlite")).unwrap();
+    let nodes = tree.nodes("t_relu/cpu").unwrap();
+    let by_model: Vec<_> = nodes.iter().filter(|n| n.agent == "l2-llm:scripted").collect();
+    assert_eq!(by_model.len(), 2, "{nodes:?}");
+    assert!(by_model.iter().all(|n| n.level == Level::L2 && n.parent == Some(nodes[0].id)));
+    // Each kernel edit is an L2 candidate of the node's program with its source as the layer.
+    let files = tree.files(by_model[0].id).unwrap();
+    assert!(files.iter().any(|f| f.path == "candidate.l2/kernels/k0_relu.c"), "{files:?}");
+    assert!(files.iter().any(|f| f.path == "layers/kernels/k0_relu.c"));
+    // Writing past the output is a memory failure, with the runtime's evidence.
+    let f = by_model[0].outcome.as_ref().unwrap().failure.clone().expect("a failure");
+    assert_eq!(f.class.name(), "memory", "{f:?}");
+    // The slower kernel is correct and measured below the baseline; it is not the answer.
+    let slower = by_model[1].outcome.as_ref().unwrap();
+    assert!(slower.correct && slower.speedup.unwrap() < 0.9, "{slower:?}");
+    let best = tree.best_verified("t_relu/cpu").unwrap();
+    assert!(best.is_none_or(|b| b.id != by_model[1].id));
+    // Rollback: the second prompt still edits the root's kernel, the emitted one.
+    let seen = seen.lock().unwrap();
+    let second = seen[1]["messages"][1]["content"].as_str().unwrap();
+    assert!(second.contains("Kernel `k0_relu` now:") && second.contains("define"), "{second}");
+    assert!(seen[0]["messages"][0]["content"].as_str().unwrap().starts_with("You are the backend agent"));
 }
