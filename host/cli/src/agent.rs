@@ -161,7 +161,7 @@ pub fn run(a: Args) -> Result<ExitCode, String> {
     if broken {
         return Err("error: fix the task files above first".into());
     }
-    let tasks = suite.select(&filter);
+    let tasks = task_cli::select(&filter, &suite)?;
     let tasks: Vec<_> = tasks.into_iter().filter(|t| t.meta.backends().contains(&backend)).collect();
     if tasks.is_empty() {
         return Err("error: no instance matches the selection".into());

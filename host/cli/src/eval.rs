@@ -307,7 +307,7 @@ pub fn evaluate_selection(
     if let Baseline::Engine(engine) = &plan.config.baseline {
         engine.check(backend, &plan.device.to_string()).map_err(|d| d.to_string())?;
     }
-    let tasks = suite.select(&filter);
+    let tasks = task_cli::select(&filter, &suite)?;
     let planned = evaluate::instances(&tasks, &[backend]);
     if planned.is_empty() {
         return Err("error: no instance matches the selection".into());
