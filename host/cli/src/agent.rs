@@ -19,6 +19,7 @@ use ekb_leka::agents::offline_l0::OfflineL0;
 use ekb_leka::agents::offline_l1::OfflineL1;
 use ekb_leka::agents::LevelAgent;
 use ekb_leka::evaluator::Protocol;
+use ekb_leka::flat::{optimise_flat, FlatAgent};
 use ekb_leka::optimise::{optimise, Goal, Progress};
 use ekb_leka::tree::{Budgets, Level, Node, RunSpec, Tree, TREE_FILE};
 use std::path::PathBuf;
@@ -42,6 +43,7 @@ ekb agent gemv_mobilenetv2_classifier --nodes 12 --out runs/agent   offline poli
 ekb agent --level 1 --family matmul --baseline default --wall 600 --out runs/agent\n  \
 ekb agent relu --provider openai --base-url http://localhost:8000/v1 --model m --llm-levels l1 --out runs/llm\n  \
 ekb agent gemv_mobilenetv2_classifier --nodes 24 --out runs/agent --resume   go on after a kill\n  \
+ekb agent relu --mode flat --provider command --command ./my-agent --nodes 12 --out runs/flat   the flat arm\n  \
 ekb tree runs/agent show                     every attempt, the best marked\n  \
 ekb eval --candidates runs/agent --baseline default   measure the answers again"
 )]
@@ -52,6 +54,11 @@ pub struct Args {
     eval: EvalArgs,
     #[command(flatten)]
     llm: ProviderArgs,
+    /// `layered` (LEKA: one agent per level, contracts, the profiling agent) or `flat` (one
+    /// model rewriting the whole program with the same evaluator and budgets: the baseline arm;
+    /// needs `--provider`).
+    #[arg(long, default_value = "layered", value_parser = ["layered", "flat"])]
+    mode: String,
     /// The levels a model decides for, with `--provider` (comma-separated: l0, l1, l2); the
     /// other levels keep their offline policy (L2 has none).
     #[arg(long, value_delimiter = ',', default_value = "l0,l1,l2")]
@@ -112,9 +119,12 @@ fn agents(a: &Args) -> Result<Vec<Box<dyn LevelAgent>>, String> {
     let mut levels = Vec::new();
     if a.llm.provider.is_some() {
         for name in &a.llm_levels {
-            let level = Level::parse(name).filter(|l| *l != Level::Root).ok_or_else(|| {
-                format!("error: `--llm-levels` names `{name}`\n  = expected: l0, l1 or l2, comma-separated")
-            })?;
+            let level =
+                Level::parse(name).filter(|l| ![Level::Root, Level::Flat].contains(l)).ok_or_else(|| {
+                    format!(
+                        "error: `--llm-levels` names `{name}`\n  = expected: l0, l1 or l2, comma-separated"
+                    )
+                })?;
             levels.push(level);
         }
     }
@@ -155,6 +165,23 @@ pub fn run(a: Args) -> Result<ExitCode, String> {
         ));
     }
     let mut agents = agents(&a)?;
+    let flat = match a.mode.as_str() {
+        "flat" => Some(FlatAgent {
+            provider: Arc::from(provider(&a.llm, std::time::Duration::from_secs(a.llm_timeout)).map_err(
+                |e| {
+                    if a.llm.provider.is_none() {
+                        "error: `--mode flat` needs a model: `--provider openai|command|replay`".to_string()
+                    } else {
+                        e
+                    }
+                },
+            )?),
+            model: a.llm.model.clone(),
+            temperature: a.temperature,
+            max_tokens: a.max_tokens,
+        }),
+        _ => None,
+    };
     let mut filter = task_cli::filter(&a.select)?;
     let backend = *filter.backend.get_or_insert(Backend::Cpu);
     let (suite, broken) = task_cli::load(&a.eval.dir)?;
@@ -208,13 +235,16 @@ pub fn run(a: Args) -> Result<ExitCode, String> {
         };
         eprintln!("{}:", spec.id);
         let goal = Goal { task, backend, target: &target };
-        let summary = optimise(&mut tree, &spec, &goal, &mut agents, &mut evaluator, a.batch, &mut Lines)
-            .map_err(|d| {
-                format!(
-                    "{d}\nthe attempts so far are kept in {}; continue with the same command and `--resume`",
-                    out.display()
-                )
-            })?;
+        let summary = match &flat {
+            Some(agent) => optimise_flat(&mut tree, &spec, &goal, agent, &mut evaluator, a.batch, &mut Lines),
+            None => optimise(&mut tree, &spec, &goal, &mut agents, &mut evaluator, a.batch, &mut Lines),
+        }
+        .map_err(|d| {
+            format!(
+                "{d}\nthe attempts so far are kept in {}; continue with the same command and `--resume`",
+                out.display()
+            )
+        })?;
         for line in evaluator.notes.drain(..) {
             if !shown.contains(&line) {
                 eprintln!("  {line}");

@@ -264,3 +264,48 @@ fn a_model_as_the_backend_agent_cannot_keep_an_out_of_bounds_or_a_slower_kernel(
     assert!(second.contains("Kernel `k0_relu` now:") && second.contains("define"), "{second}");
     assert!(seen[0]["messages"][0]["content"].as_str().unwrap().starts_with("You are the backend agent"));
 }
+
+#[test]
+fn the_flat_arm_rewrites_the_whole_program_with_the_same_evaluator_and_budget() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path();
+    l2::task(root);
+    let native = "A plain loop in C:\n```c\nvoid ekb_k_t_relu(void *const *args) {\n  const float *x = args[0];\n  \
+                  float *y = args[1];\n  for (int i = 0; i < 128 * 128; i++) y[i] = x[i] > 0.0f ? x[i] : 0.0f;\n}\n```\n";
+    let wrong = "```ekir\nmodule t_relu {\n  input x: f32[128,128]\n  output y: f32[128,128]\n  \
+                 kernel k(x: f32[128,128] in, y: f32[128,128] out) {\n    for i in 0..128 {\n      for j in 0..128 {\n        \
+                 y[i, j] = x[i, j]\n      }\n    }\n  }\n  run k(x, y)\n}\n```\n";
+    let (base, seen) = scripted_server(vec![native, "Let me think about it.", wrong, native]);
+    let out = root.join("run");
+    let o = ekb(root)
+        .args(["agent", "t_relu", "--dir", root.join("tasks").to_str().unwrap(), "--mode", "flat"])
+        .args(["--budget", "0.3", "--baseline", "default", "--seeds", "3,5,7", "--plain"])
+        .args(["--provider", "openai", "--base-url", &base, "--model", "scripted"])
+        .args(["--llm-calls", "4", "--batch", "2", "--nodes", "10", "--out", out.to_str().unwrap()])
+        .output()
+        .unwrap();
+    ok(&o);
+    let tree = Tree::open_existing(&out.join("tree.sqlite")).unwrap();
+    let nodes = tree.nodes("t_relu/cpu").unwrap();
+    let flat: Vec<_> = nodes.iter().filter(|n| n.level == Level::Flat).collect();
+    assert_eq!(flat.len(), 4, "{nodes:?}");
+    assert!(flat.iter().all(|n| n.agent == "flat-llm:scripted"));
+    let outcome = |i: usize| flat[i].outcome.clone().unwrap();
+    // A native answer is evaluated as the whole program.
+    assert!(outcome(0).correct, "{:?}", outcome(0));
+    assert_eq!(tree.files(flat[0].id).unwrap()[0].path, "candidate.c");
+    assert_eq!(outcome(1).failure.unwrap().class.name(), "no_candidate");
+    // An L1 module computing the wrong thing fails the correctness check.
+    assert_eq!(outcome(2).failure.unwrap().class.name(), "correctness");
+    // The same program again is not run again.
+    assert!(
+        flat[3].rationale.contains(&format!("the same candidate as node {}", flat[0].id)),
+        "{}",
+        flat[3].rationale
+    );
+    // The prompts are the one-shot prompt plus the best program and the attempts with evidence.
+    let seen = seen.lock().unwrap();
+    let third = seen[2]["messages"][1]["content"].as_str().unwrap();
+    assert!(third.contains("The best program so far") && third.contains("Your attempts so far"), "{third}");
+    assert!(third.contains("no_candidate"), "{third}");
+}

@@ -8,9 +8,11 @@
 //! - [`agents`]: the level agents (offline policies and a language model) and their contracts.
 //! - [`evaluator`]: the evaluation protocol on a batch of candidates.
 //! - [`optimise`]: the loop: budgets, routing, rollback, resume.
+//! - [`flat`]: the flat arm: one agent rewriting the whole program, for the comparison.
 
 pub mod agents;
 pub mod evaluator;
+pub mod flat;
 pub mod layers;
 pub mod optimise;
 pub mod profile;

@@ -97,7 +97,12 @@ fn budget_left(b: &Budgets, s: &Spent) -> (Option<String>, Option<u32>) {
 }
 
 /// A result for a candidate that was never run: its edit was refused or did not compile.
-fn unrun(instance: &Instance, class: FailureClass, detail: &str, evidence: String) -> CandidateResult {
+pub(crate) fn unrun(
+    instance: &Instance,
+    class: FailureClass,
+    detail: &str,
+    evidence: String,
+) -> CandidateResult {
     CandidateResult {
         instance: instance.clone(),
         sample: 0,
@@ -131,15 +136,54 @@ fn edit_kind(level: Level) -> EditKind {
         Level::L0 => EditKind::Graph,
         Level::L1 => EditKind::Trace,
         Level::L2 => EditKind::Kernel,
+        Level::Flat => EditKind::Program,
     }
 }
 
 /// A node to add, before its outcome: what to do with it once it is in the tree.
-enum Pending {
+pub(crate) enum Pending {
     /// Evaluate this candidate.
     Run(Vec<CandidateFile>),
     /// Record this result (refused, not compiled, or a copy of an identical node's).
     Record(Box<CandidateResult>),
+}
+
+/// What to do with `node`'s candidate: run it, or, when node `same` has the same candidate and
+/// was measured, record that measurement again (no seconds spent) and say so in the rationale.
+pub(crate) fn pending_run(
+    tree: &Tree,
+    same: Option<NodeId>,
+    node: &mut NewNode,
+) -> Result<Pending, Diagnostic> {
+    if let Some(same) = same {
+        if let Some(mut r) = tree.result(same)? {
+            r.seconds = Phases::default();
+            node.rationale
+                .push_str(&format!(" [the same candidate as node {same}: its measurement is reused]"));
+            return Ok(Pending::Record(Box::new(r)));
+        }
+    }
+    Ok(Pending::Run(node.files.clone()))
+}
+
+/// One round's nodes: who proposed them, and each node to add with what to do with it.
+pub(crate) struct Round {
+    pub agent: String,
+    pub nodes: Vec<(NewNode, Pending)>,
+}
+
+/// How a run proposes its rounds: the layered agents ([`optimise`]) or one agent with the
+/// whole program (`crate::flat`).
+pub(crate) trait Planner {
+    /// At most `want` nodes editing `expand`, or why there is nothing left to propose.
+    fn round(
+        &mut self,
+        tree: &Tree,
+        root: &Node,
+        expand: &Node,
+        want: usize,
+        instance: &Instance,
+    ) -> Result<Result<Round, String>, Diagnostic>;
 }
 
 /// Optimises `inst` in `tree` under the run `spec` (begun, or resumed when it exists), with
@@ -149,6 +193,21 @@ pub fn optimise(
     spec: &RunSpec,
     inst: &Goal<'_>,
     agents: &mut [Box<dyn LevelAgent>],
+    evaluator: &mut dyn Evaluator,
+    batch: usize,
+    progress: &mut dyn Progress,
+) -> Result<Summary, Diagnostic> {
+    let mut planner = Layered { agents, inst, known: BTreeMap::new(), keyed: Vec::new() };
+    drive(tree, spec, inst, &mut planner, evaluator, batch, progress)
+}
+
+/// The loop around a planner: the run begun or resumed, the nodes left in flight evaluated,
+/// the root added, then rounds until a budget is spent or the planner has nothing left.
+pub(crate) fn drive(
+    tree: &mut Tree,
+    spec: &RunSpec,
+    inst: &Goal<'_>,
+    planner: &mut dyn Planner,
     evaluator: &mut dyn Evaluator,
     batch: usize,
     progress: &mut dyn Progress,
@@ -204,63 +263,27 @@ pub fn optimise(
         evaluate_batch(tree, inst.task, &instance, &baseline, &[id], vec![m.files], evaluator, progress)?;
     }
     let root = tree.root(run)?.expect("the root was added above");
-    // The program of every evaluated node, and which nodes are in it.
-    let mut known: BTreeMap<String, NodeId> = BTreeMap::new();
-    let mut keyed: Vec<NodeId> = Vec::new();
     let (status, why) = loop {
-        let nodes = tree.nodes(run)?;
-        let (over, nodes_left) = budget_left(&spec.budgets, &spent(&nodes));
+        let (over, nodes_left) = budget_left(&spec.budgets, &spent(&tree.nodes(run)?));
         if let Some(why) = over {
             break (RunStatus::Finished, why);
         }
         let expand = tree.best_verified(run)?.unwrap_or_else(|| root.clone());
-        let files = tree.files(expand.id)?;
-        let layers = Layers::from_files(&files, &inst.task.source.text);
-        let module = layers.lower(inst.backend, inst.target).map_err(|ds| {
-            ds.into_iter().next().unwrap_or_else(|| Diagnostic::error("the node's layers do not lower"))
-        })?;
-        let result = tree.result(expand.id)?;
-        let report = profile(&module, result.as_ref(), inst.target, inst.backend != Backend::Cpu);
         let want = nodes_left.map_or(batch, |n| (n as usize).min(batch)).max(1);
-        let Some((level, agent_name, proposals)) =
-            ask(agents, &report, inst, &expand, &layers, &module, tree, root.id, want)?
-        else {
-            break (
-                RunStatus::Finished,
-                format!("no agent has anything left to propose from node {}", expand.id),
-            );
+        let round = match planner.round(tree, &root, &expand, want, &instance)? {
+            Ok(round) => round,
+            Err(why) => break (RunStatus::Finished, why),
         };
         progress.note(&format!(
-            "{run}: expanding node {} ({}); {} proposal(s) from {agent_name}",
+            "{run}: expanding node {} ({}); {} proposal(s) from {}",
             expand.id,
             expand.describe_outcome(),
-            proposals.len()
+            round.nodes.len(),
+            round.agent
         ));
-        let fresh: Vec<&Node> =
-            nodes.iter().filter(|n| n.outcome.is_some() && !keyed.contains(&n.id)).collect();
-        for n in fresh {
-            keyed.push(n.id);
-            let l = Layers::from_files(&tree.files(n.id)?, &inst.task.source.text);
-            if let Ok(m) = l.lower(inst.backend, inst.target) {
-                known.entry(program_key(&l, &m)).or_insert(n.id);
-            }
-        }
         let mut ids = Vec::new();
         let mut to_run = Vec::new();
-        for p in proposals {
-            let (node, pending) = prepare(
-                p,
-                level,
-                &agent_name,
-                &expand,
-                &layers,
-                &module,
-                &files,
-                inst,
-                &instance,
-                &known,
-                tree,
-            )?;
+        for (node, pending) in round.nodes {
             let id = tree.insert_node(run, &node)?;
             match pending {
                 Pending::Run(f) => {
@@ -280,6 +303,57 @@ pub fn optimise(
     tree.set_run_status(run, status)?;
     let best = tree.best_verified(run)?.unwrap_or_else(|| root.clone());
     Ok(Summary { root, best, nodes: tree.nodes(run)?.len(), status, why })
+}
+
+/// The layered agents as a planner: the profiling agent's report on the node routes the round
+/// to a level; each proposal goes through its contract and is materialized.
+struct Layered<'a, 'g> {
+    agents: &'a mut [Box<dyn LevelAgent>],
+    inst: &'a Goal<'g>,
+    /// The program of every evaluated node, and which nodes are in it.
+    known: BTreeMap<String, NodeId>,
+    keyed: Vec<NodeId>,
+}
+
+impl Planner for Layered<'_, '_> {
+    fn round(
+        &mut self,
+        tree: &Tree,
+        root: &Node,
+        expand: &Node,
+        want: usize,
+        instance: &Instance,
+    ) -> Result<Result<Round, String>, Diagnostic> {
+        let inst = self.inst;
+        let files = tree.files(expand.id)?;
+        let layers = Layers::from_files(&files, &inst.task.source.text);
+        let module = layers.lower(inst.backend, inst.target).map_err(|ds| {
+            ds.into_iter().next().unwrap_or_else(|| Diagnostic::error("the node's layers do not lower"))
+        })?;
+        let result = tree.result(expand.id)?;
+        let report = profile(&module, result.as_ref(), inst.target, inst.backend != Backend::Cpu);
+        let Some((level, agent, proposals)) =
+            ask(self.agents, &report, inst, expand, &layers, &module, tree, root.id, want)?
+        else {
+            return Ok(Err(format!("no agent has anything left to propose from node {}", expand.id)));
+        };
+        for n in tree.nodes(&expand.run)? {
+            if n.outcome.is_none() || self.keyed.contains(&n.id) {
+                continue;
+            }
+            self.keyed.push(n.id);
+            let l = Layers::from_files(&tree.files(n.id)?, &inst.task.source.text);
+            if let Ok(m) = l.lower(inst.backend, inst.target) {
+                self.known.entry(program_key(&l, &m)).or_insert(n.id);
+            }
+        }
+        let mut nodes = Vec::new();
+        for p in proposals {
+            let ctx = (expand, &layers, &module, files.as_slice());
+            nodes.push(prepare(p, level, &agent, ctx, inst, instance, &self.known, tree)?);
+        }
+        Ok(Ok(Round { agent, nodes }))
+    }
 }
 
 /// The proposals of the first level, in the report's order, whose agent has any.
@@ -324,16 +398,14 @@ fn ask(
 }
 
 /// A proposal as a node to add, and what to do with it: its contract checked, its layers
-/// materialized, a candidate already measured recognised.
+/// materialized, a candidate already measured recognised. `parent` is the node it edits, its
+/// layers, program and files.
 #[allow(clippy::too_many_arguments)]
 fn prepare(
     p: Proposal,
     level: Level,
     agent: &str,
-    parent: &Node,
-    layers: &Layers,
-    module: &ekb_ir::l1::Module,
-    parent_files: &[CandidateFile],
+    (parent, layers, module, parent_files): (&Node, &Layers, &ekb_ir::l1::Module, &[CandidateFile]),
     inst: &Goal<'_>,
     instance: &Instance,
     known: &BTreeMap<String, NodeId>,
@@ -379,17 +451,9 @@ fn prepare(
         }
         Ok(m) => {
             node.files = m.files;
-            if let Some(&same) = known.get(&program_key(&next, &m.module)) {
-                if let Some(mut r) = tree.result(same)? {
-                    r.seconds = Phases::default();
-                    node.rationale.push_str(&format!(
-                        " [the same candidate as node {same}: its measurement is reused]"
-                    ));
-                    return Ok((node, Pending::Record(Box::new(r))));
-                }
-            }
-            let files = node.files.clone();
-            Ok((node, Pending::Run(files)))
+            let same = known.get(&program_key(&next, &m.module)).copied();
+            let pending = pending_run(tree, same, &mut node)?;
+            Ok((node, pending))
         }
     }
 }

@@ -33,6 +33,7 @@ fn layer_of(level: Level) -> &'static str {
         Level::L0 => "the graph (nodes, fusion groups, graph passes)",
         Level::L1 => "the schedule (knobs and trace)",
         Level::L2 => "kernel sources",
+        Level::Flat => "the whole program",
     }
 }
 

@@ -92,7 +92,8 @@ fn hottest_kernel(ctx: &Context<'_>) -> String {
 /// The level's contract and answer format.
 fn system_text(level: Level, backend: Backend) -> String {
     let (role, answer) = match level {
-        Level::L0 | Level::Root => (
+        // The root and the flat arm's level have no agent of this kind; they read as the graph's.
+        Level::L0 | Level::Root | Level::Flat => (
             "the graph agent: you may change the graph's operators, its fusion groups (`fuse %a, %b` lines after the last node) and nothing else; the graph's signature (inputs, parameters with their initialisers, outputs) must stay exactly as it is",
             "one fenced block ```ekir holding the whole new graph",
         ),
@@ -128,7 +129,7 @@ fn user_text(level: Level, ctx: &Context<'_>, kernel: &str) -> Result<String, Di
         ctx.target.name
     );
     match level {
-        Level::L0 | Level::Root => {
+        Level::L0 | Level::Root | Level::Flat => {
             let _ = writeln!(
                 s,
                 "The graph (compiled with the graph passes `{}`):\n```ekir\n{}```\n",
