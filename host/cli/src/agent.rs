@@ -260,20 +260,40 @@ pub fn run(a: Args) -> Result<ExitCode, String> {
         eprintln!("  {}: {}", summary.status.name(), summary.why);
         rows.push((spec.id, summary));
     }
-    println!("| instance | nodes | root | best | best node | stopped |");
-    println!("| --- | --- | --- | --- | --- | --- |");
+    println!("| instance | nodes | root | best | best node | gain per level | stopped |");
+    println!("| --- | --- | --- | --- | --- | --- | --- |");
     for (id, s) in &rows {
+        let a = tree.attribution(s.best.id).map_err(|d| d.to_string())?;
+        let levels: Vec<String> = a
+            .per_level
+            .iter()
+            .filter(|(l, _)| **l != Level::Root)
+            .map(|(l, f)| format!("{} x{f:.2}", l.name()))
+            .collect();
         println!(
-            "| {id} | {} | {} | {} | {} ({} {}) | {} |",
+            "| {id} | {} | {} | {} | {} ({} {}) | {} | {} |",
             s.nodes,
             s.root.describe_outcome(),
             s.best.describe_outcome(),
             s.best.id,
             s.best.level.name(),
             s.best.agent,
+            if levels.is_empty() { "-".to_string() } else { levels.join(", ") },
             s.why
         );
     }
+    let totals: Vec<f64> = rows
+        .iter()
+        .map(|(_, s)| tree.attribution(s.best.id).map(|a| a.total))
+        .collect::<Result<_, _>>()
+        .map_err(|d| d.to_string())?;
+    let geomean = (totals.iter().map(|t| t.ln()).sum::<f64>() / totals.len().max(1) as f64).exp();
+    println!(
+        "\n{} instance(s): the answers over the start, geomean x{geomean:.2}; {} improved (x1.02 or more), {} kept the start",
+        totals.len(),
+        totals.iter().filter(|&&t| t >= 1.02).count(),
+        rows.iter().filter(|(_, s)| s.best.id == s.root.id).count()
+    );
     println!(
         "\nthe answers: {} (a candidate folder); every attempt: `ekb tree {} show`",
         out.display(),
