@@ -20,9 +20,10 @@ use ekb_leka::agents::offline_l1::OfflineL1;
 use ekb_leka::agents::LevelAgent;
 use ekb_leka::evaluator::Protocol;
 use ekb_leka::flat::{optimise_flat, FlatAgent};
-use ekb_leka::optimise::{optimise, Goal, Progress};
+use ekb_leka::optimise::{optimise, Goal, Progress, Summary};
 use ekb_leka::tree::{Budgets, Level, Node, RunSpec, Tree, TREE_FILE};
-use std::path::PathBuf;
+use ekb_eval::results::{load_run, RunDir, RESULTS_FILE, RUN_FILE};
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
 
@@ -152,6 +153,39 @@ fn agents(a: &Args) -> Result<Vec<Box<dyn LevelAgent>>, String> {
     Ok(out)
 }
 
+/// Writes `out/run.json` and `out/results.jsonl`: an evaluation run whose candidates are the
+/// answers (each instance's best node, as its batch measured it), so `ekb report RUN` gives the
+/// agent's metrics. Its settings are those of the first instance's first batch; rewritten
+/// whole after each instance.
+fn write_answers(out: &Path, tree: &Tree, rows: &[(String, Summary)]) -> Result<(), String> {
+    let mut results = Vec::new();
+    for (_, s) in rows {
+        let mut r = tree
+            .result(s.best.id)
+            .map_err(|d| d.to_string())?
+            .ok_or_else(|| format!("error: node {} has no evaluation", s.best.id))?;
+        r.sample = 0;
+        results.push(r);
+    }
+    let first = out.join("evals").join(format!("n{}", rows[0].1.root.id)).join("run");
+    let mut info = load_run(&first).map_err(|d| d.to_string())?.info;
+    info.command = std::env::args().collect();
+    info.candidates = out.display().to_string();
+    info.samples = 1;
+    info.instances = results.iter().map(|r| r.instance.clone()).collect();
+    for file in [RUN_FILE, RESULTS_FILE] {
+        let path = out.join(file);
+        if path.exists() {
+            std::fs::remove_file(&path).map_err(|e| format!("error: cannot replace `{}`: {e}", path.display()))?;
+        }
+    }
+    let mut dir = RunDir::create(out, &info).map_err(|d| d.to_string())?;
+    for r in &results {
+        dir.append(r).map_err(|d| d.to_string())?;
+    }
+    Ok(())
+}
+
 pub fn run(a: Args) -> Result<ExitCode, String> {
     if a.batch == 0 || a.nodes == 0 {
         return Err("error: `--batch` and `--nodes` must be at least 1".into());
@@ -195,7 +229,8 @@ pub fn run(a: Args) -> Result<ExitCode, String> {
     }
     let command: Vec<String> = std::env::args().collect();
     let placeholder = Candidates::Dir(out.clone());
-    let plan = plan(&a.eval, placeholder, 1, command, &out.join("evals"))?;
+    // The seeds: `--seeds`, else those of the run being resumed (its run.json), else drawn.
+    let plan = plan(&a.eval, placeholder, 1, command, &out)?;
     let target = plan.config.targets[&backend].clone();
     std::fs::create_dir_all(&out).map_err(|e| format!("error: cannot create `{}`: {e}", out.display()))?;
     let mut tree = Tree::open(&db).map_err(|d| d.to_string())?;
@@ -259,6 +294,7 @@ pub fn run(a: Args) -> Result<ExitCode, String> {
         tree.export(summary.best.id, &out, 0).map_err(|d| d.to_string())?;
         eprintln!("  {}: {}", summary.status.name(), summary.why);
         rows.push((spec.id, summary));
+        write_answers(&out, &tree, &rows)?;
     }
     println!("| instance | nodes | root | best | best node | gain per level | stopped |");
     println!("| --- | --- | --- | --- | --- | --- | --- |");
@@ -295,7 +331,8 @@ pub fn run(a: Args) -> Result<ExitCode, String> {
         rows.iter().filter(|(_, s)| s.best.id == s.root.id).count()
     );
     println!(
-        "\nthe answers: {} (a candidate folder); every attempt: `ekb tree {} show`",
+        "\nthe answers: {} (a candidate folder, and a run `ekb report {}` reads); every attempt: `ekb tree {} show`",
+        out.display(),
         out.display(),
         out.display()
     );

@@ -76,6 +76,9 @@ fn offline_policies_keep_every_attempt_and_answer_with_the_best_verified_node() 
     ok(&o);
     let results = ekb_eval::results::load_run(&eval_out).unwrap().results;
     assert!(results[0].compiled && results[0].correct, "{:?}", results[0].failure);
+    // The run folder is also an evaluation run of the answers: `ekb report` reads it.
+    let report = ok(&ekb(tmp.path()).args(["report", out.to_str().unwrap()]).output().unwrap());
+    assert!(report.contains("Compile@k") && report.contains("speedup vs default"), "{report}");
     // The profiling agent's report on the root, as the loop saw it: the kernel's measured time.
     let report = ok(&ekb(tmp.path()).args(["tree", out.to_str().unwrap(), "profile", "1"]).output().unwrap());
     assert!(report.starts_with("profile: 1 kernel launch(es)"), "{report}");
