@@ -12,6 +12,7 @@ use crate::eval::{default_out, plan, EvalArgs};
 use crate::generate::{provider, ProviderArgs};
 use crate::tasks::{self as task_cli, Select};
 use ekb_eval::evaluate::candidate::Candidates;
+use ekb_eval::results::{load_run, RunDir, RESULTS_FILE, RUN_FILE};
 use ekb_eval::tasks::Backend;
 use ekb_ir::Diagnostic;
 use ekb_leka::agents::llm::LlmAgent;
@@ -22,7 +23,6 @@ use ekb_leka::evaluator::Protocol;
 use ekb_leka::flat::{optimise_flat, FlatAgent};
 use ekb_leka::optimise::{optimise, Goal, Progress, Summary};
 use ekb_leka::tree::{Budgets, Level, Node, RunSpec, Tree, TREE_FILE};
-use ekb_eval::results::{load_run, RunDir, RESULTS_FILE, RUN_FILE};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -176,7 +176,8 @@ fn write_answers(out: &Path, tree: &Tree, rows: &[(String, Summary)]) -> Result<
     for file in [RUN_FILE, RESULTS_FILE] {
         let path = out.join(file);
         if path.exists() {
-            std::fs::remove_file(&path).map_err(|e| format!("error: cannot replace `{}`: {e}", path.display()))?;
+            std::fs::remove_file(&path)
+                .map_err(|e| format!("error: cannot replace `{}`: {e}", path.display()))?;
         }
     }
     let mut dir = RunDir::create(out, &info).map_err(|d| d.to_string())?;
