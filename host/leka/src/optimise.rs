@@ -1,7 +1,8 @@
 //! The loop: one task instance optimised by the level agents, every attempt in the candidate
 //! tree.
 //!
-//! Each round expands the best verified node (the root until one is): the profiling agent
+//! Each round expands the run's answer so far ([`answer`]: a verified node measured above the
+//! start, else the root); with the layered agents ([`optimise`]) the profiling agent
 //! reports on it, its findings order the levels (strongest first, then the levels without a
 //! finding), and the first level whose agent has something to propose gets a batch of edits.
 //! Every edit goes through its level's contract (`agents::contract`), is materialized into a
@@ -9,11 +10,12 @@
 //! edit refused by the contract, or whose layers do not compile, is recorded as a failed node
 //! without being run. A candidate identical to one already measured is recorded with that
 //! measurement, not run again. Rollback is the choice of the node to expand: a worse child is
-//! never expanded, so the next round starts from the best again.
+//! never expanded, so the next round starts from the best again. The flat arm (`crate::flat`)
+//! plans its rounds its own way inside the same driver ([`drive`]).
 //!
 //! The run ends when a budget is spent (nodes, LLM calls, tokens, wall seconds, device seconds:
 //! the sums over its nodes, so a resumed run goes on from what it spent) or when no agent has
-//! anything left to propose. Its answer is the best verified node, never worse than the start.
+//! anything left to propose. Its answer is never measured worse than the start.
 //!
 //! What must stay true: safe to kill at any moment. Nodes are added before they are evaluated
 //! and a resumed run evaluates those it left in flight (their batch's evaluation resumes where
