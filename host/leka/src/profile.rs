@@ -6,11 +6,13 @@
 //! - **L0** (graph: fusion, layout, rewrites): a plan of several kernels passing intermediates
 //!   through memory (`buffer` temps between kernels), weighted by the time of the kernels that
 //!   touch them.
-//! - **L1** (loop program): a kernel of at least [`HOT`] of the time whose arithmetic is mostly
-//!   outside vector loops, or (on a CPU) whose work runs on fewer parallel iterations than
-//!   cores; weighted by its share of the time.
-//! - **L2** (kernel source): a kernel of at least [`HOT`] of the time that is already vector
-//!   and parallel: what is left is register blocking and intrinsics.
+//! - **L1** (loop program): on a CPU, a kernel of at least [`HOT`] of the time whose arithmetic
+//!   is mostly outside vector loops, or whose work runs on fewer parallel iterations than
+//!   cores; on a GPU, any kernel of at least [`HOT`] of the time (its launch and tiles);
+//!   weighted by its share of the time.
+//! - **L2** (kernel source): on a CPU, a kernel of at least [`HOT`] of the time that is already
+//!   vector and parallel (what is left is register blocking and intrinsics); on a GPU, the same
+//!   hot kernels at half their weight, after the schedule.
 //!
 //! What must stay true: a report is a function of the program and the evaluation alone (no
 //! clock, no randomness), so a resumed loop routes as the first one did; shares come from the
@@ -57,7 +59,7 @@ pub struct KernelProfile {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Finding {
     pub level: Level,
-    /// `intermediates`, `scalar`, `serial`, `scheduled-hot`.
+    /// `intermediates`, `scalar`, `serial`, `gpu-hot`, `scheduled-hot`.
     pub kind: &'static str,
     pub kernel: Option<String>,
     /// The share of the time it concerns: what routing orders by.
@@ -249,7 +251,34 @@ pub fn profile(
         });
     }
     for k in kernels.iter().filter(|k| k.share >= HOT) {
-        let serial = !gpu && k.parallel < cores && k.ops + k.bytes / 4.0 > 1e5;
+        if gpu {
+            // A GPU kernel's lanes are its threads: what the schedule owns is its launch and
+            // tiling, and after that the kernel source.
+            findings.push(Finding {
+                level: Level::L1,
+                kind: "gpu-hot",
+                kernel: Some(k.name.clone()),
+                weight: k.share,
+                evidence: format!(
+                    "kernel `{}` takes {:.0}% of the time: its launch geometry and tiles are the schedule's (knobs, bind, cache stages)",
+                    k.name,
+                    k.share * 100.0
+                ),
+            });
+            findings.push(Finding {
+                level: Level::L2,
+                kind: "scheduled-hot",
+                kernel: Some(k.name.clone()),
+                weight: k.share / 2.0,
+                evidence: format!(
+                    "kernel `{}` takes {:.0}% of the time: vector loads and register tiles are the kernel source's",
+                    k.name,
+                    k.share * 100.0
+                ),
+            });
+            continue;
+        }
+        let serial = k.parallel < cores && k.ops + k.bytes / 4.0 > 1e5;
         if k.vector_share < 0.5 && k.ops > 0.0 {
             findings.push(Finding {
                 level: Level::L1,
@@ -343,5 +372,19 @@ mod tests {
         let text = r.render();
         assert!(text.contains("finding -> l0: intermediates"), "{text}");
         assert!(text.contains("estimated from the loop program's work"), "{text}");
+    }
+
+    #[test]
+    fn a_hot_gpu_kernel_goes_to_the_schedule_first_then_the_source() {
+        let host = TargetProfile::load("host").unwrap();
+        let r = profile(&module(TWO_KERNELS), None, &host, true);
+        let k0: Vec<(&str, Level)> = r
+            .findings
+            .iter()
+            .filter(|f| f.kernel.as_deref() == Some("k0"))
+            .map(|f| (f.kind, f.level))
+            .collect();
+        assert_eq!(k0, [("gpu-hot", Level::L1), ("scheduled-hot", Level::L2)]);
+        assert!(!r.findings.iter().any(|f| f.kind == "scalar" || f.kind == "serial"));
     }
 }
