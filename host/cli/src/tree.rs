@@ -276,3 +276,49 @@ fn export(tree: &Tree, id: NodeId, out: PathBuf, sample: u32) -> Result<(), ekb_
     );
     Ok(())
 }
+
+/// The candidate tree of the agent run in `dir` as section `n` of the HTML report: per run, its
+/// heading and its nodes nested by parent, each with its outcome and edit, the answer marked,
+/// the rationale unfolding under it.
+pub fn html_section(dir: &std::path::Path, n: usize) -> Result<ekb_eval::report::html::Extra, String> {
+    use ekb_eval::report::table::escape;
+    let tree = Tree::open_existing(&Tree::locate(dir)).map_err(|d| d.to_string())?;
+    let mut body = String::new();
+    for run in tree.runs().map_err(|d| d.to_string())? {
+        let nodes = tree.nodes(&run.spec.id).map_err(|d| d.to_string())?;
+        let best = tree.best_verified(&run.spec.id).map_err(|d| d.to_string())?;
+        body.push_str(&format!("<h3>{}</h3>\n", escape(&heading(&run, nodes.len(), best.as_ref()))));
+        let mut depth_now = 0;
+        body.push_str("<ul class=\"tree\">\n");
+        for (node, depth) in depth_first(&nodes) {
+            while depth_now < depth {
+                body.push_str("<ul>\n");
+                depth_now += 1;
+            }
+            while depth_now > depth {
+                body.push_str("</ul>\n");
+                depth_now -= 1;
+            }
+            let mark = if best.as_ref().is_some_and(|b| b.id == node.id) {
+                " <strong>&larr; best</strong>"
+            } else {
+                ""
+            };
+            body.push_str(&format!(
+                "<li><details><summary>{}{mark}</summary><p>{}</p></details></li>\n",
+                escape(&line(node)),
+                escape(&node.rationale)
+            ));
+        }
+        while depth_now > 0 {
+            body.push_str("</ul>\n");
+            depth_now -= 1;
+        }
+        body.push_str("</ul>\n");
+    }
+    Ok(ekb_eval::report::html::Extra {
+        id: format!("tree-{n}"),
+        title: format!("Candidate tree ({})", dir.display()),
+        body,
+    })
+}

@@ -84,6 +84,15 @@ fn offline_policies_keep_every_attempt_and_answer_with_the_best_verified_node() 
     // The run folder is also an evaluation run of the answers: `ekb report` reads it.
     let report = ok(&ekb(tmp.path()).args(["report", out.to_str().unwrap()]).output().unwrap());
     assert!(report.contains("Compile@k") && report.contains("speedup vs default"), "{report}");
+    let html = tmp.path().join("report.html");
+    ok(&ekb(tmp.path())
+        .args(["report", out.to_str().unwrap(), "--format", "html", "--out"])
+        .arg(&html)
+        .output()
+        .unwrap());
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(page.contains("<h2>Candidate tree ("), "the HTML report shows the tree");
+    assert_eq!(page.matches("<li><details>").count(), nodes.len(), "one entry per node");
     // The profiling agent's report on the root, as the loop saw it: the kernel's measured time.
     let report = ok(&ekb(tmp.path()).args(["tree", out.to_str().unwrap(), "profile", "1"]).output().unwrap());
     assert!(report.starts_with("profile: 1 kernel launch(es)"), "{report}");
