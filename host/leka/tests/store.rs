@@ -293,12 +293,12 @@ fn another_schema_version_or_another_database_is_refused() {
     let tmp = tempfile::tempdir().unwrap();
     let path = tmp.path().join("tree.sqlite");
     drop(Tree::open(&path).unwrap());
-    set_version(&path, "2");
+    set_version(&path, "3");
     let e = Tree::open(&path).unwrap_err().to_string();
-    assert!(e.contains("schema version 2, newer than version 1"), "{e}");
-    set_version(&path, "0");
+    assert!(e.contains("schema version 3, newer than version 2"), "{e}");
+    set_version(&path, "1");
     let e = Tree::open_existing(&path).unwrap_err().to_string();
-    assert!(e.contains("schema version 0; this ekb reads version 1 only"), "{e}");
+    assert!(e.contains("schema version 1; this ekb reads version 2 only"), "{e}");
 
     let other = tmp.path().join("other.sqlite");
     rusqlite::Connection::open(&other).unwrap().execute_batch("CREATE TABLE t (x INTEGER)").unwrap();
