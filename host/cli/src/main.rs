@@ -28,11 +28,13 @@ mod report;
 mod run;
 mod runtime;
 mod source;
+mod submit;
 mod targets;
 mod tasks;
 mod tasks_memory;
 mod tree;
 mod tune;
+mod worker;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -88,6 +90,7 @@ enum Command {
     Eval(eval::Args),
     Tune(tune::Args),
     Tree(tree::Args),
+    Worker(worker::Args),
 }
 
 /// A shell's status for a program ended by SIGPIPE (128 + 13).
@@ -133,6 +136,7 @@ fn main() -> ExitCode {
         Command::Eval(a) => eval::run(a),
         Command::Tune(a) => tune::run(a),
         Command::Tree(a) => tree::run(a),
+        Command::Worker(a) => worker::run(a),
     };
     match result {
         Ok(code) => code,
