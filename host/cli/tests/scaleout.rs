@@ -1,8 +1,9 @@
 //! `ekb eval --queue` over a pool of `ekb worker` processes, against a real `redis-server` on
 //! loopback (started here; a missing one fails the test with the command that installs it): one
 //! worker is killed (SIGKILL) while it holds a job, another takes that job after the min-idle
-//! time, and the run ends with every candidate stored exactly once, each naming its device, with
-//! the outcomes of the same command run locally; `--resume` of the finished run adds nothing.
+//! time; the submitter is killed after its first result and the run resumed; the run ends with
+//! every candidate stored exactly once, each naming its device, with the outcomes of the same
+//! command run locally; `--resume` of the finished run adds nothing.
 
 use ekb_queue::server::LocalBroker;
 use serde_json::Value;
@@ -92,7 +93,7 @@ fn a_pool_with_a_worker_killed_mid_job_stores_every_candidate_once_as_a_local_ru
         workers.0.push((name, child, log));
     }
     let pooled = tmp.path().join("pooled");
-    let submit = ekb(tmp.path())
+    let mut submit = ekb(tmp.path())
         .args(eval_args(&pooled))
         .args(["--queue", &url, "--queue-depth", "4"])
         .stdout(Stdio::piped())
@@ -119,9 +120,28 @@ fn a_pool_with_a_worker_killed_mid_job_stores_every_candidate_once_as_a_local_ru
         std::thread::sleep(Duration::from_millis(20));
     };
 
-    let out = submit.wait_with_output().unwrap();
+    // The submitter is killed too once a first result is stored, and the run resumed: the
+    // answers its workers posted meanwhile are found on the results stream, what it had not
+    // published yet is published, and what comes back twice is dropped.
+    let results = pooled.join("results.jsonl");
+    let stored = |p: &Path| std::fs::read_to_string(p).map_or(0, |t| t.lines().count());
+    while stored(&results) == 0 {
+        assert!(Instant::now() < deadline, "no result within 60 s");
+        assert!(submit.try_wait().unwrap().is_none(), "the submitter ended before its first result");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    submit.kill().unwrap();
+    let first = submit.wait_with_output().unwrap();
+    let before = stored(&results);
+    assert!(before < 6, "the submitter was killed mid-run ({before} of 6 stored)");
+    let out = ekb(tmp.path()).args(eval_args(&pooled)).args(["--queue", &url, "--resume"]).output().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "the pooled run failed:\n{stderr}");
+    assert!(
+        out.status.success(),
+        "the resumed pooled run failed:\n{stderr}\nbefore the kill:\n{}",
+        String::from_utf8_lossy(&first.stderr)
+    );
+    assert!(stderr.contains(&format!("resuming: {before} of 6 candidate(s) already stored")), "{stderr}");
     let logs: String = workers
         .0
         .iter()
