@@ -166,6 +166,16 @@ fn a_pool_with_a_worker_killed_mid_job_stores_every_candidate_once_as_a_local_ru
     assert!(again_err.contains("submitting 0 job(s)"), "{again_err}");
     assert_eq!(outcomes(&pooled), pooled_outcomes);
 
+    // The results split per device.
+    let report = ekb(tmp.path()).args(["report", "--by-device"]).arg(&pooled).output().unwrap();
+    let table = String::from_utf8_lossy(&report.stdout);
+    assert!(report.status.success(), "{}", String::from_utf8_lossy(&report.stderr));
+    let compiled = pooled_outcomes.values().filter(|&&(c, _)| c).count();
+    let rows: Vec<&str> = table.lines().skip(1).collect();
+    assert_eq!(rows.len(), 1, "one device, this machine:\n{table}");
+    let cells: Vec<&str> = rows[0].split_whitespace().collect();
+    assert_eq!((cells[3], cells[4], cells[5]), ("host", "6", compiled.to_string().as_str()), "{table}");
+
     // The same command without `--queue`, on this machine.
     let local = tmp.path().join("local");
     let l = ekb(tmp.path()).args(eval_args(&local)).output().unwrap();
