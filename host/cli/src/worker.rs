@@ -65,6 +65,10 @@ pub struct Args {
     /// Seconds a worker may be silent (no heartbeat) before another takes its job.
     #[arg(long, default_value_t = 60.0)]
     pub min_idle: f64,
+    /// A job delivered more often than this (every worker that took it was killed, hung or lost
+    /// its device on it) is recorded as failed instead of being evaluated again.
+    #[arg(long, default_value_t = 3)]
+    pub max_deliveries: usize,
     /// Simulation only: sleep this many milliseconds per job instead of evaluating it, and post
     /// a result marked `simulated` (failed); for measuring the queue, never for a real run.
     #[arg(long, hide = true, value_name = "MS")]
@@ -83,6 +87,7 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
         consumer: consumer.clone(),
         min_idle: Duration::from_secs_f64(args.min_idle),
         block: Duration::from_secs_f64((args.min_idle / 2.0).clamp(0.05, 5.0)),
+        max_deliveries: args.max_deliveries.max(1),
     };
     eprintln!("worker {consumer}: jobs of `{}` from {}", target.name, args.queue);
     let stop = AtomicBool::new(false);

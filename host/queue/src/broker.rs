@@ -194,13 +194,14 @@ impl Broker {
         Ok(())
     }
 
-    /// The consumer that owns pending entry `id` of `stream`; `None` once it is acknowledged.
-    pub fn owner(&mut self, stream: &str, id: &str) -> Result<Option<String>, Diagnostic> {
+    /// Pending entry `id` of `stream`: the consumer that owns it and how many times it was
+    /// delivered (heartbeats do not count); `None` once it is acknowledged.
+    pub fn pending_entry(&mut self, stream: &str, id: &str) -> Result<Option<(String, usize)>, Diagnostic> {
         let reply: redis::streams::StreamPendingCountReply = self
             .conn
             .xpending_count(stream, GROUP, id, id, 1)
             .map_err(|e| failed(&self.url, &format!("XPENDING on `{stream}`"), e))?;
-        Ok(reply.ids.into_iter().next().map(|p| p.consumer))
+        Ok(reply.ids.into_iter().next().map(|p| (p.consumer, p.times_delivered)))
     }
 }
 

@@ -6,13 +6,14 @@
 //! on the results stream (the broker syncs every write to its append-only file before it
 //! answers); while a job is evaluated a heartbeat resets its idle time, so only a worker that
 //! stopped (killed, hung, its machine gone) lets its job be claimed by another after the min-idle
-//! time; before waiting for new jobs a worker claims such abandoned ones; an evaluation that
+//! time; before waiting for new jobs a worker claims such abandoned ones, and one delivered more
+//! than `max_deliveries` times is recorded as failed instead (it kills its workers); an evaluation that
 //! cannot go on (the device is gone) leaves its job pending and stops the worker, so another
 //! worker takes the job.
 
 use crate::broker::{jobs_stream, Broker};
 use crate::job::{Job, Outcome};
-use ekb_eval::results::CandidateResult;
+use ekb_eval::results::{utc_now, CandidateResult, CandidateText, FailureClass, FailureRecord, Phases};
 use ekb_ir::Diagnostic;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
@@ -33,6 +34,9 @@ pub struct WorkerOptions {
     pub min_idle: Duration,
     /// How long one wait for a new job lasts before abandoned jobs are looked for again.
     pub block: Duration,
+    /// A job delivered more often than this (every worker that took it died or hung on it) is
+    /// recorded as failed instead of being evaluated again.
+    pub max_deliveries: usize,
 }
 
 /// Serves jobs until `stop` is set (checked between jobs and between waits), evaluating each
@@ -49,13 +53,13 @@ pub fn serve(
     let me = options.consumer.as_str();
     let mut completed = 0;
     while !stop.load(Ordering::Relaxed) {
-        let delivery = match broker.reclaim(&stream, me, options.min_idle)? {
+        let (delivery, reclaimed) = match broker.reclaim(&stream, me, options.min_idle)? {
             Some(d) => {
                 log(&format!("claimed job entry {} abandoned by another worker", d.id));
-                d
+                (d, true)
             }
             None => match broker.next_job(&stream, me, options.block)? {
-                Some(d) => d,
+                Some(d) => (d, false),
                 None => continue,
             },
         };
@@ -70,6 +74,20 @@ pub fn serve(
                 continue;
             }
         };
+        let deliveries = match reclaimed {
+            true => broker.pending_entry(&stream, &delivery.id)?.map_or(0, |(_, n)| n),
+            false => 1,
+        };
+        if deliveries > options.max_deliveries {
+            log(&format!(
+                "job {} was delivered {deliveries} times and never finished: recorded as failed",
+                &job.key[..12]
+            ));
+            let result = abandoned(&job, deliveries, options.max_deliveries);
+            broker.post(&job.reply, &job.key, &Outcome::Evaluated(Box::new(result)))?;
+            broker.ack(&stream, &delivery.id)?;
+            continue;
+        }
         let b = &job.body;
         log(&format!(
             "job {} : {} on {} sample {}",
@@ -86,6 +104,35 @@ pub fn serve(
         completed += 1;
     }
     Ok(completed)
+}
+
+/// The result of a job that every worker taking it stopped on (killed, hung, its device lost),
+/// as a local run records a candidate the evaluator crashed on: failed, not evaluated again.
+fn abandoned(job: &Job, deliveries: usize, max: usize) -> CandidateResult {
+    let b = &job.body;
+    CandidateResult {
+        instance: b.instance.clone(),
+        sample: b.sample,
+        candidate: CandidateText { origin: "job".into(), kind: "none".into(), sha256: None, text: None },
+        compiled: false,
+        correct: false,
+        failure: Some(FailureRecord {
+            class: FailureClass::Runtime,
+            detail: "runtime error: every worker that took it stopped".into(),
+            evidence: format!(
+                "job {} was delivered {deliveries} times (at most {max}) and no worker finished it: each was \
+                 killed, hung or lost its device while evaluating it",
+                job.key
+            ),
+        }),
+        timing: None,
+        baseline_failure: None,
+        memory: None,
+        passes: None,
+        seconds: Phases::default(),
+        finished: utc_now(),
+        device: None,
+    }
 }
 
 /// A thread that keeps one pending entry's idle time low while its job is evaluated.
@@ -109,8 +156,8 @@ impl Heartbeat {
         let (stream, consumer, id) = (stream.to_string(), consumer.to_string(), id.to_string());
         let thread = std::thread::spawn(move || {
             while let Err(mpsc::RecvTimeoutError::Timeout) = stopped.recv_timeout(period) {
-                match broker.owner(&stream, &id) {
-                    Ok(Some(owner)) if owner == consumer => {}
+                match broker.pending_entry(&stream, &id) {
+                    Ok(Some((owner, _))) if owner == consumer => {}
                     // Claimed by another worker, or acknowledged: nothing left to keep alive.
                     Ok(_) => return,
                     Err(e) => {

@@ -1,6 +1,7 @@
 //! The delivery guarantees against a real `redis-server` on loopback (started here; a missing
 //! one fails these tests with the command that installs it): a silent worker's job is claimed by
-//! another after the min-idle time and a heartbeat prevents that; a submission records every
+//! another after the min-idle time and a heartbeat prevents that; a job every taker died on is
+//! recorded as failed after `max_deliveries`, not evaluated again; a submission records every
 //! job's result once, drops duplicates and strangers, and keeps at most `depth` jobs out.
 
 use ekb_eval::results::CandidateResult;
@@ -42,15 +43,19 @@ fn a_silent_workers_job_is_claimed_after_min_idle_and_a_heartbeat_keeps_it() {
         a.heartbeat(&stream, "a", &taken.id).unwrap();
         assert!(b.reclaim(&stream, "b", min_idle).unwrap().is_none(), "a heartbeat keeps the job with a");
     }
-    assert_eq!(a.owner(&stream, &taken.id).unwrap().as_deref(), Some("a"));
+    assert_eq!(
+        a.pending_entry(&stream, &taken.id).unwrap(),
+        Some(("a".to_string(), 1)),
+        "heartbeats are not deliveries"
+    );
     // a goes silent: after min-idle, b claims the same entry and job.
     std::thread::sleep(min_idle + Duration::from_millis(50));
     let claimed = b.reclaim(&stream, "b", min_idle).unwrap().expect("redelivered to b");
     assert_eq!(claimed.id, taken.id);
     assert_eq!(claimed.job.as_ref().ok().map(|j| &j.key), Some(&job.key));
-    assert_eq!(a.owner(&stream, &taken.id).unwrap().as_deref(), Some("b"));
+    assert_eq!(a.pending_entry(&stream, &taken.id).unwrap(), Some(("b".to_string(), 2)));
     b.ack(&stream, &claimed.id).unwrap();
-    assert_eq!(a.owner(&stream, &taken.id).unwrap(), None, "acknowledged");
+    assert_eq!(a.pending_entry(&stream, &taken.id).unwrap(), None, "acknowledged");
     assert!(b.reclaim(&stream, "b", Duration::ZERO).unwrap().is_none(), "nothing left to claim");
 }
 
@@ -94,6 +99,7 @@ fn every_result_is_recorded_once_and_at_most_depth_jobs_are_out() {
                 consumer: "w".into(),
                 min_idle: Duration::from_secs(5),
                 block: Duration::from_millis(100),
+                max_deliveries: 3,
             };
             let mut probe = redis::Client::open(url.as_str()).unwrap().get_connection().unwrap();
             let mut seen = Vec::new();
@@ -126,4 +132,47 @@ fn every_result_is_recorded_once_and_at_most_depth_jobs_are_out() {
     assert_eq!(seen.len(), 7, "{seen:?}");
     let most = most_out.load(Ordering::Relaxed);
     assert!((1..=depth).contains(&most), "at most {depth} jobs out at once, saw {most}");
+}
+
+#[test]
+fn a_job_that_every_taker_died_on_is_recorded_as_failed_after_max_deliveries() {
+    let server = broker();
+    let stream = jobs_stream("host");
+    let mut b = Broker::connect(&server.url()).unwrap();
+    b.ensure_group(&stream).unwrap();
+    let reply = "ekb:results:poison";
+    let job = simulate::jobs(reply, &profile(), 1).remove(0);
+    b.publish("host", &job).unwrap();
+    // Two workers take it in turn and die on it (neither acknowledges).
+    assert!(b.next_job(&stream, "dead-1", Duration::from_millis(100)).unwrap().is_some());
+    std::thread::sleep(Duration::from_millis(60));
+    assert!(b.reclaim(&stream, "dead-2", Duration::from_millis(50)).unwrap().is_some());
+    std::thread::sleep(Duration::from_millis(60));
+    // The third taker finds it delivered 3 times, over the limit of 2: failed, not evaluated.
+    let stop = Arc::new(AtomicBool::new(false));
+    let options = WorkerOptions {
+        url: server.url(),
+        profile: "host".into(),
+        consumer: "w".into(),
+        min_idle: Duration::from_millis(50),
+        block: Duration::from_millis(50),
+        max_deliveries: 2,
+    };
+    let worker = {
+        let stop = stop.clone();
+        std::thread::spawn(move || {
+            let mut evaluate = |_: &Job| -> Result<CandidateResult, Diagnostic> { panic!("evaluated again") };
+            serve(&options, &stop, &mut evaluate, &mut |_| {})
+        })
+    };
+    let answers = b.results(reply, "0", Duration::from_secs(5)).unwrap();
+    stop.store(true, Ordering::Relaxed);
+    assert_eq!(worker.join().unwrap().unwrap(), 0, "no job completed by evaluation");
+    assert_eq!(answers.len(), 1);
+    assert_eq!(answers[0].key, job.key);
+    let Ok(Outcome::Evaluated(result)) = &answers[0].outcome else { panic!("not a result") };
+    let failure = result.failure.as_ref().expect("recorded as failed");
+    assert_eq!(failure.class, ekb_eval::results::FailureClass::Runtime);
+    assert!(failure.evidence.contains("delivered 3 times (at most 2)"), "{}", failure.evidence);
+    assert!(b.reclaim(&stream, "x", Duration::ZERO).unwrap().is_none(), "acknowledged");
 }

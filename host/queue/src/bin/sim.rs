@@ -87,6 +87,7 @@ fn run(args: &Args) -> Result<(), ekb_ir::Diagnostic> {
                     consumer: format!("sim-worker-{w}"),
                     min_idle: Duration::from_secs(30),
                     block: Duration::from_millis(50),
+                    max_deliveries: 3,
                 };
                 let stop = stop.clone();
                 std::thread::spawn(move || {
