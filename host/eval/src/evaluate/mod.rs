@@ -4,6 +4,9 @@
 //! baseline in alternating pairs (how fast?); the result goes to the run directory before the
 //! next candidate starts.
 //!
+//! Every candidate goes through one [`Evaluator`] (`evaluator.rs`), which `ekb worker` runs too,
+//! one job at a time: a pooled run and a local one evaluate the same way.
+//!
 //! Each backend has its target profile and its device session: CPU instances run on the static
 //! runtime, GPU instances (`cuda`, `opencl`) on the GPU runtime, built for the target's GPU and
 //! timed against the naive or default GPU schedule.
