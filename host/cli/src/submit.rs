@@ -96,6 +96,13 @@ pub fn evaluate_on_pool(
     let info = evaluate::run_info(&plan.config, backends, tools, planned);
     let (dir, done) = evaluate::open_run(out, &info, e.resume).map_err(|d| d.to_string())?;
     let mut broker = Broker::connect(pool.url).map_err(|d| d.to_string())?;
+    if broker.syncs_every_write() == Some(false) {
+        eprintln!(
+            "warning: the broker at {} does not sync every write (run it with `--appendonly yes --appendfsync always`): \
+             a broker crash may lose jobs and results; resume the run then",
+            pool.url
+        );
+    }
     let reply = results_stream_of(dir.dir(), pool.url).map_err(|d| d.to_string())?;
     let by_name: BTreeMap<&str, &ekb_eval::tasks::Task> =
         tasks.iter().map(|t| (t.name.as_str(), *t)).collect();

@@ -81,6 +81,17 @@ impl Broker {
         &self.url
     }
 
+    /// Whether the broker syncs every write to its append-only file before answering
+    /// (`appendonly yes`, `appendfsync always`), which at-least-once delivery across a broker
+    /// restart assumes; `None` when it does not say (`CONFIG` disabled).
+    pub fn syncs_every_write(&mut self) -> Option<bool> {
+        let mut get = |name: &str| -> Option<String> {
+            let pair: Vec<String> = redis::cmd("CONFIG").arg(&["GET", name]).query(&mut self.conn).ok()?;
+            pair.into_iter().nth(1)
+        };
+        Some(get("appendonly")? == "yes" && get("appendfsync")? == "always")
+    }
+
     /// Creates `stream` and its `workers` group when missing (a group made here sees every
     /// entry already in the stream).
     pub fn ensure_group(&mut self, stream: &str) -> Result<(), Diagnostic> {

@@ -48,6 +48,13 @@ pub fn serve(
     log: &mut dyn FnMut(&str),
 ) -> Result<usize, Diagnostic> {
     let mut broker = Broker::connect(&options.url)?;
+    if broker.syncs_every_write() == Some(false) {
+        log(&format!(
+            "warning: the broker at {} does not sync every write (run it with `--appendonly yes --appendfsync always`): \
+             results acknowledged before a broker crash may be lost",
+            options.url
+        ));
+    }
     let stream = jobs_stream(&options.profile);
     broker.ensure_group(&stream)?;
     let me = options.consumer.as_str();

@@ -30,6 +30,9 @@ fn a_silent_workers_job_is_claimed_after_min_idle_and_a_heartbeat_keeps_it() {
     let server = broker();
     let stream = jobs_stream("host");
     let (mut a, mut b) = (Broker::connect(&server.url()).unwrap(), Broker::connect(&server.url()).unwrap());
+    assert_eq!(a.syncs_every_write(), Some(true));
+    let lax = LocalBroker::start("everysec").unwrap();
+    assert_eq!(Broker::connect(&lax.url()).unwrap().syncs_every_write(), Some(false));
     a.ensure_group(&stream).unwrap();
     let job = simulate::jobs("ekb:results:t", &profile(), 1).remove(0);
     a.publish("host", &job).unwrap();
