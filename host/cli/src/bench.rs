@@ -242,7 +242,7 @@ fn run_self_check(args: &Args, mut filter: ekb_eval::tasks::Filter) -> Result<Ex
     if broken {
         return Err("error: fix the task files above first".into());
     }
-    let tasks = suite.select(&filter);
+    let tasks = task_cli::select(&filter, &suite)?;
     if tasks.is_empty() {
         return Err("error: no instance matches the selection".into());
     }

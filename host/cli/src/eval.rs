@@ -156,15 +156,28 @@ impl Plan {
     /// runtime for `cuda` and `opencl`, each for its target's architecture (built first in a
     /// workspace checkout).
     pub fn links(&self, backends: &[Backend]) -> Result<BTreeMap<Backend, evaluate::DeviceLink>, String> {
-        let mut links = BTreeMap::new();
-        for &b in backends {
-            let arch = crate::source::arch(&self.config.targets[&b])?;
-            let runtime = crate::runtime::find_or_build(arch, b != Backend::Cpu)?;
-            let transport =
-                transport::connect(&self.device, &runtime, &self.remote).map_err(|d| d.to_string())?;
-            links.insert(b, evaluate::DeviceLink { transport, name: self.device.to_string() });
+        backends.iter().map(|&b| Ok((b, self.connector()(b)?))).collect()
+    }
+
+    /// Opens a link to the device for one backend, each time it is called (what `ekb agent`
+    /// does for every batch).
+    pub fn connector(&self) -> impl FnMut(Backend) -> Result<evaluate::DeviceLink, String> {
+        let (device, remote, targets) =
+            (self.device.clone(), self.remote.clone(), self.config.targets.clone());
+        // Each backend's runtime is found (or built) once.
+        let mut runtimes = BTreeMap::new();
+        move |b| {
+            let runtime = match runtimes.get(&b) {
+                Some(r) => r,
+                None => {
+                    let arch = crate::source::arch(&targets[&b])?;
+                    let found = crate::runtime::find_or_build(arch, b != Backend::Cpu)?;
+                    runtimes.entry(b).or_insert(found)
+                }
+            };
+            let transport = transport::connect(&device, runtime, &remote).map_err(|d| d.to_string())?;
+            Ok(evaluate::DeviceLink { transport, name: device.to_string() })
         }
-        Ok(links)
     }
 }
 
@@ -311,7 +324,7 @@ pub fn evaluate_selection(
     if let Baseline::Engine(engine) = &plan.config.baseline {
         engine.check(backend, &plan.device.to_string()).map_err(|d| d.to_string())?;
     }
-    let tasks = suite.select(&filter);
+    let tasks = task_cli::select(&filter, &suite)?;
     let planned = evaluate::instances(&tasks, &[backend]);
     if planned.is_empty() {
         return Err("error: no instance matches the selection".into());

@@ -35,24 +35,11 @@ ekb generate add --provider replay --replay answers.jsonl --out cands/")]
 pub struct Args {
     /// Task name pattern: a glob with `*`/`?`, otherwise a substring (default: every task).
     pattern: Option<String>,
-    /// Where answers come from: openai, command or replay.
-    #[arg(long)]
-    provider: String,
-    /// openai: the API base URL (`.../v1`).
-    #[arg(long)]
-    base_url: Option<String>,
-    /// openai: the environment variable holding the API key (none: no Authorization header).
-    #[arg(long)]
-    api_key_env: Option<String>,
-    /// The model name sent with each request (and part of the cache key).
-    #[arg(long, default_value = "default")]
-    model: String,
-    /// command: the program and its arguments, split at whitespace.
-    #[arg(long)]
-    command: Option<String>,
-    /// replay: the JSON-lines file of recorded answers.
-    #[arg(long)]
-    replay: Option<PathBuf>,
+    #[command(flatten)]
+    llm: ProviderArgs,
+    /// Seconds one request (or command run) may take.
+    #[arg(long, default_value_t = 300)]
+    timeout: u64,
     /// Only this backend (cpu, cuda, opencl); default: every backend of each task.
     #[arg(long)]
     backend: Option<String>,
@@ -73,9 +60,6 @@ pub struct Args {
     temperature: Option<f64>,
     #[arg(long, default_value_t = 4096)]
     max_tokens: u32,
-    /// Seconds one request (or command run) may take.
-    #[arg(long, default_value_t = 300)]
-    timeout: u64,
     /// Target profiles whose limits the prompts give, per backend.
     #[arg(long, default_value = "host")]
     cpu_target: String,
@@ -100,6 +84,29 @@ pub struct Args {
     jobs: usize,
 }
 
+/// Where a model's answers come from: shared by `ekb generate` and `ekb agent`.
+#[derive(clap::Args)]
+pub struct ProviderArgs {
+    /// Where answers come from: openai, command or replay.
+    #[arg(long)]
+    pub provider: Option<String>,
+    /// openai: the API base URL (`.../v1`).
+    #[arg(long)]
+    pub base_url: Option<String>,
+    /// openai: the environment variable holding the API key (none: no Authorization header).
+    #[arg(long)]
+    pub api_key_env: Option<String>,
+    /// The model name sent with each request (and part of the cache key).
+    #[arg(long, default_value = "default")]
+    pub model: String,
+    /// command: the program and its arguments, split at whitespace.
+    #[arg(long)]
+    pub command: Option<String>,
+    /// replay: the JSON-lines file of recorded answers.
+    #[arg(long)]
+    pub replay: Option<PathBuf>,
+}
+
 fn backend_of(s: &str) -> Result<Backend, String> {
     Backend::ALL
         .into_iter()
@@ -107,10 +114,11 @@ fn backend_of(s: &str) -> Result<Backend, String> {
         .ok_or_else(|| format!("error: unknown backend `{s}`\n  = expected: one of cpu, cuda, opencl"))
 }
 
-fn provider(a: &Args) -> Result<Box<dyn Provider>, String> {
-    let timeout = Duration::from_secs(a.timeout);
-    let missing = |flag: &str| format!("error: `--provider {}` needs `--{flag}`", a.provider);
-    Ok(match a.provider.as_str() {
+/// The provider `a` names; one request (or command run) may take `timeout`.
+pub fn provider(a: &ProviderArgs, timeout: Duration) -> Result<Box<dyn Provider>, String> {
+    let name = a.provider.as_deref().ok_or("error: `--provider` is required: openai, command or replay")?;
+    let missing = |flag: &str| format!("error: `--provider {name}` needs `--{flag}`");
+    Ok(match name {
         "openai" => {
             let base = a.base_url.clone().ok_or_else(|| missing("base-url"))?;
             let mut cfg = OpenAiConfig::new(base, a.api_key_env.clone());
@@ -186,7 +194,7 @@ pub fn run(a: Args) -> Result<ExitCode, String> {
             .into_iter()
             .map(|(b, n)| TargetProfile::load(n).map(|p| (b, p)).map_err(|e| format!("error: {e}")))
             .collect::<Result<Vec<_>, _>>()?;
-    let front = match provider(&a)? {
+    let front = match provider(&a.llm, Duration::from_secs(a.timeout))? {
         p if a.no_cache => Front::Plain(p),
         p => Front::Cached(Cached::new(p, a.cache.clone().unwrap_or_else(|| a.out.join(".cache")))),
     };
@@ -212,7 +220,7 @@ pub fn run(a: Args) -> Result<ExitCode, String> {
             };
             for i in 0..a.samples {
                 let req = Request {
-                    model: a.model.clone(),
+                    model: a.llm.model.clone(),
                     messages: messages.clone(),
                     temperature,
                     max_tokens: a.max_tokens,

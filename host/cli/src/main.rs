@@ -7,6 +7,7 @@
 //! (`ekb tasks list | head`) the process ends quietly with status 141, what a shell reports for a
 //! program ended by a closed pipe: every print to stdout, in any subcommand, is covered here once.
 
+mod agent;
 mod baseline;
 mod bench;
 mod bench_cuda;
@@ -58,6 +59,7 @@ ekb targets                               the target profiles\n  \
 ekb bench                                 Level-1 CPU tasks: default schedule vs naive, here\n  \
 ekb eval --candidates cands/ --out runs/r1   evaluate generated candidates\n  \
 ekb tune model.ekir --trials 64            search the schedule's knobs, measured here\n  \
+ekb agent matmul --nodes 16 --out runs/a1  optimise with the layered agent, every attempt kept\n  \
 ekb tree runs/agent-1 show                an agent run's candidate tree, the best node marked\n  \
 ekb build model.ekir --target rk3588 -o model.ekp   a self-contained payload for a board\n  \
 ekb run model.ekir --target aarch64-qemu  build and run on the device runtime, print the report\n  \
@@ -91,6 +93,7 @@ enum Command {
     Tune(tune::Args),
     Tree(tree::Args),
     Worker(worker::Args),
+    Agent(agent::Args),
 }
 
 /// A shell's status for a program ended by SIGPIPE (128 + 13).
@@ -137,6 +140,7 @@ fn main() -> ExitCode {
         Command::Tune(a) => tune::run(a),
         Command::Tree(a) => tree::run(a),
         Command::Worker(a) => worker::run(a),
+        Command::Agent(a) => agent::run(a),
     };
     match result {
         Ok(code) => code,

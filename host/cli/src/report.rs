@@ -10,6 +10,7 @@ use crate::files;
 use ekb_eval::metrics;
 use ekb_eval::report::{self, Format};
 use ekb_eval::results::{load_run, Run};
+use ekb_leka::tree::TREE_FILE;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -19,7 +20,8 @@ use std::process::ExitCode;
 #[command(after_help = "Examples:\n  \
 ekb report runs/a                              tables on the terminal\n  \
 ekb report runs/a runs/b --format markdown     two runs side by side, as Markdown\n  \
-ekb report runs/a --format html --out a.html   one page, plots inline, nothing external\n  \
+ekb report runs/a --format html --out a.html   one page, plots inline, nothing external (an agent run's\n  \
+                                               candidate tree too)\n  \
 ekb report runs/a --format csv --out a.csv     one long table: run, group, metric, k, p, value\n  \
 ekb report runs/a --k 1 --k 3 --json           metrics at k = 1 and 3, as JSON\n  \
 ekb report runs/pool --by-device               per board of a pooled run\n\
@@ -69,7 +71,19 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
     }
     let ks = (!args.k.is_empty()).then_some(args.k.as_slice());
     let comparison = metrics::compare(&runs, ks).map_err(|d| d.to_string())?;
-    let text = report::render(&comparison, format);
+    let text = match format {
+        Format::Html => {
+            let trees = args
+                .runs
+                .iter()
+                .filter(|dir| dir.join(TREE_FILE).exists())
+                .enumerate()
+                .map(|(n, dir)| crate::tree::html_section(dir, n))
+                .collect::<Result<Vec<_>, _>>()?;
+            report::html::render_with(&comparison, &trees)
+        }
+        _ => report::render(&comparison, format),
+    };
     let Some(out) = &args.out else {
         print!("{text}");
         if format == Format::Csv {

@@ -22,7 +22,8 @@ ekb tasks list --domain robotics conv        tasks of a domain whose name contai
 ekb tasks show conv2d_dw3x3_mobilenetv2      metadata, shapes, FLOPs, bytes, peak memory, graph\n  \
 ekb tasks validate                           every task: references on 3 seeds, twins\n  \
 ekb tasks export-io relu6_mobilenetv2_expand --seed 1 --out io/\n  \
-ekb tasks memory --level 3                   per graph: unplanned and planned peak memory, ratio")]
+ekb tasks memory --level 3                   per graph: unplanned and planned peak memory, ratio\n  \
+ekb tasks list --subset tasks/agent-subset.txt --backend cpu   the agent subset's CPU instances")]
 pub struct Args {
     #[command(subcommand)]
     command: Option<Cmd>,
@@ -51,6 +52,9 @@ enum Cmd {
     /// Per task: peak memory with every temp apart and with the memory plan, their ratio, and
     /// the geometric mean of the ratios.
     Memory(crate::tasks_memory::MemoryArgs),
+    /// The agent subset by its rule (12 Level-1, 8 Level-2 and 3 Level-3 instances per backend,
+    /// spread round-robin over the families), as the `tasks/agent-subset.txt` it must equal.
+    Subset,
 }
 
 /// Which tasks.
@@ -70,6 +74,10 @@ pub struct Select {
     /// Only this family (conv, matmul, ...).
     #[arg(long)]
     pub family: Option<String>,
+    /// Only the instances a subset file lists (`TASK BACKEND` lines), such as the agent subset
+    /// `tasks/agent-subset.txt`.
+    #[arg(long, value_name = "FILE")]
+    pub subset: Option<PathBuf>,
 }
 
 impl Select {
@@ -80,6 +88,7 @@ impl Select {
             || self.domain.is_some()
             || self.backend.is_some()
             || self.family.is_some()
+            || self.subset.is_some()
     }
 }
 
@@ -173,7 +182,25 @@ pub fn filter(s: &Select) -> Result<Filter, String> {
             .transpose()?,
         family: s.family.clone(),
         pattern: s.pattern.clone(),
+        instances: s
+            .subset
+            .as_deref()
+            .map(|f| {
+                tasks::subset::read(f).map_err(|ds| ds.iter().map(|d| d.to_string()).collect::<String>())
+            })
+            .transpose()?,
     })
+}
+
+/// The tasks `f` selects in `suite`; an error when its subset names instances the suite does
+/// not have.
+pub fn select<'a>(f: &Filter, suite: &'a Suite) -> Result<Vec<&'a Task>, String> {
+    let missing = f.instances.as_deref().map(|list| tasks::subset::missing(list, suite)).unwrap_or_default();
+    if !missing.is_empty() {
+        let listed: String = missing.iter().map(|d| d.to_string()).collect();
+        return Err(format!("{listed}error: the subset names instances the suite does not have"));
+    }
+    Ok(suite.select(f))
 }
 
 /// The CPU instances `s` selects, as workloads checked at each task's tolerances; `--backend`
@@ -192,8 +219,7 @@ pub fn cpu_workloads(s: &Select, dir: &Option<PathBuf>) -> Result<Vec<Workload>,
     if broken {
         return Err("error: fix the task files above first".into());
     }
-    Ok(suite
-        .select(&f)
+    Ok(select(&f, &suite)?
         .into_iter()
         .map(|t| {
             let mut w = Workload::new(t.name.clone(), t.source.clone(), t.graph.clone());
@@ -220,7 +246,20 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
         Cmd::ExportIo(e) => run_export(&args.dir, &e, args.json),
         Cmd::Fmt(f) => run_fmt(&args.dir, &f, args.json),
         Cmd::Memory(m) => crate::tasks_memory::run(&args.dir, &m, args.json),
+        Cmd::Subset => run_subset(&args.dir),
     }
+}
+
+fn run_subset(dir: &Option<PathBuf>) -> Result<ExitCode, String> {
+    let (suite, broken) = load(dir)?;
+    let list = tasks::subset::agent_subset(&suite);
+    let about = format!(
+        "The agent subset: {} instances, chosen by `ekb tasks subset` (docs/agent.md, \"The agent subset\").\n\
+         Per backend, 12 Level-1, 8 Level-2 and 3 Level-3 instances, round-robin over the operator families.",
+        list.len()
+    );
+    print!("{}", tasks::subset::render(&list, &about));
+    Ok(status(broken))
 }
 
 fn run_table(dir: &Option<PathBuf>, json: bool) -> Result<ExitCode, String> {
@@ -278,7 +317,7 @@ fn info(t: &Task) -> TaskInfo<'_> {
 fn run_list(dir: &Option<PathBuf>, s: &Select, json: bool) -> Result<ExitCode, String> {
     let f = filter(s)?;
     let (suite, broken) = load(dir)?;
-    let sel = suite.select(&f);
+    let sel = select(&f, &suite)?;
     if json {
         let infos: Vec<TaskInfo> = sel.iter().map(|t| info(t)).collect();
         println!("{}", serde_json::to_string_pretty(&infos).expect("tasks serialise"));
@@ -446,7 +485,7 @@ fn report_text(n: usize, total: usize, r: &TaskReport) -> String {
 fn run_validate(dir: &Option<PathBuf>, v: &ValidateArgs, json: bool) -> Result<ExitCode, String> {
     let f = filter(&v.select)?;
     let (suite, broken) = load(dir)?;
-    let sel = suite.select(&f);
+    let sel = select(&f, &suite)?;
     if sel.is_empty() && !broken {
         return Err("error: no task matches the selection".into());
     }

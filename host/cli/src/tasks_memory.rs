@@ -8,7 +8,7 @@
 //! runtime's memory report does, so the planned figure is what `ekb run` reports for the task's
 //! payload on that target.
 
-use crate::tasks::{filter, load, status, Select};
+use crate::tasks::{filter, load, select, status, Select};
 use ekb_deploy::driver::{compile, CompileOptions, Program, Sources, Stage};
 use ekb_eval::tasks::Task;
 use ekb_ir::l1::arena;
@@ -75,7 +75,7 @@ pub fn run(dir: &Option<PathBuf>, a: &MemoryArgs, json: bool) -> Result<ExitCode
     let (suite, broken) = load(dir)?;
     let mut table =
         Table { target: target.name.clone(), rows: Vec::new(), errors: Vec::new(), geomean_ratio: None };
-    for t in suite.select(&f) {
+    for t in select(&f, &suite)? {
         match row(t, &target) {
             Ok(r) => table.rows.push(r),
             Err(e) => table.errors.push((t.name.clone(), e)),

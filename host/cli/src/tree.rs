@@ -26,6 +26,7 @@ ekb tree runs/agent-1 show                  the tree, one line per node, the bes
 ekb tree runs/agent-1 show --json           every node with its outcome, as JSON\n  \
 ekb tree runs/agent-1 path 12               root to node 12, each edit's gain, the gain per level\n  \
 ekb tree runs/agent-1 diff 3 12             what changed between the candidates of nodes 3 and 12\n  \
+ekb tree runs/agent-1 profile 12            the profiling agent's report on node 12\n  \
 ekb tree runs/agent-1 export 12 --out best  node 12 as best/TASK/BACKEND/sample-0/...\n  \
 ekb eval --candidates best --out runs/best-again   then measure it again"
 )]
@@ -64,6 +65,12 @@ enum TreeCommand {
         /// The node diffed to.
         b: NodeId,
     },
+    /// The profiling agent's report on NODE: per-kernel times and counts, and the findings
+    /// routed to the levels (what the loop acted on when it expanded the node).
+    Profile {
+        /// The node's id.
+        node: NodeId,
+    },
     /// Write NODE's candidate as a candidate folder sample, `OUT/TASK/BACKEND/sample-N/`.
     Export {
         /// The node's id.
@@ -84,6 +91,9 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
         TreeCommand::Path { node, json } => path(&tree, node, json),
         TreeCommand::Diff { a, b } => diff(&tree, a, b),
         TreeCommand::Export { node, out, sample } => export(&tree, node, out, sample),
+        TreeCommand::Profile { node } => {
+            ekb_leka::profile::of_node(&tree, node).map(|r| print!("{}", r.render()))
+        }
     }
     .map_err(|e| e.to_string())?;
     Ok(ExitCode::SUCCESS)
@@ -265,4 +275,50 @@ fn export(tree: &Tree, id: NodeId, out: PathBuf, sample: u32) -> Result<(), ekb_
         if sample > 0 { format!(" --samples {}", sample + 1) } else { String::new() }
     );
     Ok(())
+}
+
+/// The candidate tree of the agent run in `dir` as section `n` of the HTML report: per run, its
+/// heading and its nodes nested by parent, each with its outcome and edit, the answer marked,
+/// the rationale unfolding under it.
+pub fn html_section(dir: &std::path::Path, n: usize) -> Result<ekb_eval::report::html::Extra, String> {
+    use ekb_eval::report::table::escape;
+    let tree = Tree::open_existing(&Tree::locate(dir)).map_err(|d| d.to_string())?;
+    let mut body = String::new();
+    for run in tree.runs().map_err(|d| d.to_string())? {
+        let nodes = tree.nodes(&run.spec.id).map_err(|d| d.to_string())?;
+        let best = tree.best_verified(&run.spec.id).map_err(|d| d.to_string())?;
+        body.push_str(&format!("<h3>{}</h3>\n", escape(&heading(&run, nodes.len(), best.as_ref()))));
+        let mut depth_now = 0;
+        body.push_str("<ul class=\"tree\">\n");
+        for (node, depth) in depth_first(&nodes) {
+            while depth_now < depth {
+                body.push_str("<ul>\n");
+                depth_now += 1;
+            }
+            while depth_now > depth {
+                body.push_str("</ul>\n");
+                depth_now -= 1;
+            }
+            let mark = if best.as_ref().is_some_and(|b| b.id == node.id) {
+                " <strong>&larr; best</strong>"
+            } else {
+                ""
+            };
+            body.push_str(&format!(
+                "<li><details><summary>{}{mark}</summary><p>{}</p></details></li>\n",
+                escape(&line(node)),
+                escape(&node.rationale)
+            ));
+        }
+        while depth_now > 0 {
+            body.push_str("</ul>\n");
+            depth_now -= 1;
+        }
+        body.push_str("</ul>\n");
+    }
+    Ok(ekb_eval::report::html::Extra {
+        id: format!("tree-{n}"),
+        title: format!("Candidate tree ({})", dir.display()),
+        body,
+    })
 }

@@ -802,3 +802,49 @@ fn tasks_memory_tabulates_planned_and_unplanned_peaks() {
     assert!(text.starts_with("name "), "{text}");
     assert!(text.contains(" task(s) on host: geomean planned/unplanned "), "{text}");
 }
+
+#[test]
+fn the_agent_subset_file_is_what_its_rule_gives_and_selects_its_instances() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tasks");
+    let o = ekb(&["tasks", "subset", "--dir", dir.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let file = dir.join("agent-subset.txt");
+    assert_eq!(
+        stdout(&o),
+        std::fs::read_to_string(&file).unwrap(),
+        "tasks/agent-subset.txt is stale: write it again with `ekb tasks subset > tasks/agent-subset.txt`"
+    );
+    let listed: Vec<String> = stdout(&o).lines().filter(|l| !l.starts_with('#')).map(String::from).collect();
+    assert_eq!(listed.len(), 69);
+    for backend in ["cpu", "cuda", "opencl"] {
+        assert_eq!(listed.iter().filter(|l| l.ends_with(&format!(" {backend}"))).count(), 23, "{backend}");
+        let o = ekb(&[
+            "tasks",
+            "list",
+            "--json",
+            "--subset",
+            file.to_str().unwrap(),
+            "--backend",
+            backend,
+            "--dir",
+            dir.to_str().unwrap(),
+        ]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let tasks: Vec<serde_json::Value> = serde_json::from_str(&stdout(&o)).unwrap();
+        assert_eq!(tasks.len(), 23, "{backend}");
+    }
+    // A line that is not `TASK BACKEND`, and a task the suite lacks, are refused with the place.
+    let tmp = tempfile::tempdir().unwrap();
+    let bad = write(tmp.path(), "bad.txt", "# mine\nrelu_resnet18_stem cpu\nrelu_resnet18_stem gpu\n");
+    let o = ekb(&["tasks", "list", "--subset", &bad, "--dir", dir.to_str().unwrap()]);
+    assert!(!o.status.success());
+    assert!(
+        stderr(&o).contains("bad.txt:3:1") && stderr(&o).contains("a subset line is a task and a backend"),
+        "{}",
+        stderr(&o)
+    );
+    let unknown = write(tmp.path(), "unknown.txt", "no_such_task cpu\n");
+    let o = ekb(&["tasks", "list", "--subset", &unknown, "--dir", dir.to_str().unwrap()]);
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("no task named `no_such_task`"), "{}", stderr(&o));
+}

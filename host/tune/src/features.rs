@@ -11,7 +11,7 @@
 //! records of one graph are comparable; every entry is finite.
 
 use ekb_ir::l1::visit::{walk_expr, walk_stmt, Visitor};
-use ekb_ir::l1::{Expr, ExprKind, LoopKind, Module, Stmt};
+use ekb_ir::l1::{Expr, ExprKind, Kernel, LoopKind, Module, Stmt};
 use ekb_ir::TargetProfile;
 
 /// Entries of a feature vector before the knob values.
@@ -20,22 +20,25 @@ pub const LOOP_FEATURES: usize = 12;
 /// The trip count assumed for a loop whose bounds are not literals.
 const UNKNOWN_TRIPS: f64 = 16.0;
 
-/// What one walk over a kernel counts.
-#[derive(Default)]
-struct Counts {
+/// What one walk over a kernel counts: its work weighted by the trip counts around it (loops
+/// with non-literal bounds count as 16 trips).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Work {
     /// Trip count of the loops around the current statement.
     trips: f64,
-    ops: f64,
-    loads: f64,
-    stores: f64,
+    /// Arithmetic operations, loads and stores executed.
+    pub ops: f64,
+    pub loads: f64,
+    pub stores: f64,
     /// Operations inside a `vectorize` loop, and the widest such loop.
-    vector_ops: f64,
-    vector_width: f64,
-    unrolled_ops: f64,
+    pub vector_ops: f64,
+    pub vector_width: f64,
+    pub unrolled_ops: f64,
     /// Iterations of the outermost `parallel` loops.
-    parallel: f64,
-    loops: f64,
-    local_bytes: f64,
+    pub parallel: f64,
+    pub loops: f64,
+    /// Bytes of the kernel's `local` allocations.
+    pub local_bytes: f64,
     in_vector: bool,
     in_unroll: bool,
     in_parallel: bool,
@@ -48,7 +51,7 @@ fn trips(lo: &Expr, hi: &Expr) -> f64 {
     }
 }
 
-impl<'a> Visitor<'a> for Counts {
+impl<'a> Visitor<'a> for Work {
     fn stmt(&mut self, s: &'a Stmt) {
         match s {
             Stmt::Loop { kind, lo, hi, body, .. } => {
@@ -103,15 +106,21 @@ impl<'a> Visitor<'a> for Counts {
     }
 }
 
+/// The work of one kernel, run once.
+pub fn kernel_work(k: &Kernel) -> Work {
+    let mut c = Work { trips: 1.0, ..Work::default() };
+    c.block(&k.body);
+    c
+}
+
 /// The loop features of `m` on `target` (see the module's comment), [`LOOP_FEATURES`] of them.
 pub fn loop_features(m: &Module, target: &TargetProfile) -> Vec<f64> {
     let cores = target.cpu_cores().max(1) as f64;
-    let mut total = Counts::default();
+    let mut total = Work::default();
     let mut local_max: f64 = 0.0;
     let mut balance = 0.0;
     for k in &m.kernels {
-        let mut c = Counts { trips: 1.0, ..Counts::default() };
-        c.block(&k.body);
+        let c = kernel_work(k);
         // A kernel's share of its parallel work the busiest core does, relative to a perfect split.
         let work = c.ops + c.loads + c.stores;
         let eff =

@@ -267,7 +267,7 @@ fn build_l2(
 }
 
 /// The payload backend of an instance's backend.
-pub(crate) fn payload_backend(backend: Backend) -> ekb_wire::payload::Backend {
+pub fn payload_backend(backend: Backend) -> ekb_wire::payload::Backend {
     match backend {
         Backend::Cpu => ekb_wire::payload::Backend::CpuLlvm,
         Backend::Cuda => ekb_wire::payload::Backend::Cuda,

@@ -52,8 +52,22 @@ svg .mark { stroke: #bbb; stroke-dasharray: 2 3; }
 svg .baseline-mark { stroke: #e15759; stroke-dasharray: 4 3; stroke-width: 1.5; }
 ";
 
+/// A section a caller adds to the page: its anchor, its title, and its body as HTML (the caller
+/// escapes what it writes).
+pub struct Extra {
+    pub id: String,
+    pub title: String,
+    pub body: String,
+}
+
 /// The page.
 pub fn render(c: &Comparison) -> String {
+    render_with(c, &[])
+}
+
+/// The page with `extra` sections after the report's own (`ekb report` adds an agent run's
+/// candidate tree).
+pub fn render_with(c: &Comparison, extra: &[Extra]) -> String {
     let mut s = String::new();
     let _ = write!(
         s,
@@ -67,6 +81,9 @@ pub fn render(c: &Comparison) -> String {
     s.push_str("<nav><a href=\"#summary\">Summary</a><a href=\"#plots\">Plots</a>");
     for sec in &secs {
         let _ = write!(s, "<a href=\"#{}\">{}</a>", sec.id, escape(&sec.title));
+    }
+    for e in extra {
+        let _ = write!(s, "<a href=\"#{}\">{}</a>", escape(&e.id), escape(&e.title));
     }
     s.push_str("</nav>\n");
     summary(&mut s, c);
@@ -94,6 +111,15 @@ pub fn render(c: &Comparison) -> String {
             }
         }
         s.push_str("</section>\n");
+    }
+    for e in extra {
+        let _ = writeln!(
+            s,
+            "<section id=\"{}\">\n<h2>{}</h2>\n{}</section>",
+            escape(&e.id),
+            escape(&e.title),
+            e.body
+        );
     }
     s.push_str("</body>\n</html>\n");
     s

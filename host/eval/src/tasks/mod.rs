@@ -9,11 +9,13 @@
 //!
 //! Submodules: [`meta`] (header), [`cost`] (FLOPs, bytes, peak memory), [`validate`] (the
 //! suite's quality rules), [`twin`] (the PyTorch twin checks), [`export`] (reference I/O as
-//! `.npy`), [`table`] (counts by level, backend and domain).
+//! `.npy`), [`table`] (counts by level, backend and domain), [`subset`] (instance lists such as
+//! the agent subset).
 
 pub mod cost;
 pub mod export;
 pub mod meta;
+pub mod subset;
 pub mod table;
 pub mod twin;
 pub mod validate;
@@ -264,6 +266,9 @@ pub struct Filter {
     pub family: Option<String>,
     /// A name pattern: with `*` or `?` a glob over the whole name, otherwise a substring.
     pub pattern: Option<String>,
+    /// Only these instances (a subset file's): a task matches when it is listed with `backend`,
+    /// or with any backend when no backend is given.
+    pub instances: Option<Vec<subset::InstanceName>>,
 }
 
 impl Filter {
@@ -273,6 +278,9 @@ impl Filter {
             && self.backend.is_none_or(|b| t.meta.backends().contains(&b))
             && self.family.as_ref().is_none_or(|f| &t.meta.family == f)
             && self.pattern.as_ref().is_none_or(|p| name_matches(p, &t.name))
+            && self.instances.as_ref().is_none_or(|list| {
+                list.iter().any(|(name, b)| name == &t.name && self.backend.is_none_or(|want| want == *b))
+            })
     }
 }
 

@@ -22,10 +22,12 @@ pub enum Level {
     L1,
     /// Backend kernel source.
     L2,
+    /// The whole program, by an agent without levels (the flat arm).
+    Flat,
 }
 
 impl Level {
-    pub const ALL: [Level; 4] = [Level::Root, Level::L0, Level::L1, Level::L2];
+    pub const ALL: [Level; 5] = [Level::Root, Level::L0, Level::L1, Level::L2, Level::Flat];
 
     pub fn name(self) -> &'static str {
         match self {
@@ -33,6 +35,7 @@ impl Level {
             Level::L0 => "l0",
             Level::L1 => "l1",
             Level::L2 => "l2",
+            Level::Flat => "flat",
         }
     }
 
@@ -53,10 +56,13 @@ pub enum EditKind {
     Trace,
     /// Backend kernel source.
     Kernel,
+    /// A whole candidate (the flat arm's).
+    Program,
 }
 
 impl EditKind {
-    pub const ALL: [EditKind; 4] = [EditKind::None, EditKind::Graph, EditKind::Trace, EditKind::Kernel];
+    pub const ALL: [EditKind; 5] =
+        [EditKind::None, EditKind::Graph, EditKind::Trace, EditKind::Kernel, EditKind::Program];
 
     pub fn name(self) -> &'static str {
         match self {
@@ -64,6 +70,7 @@ impl EditKind {
             EditKind::Graph => "graph",
             EditKind::Trace => "trace",
             EditKind::Kernel => "kernel",
+            EditKind::Program => "program",
         }
     }
 

@@ -13,7 +13,7 @@ use rusqlite::{Connection, OptionalExtension};
 use std::path::Path;
 
 /// The version of the tables written by this build.
-pub const SCHEMA_VERSION: u32 = 1;
+pub const SCHEMA_VERSION: u32 = 2;
 
 /// The tables, as created in a new database.
 pub const TABLES: &str = "
@@ -36,10 +36,10 @@ CREATE TABLE nodes (
     id INTEGER PRIMARY KEY AUTOINCREMENT,
     run TEXT NOT NULL REFERENCES runs(id),
     parent INTEGER REFERENCES nodes(id),
-    level TEXT NOT NULL CHECK (level IN ('root', 'l0', 'l1', 'l2')),
+    level TEXT NOT NULL CHECK (level IN ('root', 'l0', 'l1', 'l2', 'flat')),
     agent TEXT NOT NULL,
     state TEXT NOT NULL CHECK (state IN ('in_flight', 'evaluated')),
-    edit_kind TEXT NOT NULL CHECK (edit_kind IN ('none', 'graph', 'trace', 'kernel')),
+    edit_kind TEXT NOT NULL CHECK (edit_kind IN ('none', 'graph', 'trace', 'kernel', 'program')),
     edit_text TEXT NOT NULL,
     edit_diff TEXT NOT NULL,
     file_count INTEGER NOT NULL,

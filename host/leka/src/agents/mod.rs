@@ -1,0 +1,96 @@
+//! The level agents: one per IR level, each proposing edits of its own layer of a node's
+//! program (`crate::layers`). Two kinds of decision makers stand behind one interface,
+//! [`LevelAgent`]: offline policies (graph-pass choices, tuner moves: [`offline_l0`],
+//! [`offline_l1`]) and a language model ([`llm`]).
+//!
+//! - [`contract`]: what each level may change and must keep, enforced by the loop on every
+//!   proposal before anything is built.
+//!
+//! What must stay true: an agent only proposes; it never writes the tree or builds a candidate.
+//! A proposal carries the edit as the agent wrote it, so the loop can refuse it and record why.
+
+pub mod contract;
+pub mod llm;
+pub mod offline_l0;
+pub mod offline_l1;
+
+use crate::layers::Layers;
+use crate::profile::Report;
+use crate::tree::{Cost, Level, Node};
+use ekb_eval::tasks::{Backend, Task};
+use ekb_ir::l1::Module;
+use ekb_ir::{Diagnostic, TargetProfile};
+
+/// An edit as an agent wrote it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Edit {
+    /// A new graph (L0 text) and the graph passes it is compiled with.
+    Graph { text: String, passes: String },
+    /// The default schedule's knobs (`set` lines) and a schedule trace over the program they
+    /// lower to.
+    Schedule { recipe: String, trace: String },
+    /// A kernel's source, in the backend's language (`ll`, `c`, `cu`, `cl`).
+    Kernel { kernel: String, ext: String, text: String },
+}
+
+impl Edit {
+    /// The level whose layer this edit writes.
+    pub fn level(&self) -> Level {
+        match self {
+            Edit::Graph { .. } => Level::L0,
+            Edit::Schedule { .. } => Level::L1,
+            Edit::Kernel { .. } => Level::L2,
+        }
+    }
+
+    /// The edit's text as the tree stores it.
+    pub fn text(&self) -> String {
+        match self {
+            Edit::Graph { text, passes } if passes == crate::layers::DEFAULT_PASSES => text.clone(),
+            Edit::Graph { text, passes } => format!("# passes: {passes}\n{text}"),
+            Edit::Schedule { recipe, trace } => format!("{recipe}{trace}"),
+            Edit::Kernel { kernel, ext, text } => format!("# kernel: {kernel}.{ext}\n{text}"),
+        }
+    }
+}
+
+/// One proposed edit of a node.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Proposal {
+    /// `None` when the agent answered but nothing usable could be read from its answer (the
+    /// reason is then the rationale).
+    pub edit: Option<Edit>,
+    pub rationale: String,
+    pub cost: Cost,
+}
+
+/// What an agent sees of the node it edits.
+pub struct Context<'a> {
+    pub task: &'a Task,
+    pub backend: Backend,
+    pub target: &'a TargetProfile,
+    /// The node to edit, its layers and the loop program they compile to.
+    pub node: &'a Node,
+    pub layers: &'a Layers,
+    pub module: &'a Module,
+    /// The profiling agent's report on the node.
+    pub report: &'a Report,
+    /// Every edit of this agent's level the run already tried, with its outcome, oldest first.
+    pub tried: &'a [Node],
+    /// How many proposals the loop wants at most.
+    pub want: usize,
+}
+
+/// An agent of one level.
+pub trait LevelAgent {
+    /// The level whose layer it edits.
+    fn level(&self) -> Level;
+
+    /// Who it is, as the tree records it: `l1-offline`, `l1-llm:MODEL`, ...
+    fn name(&self) -> String;
+
+    /// Up to `ctx.want` edits of the node; none when it has nothing left to try. `Err` only for
+    /// what must stop the run (an LLM call that exhausted its retries is a proposal without an
+    /// edit, not an error).
+    fn propose(&mut self, ctx: &Context<'_>) -> Result<Vec<Proposal>, Diagnostic>;
+}
