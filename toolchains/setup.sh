@@ -26,7 +26,9 @@ done
 
 # Debian packages: the compilers and linkers, the aarch64 sysroot, qemu-user, OpenCL (PoCL, the
 # ICD loader and headers, clinfo), the OpenSSH server the ssh transport's tests start on
-# loopback, and Chromium, whose headless mode renders the HTML report in its test.
+# loopback, Chromium, whose headless mode renders the HTML report in its test, Redis, the broker
+# of `ekb eval --queue` whose tests start one on loopback, and LAVA's common library, whose schema
+# validator checks the jobs `ekb pack --lava` writes.
 DEB_PACKAGES=(
     clang-19
     lld-19
@@ -39,6 +41,8 @@ DEB_PACKAGES=(
     clinfo
     openssh-server
     chromium
+    redis-server
+    lava-common
 )
 RUST_TARGETS=(aarch64-unknown-linux-gnu x86_64-unknown-linux-musl aarch64-unknown-linux-musl)
 RUST_COMPONENTS=(rustfmt clippy)

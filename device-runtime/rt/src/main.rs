@@ -265,6 +265,12 @@ fn run(args: &[String]) -> Result<ExitCode, String> {
         let (response, line) = run_one(id, path, &a.options);
         all_ok &= matches!(&response, Response::RunReport(r) if r.is_correct());
         println!("{}: {line}", path.display());
+        // The timing's median on a line of its own, for scripts (a LAVA test case's measurement).
+        if let Response::RunReport(r) = &response {
+            if let (true, Some(t)) = (r.is_correct(), &r.timing) {
+                println!("{}: median {:.0} ns", path.display(), t.stats.median_ns);
+            }
+        }
         report.extend(frame(&response)?);
     }
     let mut file =

@@ -35,6 +35,7 @@ ekb eval --candidates cands/ --samples 5 --budget 2 --out runs/k5\n  \
 ekb eval --level 1 --backend opencl --out runs/cl      the OpenCL instances on this machine's OpenCL device\n  \
 ekb eval --backend cuda --cuda-target jetson-orin --device ssh://orin --out runs/orin\n  \
 ekb eval --level 1 --baseline engine:onnxruntime --out runs/ort   the built-in default vs onnxruntime\n  \
+ekb eval 'relu*' --queue redis://broker:6379 --out runs/pool   on the workers of a pool (`ekb worker`)\n  \
 ekb report runs/gpt4o                                   the metric tables of a run")]
 pub struct Args {
     #[command(flatten)]
@@ -51,6 +52,18 @@ pub struct Args {
     /// The run directory [default: runs/eval-TIMESTAMP].
     #[arg(long)]
     pub out: Option<PathBuf>,
+    /// Send the candidates as jobs to a pool of workers through this broker
+    /// (`redis://HOST:PORT`) instead of evaluating them here: each candidate becomes a job on
+    /// the stream of its target profile (`ekb:jobs:PROFILE`), any `ekb worker --queue URL
+    /// --target PROFILE` takes it and evaluates it on its device exactly as `ekb eval` would,
+    /// and the results come back into `--out` as they finish (each recorded once, `--resume`
+    /// continues). docs/scaleout.md says how to start a broker and workers.
+    #[arg(long, value_name = "URL")]
+    pub queue: Option<String>,
+    /// With `--queue`: the most jobs out at once (published and not yet answered); more are
+    /// published as results come back.
+    #[arg(long, default_value_t = 32, value_name = "N", requires = "queue")]
+    pub queue_depth: usize,
 }
 
 /// Settings shared by `ekb eval` and `ekb bench`.
@@ -284,6 +297,10 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
     };
     let out = args.out.clone().unwrap_or_else(|| default_out("eval"));
     let filter = task_cli::filter(&args.select)?;
+    if let Some(url) = &args.queue {
+        let pool = crate::submit::Pool { url, depth: args.queue_depth.max(1) };
+        return crate::submit::evaluate_on_pool(&args.eval, filter, candidates, args.samples, &out, pool);
+    }
     evaluate_selection(&args.eval, filter, candidates, args.samples, &out)
 }
 
@@ -366,7 +383,7 @@ pub fn execute(
 
 /// Progress: a line per candidate, and on a terminal a bar with the count and an estimate of
 /// the time left.
-struct Progress {
+pub struct Progress {
     bar: bool,
     total: usize,
     done: usize,
@@ -375,7 +392,7 @@ struct Progress {
 }
 
 impl Progress {
-    fn new(bar: bool) -> Progress {
+    pub fn new(bar: bool) -> Progress {
         Progress { bar, total: 0, done: 0, start_done: 0, start: Instant::now() }
     }
 
@@ -401,7 +418,7 @@ impl Progress {
         eprint!("\r[{}{}] {}/{}{eta}", "#".repeat(filled), ".".repeat(width - filled), self.done, self.total);
     }
 
-    fn finish(&self) {
+    pub fn finish(&self) {
         self.clear();
     }
 }

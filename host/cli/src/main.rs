@@ -29,11 +29,13 @@ mod report;
 mod run;
 mod runtime;
 mod source;
+mod submit;
 mod targets;
 mod tasks;
 mod tasks_memory;
 mod tree;
 mod tune;
+mod worker;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -90,6 +92,7 @@ enum Command {
     Eval(eval::Args),
     Tune(tune::Args),
     Tree(tree::Args),
+    Worker(worker::Args),
     Agent(agent::Args),
 }
 
@@ -136,6 +139,7 @@ fn main() -> ExitCode {
         Command::Eval(a) => eval::run(a),
         Command::Tune(a) => tune::run(a),
         Command::Tree(a) => tree::run(a),
+        Command::Worker(a) => worker::run(a),
         Command::Agent(a) => agent::run(a),
     };
     match result {

@@ -9,8 +9,9 @@
 use crate::files;
 use ekb_eval::metrics;
 use ekb_eval::report::{self, Format};
-use ekb_eval::results::load_run;
+use ekb_eval::results::{load_run, Run};
 use ekb_leka::tree::TREE_FILE;
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -22,7 +23,8 @@ ekb report runs/a runs/b --format markdown     two runs side by side, as Markdow
 ekb report runs/a --format html --out a.html   one page, plots inline, nothing external (an agent run's\n  \
                                                candidate tree too)\n  \
 ekb report runs/a --format csv --out a.csv     one long table: run, group, metric, k, p, value\n  \
-ekb report runs/a --k 1 --k 3 --json           metrics at k = 1 and 3, as JSON\n\
+ekb report runs/a --k 1 --k 3 --json           metrics at k = 1 and 3, as JSON\n  \
+ekb report runs/pool --by-device               per board of a pooled run\n\
 Every share is over all planned instances; a speedup counts only for a correct candidate with\n\
 stable timing and a working baseline; Fast@p needs a speedup strictly above p.\n\
 docs/evaluation.md defines each metric.")]
@@ -43,6 +45,11 @@ pub struct Args {
     /// any run's samples.
     #[arg(long, value_name = "K")]
     k: Vec<u32>,
+    /// Instead of the metrics, one line per device that evaluated candidates (a run spread over
+    /// a pool of boards, `ekb eval --queue`): candidates, compiled, correct, counted speedups and
+    /// their geometric mean.
+    #[arg(long, conflicts_with_all = ["format", "json", "k"])]
+    by_device: bool,
 }
 
 pub fn run(args: Args) -> Result<ExitCode, String> {
@@ -54,6 +61,14 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
         .map(|dir| load_run(dir))
         .collect::<Result<Vec<_>, _>>()
         .map_err(|d| d.to_string())?;
+    if args.by_device {
+        let text = by_device(&runs);
+        match &args.out {
+            Some(out) => files::write(out, text.as_bytes())?,
+            None => print!("{text}"),
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
     let ks = (!args.k.is_empty()).then_some(args.k.as_slice());
     let comparison = metrics::compare(&runs, ks).map_err(|d| d.to_string())?;
     let text = match format {
@@ -101,4 +116,45 @@ fn warn(c: &metrics::Comparison) {
             eprintln!("warning: {}: {w}", r.label);
         }
     }
+}
+
+/// One line per (run, device): the device's host, serial and profile, its candidates, how many
+/// compiled and were correct, the counted speedups and their geometric mean.
+fn by_device(runs: &[Run]) -> String {
+    let mut out = format!(
+        "{:<24} {:<20} {:<12} {:<12} {:>10} {:>8} {:>7} {:>7} {:>8}\n",
+        "run", "host", "serial", "profile", "candidates", "compiled", "correct", "timed", "geomean"
+    );
+    for run in runs {
+        let label =
+            run.dir.file_name().map_or_else(|| run.dir.display().to_string(), |n| n.to_string_lossy().into());
+        let mut groups: BTreeMap<(String, String, String), Vec<&ekb_eval::results::CandidateResult>> =
+            BTreeMap::new();
+        for r in &run.results {
+            let key = r.device.as_ref().map_or_else(
+                || ("unknown".to_string(), "unknown".to_string(), "unknown".to_string()),
+                |d| (d.host.clone(), d.serial.clone(), d.profile.clone()),
+            );
+            groups.entry(key).or_default().push(r);
+        }
+        for ((host, serial, profile), results) in groups {
+            let speedups: Vec<f64> = results.iter().filter_map(|r| r.counted_speedup()).collect();
+            let geomean = if speedups.is_empty() {
+                "-".to_string()
+            } else {
+                format!(
+                    "{:.2}x",
+                    (speedups.iter().map(|s| s.ln()).sum::<f64>() / speedups.len() as f64).exp()
+                )
+            };
+            out.push_str(&format!(
+                "{label:<24} {host:<20} {serial:<12} {profile:<12} {:>10} {:>8} {:>7} {:>7} {geomean:>8}\n",
+                results.len(),
+                results.iter().filter(|r| r.compiled).count(),
+                results.iter().filter(|r| r.correct).count(),
+                speedups.len(),
+            ));
+        }
+    }
+    out
 }

@@ -17,6 +17,7 @@
 //!   `dir:PATH` (a bundle instead of a run).
 //! - [`bundle`]: self-contained directories for air-gapped boards.
 //! - [`report`]: report files read back, shown as tables or JSON.
+//! - [`lava`]: LAVA test jobs that run a bundle on a board farm, and LAVA's results read back.
 //! - [`command`]: external commands as data, so every command line a transport runs is
 //!   testable.
 //!
@@ -28,6 +29,7 @@ pub mod bundle;
 pub mod command;
 pub mod driver;
 pub mod l2;
+pub mod lava;
 pub mod report;
 pub mod runtime;
 pub mod session;

@@ -118,6 +118,7 @@ pub(crate) fn unrun(
         passes: None,
         seconds: Phases::default(),
         finished: utc_now(),
+        device: None,
     }
 }
 

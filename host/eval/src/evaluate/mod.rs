@@ -4,6 +4,9 @@
 //! baseline in alternating pairs (how fast?); the result goes to the run directory before the
 //! next candidate starts.
 //!
+//! Every candidate goes through one [`Evaluator`] (`evaluator.rs`), which `ekb worker` runs too,
+//! one job at a time: a pooled run and a local one evaluate the same way.
+//!
 //! Each backend has its target profile and its device session: CPU instances run on the static
 //! runtime, GPU instances (`cuda`, `opencl`) on the GPU runtime, built for the target's GPU and
 //! timed against the naive or default GPU schedule.
@@ -21,6 +24,8 @@ pub mod candidate;
 pub mod compile;
 pub mod device;
 pub mod engine;
+pub mod evaluator;
+pub mod identity;
 pub mod outcome;
 pub mod passes;
 pub mod selfcheck;
@@ -29,7 +34,7 @@ pub mod torch;
 use crate::results::inflight::{crashed_result, take_crashed, InFlight, Marker, Stage};
 use crate::results::{
     utc_now, BackendEnv, CandidateResult, CandidateText, FailureClass, FailureRecord, Instance, MemoryRecord,
-    Phases, Run, RunDir, RunInfo, TimingSettings, RESULTS_FORMAT,
+    Phases, ResultKey, Run, RunDir, RunInfo, TimingSettings, RESULTS_FORMAT,
 };
 use crate::tasks::{Backend, Task};
 use candidate::{Candidates, Found};
@@ -39,11 +44,13 @@ use ekb_ir::target::GpuApi;
 use ekb_ir::{Diagnostic, TargetProfile};
 use ekb_lower::Schedule;
 use ekb_wire::protocol::{PairedSettings, PayloadId, TimingOverrides};
-use std::collections::BTreeMap;
+pub use evaluator::Evaluator;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 use std::time::Instant;
 
 /// How to evaluate.
+#[derive(Clone)]
 pub struct Config {
     pub candidates: Candidates,
     /// What every candidate is timed against.
@@ -246,15 +253,11 @@ pub fn evaluate(
     tasks: &[&Task],
     planned: Vec<Instance>,
     config: &Config,
-    mut devices: BTreeMap<Backend, DeviceLink>,
+    devices: BTreeMap<Backend, DeviceLink>,
     out: &Path,
     resume: bool,
     observer: &mut dyn Observer,
 ) -> Result<Run, Diagnostic> {
-    config.candidates.check()?;
-    if let Baseline::Candidates(dir) = &config.baseline {
-        Candidates::Dir(dir.clone()).check()?;
-    }
     let mut used = Vec::new();
     for inst in &planned {
         let b = backend_of(inst)?;
@@ -262,67 +265,9 @@ pub fn evaluate(
             used.push(b);
         }
     }
-    for &b in &used {
-        check_target(b, config.targets.get(&b))?;
-        let Some(link) = devices.get(&b) else {
-            return Err(Diagnostic::error(format!("no device is given for the {} instances", b.name())));
-        };
-        if let Baseline::Engine(e) = &config.baseline {
-            e.check(b, &link.name)?;
-        }
-    }
-    let serve_args = config.serve_args();
-    let mut sessions: BTreeMap<Backend, DeviceSession> = BTreeMap::new();
-    let mut envs = BTreeMap::new();
-    for &b in &used {
-        let link = devices.remove(&b).expect("checked above");
-        let mut session = DeviceSession::open(link.transport, serve_args.clone())?;
-        for line in std::mem::take(&mut session.log) {
-            observer.note(&line);
-        }
-        envs.insert(b.name().to_string(), backend_env(&mut session, b, config.target(b), link.name)?);
-        sessions.insert(b, session);
-    }
-    let mut engine_host = match &config.baseline {
-        Baseline::Engine(e) => {
-            // The engine takes the candidate's threads: `--threads`, else the device's cores.
-            let cores = sessions.values().next().map_or(1, |s| s.hello().device.cores);
-            let threads = config.paired.threads.unwrap_or(cores).max(1);
-            let host = config.targets.get(&Backend::Cpu).ok_or_else(|| {
-                Diagnostic::error("an engine baseline needs the CPU's target profile (`--target host`)")
-            })?;
-            Some(engine::EngineHost::start(e, host, threads)?)
-        }
-        _ => None,
-    };
-    let mut tools = tools();
-    if let Some(host) = &engine_host {
-        let (name, version) = host
-            .version()
-            .map_err(|e| Diagnostic::error(format!("the baseline engine does not say its version: {e}")))?;
-        tools.insert(name, version);
-    }
-    let info = RunInfo {
-        format: RESULTS_FORMAT,
-        created: utc_now(),
-        ekb_version: env!("CARGO_PKG_VERSION").into(),
-        command: config.command.clone(),
-        candidates: config.candidates.describe(),
-        baseline: config.baseline.describe(),
-        samples: config.samples,
-        seeds: config.seeds.clone(),
-        timing: config.timing_record(),
-        backends: envs,
-        tools,
-        instances: planned,
-    };
-    let (mut dir, mut done) = if resume && out.join(crate::results::RUN_FILE).exists() {
-        let (dir, run) = RunDir::resume(out)?;
-        same_plan(&run.info, &info, out)?;
-        (dir, run.done())
-    } else {
-        (RunDir::create(out, &info)?, Default::default())
-    };
+    let mut evaluator = Evaluator::open(config.clone(), devices, &used, observer)?;
+    let info = run_info(config, evaluator.envs().clone(), evaluator.tools().clone(), planned);
+    let (mut dir, mut done) = open_run(out, &info, resume)?;
     let mut crashed = None;
     if let Some(marker) = take_crashed(dir.dir())? {
         let result = crashed_result(marker);
@@ -355,53 +300,54 @@ pub fn evaluate(
         let task = by_name.get(inst.task.as_str()).ok_or_else(|| {
             Diagnostic::error(format!("the run plans task `{}`, which is not in the task folder", inst.task))
         })?;
-        let backend = backend_of(inst)?;
-        let session = sessions.get_mut(&backend).expect("a session per planned backend");
-        let t0 = Instant::now();
-        let options = config.build_options(task);
-        let mut baseline = config.baseline.prepare(task, backend, config, &options, engine_host.as_mut());
-        let baseline_build = Phases {
-            build: t0.elapsed().as_secs_f64(),
-            compiler: match &baseline {
-                Prepared::Payload(b) => b.as_ref().map_or(0.0, |b| b.compile.duration.as_secs_f64()),
-                Prepared::Engine(_) => 0.0,
-            },
-            ..Phases::default()
-        };
-        let mut loaded: Option<(u64, PayloadId)> = None;
-        for (n, sample) in todo.into_iter().enumerate() {
-            // The baseline's build is counted with the first sample this run evaluates.
-            let baseline_phases = if n == 0 { baseline_build } else { Phases::default() };
-            let result = one(
-                task,
-                inst,
-                backend,
-                sample,
-                config,
-                &options,
-                (&mut baseline, engine_host.as_mut()),
-                baseline_phases,
-                session,
-                &mut loaded,
-                &in_flight,
-            )?;
+        for sample in todo {
+            let result = evaluator.candidate(task, inst, sample, &in_flight)?;
             dir.append(&result)?;
             in_flight.clear()?;
             observer.finished(&result);
         }
-        if let Some((generation, id)) = loaded {
-            if generation == session.generation() {
-                session.unload(id);
-            }
-        }
-        if let (Some(host), Prepared::Engine(l)) = (engine_host.as_mut(), baseline) {
-            host.end_instance(l.ok());
-        }
     }
-    for session in sessions.into_values() {
-        session.close();
-    }
+    evaluator.close();
     crate::results::load_run(dir.dir())
+}
+
+/// What `run.json` records of a run of `planned` with `config` on the devices of `backends`.
+pub fn run_info(
+    config: &Config,
+    backends: BTreeMap<String, BackendEnv>,
+    tools: BTreeMap<String, String>,
+    planned: Vec<Instance>,
+) -> RunInfo {
+    RunInfo {
+        format: RESULTS_FORMAT,
+        created: utc_now(),
+        ekb_version: env!("CARGO_PKG_VERSION").into(),
+        command: config.command.clone(),
+        candidates: config.candidates.describe(),
+        baseline: config.baseline.describe(),
+        samples: config.samples,
+        seeds: config.seeds.clone(),
+        timing: config.timing_record(),
+        backends,
+        tools,
+        instances: planned,
+    }
+}
+
+/// The run directory `out` for `info`: created, or with `resume` an existing run continued
+/// (refused unless it was planned the same), with the keys of the results it already holds.
+pub fn open_run(
+    out: &Path,
+    info: &RunInfo,
+    resume: bool,
+) -> Result<(RunDir, BTreeSet<ResultKey>), Diagnostic> {
+    if resume && out.join(crate::results::RUN_FILE).exists() {
+        let (dir, run) = RunDir::resume(out)?;
+        same_plan(&run.info, info, out)?;
+        Ok((dir, run.done()))
+    } else {
+        Ok((RunDir::create(out, info)?, BTreeSet::new()))
+    }
 }
 
 /// An error unless `target` can build `backend`'s instances: a profile, with a GPU of the
@@ -574,6 +520,7 @@ fn one(
             timed: 0.0,
         },
         finished: String::new(),
+        device: None,
     };
     let compiled = match built {
         Ok(c) => c,

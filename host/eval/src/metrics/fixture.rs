@@ -109,6 +109,7 @@ pub(crate) fn timed(i: &Instance, sample: u32, speedup: f64) -> CandidateResult 
         passes: None,
         seconds: Phases::default(),
         finished: "2026-01-02T03:04:06Z".into(),
+        device: None,
     }
 }
 

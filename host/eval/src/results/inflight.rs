@@ -169,6 +169,7 @@ pub fn crashed_result(m: Marker) -> CandidateResult {
         passes: None,
         seconds: Phases::default(),
         finished: utc_now(),
+        device: None,
     }
 }
 

@@ -90,6 +90,9 @@ pub struct Instance {
     pub family: String,
 }
 
+/// What identifies a result in a run: (task, backend, sample).
+pub type ResultKey = (String, String, u32);
+
 /// One line of `results.jsonl`: one candidate of one instance, evaluated.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CandidateResult {
@@ -119,11 +122,35 @@ pub struct CandidateResult {
     pub seconds: Phases,
     /// When the result was written, `YYYY-MM-DDTHH:MM:SSZ`.
     pub finished: String,
+    /// The device that evaluated it: in a run spread over a pool of devices (`ekb worker`),
+    /// what splits the results per board; absent in runs stored before it was recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub device: Option<DeviceIdentity>,
+}
+
+/// Which device evaluated a candidate, and its state when the result was written. A value that
+/// cannot be read (no such file on the device, a remote device) is `unknown`.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct DeviceIdentity {
+    /// The machine's host name (`ssh://user@HOST` gives HOST, `adb:SERIAL` gives SERIAL).
+    pub host: String,
+    /// The board's serial number (device tree or DMI), or `unknown`.
+    pub serial: String,
+    /// The device as the transport names it (`local`, `qemu`, `ssh://...`).
+    pub device: String,
+    /// The target profile the candidate was built for.
+    pub profile: String,
+    /// The runtime and its version, as it greeted (`ekb-rt 0.1.0`).
+    pub runtime: String,
+    /// The hottest thermal zone, degrees Celsius, or `unknown`.
+    pub temperature_c: String,
+    /// The first CPU's current clock, MHz, or `unknown`.
+    pub clock_mhz: String,
 }
 
 impl CandidateResult {
     /// The key that identifies this result in a run: resuming skips keys already present.
-    pub fn key(&self) -> (String, String, u32) {
+    pub fn key(&self) -> ResultKey {
         (self.instance.task.clone(), self.instance.backend.clone(), self.sample)
     }
 

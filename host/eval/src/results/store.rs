@@ -7,7 +7,7 @@
 //! line (the process died mid-write) is dropped when the run is reopened, never misread; a
 //! result key appears at most once in a run that was only ever resumed through [`RunDir`].
 
-use super::record::{CandidateResult, RunInfo, RESULTS_FORMAT};
+use super::record::{CandidateResult, ResultKey, RunInfo, RESULTS_FORMAT};
 use ekb_ir::Diagnostic;
 use std::collections::BTreeSet;
 use std::fs::{File, OpenOptions};
@@ -32,7 +32,7 @@ pub struct Run {
 
 impl Run {
     /// The keys of every result present.
-    pub fn done(&self) -> BTreeSet<(String, String, u32)> {
+    pub fn done(&self) -> BTreeSet<ResultKey> {
         self.results.iter().map(CandidateResult::key).collect()
     }
 }
@@ -249,6 +249,7 @@ mod tests {
             passes: None,
             seconds: Phases::default(),
             finished: utc_timestamp(0),
+            device: None,
         }
     }
 
