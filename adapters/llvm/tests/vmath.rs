@@ -1,11 +1,12 @@
-//! The inline math functions (`exp`, `log`, `tanh`, `erf`, `pow`, `sin`, `cos`) against an f64
+//! The inline math functions (`exp`, `exp_ftz`, `log`, `tanh`, `erf`, `pow`, `sin`, `cos`) against an f64
 //! reference, in compiled kernels: every function over a sweep of the whole f32 range (one bit
 //! pattern in 251, which visits every exponent and every residue of the low mantissa bits, plus
 //! the edge cases: zeros, infinities, NaN, subnormals, the overflow and underflow thresholds), in a
 //! `vectorize` loop and in a plain one, for the host CPU (with FMA) and the x86-64 baseline
 //! (without). The error, in units in the last place of the correctly rounded result, must stay
-//! within `MathFn::max_ulp`; special values must be exactly C's. The two loops must agree bit
-//! for bit: a result does not depend on whether its loop vectorised.
+//! within `MathFn::max_ulp`; special values must be exactly C's (`exp_ftz` may give `+0` for
+//! a result below 2^-125, and only there). The two loops must agree bit for bit: a result does
+//! not depend on whether its loop vectorised.
 
 mod common;
 use common::*;
@@ -55,10 +56,22 @@ fn ulp_error(got: f32, want: f64) -> f64 {
     (f64::from(got) - want).abs() / ulp
 }
 
+/// Below this, `exp_ftz` may flush its result to `+0`.
+const FLUSH_BELOW: f64 = f32::MIN_POSITIVE as f64 * 2.0;
+
+/// `ulp_error` of `f`'s result: no error for `+0` where `f` may flush the exact `want` to it.
+fn error_of(f: MathFn, got: f32, want: f64) -> f64 {
+    if f == MathFn::ExpFtz && got.to_bits() == 0 && want < FLUSH_BELOW {
+        0.0
+    } else {
+        ulp_error(got, want)
+    }
+}
+
 fn reference(f: MathFn, x: f32, y: f32) -> f64 {
     let (x, y) = (f64::from(x), f64::from(y));
     match f {
-        MathFn::Exp => x.exp(),
+        MathFn::Exp | MathFn::ExpFtz => x.exp(),
         MathFn::Log => x.ln(),
         MathFn::Tanh => x.tanh(),
         MathFn::Erf => libm::erf(x),
@@ -93,6 +106,15 @@ fn sweep() -> impl Iterator<Item = Vec<f32>> {
         -103.97208,
         -104.0,
         89.0,
+        // exp_ftz: where it starts flushing (-125.5 ln2), its clamp, the last exponent it builds.
+        -86.99,
+        -86.989_4,
+        -86.643_4,
+        -87.5,
+        -88.0,
+        89.07,
+        89.5,
+        89.8,
         0.625,
         0.62499994,
         -0.625,
@@ -192,7 +214,7 @@ fn measure(
                 v[k],
                 s[k]
             );
-            let e = ulp_error(v[k], reference(f, cx[k], cy[k]));
+            let e = error_of(f, v[k], reference(f, cx[k], cy[k]));
             if e > worst.ulp {
                 worst = Worst { ulp: e, x: cx[k], y: cy[k], got: v[k] };
             }
@@ -286,7 +308,7 @@ fn pow_pairs() -> (Vec<f32>, Vec<f32>) {
 
 fn check_all(target: &TargetProfile) {
     clang();
-    for f in [MathFn::Exp, MathFn::Log, MathFn::Tanh, MathFn::Erf, MathFn::Sin, MathFn::Cos] {
+    for f in [MathFn::Exp, MathFn::ExpFtz, MathFn::Log, MathFn::Tanh, MathFn::Erf, MathFn::Sin, MathFn::Cos] {
         if !selected(f) {
             continue;
         }
@@ -315,6 +337,17 @@ fn math_functions_are_within_their_bounds_on_the_host_cpu() {
 #[test]
 fn math_functions_are_within_their_bounds_on_the_x86_64_baseline() {
     check_all(&x86_64_baseline());
+}
+
+#[test]
+fn exp_ftz_may_flush_only_results_below_2_pow_125_and_only_to_plus_zero() {
+    let bound = MathFn::ExpFtz.max_ulp();
+    assert_eq!(error_of(MathFn::ExpFtz, 0.0, 2f64.powi(-126)), 0.0);
+    assert_eq!(error_of(MathFn::ExpFtz, 0.0, 2f64.powi(-150)), 0.0);
+    assert!(error_of(MathFn::ExpFtz, 0.0, 2f64.powi(-124)) > bound);
+    assert!(error_of(MathFn::ExpFtz, -0.0, 2f64.powi(-126)) > bound);
+    assert!(error_of(MathFn::Exp, 0.0, 2f64.powi(-126)) > bound);
+    assert!(error_of(MathFn::ExpFtz, f32::from_bits(1), 2f64.powi(-126)) > bound);
 }
 
 #[test]
