@@ -315,9 +315,12 @@ pub fn softmax(cx: &mut Cx, axis: i64, log: bool, x: &Buf, y: &Buf) -> Vec<Stmt>
         let row = nest.idx.clone();
         let kind = cx.inner_kind(n);
         let at = |k: E, _| ax.merge(&row, &[k]);
+        // The row's maximum need not propagate NaN (`select(v > m, v, m)` passes over one, one
+        // `vmaxps` per vector where L1's `max` costs a NaN test and a blend too): a NaN element
+        // makes its exponential, so the sum and every output of the row, NaN anyway.
         let row_max = |cx: &mut Cx, mx: &Buf| {
-            let (init, combine) = reducer(ReduceKind::Max, DType::F32);
-            lane_partials(cx, n, init, combine, mx, &|k| x.load(&at(k, int(0))))
+            let larger = |m: E, v: E| select(v.clone().gt(m.clone()), v, m);
+            lane_partials(cx, n, f(f64::NEG_INFINITY), larger, mx, &|k| x.load(&at(k, int(0))))
         };
         let naive = cx.naive();
         let body = softmax_passes(cx, log, 1, &at, x, y, (!naive).then_some(&row_max), &|cx, body| {
