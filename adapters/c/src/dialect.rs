@@ -167,7 +167,8 @@ impl Dialect {
         use Intrinsic::*;
         let float = t == Ty::F32;
         match (self, f) {
-            (Dialect::Cuda, Exp) => "expf",
+            // `exp_ftz` may flush tiny results; the full `exp` is one of its allowed results.
+            (Dialect::Cuda, Exp | ExpFtz) => "expf",
             (Dialect::Cuda, Log) => "logf",
             (Dialect::Cuda, Sqrt) => "sqrtf",
             (Dialect::Cuda, Rsqrt) => "rsqrtf",
@@ -187,7 +188,7 @@ impl Dialect {
             (Dialect::Cuda, Abs) => "abs",
             (Dialect::Cuda, Min) => "min",
             (Dialect::Cuda, Max) => "max",
-            (Dialect::OpenCl, Exp) => "exp",
+            (Dialect::OpenCl, Exp | ExpFtz) => "exp",
             (Dialect::OpenCl, Log) => "log",
             (Dialect::OpenCl, Sqrt) => "sqrt",
             (Dialect::OpenCl, Rsqrt) => "rsqrt",

@@ -73,6 +73,7 @@ fn float_max_and_min_reductions_vectorise() {
 fn loops_calling_the_inline_math_functions_vectorise() {
     for body in [
         "acc[0] = acc[0] + exp(x[i])",
+        "acc[0] = acc[0] + exp_ftz(x[i])",
         "acc[0] = acc[0] + log(x[i])",
         "acc[0] = acc[0] + tanh(x[i])",
         "acc[0] = acc[0] + erf(x[i])",

@@ -1,22 +1,32 @@
-//! The inline math functions (`exp`, `log`, `tanh`, `erf`, `pow`, `sin`, `cos`) against an f64
+//! The inline math functions (`exp`, `exp_ftz`, `log`, `tanh`, `erf`, `pow`, `sin`, `cos`) against an f64
 //! reference, in compiled kernels: every function over a sweep of the whole f32 range (one bit
 //! pattern in 251, which visits every exponent and every residue of the low mantissa bits, plus
 //! the edge cases: zeros, infinities, NaN, subnormals, the overflow and underflow thresholds), in a
 //! `vectorize` loop and in a plain one, for the host CPU (with FMA) and the x86-64 baseline
-//! (without). The error, in units in the last place of the correctly rounded result, must stay
-//! within `MathFn::max_ulp`; special values must be exactly C's. The two loops must agree bit
-//! for bit: a result does not depend on whether its loop vectorised.
+//! (without), and for an aarch64 board (rk3588, NEON) under `qemu-aarch64` over a coarser sweep
+//! (one bit pattern in 4099, and every 16th `pow` pair). The error, in units in the last place of the correctly rounded result, must stay
+//! within `MathFn::max_ulp`; special values must be exactly C's (`exp_ftz` may give `+0` for
+//! a result below 2^-125, and only there). The two loops must agree bit for bit: a result does
+//! not depend on whether its loop vectorised.
 
 mod common;
+use common::cases::Bufs;
+use common::driver::Toolchain;
 use common::*;
+use ekb_ir::l1::Module;
 use ekb_ir::TargetProfile;
-use ekb_llvm::{HostModule, MathFn};
+use ekb_llvm::{compile, emit, HostModule, MathFn};
 
 /// Elements per kernel run.
 const CHUNK: usize = 1 << 21;
 /// Stride of the bit-pattern sweep: prime, so the low mantissa bits take every value.
 /// `EKB_VMATH_STRIDE=1` makes the sweep exhaustive (all 2^32 patterns: minutes per function).
 const STRIDE: u64 = 251;
+/// Elements per run, sweep stride (prime too) and share of the `pow` pairs under qemu, which
+/// is about a hundred times slower than the host.
+const QEMU_CHUNK: usize = 1 << 18;
+const QEMU_STRIDE: u64 = 4099;
+const QEMU_POW_EVERY: usize = 16;
 
 /// `EKB_VMATH_ONLY=exp,sin` checks only the functions named (with an exhaustive sweep, to
 /// spend the minutes on one function).
@@ -55,10 +65,22 @@ fn ulp_error(got: f32, want: f64) -> f64 {
     (f64::from(got) - want).abs() / ulp
 }
 
+/// Below this, `exp_ftz` may flush its result to `+0`.
+const FLUSH_BELOW: f64 = f32::MIN_POSITIVE as f64 * 2.0;
+
+/// `ulp_error` of `f`'s result: no error for `+0` where `f` may flush the exact `want` to it.
+fn error_of(f: MathFn, got: f32, want: f64) -> f64 {
+    if f == MathFn::ExpFtz && got.to_bits() == 0 && want < FLUSH_BELOW {
+        0.0
+    } else {
+        ulp_error(got, want)
+    }
+}
+
 fn reference(f: MathFn, x: f32, y: f32) -> f64 {
     let (x, y) = (f64::from(x), f64::from(y));
     match f {
-        MathFn::Exp => x.exp(),
+        MathFn::Exp | MathFn::ExpFtz => x.exp(),
         MathFn::Log => x.ln(),
         MathFn::Tanh => x.tanh(),
         MathFn::Erf => libm::erf(x),
@@ -68,8 +90,8 @@ fn reference(f: MathFn, x: f32, y: f32) -> f64 {
     }
 }
 
-/// The edge cases, then every `stride()`-th f32 bit pattern, in chunks of `CHUNK`.
-fn sweep() -> impl Iterator<Item = Vec<f32>> {
+/// The edge cases, then every `step`-th f32 bit pattern, in chunks of `chunk`.
+fn sweep(step: u64, chunk: usize) -> impl Iterator<Item = Vec<f32>> {
     let edges = vec![
         0.0,
         -0.0,
@@ -93,6 +115,15 @@ fn sweep() -> impl Iterator<Item = Vec<f32>> {
         -103.97208,
         -104.0,
         89.0,
+        // exp_ftz: where it starts flushing (-125.5 ln2), its clamp, the last exponent it builds.
+        -86.99,
+        -86.989_4,
+        -86.643_4,
+        -87.5,
+        -88.0,
+        89.07,
+        89.5,
+        89.8,
         0.625,
         0.62499994,
         -0.625,
@@ -106,8 +137,7 @@ fn sweep() -> impl Iterator<Item = Vec<f32>> {
         std::f32::consts::FRAC_PI_2,
         std::f32::consts::PI,
     ];
-    let step = stride();
-    let per_chunk = CHUNK as u64 * step;
+    let per_chunk = chunk as u64 * step;
     std::iter::once(edges).chain((0..(1u64 << 32)).step_by(per_chunk as usize).map(move |start| {
         (start..(start + per_chunk).min(1 << 32))
             .step_by(step as usize)
@@ -156,29 +186,75 @@ struct Worst {
     got: f32,
 }
 
-/// Runs `f` on chunks of pairs `(x[i], y[i])` (at most `CHUNK` each) and returns the worst
-/// error and the number of pairs, checking that both loops agree.
+/// Where the kernels run: compiled for the host and run in this process, or compiled for an
+/// aarch64 profile and run by the test driver under `qemu-aarch64`.
+enum Runner {
+    Host,
+    Qemu(Toolchain),
+}
+
+impl Runner {
+    /// Elements per kernel run.
+    fn chunk(&self) -> usize {
+        match self {
+            Runner::Host => CHUNK,
+            Runner::Qemu(_) => QEMU_CHUNK,
+        }
+    }
+
+    /// Compiles `m` for `target`: a function running its plan on given inputs.
+    fn load(&self, m: &Module, target: &TargetProfile) -> Box<dyn Fn(&Bufs) -> Bufs + '_> {
+        match self {
+            Runner::Host => {
+                let hm = HostModule::build(m, target, 1).unwrap_or_else(|d| panic!("{}: {d}", m.name));
+                let m = m.clone();
+                Box::new(move |i: &Bufs| hm.run(&m, i).unwrap_or_else(|d| panic!("{}: {d}", m.name)))
+            }
+            Runner::Qemu(tc) => {
+                let dir =
+                    std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("ekb-vmath-{}", m.name));
+                std::fs::create_dir_all(&dir).unwrap();
+                let (obj, so) = (dir.join("k.o"), dir.join("k.so"));
+                let ir = emit(m, target).unwrap();
+                compile(&ir, target, &obj).unwrap_or_else(|d| panic!("{}: {d}", m.name));
+                tc.link(&obj, &so);
+                let driver = tc.driver(&dir);
+                let m = m.clone();
+                Box::new(move |i: &Bufs| {
+                    tc.run_plan(&driver, &so, &m, i, 1)
+                        .unwrap_or_else(|(st, err)| panic!("{}: driver {st}: {err}", m.name))
+                })
+            }
+        }
+    }
+}
+
+/// Runs `f` on chunks of pairs `(x[i], y[i])` (at most `runner.chunk()` each) and returns the
+/// worst error and the number of pairs, checking that both loops agree.
 fn measure(
+    runner: &Runner,
     target: &TargetProfile,
     f: MathFn,
     chunks: impl Iterator<Item = (Vec<f32>, Vec<f32>)>,
 ) -> (Worst, usize) {
-    let m = kernel_module(f, CHUNK);
-    let hm = HostModule::build(&m, target, 1).unwrap_or_else(|d| panic!("{}: {d}", f.name()));
+    let n = runner.chunk();
+    let mut m = kernel_module(f, n);
+    m.name = format!("{}_{}", f.name(), target.name.replace('-', "_"));
+    let run = runner.load(&m, target);
     let mut worst = Worst { ulp: 0.0, x: 0.0, y: 0.0, got: 0.0 };
     let mut count = 0;
     for (cx, cy) in chunks {
         count += cx.len();
         let pad = |c: &[f32]| {
             let mut v = c.to_vec();
-            v.resize(CHUNK, 1.0);
+            v.resize(n, 1.0);
             v
         };
-        let mut list = vec![("a", f32s(&[CHUNK], pad(&cx)))];
+        let mut list = vec![("a", f32s(&[n], pad(&cx)))];
         if f.arity() == 2 {
-            list.push(("b", f32s(&[CHUNK], pad(&cy))));
+            list.push(("b", f32s(&[n], pad(&cy))));
         }
-        let out = hm.run(&m, &inputs(list)).unwrap_or_else(|d| panic!("{}: {d}", f.name()));
+        let out = run(&inputs(list));
         let (v, s) = (as_f32(&out["v"]), as_f32(&out["s"]));
         for k in 0..cx.len() {
             assert!(
@@ -192,7 +268,7 @@ fn measure(
                 v[k],
                 s[k]
             );
-            let e = ulp_error(v[k], reference(f, cx[k], cy[k]));
+            let e = error_of(f, v[k], reference(f, cx[k], cy[k]));
             if e > worst.ulp {
                 worst = Worst { ulp: e, x: cx[k], y: cy[k], got: v[k] };
             }
@@ -201,8 +277,13 @@ fn measure(
     (worst, count)
 }
 
-fn check(target: &TargetProfile, f: MathFn, chunks: impl Iterator<Item = (Vec<f32>, Vec<f32>)>) {
-    let (w, count) = measure(target, f, chunks);
+fn check(
+    runner: &Runner,
+    target: &TargetProfile,
+    f: MathFn,
+    chunks: impl Iterator<Item = (Vec<f32>, Vec<f32>)>,
+) {
+    let (w, count) = measure(runner, target, f, chunks);
     let want = reference(f, w.x, w.y);
     eprintln!(
         "{} on {}: {count} inputs, worst {:.3} ulp at ({:e}, {:e}): {:e}, exact {:e}",
@@ -284,16 +365,21 @@ fn pow_pairs() -> (Vec<f32>, Vec<f32>) {
     (px, py)
 }
 
-fn check_all(target: &TargetProfile) {
+fn check_all(runner: &Runner, target: &TargetProfile) {
     clang();
-    for f in [MathFn::Exp, MathFn::Log, MathFn::Tanh, MathFn::Erf, MathFn::Sin, MathFn::Cos] {
+    let (step, pow_every) = match runner {
+        Runner::Host => (stride(), 1),
+        Runner::Qemu(_) => (QEMU_STRIDE, QEMU_POW_EVERY),
+    };
+    for f in [MathFn::Exp, MathFn::ExpFtz, MathFn::Log, MathFn::Tanh, MathFn::Erf, MathFn::Sin, MathFn::Cos] {
         if !selected(f) {
             continue;
         }
         check(
+            runner,
             target,
             f,
-            sweep().map(|c| {
+            sweep(step, runner.chunk()).map(|c| {
                 let ones = vec![1.0; c.len()];
                 (c, ones)
             }),
@@ -303,18 +389,37 @@ fn check_all(target: &TargetProfile) {
         return;
     }
     let (px, py) = pow_pairs();
-    let chunks = px.chunks(CHUNK).map(<[f32]>::to_vec).zip(py.chunks(CHUNK).map(<[f32]>::to_vec));
-    check(target, MathFn::Pow, chunks);
+    let px: Vec<f32> = px.into_iter().step_by(pow_every).collect();
+    let py: Vec<f32> = py.into_iter().step_by(pow_every).collect();
+    let n = runner.chunk();
+    let chunks = px.chunks(n).map(<[f32]>::to_vec).zip(py.chunks(n).map(<[f32]>::to_vec));
+    check(runner, target, MathFn::Pow, chunks);
 }
 
 #[test]
 fn math_functions_are_within_their_bounds_on_the_host_cpu() {
-    check_all(&host());
+    check_all(&Runner::Host, &host());
 }
 
 #[test]
 fn math_functions_are_within_their_bounds_on_the_x86_64_baseline() {
-    check_all(&x86_64_baseline());
+    check_all(&Runner::Host, &x86_64_baseline());
+}
+
+#[test]
+fn math_functions_are_within_their_bounds_on_aarch64_under_qemu() {
+    check_all(&Runner::Qemu(Toolchain::aarch64()), &TargetProfile::load("rk3588").unwrap());
+}
+
+#[test]
+fn exp_ftz_may_flush_only_results_below_2_pow_125_and_only_to_plus_zero() {
+    let bound = MathFn::ExpFtz.max_ulp();
+    assert_eq!(error_of(MathFn::ExpFtz, 0.0, 2f64.powi(-126)), 0.0);
+    assert_eq!(error_of(MathFn::ExpFtz, 0.0, 2f64.powi(-150)), 0.0);
+    assert!(error_of(MathFn::ExpFtz, 0.0, 2f64.powi(-124)) > bound);
+    assert!(error_of(MathFn::ExpFtz, -0.0, 2f64.powi(-126)) > bound);
+    assert!(error_of(MathFn::Exp, 0.0, 2f64.powi(-126)) > bound);
+    assert!(error_of(MathFn::ExpFtz, f32::from_bits(1), 2f64.powi(-126)) > bound);
 }
 
 #[test]

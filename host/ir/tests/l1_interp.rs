@@ -194,6 +194,29 @@ fn scalar_semantics() {
     assert_eq!(i, [-3, -1, 1, -2, i32::MAX, 0, i32::MIN, i32::MIN, 0, i32::MIN, -6, 1]);
 }
 
+/// `exp_ftz` is `exp` with results below 2^-125 flushed to `+0` (the interpreter flushes every one
+/// the semantics allows to).
+#[test]
+fn exp_ftz_is_exp_with_results_below_2_pow_125_flushed() {
+    let (f, _) = eval(
+        &[
+            "exp_ftz(1.0)",
+            "exp_ftz(-86.0)",
+            "exp_ftz(-87.0)",
+            "exp_ftz(-100.0)",
+            "exp_ftz(100.0)",
+            "exp_ftz(nan)",
+        ],
+        &[],
+    );
+    assert_eq!(f[..2], [1f32.exp(), (-86f32).exp()]);
+    assert!((-86f32).exp() > 2.0 * f32::MIN_POSITIVE && (-87f32).exp() < 2.0 * f32::MIN_POSITIVE);
+    assert_eq!(f[2].to_bits(), 0, "{:e} is below 2^-125: +0", (-87f32).exp());
+    assert_eq!(f[3].to_bits(), 0);
+    assert_eq!(f[4], f32::INFINITY);
+    assert!(f[5].is_nan());
+}
+
 #[test]
 fn unwritten_outputs_and_allocs_hold_the_poison_pattern() {
     let text = "module p {

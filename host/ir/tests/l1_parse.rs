@@ -45,7 +45,7 @@ fn unknown_function_suggests_the_intrinsic() {
     assert_eq!(d.message, "unknown function `sqr`: did you mean `sqrt`?");
     assert_eq!(at(&d), (7, 14));
     assert!(d.expected.as_deref().unwrap().contains(
-        "exp, log, sqrt, rsqrt, tanh, erf, pow, abs, min, max, floor, ceil, sin, cos, round, select"
+        "exp, exp_ftz, log, sqrt, rsqrt, tanh, erf, pow, abs, min, max, floor, ceil, sin, cos, round, select"
     ));
     let text = d.to_string();
     assert!(text.contains("--> bad.ekl1:7:14") && text.contains("^^^"), "{text}");

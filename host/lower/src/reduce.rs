@@ -299,7 +299,9 @@ pub fn argmax(cx: &mut Cx, axis: i64, keepdims: bool, x: &Buf, y: &Buf) -> Vec<S
 
 /// `y = softmax(x, axis)` or `log_softmax`: per row along `axis`, `m = max`, `s = sum(exp(x - m))`,
 /// then `exp(x - m) / s` or `x - m - log(s)`. The default schedule stores `exp(x - m)` into `y`
-/// during the sum pass and scales it by `1 / s` afterwards (one `exp` per element, not two).
+/// during the sum pass and scales it by `1 / s` afterwards (one `exp` per element, not two), and
+/// computes it with `exp_ftz`: a term below 2^-125 next to the row maximum's 1 changes neither
+/// the sum nor, beyond the tolerance's `atol`, an output.
 pub fn softmax(cx: &mut Cx, axis: i64, log: bool, x: &Buf, y: &Buf) -> Vec<Stmt> {
     let shape = x.shape().to_vec();
     let a = norm_axis(axis, shape.len());
@@ -313,9 +315,12 @@ pub fn softmax(cx: &mut Cx, axis: i64, log: bool, x: &Buf, y: &Buf) -> Vec<Stmt>
         let row = nest.idx.clone();
         let kind = cx.inner_kind(n);
         let at = |k: E, _| ax.merge(&row, &[k]);
+        // The row's maximum need not propagate NaN (`select(v > m, v, m)` passes over one, one
+        // `vmaxps` per vector where L1's `max` costs a NaN test and a blend too): a NaN element
+        // makes its exponential, so the sum and every output of the row, NaN anyway.
         let row_max = |cx: &mut Cx, mx: &Buf| {
-            let (init, combine) = reducer(ReduceKind::Max, DType::F32);
-            lane_partials(cx, n, init, combine, mx, &|k| x.load(&at(k, int(0))))
+            let larger = |m: E, v: E| select(v.clone().gt(m.clone()), v, m);
+            lane_partials(cx, n, f(f64::NEG_INFINITY), larger, mx, &|k| x.load(&at(k, int(0))))
         };
         let naive = cx.naive();
         let body = softmax_passes(cx, log, 1, &at, x, y, (!naive).then_some(&row_max), &|cx, body| {
@@ -376,7 +381,8 @@ fn softmax_passes(
             vec![lanes(cx, &j, lanes_n, body(var(&j)))]
         }
     };
-    let reuse = !cx.naive() && !log;
+    let naive = cx.naive();
+    let reuse = !naive && !log;
     let mut out = vec![mx.alloc(), sm.alloc()];
     out.extend(per_lane(cx, &|l| vec![mx.store1(l.clone(), f(f64::NEG_INFINITY)), sm.store1(l, f(0.0))]));
     match row_max {
@@ -387,7 +393,8 @@ fn softmax_passes(
     }
     let e = cx.fresh("e");
     out.push(pass(cx, &|k, l| {
-        let mut b = vec![let_(&e, (x.load(&at(k.clone(), l.clone())) - mx.load1(l.clone())).exp())];
+        let shifted = x.load(&at(k.clone(), l.clone())) - mx.load1(l.clone());
+        let mut b = vec![let_(&e, if naive { shifted.exp() } else { shifted.exp_ftz() })];
         if reuse {
             b.push(y.store(&at(k, l.clone()), var(&e)));
         }

@@ -72,6 +72,7 @@ fn pools_reductions_and_softmax() {
     check_native("x: f32[64,2000]", "sum(x, axes=[1])");
     check_native("x: f32[16,300,40]", "max(x, axes=[1])");
     check_native("x: f32[128,257]", "softmax(x)");
+    check_native("x: f32[64,1000] = uniform(-150, 150)", "softmax(x)");
     check_native("x: f32[8,600,20]", "log_softmax(x, axis=1)");
     check_native("x: f32[256,300], w: f32[300], b: f32[300]", "layer_norm(x, w, b)");
     check_native("x: f32[1,70001]", "gelu(x)");

@@ -75,5 +75,16 @@ fn softmax_and_log_softmax_over_each_axis() {
         check_op("x: f32[2,5,600]", &format!("{op}(x, axis=1)"));
         check_op("x: f32[128,257]", &format!("{op}(x)"));
         check_op("x: f32[9]", &format!("{op}(x, axis=0)"));
+        // Rows spanning more than 125 ln2: the default schedule's `exp_ftz` flushes their
+        // smallest terms to 0.
+        check_op("x: f32[6,300] = uniform(-150, 150)", &format!("{op}(x)"));
+        check_op("x: f32[5,40,3] = uniform(-150, 150)", &format!("{op}(x, axis=1)"));
+        // NaN in a row (log of its negative inputs) makes the whole row NaN, whichever way the
+        // maximum treats it; rows long enough for the lane partials, and short ones.
+        for shape in ["f32[6,300]", "f32[6,7]"] {
+            check_graph(&graph(&format!(
+                "graph g(x: {shape}) -> (y: f32[0]) {{\n  %0 = log(x)\n  %1 = {op}(%0)\n  return %1\n}}\n"
+            )));
+        }
     }
 }

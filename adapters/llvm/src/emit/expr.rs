@@ -272,9 +272,10 @@ impl FnCx<'_> {
         let fmf = self.fmf();
         let name = func.name();
         let v = match (func, t) {
-            (Intrinsic::Exp | Intrinsic::Log | Intrinsic::Tanh | Intrinsic::Erf, _) => {
+            (Intrinsic::Exp | Intrinsic::ExpFtz | Intrinsic::Log | Intrinsic::Tanh | Intrinsic::Erf, _) => {
                 let m = match func {
                     Intrinsic::Exp => MathFn::Exp,
+                    Intrinsic::ExpFtz => MathFn::ExpFtz,
                     Intrinsic::Log => MathFn::Log,
                     Intrinsic::Tanh => MathFn::Tanh,
                     _ => MathFn::Erf,

@@ -11,9 +11,9 @@
 //! [`crate::IMPORTS`] (math calls and the parallel entry are declared `nonlazybind` and the
 //! module asks for GOT calls to runtime functions, so every import goes through a GOT slot), it
 //! defines no global variables, and float arithmetic carries fast-math flags only inside
-//! `vectorize` loops. The math functions (`exp`, `log`, `tanh`, `erf`, `pow`, `sin`, `cos`) are
-//! defined in the module (`vmath`, inlined so that loops calling them vectorise) rather than
-//! imported.
+//! `vectorize` loops. The math functions (`exp`, `exp_ftz`, `log`, `tanh`, `erf`, `pow`, `sin`,
+//! `cos`) are defined in the module (`vmath`, inlined so that loops calling them vectorise)
+//! rather than imported.
 
 mod expr;
 mod func;

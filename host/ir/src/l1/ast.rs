@@ -272,10 +272,12 @@ impl BinOp {
 
 /// Intrinsic functions. All take and return `f32` except `min`, `max` and `abs`, which also
 /// work on `i32`. `round` rounds to the nearest integer, ties to even (IEEE `roundTiesToEven`,
-/// C's `rintf` in the default rounding mode).
+/// C's `rintf` in the default rounding mode). `exp_ftz` is `exp`, except that a result below
+/// 2^-125 may be `+0` (`docs/ir-l1.md`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Intrinsic {
     Exp,
+    ExpFtz,
     Log,
     Sqrt,
     Rsqrt,
@@ -293,8 +295,9 @@ pub enum Intrinsic {
 }
 
 impl Intrinsic {
-    pub const ALL: [Intrinsic; 15] = [
+    pub const ALL: [Intrinsic; 16] = [
         Intrinsic::Exp,
+        Intrinsic::ExpFtz,
         Intrinsic::Log,
         Intrinsic::Sqrt,
         Intrinsic::Rsqrt,
@@ -314,6 +317,7 @@ impl Intrinsic {
     pub fn name(self) -> &'static str {
         match self {
             Intrinsic::Exp => "exp",
+            Intrinsic::ExpFtz => "exp_ftz",
             Intrinsic::Log => "log",
             Intrinsic::Sqrt => "sqrt",
             Intrinsic::Rsqrt => "rsqrt",

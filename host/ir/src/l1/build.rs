@@ -132,6 +132,10 @@ impl E {
     pub fn exp(self) -> E {
         E::call(Intrinsic::Exp, vec![self])
     }
+    /// `exp_ftz(self)`: `exp` whose results below 2^-125 may be flushed to `+0`.
+    pub fn exp_ftz(self) -> E {
+        E::call(Intrinsic::ExpFtz, vec![self])
+    }
     pub fn log(self) -> E {
         E::call(Intrinsic::Log, vec![self])
     }

@@ -3,7 +3,8 @@
 //! It is the ground truth for lowering bugs, so its semantics are exactly those of
 //! `docs/ir-l1.md`: IEEE f32 arithmetic rounded to nearest (each operation rounds once; no fused
 //! multiply-add); intrinsics through Rust's `f32` methods (`exp`, `ln`, `sqrt`, `tanh`, `powf`,
-//! `abs`, `floor`, `ceil`), `rsqrt(x)` as `1.0 / x.sqrt()`, `libm::erff` for `erf`, and f32
+//! `abs`, `floor`, `ceil`), `rsqrt(x)` as `1.0 / x.sqrt()`, `exp_ftz(x)` as `exp(x)` with
+//! results below 2^-125 flushed to `+0` (every one the semantics allows), `libm::erff` for `erf`, and f32
 //! `min`/`max` from [`super::minmax`] (a NaN operand gives NaN); i32 `+ - *` and negation wrap,
 //! `/` and `%` truncate toward zero (`i32::MIN / -1` wraps to `i32::MIN`, `i32::MIN % -1` is 0),
 //! and division by zero is an error; casts as the AST says (f32 to i32 truncates and saturates,
@@ -1121,6 +1122,7 @@ fn float(e: &FE, f: &Frame) -> R<f32> {
             let x = float(a, f)?;
             match func {
                 Intrinsic::Exp => x.exp(),
+                Intrinsic::ExpFtz => flush_below_2_pow_125(x.exp()),
                 Intrinsic::Log => x.ln(),
                 Intrinsic::Sqrt => x.sqrt(),
                 Intrinsic::Rsqrt => 1.0 / x.sqrt(),
@@ -1145,6 +1147,15 @@ fn float(e: &FE, f: &Frame) -> R<f32> {
             }
         }
     })
+}
+
+/// `exp_ftz`'s result from `exp`'s: `+0` below 2^-125, where compiled code may flush.
+fn flush_below_2_pow_125(y: f32) -> f32 {
+    if y < 2.0 * f32::MIN_POSITIVE {
+        0.0
+    } else {
+        y
+    }
 }
 
 fn boolean(e: &BE, f: &Frame) -> R<bool> {

@@ -8,6 +8,12 @@
 //! once, as a subnormal. `x` is clamped
 //! to `[-104, 89]` first, outside which the result is 0 or infinity anyway; NaN passes through.
 //!
+//! `exp_ftz(x)`: the same reduction and polynomial (evaluated by Horner's rule, every
+//! coefficient doubled), scaled once by `2^(n-1)` built by one shift of the rounding sum's bits;
+//! results below 2^-125 may be `+0` (softmax's exponentials, summed with a 1, lose nothing).
+//! About 12 vector instructions against `exp`'s 20: the two-step scaling that gives gradual
+//! underflow costs six integer instructions and a multiply.
+//!
 //! `log(x)`: `x = 2^e m` with `sqrt(1/2) <= m < sqrt(2)`, read from the bits (a subnormal is
 //! scaled by 2^23 first); `log(m) = f - f^2/2 + f^3 Q(f)` with `f = m - 1` (exact), and
 //! `e ln2` added in two parts. `log(0) = -inf`, `log(+inf) = +inf`, negative inputs give NaN.
@@ -53,6 +59,33 @@ pub(super) fn exp(b: &mut Fb, x: &V) -> V {
     let s2 = pow2(b, &n2);
     let y = b.fmul(&e, &s1);
     b.fmul(&y, &s2)
+}
+
+/// `e^x` with results below 2^-125 flushed to +0 (`exp_ftz`), for every f32 `x`, NaN included:
+/// one scaling, by a power of two read straight from the bits of the rounding sum.
+///
+/// `t = x log2(e) + (1.5 * 2^23 + 126)` rounds `x log2(e)` to the integer `n` (so `t`'s bits are
+/// those of `1.5 * 2^23` plus `126 + n`, and `t << 23` puts `126 + n` in the exponent field:
+/// the bits of `2^(n-1)`, with nothing else set since the low 9 bits of `1.5 * 2^23` are 0);
+/// `2 e^r` comes from the polynomial with every coefficient doubled (exact), so `y = 2 e^r *
+/// 2^(n-1)`. `x` is clamped to `[-87.5, 89.5]`, where `n` is `-126..=129`: `n = -126` gives the
+/// exponent field 0, `2^(n-1) = +0` and `y = +0` (`x < -125.5 ln2`, results below 2^-125.5);
+/// `n = 129` gives the field 255, `+inf`; `n = 128` lets the product round to infinity or not,
+/// as IEEE multiplication does. NaN stays NaN (its bits shift to `+0`, and `NaN * 0` is NaN).
+pub(super) fn exp_ftz(b: &mut Fb, x: &V) -> V {
+    let x = b.clamp(x, &f(-87.5), &f(89.5));
+    let magic = f(ROUND_MAGIC + 126.0);
+    let t = b.fma(&x, &f(std::f32::consts::LOG2_E), &magic);
+    let n_f = b.fsub(&t, &magic);
+    let neg_n = b.fneg(&n_f);
+    let r = b.fma(&neg_n, &f(LN2_HI), &x);
+    let r = b.fma(&neg_n, &f(LN2_LO), &r);
+    let twice: Vec<f32> = [1.0, 1.0].iter().chain(&EXP_P).map(|c| 2.0 * c).collect();
+    let e2 = b.horner(&coeffs(&twice), &r);
+    let t_bits = b.cast("bitcast", &t, T::I32);
+    let s_bits = b.shl(&t_bits, &i(23));
+    let s = b.cast("bitcast", &s_bits, T::F32);
+    b.fmul(&e2, &s)
 }
 
 /// `2^n` for `-126 <= n <= 127`, from its bits.

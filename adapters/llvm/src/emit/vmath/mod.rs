@@ -1,4 +1,4 @@
-//! Inline math: `exp`, `log`, `tanh`, `erf`, `pow`, `sin` and `cos` as LLVM IR functions the
+//! Inline math: `exp`, `exp_ftz`, `log`, `tanh`, `erf`, `pow`, `sin` and `cos` as LLVM IR functions the
 //! emitted kernels call and LLVM inlines (`alwaysinline`), so that a loop calling them still
 //! vectorises: each is straight-line code of arithmetic, integer bit operations and `select`s,
 //! with no branch and no library call, which the loop vectoriser widens like any other body.
@@ -6,7 +6,7 @@
 //! one is never vectorised.
 //!
 //! Every function is built here, instruction by instruction, by [`Fb`]; one file per family:
-//! `exp_log.rs` (exp, log), `tanh_erf.rs` (tanh, erf), `pow.rs` (pow, in f64 inside),
+//! `exp_log.rs` (exp, exp_ftz, log), `tanh_erf.rs` (tanh, erf), `pow.rs` (pow, in f64 inside),
 //! `trig.rs` (sin, cos: f64 inside, a reduction exact over the whole f32 range). Their
 //! polynomial coefficients come from `fit.py` (which prints them and the approximation error of
 //! each polynomial); `pow`, `sin` and `cos` use plain Taylor and atanh series in f64.
@@ -14,7 +14,7 @@
 //! What this module must keep true: each function returns, for every f32 input (every pair for
 //! `pow`), a result within the error bound [`MathFn::max_ulp`] of the exact value, with the
 //! C library's special values (NaN in, NaN out; infinities, signed zeros, overflow to infinity,
-//! gradual underflow); `tests/vmath.rs` checks it over the whole f32 range against an f64
+//! gradual underflow, except `exp_ftz`, whose results below 2^-125 may be `+0` instead); `tests/vmath.rs` checks it over the whole f32 range against an f64
 //! reference. The code carries no fast-math flags (the range reductions rely on exact IEEE
 //! rounding), uses `llvm.fmuladd` where a fused multiply-add may round once instead of twice
 //! (both roundings are within the bounds), and converts a float to an integer only where the
@@ -33,6 +33,7 @@ use std::collections::BTreeSet;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum MathFn {
     Exp,
+    ExpFtz,
     Log,
     Tanh,
     Erf,
@@ -42,13 +43,22 @@ pub enum MathFn {
 }
 
 impl MathFn {
-    pub const ALL: [MathFn; 7] =
-        [MathFn::Exp, MathFn::Log, MathFn::Tanh, MathFn::Erf, MathFn::Pow, MathFn::Sin, MathFn::Cos];
+    pub const ALL: [MathFn; 8] = [
+        MathFn::Exp,
+        MathFn::ExpFtz,
+        MathFn::Log,
+        MathFn::Tanh,
+        MathFn::Erf,
+        MathFn::Pow,
+        MathFn::Sin,
+        MathFn::Cos,
+    ];
 
     /// The L1 name, which is also the C library's name without its `f`.
     pub fn name(self) -> &'static str {
         match self {
             MathFn::Exp => "exp",
+            MathFn::ExpFtz => "exp_ftz",
             MathFn::Log => "log",
             MathFn::Tanh => "tanh",
             MathFn::Erf => "erf",
@@ -62,6 +72,7 @@ impl MathFn {
     pub fn symbol(self) -> &'static str {
         match self {
             MathFn::Exp => "ekb_exp",
+            MathFn::ExpFtz => "ekb_exp_ftz",
             MathFn::Log => "ekb_log",
             MathFn::Tanh => "ekb_tanh",
             MathFn::Erf => "ekb_erf",
@@ -81,10 +92,11 @@ impl MathFn {
     }
 
     /// The largest error, in units in the last place of the f32 result, over every f32 input
-    /// (`docs/abi.md`, Math functions, gives each one's range reduction and its measured error).
+    /// (`docs/abi.md`, Math functions, gives each one's range reduction and its measured error);
+    /// for `exp_ftz`, over every input whose result it does not flush (below 2^-125, to `+0`).
     pub fn max_ulp(self) -> f64 {
         match self {
-            MathFn::Exp => 1.5,
+            MathFn::Exp | MathFn::ExpFtz => 1.5,
             MathFn::Log => 1.0,
             MathFn::Tanh => 1.5,
             MathFn::Erf => 1.5,
@@ -100,6 +112,7 @@ impl MathFn {
         let y = V::new("%y", T::F32);
         let r = match self {
             MathFn::Exp => exp_log::exp(&mut b, &x),
+            MathFn::ExpFtz => exp_log::exp_ftz(&mut b, &x),
             MathFn::Log => exp_log::log(&mut b, &x),
             MathFn::Tanh => tanh_erf::tanh(&mut b, &x),
             MathFn::Erf => tanh_erf::erf(&mut b, &x),
