@@ -22,7 +22,7 @@ use ekb_leka::agents::LevelAgent;
 use ekb_leka::evaluator::Protocol;
 use ekb_leka::flat::{optimise_flat, FlatAgent};
 use ekb_leka::optimise::{optimise, Goal, Progress, Summary};
-use ekb_leka::tree::{Budgets, Level, Node, RunSpec, Tree, TREE_FILE};
+use ekb_leka::tree::{Budgets, Level, Node, RunSpec, Tree, Verdict, TREE_FILE};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -187,6 +187,28 @@ fn write_answers(out: &Path, tree: &Tree, rows: &[(String, Summary)]) -> Result<
     Ok(())
 }
 
+/// The summary's confirmation cell: the answer's confirmation, and the answers rejected before
+/// it (`rejected node 5 (0.37x [0.35, 0.39]); the start kept`); `-` when the start was the
+/// answer without any.
+fn confirmation_cell(s: &Summary) -> String {
+    let mut parts: Vec<String> = s
+        .confirmations
+        .iter()
+        .filter(|c| c.verdict == Some(Verdict::Rejected))
+        .map(|c| format!("rejected node {} ({})", c.node, c.describe().trim_start_matches("rejected: ")))
+        .collect();
+    match s.confirmations.iter().find(|c| c.node == s.best.id && c.verdict == Some(Verdict::Confirmed)) {
+        Some(c) => parts.push(c.describe()),
+        None if !parts.is_empty() => parts.push("the start kept".into()),
+        None => {}
+    }
+    if parts.is_empty() {
+        "-".into()
+    } else {
+        parts.join("; ")
+    }
+}
+
 pub fn run(a: Args) -> Result<ExitCode, String> {
     if a.batch == 0 || a.nodes == 0 {
         return Err("error: `--batch` and `--nodes` must be at least 1".into());
@@ -297,8 +319,8 @@ pub fn run(a: Args) -> Result<ExitCode, String> {
         rows.push((spec.id, summary));
         write_answers(&out, &tree, &rows)?;
     }
-    println!("| instance | nodes | root | best | best node | gain per level | stopped |");
-    println!("| --- | --- | --- | --- | --- | --- | --- |");
+    println!("| instance | nodes | root | best | best node | confirmation | gain per level | stopped |");
+    println!("| --- | --- | --- | --- | --- | --- | --- | --- |");
     for (id, s) in &rows {
         let a = tree.attribution(s.best.id).map_err(|d| d.to_string())?;
         let levels: Vec<String> = a
@@ -308,13 +330,14 @@ pub fn run(a: Args) -> Result<ExitCode, String> {
             .map(|(l, f)| format!("{} x{f:.2}", l.name()))
             .collect();
         println!(
-            "| {id} | {} | {} | {} | {} ({} {}) | {} | {} |",
+            "| {id} | {} | {} | {} | {} ({} {}) | {} | {} | {} |",
             s.nodes,
             s.root.describe_outcome(),
             s.best.describe_outcome(),
             s.best.id,
             s.best.level.name(),
             s.best.agent,
+            confirmation_cell(s),
             if levels.is_empty() { "-".to_string() } else { levels.join(", ") },
             s.why
         );

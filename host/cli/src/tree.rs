@@ -4,7 +4,7 @@
 //!
 //! Nothing here writes to the tree; errors name the node or run asked for and what exists.
 
-use ekb_leka::tree::{Attribution, Level, Node, NodeId, RunRecord, Tree};
+use ekb_leka::tree::{Attribution, BatchRecord, Confirmation, Level, Node, NodeId, RunRecord, Tree};
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -19,8 +19,11 @@ program, l2 kernel source), the agent that made it, its edit (a diff against the
 candidate), the whole candidate, and the evaluation's outcome (compiled, correct, the failure \
 with its evidence, the paired speedup over the baseline with its interval). A node is verified \
 when it is correct and its speedup is stable; the best node is the verified one with the highest \
-speedup (the earliest of equals). The tree is a SQLite file, `tree.sqlite` in the run folder; \
-docs/agent.md describes its tables.",
+speedup (the earliest of equals). Each node names the batch that measured it and the load \
+average of the machine when the batch started; a run's answer is measured again against the \
+start at the end of the run, and each such confirmation (confirmed or rejected) is listed under \
+its node. The tree is a SQLite file, `tree.sqlite` in the run folder; docs/agent.md describes \
+its tables.",
     after_help = "Examples:\n  \
 ekb tree runs/agent-1 show                  the tree, one line per node, the best marked\n  \
 ekb tree runs/agent-1 show --json           every node with its outcome, as JSON\n  \
@@ -39,8 +42,8 @@ pub struct Args {
 
 #[derive(clap::Subcommand)]
 enum TreeCommand {
-    /// The tree as indented text: id, level, agent, outcome, the edit in short; the best node
-    /// of each run marked `<- best`.
+    /// The tree as indented text: id, level, agent, outcome, the edit in short, the batch and
+    /// its load; the best node of each run marked `<- best`, the confirmations under their node.
     Show {
         /// Only this run (a database may hold several).
         #[arg(long)]
@@ -114,6 +117,44 @@ struct RunView<'a> {
     run: &'a RunRecord,
     best: Option<NodeId>,
     nodes: Vec<NodeView<'a>>,
+    batches: &'a [BatchRecord],
+    confirmations: &'a [Confirmation],
+}
+
+/// What `show` reads of a run besides its nodes.
+struct Measured {
+    batches: Vec<BatchRecord>,
+    confirmations: Vec<Confirmation>,
+}
+
+impl Measured {
+    fn of(tree: &Tree, run: &str) -> Result<Measured, ekb_ir::Diagnostic> {
+        Ok(Measured { batches: tree.batches(run)?, confirmations: tree.confirmations(run)? })
+    }
+
+    /// ` (batch n2-5, load 1.52 0.98 0.77)` for a batch that has a record, else nothing.
+    fn batch(&self, name: Option<&str>) -> String {
+        let Some(name) = name else { return String::new() };
+        match self.batches.iter().find(|b| b.name == name) {
+            Some(b) => format!(" (batch {name}, load {})", b.load),
+            None => format!(" (batch {name})"),
+        }
+    }
+
+    /// The lines of node `id`'s confirmations: `confirm: confirmed: 1.31x [1.20, 1.45] over node 1
+    /// (batch confirm-n5, load 0.41 0.50 0.52)`.
+    fn confirmations(&self, id: NodeId) -> Vec<String> {
+        self.confirmations
+            .iter()
+            .filter(|c| c.node == id)
+            .map(|c| format!("confirm: {}{}", c.describe(), self.batch(Some(&c.batch))))
+            .collect()
+    }
+}
+
+/// `1 [root] start: 1.00x verified; start`, and where it was measured.
+fn measured_line(node: &Node, m: &Measured) -> String {
+    format!("{}{}", line(node), m.batch(node.batch.as_deref()))
 }
 
 /// `1 [root] start: 1.00x verified; start`.
@@ -168,22 +209,27 @@ fn show(tree: &Tree, only: Option<&str>, json: bool) -> Result<(), ekb_ir::Diagn
     let mut views = Vec::new();
     let mut all = Vec::new();
     for run in &runs {
-        all.push((tree.nodes(&run.spec.id)?, tree.best_verified(&run.spec.id)?));
+        let id = &run.spec.id;
+        all.push((tree.nodes(id)?, tree.best_verified(id)?, Measured::of(tree, id)?));
     }
-    for (run, (nodes, best)) in runs.iter().zip(&all) {
+    for (run, (nodes, best, measured)) in runs.iter().zip(&all) {
         let best_id = best.as_ref().map(|b| b.id);
         if json {
             let nodes = depth_first(nodes)
                 .into_iter()
                 .map(|(node, depth)| NodeView { node, summary: node.edit.summary(), depth })
                 .collect();
-            views.push(RunView { run, best: best_id, nodes });
+            let (batches, confirmations) = (&measured.batches, &measured.confirmations);
+            views.push(RunView { run, best: best_id, nodes, batches, confirmations });
             continue;
         }
         println!("{}", heading(run, nodes.len(), best.as_ref()));
         for (node, depth) in depth_first(nodes) {
             let mark = if Some(node.id) == best_id { "  <- best" } else { "" };
-            println!("{}{}{mark}", "  ".repeat(depth + 1), line(node));
+            println!("{}{}{mark}", "  ".repeat(depth + 1), measured_line(node, measured));
+            for c in measured.confirmations(node.id) {
+                println!("{}{c}", "  ".repeat(depth + 2));
+            }
         }
     }
     if json {
@@ -287,6 +333,7 @@ pub fn html_section(dir: &std::path::Path, n: usize) -> Result<ekb_eval::report:
     for run in tree.runs().map_err(|d| d.to_string())? {
         let nodes = tree.nodes(&run.spec.id).map_err(|d| d.to_string())?;
         let best = tree.best_verified(&run.spec.id).map_err(|d| d.to_string())?;
+        let measured = Measured::of(&tree, &run.spec.id).map_err(|d| d.to_string())?;
         body.push_str(&format!("<h3>{}</h3>\n", escape(&heading(&run, nodes.len(), best.as_ref()))));
         let mut depth_now = 0;
         body.push_str("<ul class=\"tree\">\n");
@@ -304,9 +351,14 @@ pub fn html_section(dir: &std::path::Path, n: usize) -> Result<ekb_eval::report:
             } else {
                 ""
             };
+            let confirmations: String = measured
+                .confirmations(node.id)
+                .iter()
+                .map(|c| format!("<ul><li><em>{}</em></li></ul>", escape(c)))
+                .collect();
             body.push_str(&format!(
-                "<li><details><summary>{}{mark}</summary><p>{}</p></details></li>\n",
-                escape(&line(node)),
+                "<li><details><summary>{}{mark}</summary><p>{}</p></details>{confirmations}</li>\n",
+                escape(&measured_line(node, &measured)),
                 escape(&node.rationale)
             ));
         }

@@ -10,7 +10,7 @@
 #[allow(dead_code)]
 mod l2;
 
-use ekb_leka::tree::{Level, State, Tree};
+use ekb_leka::tree::{Level, State, Tree, Verdict};
 use l2::ekb;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpListener;
@@ -66,6 +66,26 @@ fn offline_policies_keep_every_attempt_and_answer_with_the_best_verified_node() 
         let o = answer.outcome.as_ref().unwrap();
         assert!(o.verified && o.ci_low.unwrap() >= start, "{o:?} against the start's {start}");
     }
+    // The answer, unless it is the start, was measured again against the start in a batch of its
+    // own and confirmed; a node measured above the start that failed its confirmation is not
+    // the answer. Every batch records the load it started under.
+    let confirmations = tree.confirmations(&run).unwrap();
+    let beaten = nodes[1..]
+        .iter()
+        .any(|n| n.outcome.as_ref().is_some_and(|o| o.verified && o.ci_low.is_some_and(|lo| lo >= start)));
+    assert_eq!(confirmations.is_empty(), !beaten, "{confirmations:?}");
+    assert!(confirmations.iter().all(|c| c.state == State::Evaluated && c.against == nodes[0].id));
+    if answer.id != nodes[0].id {
+        let c = confirmations.iter().find(|c| c.node == answer.id).expect("the answer's confirmation");
+        assert_eq!(c.verdict, Some(Verdict::Confirmed), "{c:?}");
+        assert!(c.stable == Some(true) && c.ci_low.unwrap() >= 1.0, "{c:?}");
+        assert!(row.contains(&c.describe()), "{row}");
+    } else {
+        assert!(confirmations.iter().all(|c| c.verdict == Some(Verdict::Rejected)), "{confirmations:?}");
+    }
+    let shown = ok(&ekb(tmp.path()).args(["tree", out.to_str().unwrap(), "show"]).output().unwrap());
+    assert!(shown.contains("(batch n1, load "), "{shown}");
+    assert_eq!(shown.matches("confirm: ").count(), confirmations.len(), "{shown}");
     let sample = out.join(TASK).join("cpu").join("sample-0");
     let exported = std::fs::read_to_string(sample.join("candidate.ekir")).unwrap();
     let stored = tree.files(answer.id).unwrap();
@@ -132,6 +152,8 @@ fn a_run_killed_mid_way_resumes_without_losing_or_repeating_a_node() {
     let nodes = tree.nodes(&run).unwrap();
     assert!(nodes.len() >= before && nodes.len() <= 6, "{} nodes", nodes.len());
     assert!(nodes.iter().all(|n| n.state == State::Evaluated), "a node was left in flight");
+    let confirmations = tree.confirmations(&run).unwrap();
+    assert!(confirmations.iter().all(|c| c.state == State::Evaluated), "a confirmation was left in flight");
     assert_eq!(nodes.iter().filter(|n| n.level == Level::Root).count(), 1);
 }
 

@@ -7,11 +7,15 @@
 //! interrupted by a kill is finished, not started again, and a candidate that crashed the
 //! evaluator is recorded as failed there.
 //!
+//! A batch may be timed against a program of the run instead of the evaluator's baseline
+//! ([`Batch::against`]: the confirmation of an answer against the run's root): that program is
+//! written as the candidate folder `DIR/NAME/against` and is the baseline of that batch alone.
+//!
 //! What must stay true: one result per candidate, in the batch's order.
 
 use crate::tree::CandidateFile;
 use ekb_eval::evaluate::candidate::Candidates;
-use ekb_eval::evaluate::{self, Config, DeviceLink, Observer};
+use ekb_eval::evaluate::{self, Baseline, Config, DeviceLink, Observer};
 use ekb_eval::results::{CandidateResult, Instance};
 use ekb_eval::tasks::{Backend, Task};
 use ekb_ir::Diagnostic;
@@ -25,6 +29,8 @@ pub struct Batch<'a> {
     pub task: &'a Task,
     pub instance: Instance,
     pub candidates: Vec<Vec<CandidateFile>>,
+    /// The program to time the candidates against instead of the baseline, if any.
+    pub against: Option<Vec<CandidateFile>>,
 }
 
 /// Measures batches of candidates.
@@ -95,6 +101,14 @@ impl Evaluator for Protocol {
         let link = (self.connect)(backend)?;
         self.config.candidates = Candidates::Dir(cands);
         self.config.samples = batch.candidates.len() as u32;
+        let baseline = match &batch.against {
+            Some(files) => {
+                let dir = root.join("against");
+                write_sample(&dir, &batch.instance, 0, files)?;
+                Some(std::mem::replace(&mut self.config.baseline, Baseline::Candidates(dir)))
+            }
+            None => None,
+        };
         let run = evaluate::evaluate(
             &[batch.task],
             vec![batch.instance.clone()],
@@ -103,8 +117,11 @@ impl Evaluator for Protocol {
             &root.join("run"),
             true,
             &mut Notes(&mut self.notes),
-        )?;
-        let mut results = run.results;
+        );
+        if let Some(b) = baseline {
+            self.config.baseline = b;
+        }
+        let mut results = run?.results;
         results.sort_by_key(|r| r.sample);
         if results.len() != batch.candidates.len() {
             return Err(Diagnostic::error(format!(

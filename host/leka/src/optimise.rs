@@ -14,19 +14,27 @@
 //! plans its rounds its own way inside the same driver ([`drive`]).
 //!
 //! The run ends when a budget is spent (nodes, LLM calls, tokens, wall seconds, device seconds:
-//! the sums over its nodes, so a resumed run goes on from what it spent) or when no agent has
-//! anything left to propose. Its answer is never measured worse than the start.
+//! the sums over its nodes and confirmations, so a resumed run goes on from what it spent) or
+//! when no agent has anything left to propose. Then its answer is confirmed ([`confirm`]):
+//! measured again in a batch of its own, timed against the root rather than the baseline, and
+//! kept only when that measurement still lies above the start; a rejected answer is never the
+//! answer again, and the next one is confirmed in its place while the cost budgets allow (else
+//! the root is the answer). So a speedup measured once, under a load that slowed the start's
+//! batch, does not become the answer. Its answer is never measured worse than the start.
 //!
-//! What must stay true: safe to kill at any moment. Nodes are added before they are evaluated
-//! and a resumed run evaluates those it left in flight (their batch's evaluation resumes where
-//! it stopped) before it proposes anything new.
+//! What must stay true: safe to kill at any moment. Nodes and confirmations are added before
+//! they are evaluated and a resumed run evaluates those it left in flight (their batch's
+//! evaluation resumes where it stopped) before it proposes anything new. Every batch records
+//! the machine's load when it started.
 
 use crate::agents::{contract, Context, Edit, LevelAgent, Proposal};
 use crate::evaluator::{Batch, Evaluator};
 use crate::layers::Layers;
 use crate::profile::{profile, Report};
+use crate::tree::confirm::load_now;
 use crate::tree::{
-    Budgets, CandidateFile, Cost, EditKind, Level, NewNode, Node, NodeId, RunSpec, RunStatus, Tree,
+    BatchKind, Budgets, CandidateFile, Confirmation, Cost, EditKind, Level, NewNode, Node, NodeId, RunSpec,
+    RunStatus, State, Tree, Verdict,
 };
 use ekb_eval::evaluate::instances;
 use ekb_eval::results::{
@@ -48,8 +56,10 @@ pub trait Progress {
 #[derive(Debug, Clone)]
 pub struct Summary {
     pub root: Node,
-    /// The best verified node, else the root.
+    /// The answer: a verified node measured above the start and confirmed, else the root.
     pub best: Node,
+    /// The run's confirmations, oldest first: of the answer, and of those rejected before it.
+    pub confirmations: Vec<Confirmation>,
     pub nodes: usize,
     pub status: RunStatus,
     /// Why it stopped.
@@ -70,16 +80,22 @@ struct Spent {
     cost: Cost,
 }
 
-fn spent(nodes: &[Node]) -> Spent {
+/// What run `run` spent: its nodes, and the evaluations of its confirmations.
+fn spent(tree: &Tree, run: &str) -> Result<Spent, Diagnostic> {
+    let nodes = tree.nodes(run)?;
     let mut s = Spent { nodes: nodes.len() as u32, ..Spent::default() };
-    for n in nodes {
+    for n in &nodes {
         s.cost.tokens_in += n.cost.tokens_in;
         s.cost.tokens_out += n.cost.tokens_out;
         s.cost.llm_calls += n.cost.llm_calls;
         s.cost.wall_s += n.cost.wall_s;
         s.cost.device_s += n.cost.device_s;
     }
-    s
+    for c in tree.confirmations(run)? {
+        s.cost.wall_s += c.wall_s;
+        s.cost.device_s += c.device_s;
+    }
+    Ok(s)
 }
 
 /// The first budget `s` has reached, said; and how many more nodes the node budget allows.
@@ -155,13 +171,23 @@ pub(crate) enum Pending {
 /// highest speedup among those whose interval lies above the start (its lower bound at least
 /// the root's measured speedup, verified or not; 1.0 when the root has none), else the root.
 /// So a verified edit measured slower than an unstable start, or within the noise of the
-/// start, is never the answer.
+/// start, is never the answer. A node whose confirmation was rejected is not either.
 fn answer(tree: &Tree, run: &str, root: &Node) -> Result<Node, Diagnostic> {
     let start = root.outcome.as_ref().and_then(|o| o.speedup).unwrap_or(1.0);
+    let rejected: Vec<NodeId> = tree
+        .confirmations(run)?
+        .into_iter()
+        .filter(|c| c.verdict == Some(Verdict::Rejected))
+        .map(|c| c.node)
+        .collect();
     let above =
         |n: &&Node| n.outcome.as_ref().is_some_and(|o| o.verified && o.ci_low.is_some_and(|lo| lo >= start));
-    let best =
-        tree.nodes(run)?.into_iter().filter(|n| n.id != root.id).filter(|n| above(&n)).max_by(|a, b| {
+    let best = tree
+        .nodes(run)?
+        .into_iter()
+        .filter(|n| n.id != root.id && !rejected.contains(&n.id))
+        .filter(|n| above(&n))
+        .max_by(|a, b| {
             let s = |n: &Node| n.verified_speedup().unwrap_or(0.0);
             s(a).total_cmp(&s(b)).then(b.id.cmp(&a.id))
         });
@@ -264,6 +290,9 @@ pub(crate) fn drive(
         let ids: Vec<NodeId> = in_flight.iter().map(|n| n.id).collect();
         evaluate_batch(tree, inst.task, &instance, &baseline, &ids, files, evaluator, progress)?;
     }
+    for c in tree.confirmations(run)?.into_iter().filter(|c| c.state == State::InFlight) {
+        evaluate_confirmation(tree, inst.task, &instance, &c, evaluator, progress)?;
+    }
     if tree.root(run)?.is_none() {
         let layers = Layers::of_task(inst.task);
         let m = layers.materialize(inst.backend, inst.target).map_err(|ds| {
@@ -284,7 +313,7 @@ pub(crate) fn drive(
     }
     let root = tree.root(run)?.expect("the root was added above");
     let (status, why) = loop {
-        let (over, nodes_left) = budget_left(&spec.budgets, &spent(&tree.nodes(run)?));
+        let (over, nodes_left) = budget_left(&spec.budgets, &spent(tree, run)?);
         if let Some(why) = over {
             break (RunStatus::Finished, why);
         }
@@ -320,9 +349,97 @@ pub(crate) fn drive(
             evaluate_batch(tree, inst.task, &instance, &baseline, &ids, to_run, evaluator, progress)?;
         }
     };
+    let best = confirm(tree, spec, inst.task, &instance, &root, evaluator, progress)?;
     tree.set_run_status(run, status)?;
-    let best = answer(tree, run, &root)?;
-    Ok(Summary { root, best, nodes: tree.nodes(run)?.len(), status, why })
+    let confirmations = tree.confirmations(run)?;
+    Ok(Summary { root, best, confirmations, nodes: tree.nodes(run)?.len(), status, why })
+}
+
+/// How many answers the end of a run measures again at most: its answer, then, after a
+/// rejection, the next ones.
+const MAX_CONFIRMATIONS: usize = 3;
+
+/// The run's final answer, confirmed: [`answer`] measured again in a batch of its own against
+/// the root, kept when the confirmation's verdict is `confirmed` (`tree::confirm::verdict`: a
+/// stable interval over the start whose lower bound is at least 1.0), else rejected, and then
+/// the next answer confirmed, while the run's wall and device seconds budgets are not spent (the
+/// node budget does not count: a confirmation is no node) and at most [`MAX_CONFIRMATIONS`] in
+/// all; the first is measured even when they are spent. An answer confirmed before (a resumed
+/// run) is kept without measuring it again. The root needs no confirmation.
+fn confirm(
+    tree: &mut Tree,
+    spec: &RunSpec,
+    task: &Task,
+    instance: &Instance,
+    root: &Node,
+    evaluator: &mut dyn Evaluator,
+    progress: &mut dyn Progress,
+) -> Result<Node, Diagnostic> {
+    let run = &spec.id;
+    let cost_budgets = Budgets { nodes: None, ..spec.budgets };
+    let mut measured = 0;
+    loop {
+        let ans = answer(tree, run, root)?;
+        if ans.id == root.id {
+            return Ok(ans);
+        }
+        let done = tree.confirmations(run)?;
+        if done.iter().any(|c| c.node == ans.id && c.verdict == Some(Verdict::Confirmed)) {
+            return Ok(ans);
+        }
+        let over = budget_left(&cost_budgets, &spent(tree, run)?).0;
+        let stop = match over {
+            Some(why) if measured > 0 => Some(why),
+            _ if measured >= MAX_CONFIRMATIONS => {
+                Some(format!("{MAX_CONFIRMATIONS} confirmations were measured"))
+            }
+            _ => None,
+        };
+        if let Some(why) = stop {
+            progress.note(&format!(
+                "{run}: node {} is left unconfirmed ({why}); the answer is the start",
+                ans.id
+            ));
+            return Ok(root.clone());
+        }
+        progress.note(&format!(
+            "{run}: confirming node {} ({}) against the start, node {}",
+            ans.id,
+            ans.describe_outcome(),
+            root.id
+        ));
+        let id =
+            tree.insert_confirmation(run, ans.id, root.id, &format!("confirm-n{}", ans.id), &load_now())?;
+        let c = tree.confirmation(id)?;
+        evaluate_confirmation(tree, task, instance, &c, evaluator, progress)?;
+        measured += 1;
+    }
+}
+
+/// Evaluates the in-flight confirmation `c`: its node's candidate timed against its `against`
+/// node's, in its own batch; records the verdict.
+fn evaluate_confirmation(
+    tree: &mut Tree,
+    task: &Task,
+    instance: &Instance,
+    c: &Confirmation,
+    evaluator: &mut dyn Evaluator,
+    progress: &mut dyn Progress,
+) -> Result<(), Diagnostic> {
+    tree.begin_batch(&c.run, &c.batch, BatchKind::Confirm, &load_now(), &[])?;
+    let batch = Batch {
+        name: c.batch.clone(),
+        task,
+        instance: instance.clone(),
+        candidates: vec![tree.files(c.node)?],
+        against: Some(tree.files(c.against)?),
+    };
+    let result = evaluator.evaluate(&batch)?.into_iter().next().ok_or_else(|| {
+        Diagnostic::error(format!("batch `{}`: the confirmation of node {} has no result", c.batch, c.node))
+    })?;
+    tree.record_confirmation(c.id, &result)?;
+    progress.note(&format!("{}: node {} {}", c.run, c.node, tree.confirmation(c.id)?.describe()));
+    Ok(())
 }
 
 /// The layered agents as a planner: the profiling agent's report on the node routes the round
@@ -494,11 +611,154 @@ fn evaluate_batch(
         [one] => format!("n{one}"),
         _ => format!("n{}-{}", ids[0], ids[ids.len() - 1]),
     };
-    let batch = Batch { name, task, instance: instance.clone(), candidates: files };
+    tree.begin_batch(&tree.node(ids[0])?.run, &name, BatchKind::Search, &load_now(), ids)?;
+    let batch = Batch { name, task, instance: instance.clone(), candidates: files, against: None };
     let results = evaluator.evaluate(&batch)?;
     for (&id, r) in ids.iter().zip(&results) {
         tree.record_outcome(id, baseline, r)?;
         progress.node(&tree.node(id)?);
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::agents::offline_l1::OfflineL1;
+    use crate::tree::Budgets;
+    use serde_json::json;
+
+    /// A result of `instance`: correct, timed with this speedup and an interval of +-5%, stable.
+    fn timed(instance: &Instance, sample: usize, speedup: f64) -> CandidateResult {
+        let side = json!({"median_ns": 1000.0, "min_ns": 900.0, "cv": 0.01, "steps": []});
+        serde_json::from_value(json!({
+            "instance": instance,
+            "sample": sample,
+            "candidate": {"origin": "test", "kind": "l1", "sha256": null, "text": null},
+            "compiled": true,
+            "correct": true,
+            "failure": null,
+            "timing": {"speedup": speedup, "ci_low": speedup * 0.95, "ci_high": speedup * 1.05,
+                "confidence": 0.95, "rse": 0.01, "stable": true, "attempts": 1, "stop": "target_reached",
+                "clock": "monotonic", "cold_cache": false, "threads": 1, "baseline": side, "candidate": side,
+                "pairs": [[1000, 500]]},
+            "baseline_failure": null,
+            "memory": null,
+            "seconds": {"build": 0.5, "run": 2.0},
+            "finished": "2026-01-01T00:00:00Z"
+        }))
+        .unwrap()
+    }
+
+    /// Measures the root at 1.0x and every edit at 2.0x; a confirmation gets the next of
+    /// `confirms` (the device is gone when there is none left).
+    struct Scripted {
+        confirms: Vec<f64>,
+        /// Each batch: its name and whether it was timed against a program of the run.
+        batches: Vec<(String, bool)>,
+    }
+
+    impl Evaluator for Scripted {
+        fn evaluate(&mut self, batch: &Batch<'_>) -> Result<Vec<CandidateResult>, Diagnostic> {
+            self.batches.push((batch.name.clone(), batch.against.is_some()));
+            if batch.against.is_some() {
+                if self.confirms.is_empty() {
+                    return Err(Diagnostic::error("the device is gone"));
+                }
+                return Ok(vec![timed(&batch.instance, 0, self.confirms.remove(0))]);
+            }
+            let speedup = if batch.name == "n1" { 1.0 } else { 2.0 };
+            Ok((0..batch.candidates.len()).map(|i| timed(&batch.instance, i, speedup)).collect())
+        }
+
+        fn baseline(&self) -> String {
+            "naive".into()
+        }
+    }
+
+    struct Quiet;
+
+    impl Progress for Quiet {
+        fn node(&mut self, _node: &Node) {}
+        fn note(&mut self, _line: &str) {}
+    }
+
+    fn task() -> Task {
+        let file = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../tasks/level1/gemv_mobilenetv2_classifier.ekir");
+        ekb_eval::tasks::load_task(&file).expect("the task loads")
+    }
+
+    fn spec(nodes: u32) -> RunSpec {
+        RunSpec {
+            id: "r".into(),
+            task: "gemv_mobilenetv2_classifier".into(),
+            backend: "cpu".into(),
+            target: "host".into(),
+            baseline: "naive".into(),
+            budgets: Budgets { nodes: Some(nodes), ..Budgets::default() },
+        }
+    }
+
+    fn run(tree: &mut Tree, nodes: u32, ev: &mut Scripted) -> Result<Summary, Diagnostic> {
+        let t = task();
+        let host = TargetProfile::load("host").unwrap();
+        let goal = Goal { task: &t, backend: Backend::Cpu, target: &host };
+        let mut agents: Vec<Box<dyn LevelAgent>> = vec![Box::new(OfflineL1)];
+        optimise(tree, &spec(nodes), &goal, &mut agents, ev, 2, &mut Quiet)
+    }
+
+    #[test]
+    fn an_answer_measured_below_the_start_at_its_confirmation_falls_back_to_the_root() {
+        let tmp = tempfile::tempdir().unwrap();
+        let mut tree = Tree::open(&tmp.path().join("tree.sqlite")).unwrap();
+        // Both edits measure 2.0x in the search; each confirmation measures 0.4x.
+        let mut ev = Scripted { confirms: vec![0.4, 0.4], batches: Vec::new() };
+        let s = run(&mut tree, 3, &mut ev).unwrap();
+        assert_eq!(s.best.id, s.root.id, "{:?}", s.confirmations);
+        // The answer (the earlier of the two 2.0x edits), then the next one, each rejected.
+        let confirmed: Vec<(NodeId, Option<Verdict>)> =
+            s.confirmations.iter().map(|c| (c.node, c.verdict)).collect();
+        assert_eq!(confirmed, [(2, Some(Verdict::Rejected)), (3, Some(Verdict::Rejected))]);
+        assert!(s.confirmations.iter().all(|c| c.against == s.root.id && c.speedup == Some(0.4)));
+        assert_eq!(
+            ev.batches,
+            [
+                ("n1".into(), false),
+                ("n2-3".into(), false),
+                ("confirm-n2".into(), true),
+                ("confirm-n3".into(), true)
+            ]
+        );
+        // Each batch is recorded with the load it started under; the confirmations count as
+        // device seconds (2 s each, as the root's and the edits' evaluations).
+        let batches = tree.batches("r").unwrap();
+        let kinds: Vec<BatchKind> = batches.iter().map(|b| b.kind).collect();
+        assert_eq!(kinds, [BatchKind::Search, BatchKind::Search, BatchKind::Confirm, BatchKind::Confirm]);
+        assert!(batches.iter().all(|b| !b.load.is_empty()));
+        assert_eq!(tree.node(2).unwrap().batch.as_deref(), Some("n2-3"));
+        let device: f64 = spent(&tree, "r").unwrap().cost.device_s;
+        assert!((device - 5.0 * 2.0).abs() < 1e-9, "{device}");
+    }
+
+    #[test]
+    fn a_confirmed_answer_is_kept_and_one_left_in_flight_is_finished_on_resume() {
+        let tmp = tempfile::tempdir().unwrap();
+        let mut tree = Tree::open(&tmp.path().join("tree.sqlite")).unwrap();
+        // The device goes away during the confirmation: the run stops with it in flight.
+        let mut gone = Scripted { confirms: Vec::new(), batches: Vec::new() };
+        assert!(run(&mut tree, 2, &mut gone).is_err());
+        let left = tree.confirmations("r").unwrap();
+        assert_eq!(left.len(), 1);
+        assert_eq!((left[0].node, left[0].state), (2, State::InFlight));
+        // Resumed: the confirmation is finished first (1.6x over the start),
+        // and the answer kept without measuring it again.
+        let mut back = Scripted { confirms: vec![1.6], batches: Vec::new() };
+        let s = run(&mut tree, 2, &mut back).unwrap();
+        assert_eq!(back.batches, [("confirm-n2".into(), true)]);
+        assert_eq!(s.best.id, 2);
+        assert_eq!(s.confirmations.len(), 1);
+        assert_eq!(s.confirmations[0].verdict, Some(Verdict::Confirmed));
+        assert_eq!(s.confirmations[0].describe(), "confirmed: 1.60x [1.52, 1.68] over node 1");
+    }
 }

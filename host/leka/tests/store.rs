@@ -289,16 +289,43 @@ fn set_version(path: &Path, version: &str) {
 }
 
 #[test]
+fn a_version_2_tree_is_upgraded_with_its_nodes_kept() {
+    let tmp = tempfile::tempdir().unwrap();
+    let path = tmp.path().join("tree.sqlite");
+    let mut tree = Tree::open(&path).unwrap();
+    build(&mut tree);
+    drop(tree);
+    // The tables of version 2: no batches, no confirmations, no `batch` column.
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    conn.execute_batch("DROP TABLE confirmations; DROP TABLE batches; ALTER TABLE nodes DROP COLUMN batch;")
+        .unwrap();
+    drop(conn);
+    set_version(&path, "2");
+    let mut tree = Tree::open_existing(&path).unwrap();
+    assert_eq!(tree.nodes("r1").unwrap().len(), 7);
+    assert!(tree.nodes("r1").unwrap().iter().all(|n| n.batch.is_none()));
+    tree.begin_batch("r1", "n2", ekb_leka::tree::BatchKind::Search, "0.50 0.40 0.30", &[2]).unwrap();
+    assert_eq!(tree.node(2).unwrap().batch.as_deref(), Some("n2"));
+    assert_eq!(tree.batches("r1").unwrap()[0].load, "0.50 0.40 0.30");
+    assert_eq!(tree.check_integrity().unwrap(), Vec::<String>::new());
+    drop(tree);
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    let v: String =
+        conn.query_row("SELECT value FROM meta WHERE key = 'schema_version'", [], |r| r.get(0)).unwrap();
+    assert_eq!(v, "3");
+}
+
+#[test]
 fn another_schema_version_or_another_database_is_refused() {
     let tmp = tempfile::tempdir().unwrap();
     let path = tmp.path().join("tree.sqlite");
     drop(Tree::open(&path).unwrap());
-    set_version(&path, "3");
+    set_version(&path, "4");
     let e = Tree::open(&path).unwrap_err().to_string();
-    assert!(e.contains("schema version 3, newer than version 2"), "{e}");
+    assert!(e.contains("schema version 4, newer than version 3"), "{e}");
     set_version(&path, "1");
     let e = Tree::open_existing(&path).unwrap_err().to_string();
-    assert!(e.contains("schema version 1; this ekb reads version 2 only"), "{e}");
+    assert!(e.contains("schema version 1; this ekb reads version 3 only"), "{e}");
 
     let other = tmp.path().join("other.sqlite");
     rusqlite::Connection::open(&other).unwrap().execute_batch("CREATE TABLE t (x INTEGER)").unwrap();

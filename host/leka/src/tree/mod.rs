@@ -5,11 +5,13 @@
 //! - [`node`]: the records (runs, nodes, edits, outcomes, costs).
 //! - [`schema`]: the SQLite tables and their version.
 //! - [`store`]: opening a tree, adding runs and nodes, recording evaluations, reading nodes back.
+//! - [`confirm`]: batches with the machine's load, and confirmations of a run's answer.
 //! - [`queries`]: the best verified node, paths, children and siblings, per-level gain
 //!   attribution, attempts of a level under a node.
 //! - [`diff`]: unified diffs between candidates.
 //! - [`export`]: a node's candidate as a candidate folder sample.
 
+pub mod confirm;
 pub mod diff;
 pub mod export;
 pub mod node;

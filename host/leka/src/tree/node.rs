@@ -302,6 +302,9 @@ pub struct Node {
     pub outcome: Option<Outcome>,
     pub created_at: String,
     pub evaluated_at: Option<String>,
+    /// The batch that measured it (`None` in flight, and for a node recorded without a run:
+    /// refused, not compiled, or a copy of an identical node's measurement).
+    pub batch: Option<String>,
 }
 
 impl Node {
@@ -313,6 +316,109 @@ impl Node {
     /// `in flight`, or the outcome's description.
     pub fn describe_outcome(&self) -> String {
         self.outcome.as_ref().map_or_else(|| "in flight".into(), Outcome::describe)
+    }
+}
+
+/// What a batch of evaluations was for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BatchKind {
+    /// New nodes of the search.
+    Search,
+    /// The run's answer measured again against its root.
+    Confirm,
+}
+
+impl BatchKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            BatchKind::Search => "search",
+            BatchKind::Confirm => "confirm",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<BatchKind> {
+        [BatchKind::Search, BatchKind::Confirm].into_iter().find(|k| k.name() == text)
+    }
+}
+
+/// One batch of evaluations: candidates measured together in one device session.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BatchRecord {
+    /// Unique in the database; its evaluation run is `RUN/evals/NAME/`.
+    pub name: String,
+    pub run: String,
+    pub kind: BatchKind,
+    /// The load average of the machine running the loop when the batch started (the first
+    /// three fields of `/proc/loadavg`: 1, 5 and 15 minutes), or `unknown`.
+    pub load: String,
+    pub started_at: String,
+}
+
+/// Whether a confirmation kept its node as the answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    Confirmed,
+    Rejected,
+}
+
+impl Verdict {
+    pub fn name(self) -> &'static str {
+        match self {
+            Verdict::Confirmed => "confirmed",
+            Verdict::Rejected => "rejected",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<Verdict> {
+        [Verdict::Confirmed, Verdict::Rejected].into_iter().find(|v| v.name() == text)
+    }
+}
+
+/// A run's answer measured again, in a batch of its own, timed against the run's root (the
+/// start) rather than the run's baseline: its speedup is over the start.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Confirmation {
+    pub id: i64,
+    pub run: String,
+    /// The node measured again.
+    pub node: NodeId,
+    /// The node it was timed against: the run's root.
+    pub against: NodeId,
+    pub batch: String,
+    pub state: State,
+    /// Once evaluated: confirmed when the measurement was correct, had no failure and a stable
+    /// interval whose lower bound is at least 1.0 (the start's own speedup over itself).
+    pub verdict: Option<Verdict>,
+    pub correct: Option<bool>,
+    pub failure: Option<FailureClass>,
+    pub speedup: Option<f64>,
+    pub ci_low: Option<f64>,
+    pub ci_high: Option<f64>,
+    pub stable: Option<bool>,
+    /// The evaluation's seconds: build and run, and run alone.
+    pub wall_s: f64,
+    pub device_s: f64,
+    pub created_at: String,
+    pub evaluated_at: Option<String>,
+}
+
+impl Confirmation {
+    /// `confirmed: 1.31x [1.20, 1.45] over node 1`, `rejected: compile: ...`, `in flight`.
+    pub fn describe(&self) -> String {
+        let Some(verdict) = self.verdict else { return "in flight".into() };
+        let measured = match (self.speedup, self.ci_low, self.ci_high) {
+            (Some(s), Some(lo), Some(hi)) => {
+                let unstable = if self.stable == Some(false) { ", unstable" } else { "" };
+                format!("{s:.2}x [{lo:.2}, {hi:.2}]{unstable} over node {}", self.against)
+            }
+            _ => match self.failure {
+                Some(c) => format!("{} (no speedup over node {})", c.name(), self.against),
+                None => format!("untimed against node {}", self.against),
+            },
+        };
+        format!("{}: {measured}", verdict.name())
     }
 }
 
@@ -333,6 +439,12 @@ mod tests {
         }
         for s in [RunStatus::Running, RunStatus::Finished, RunStatus::Stopped] {
             assert_eq!(RunStatus::parse(s.name()), Some(s));
+        }
+        for k in [BatchKind::Search, BatchKind::Confirm] {
+            assert_eq!(BatchKind::parse(k.name()), Some(k));
+        }
+        for v in [Verdict::Confirmed, Verdict::Rejected] {
+            assert_eq!(Verdict::parse(v.name()), Some(v));
         }
         assert_eq!(Level::parse("L1"), None);
     }

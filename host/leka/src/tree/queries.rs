@@ -163,6 +163,7 @@ mod tests {
             }),
             created_at: String::new(),
             evaluated_at: None,
+            batch: None,
         }
     }
 

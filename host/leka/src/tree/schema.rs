@@ -5,6 +5,9 @@
 //! queries rely on: the root alone has no parent and level `root`, one root per run, an
 //! evaluated node has its evaluation record, every file belongs to a node.
 //!
+//! A version-2 tree (before batches and confirmations) is upgraded in place when opened: the
+//! two tables are added and its nodes get an empty `batch`.
+//!
 //! What must stay true: a change of the tables is a new [`SCHEMA_VERSION`] (and the docs'
 //! schema section with it).
 
@@ -13,7 +16,7 @@ use rusqlite::{Connection, OptionalExtension};
 use std::path::Path;
 
 /// The version of the tables written by this build.
-pub const SCHEMA_VERSION: u32 = 2;
+pub const SCHEMA_VERSION: u32 = 3;
 
 /// The tables, as created in a new database.
 pub const TABLES: &str = "
@@ -65,6 +68,7 @@ CREATE TABLE nodes (
     result TEXT,
     created_at TEXT NOT NULL,
     evaluated_at TEXT,
+    batch TEXT REFERENCES batches(name),
     CHECK ((parent IS NULL) = (level = 'root')),
     CHECK ((state = 'evaluated') = (result IS NOT NULL))
 );
@@ -79,6 +83,39 @@ CREATE TABLE files (
 ) WITHOUT ROWID;
 ";
 
+/// The tables version 3 added to version 2: each batch of evaluations with the machine's load
+/// when it started, and the confirmations of a run's answer.
+pub const TABLES_V3: &str = "
+CREATE TABLE batches (
+    name TEXT PRIMARY KEY,
+    run TEXT NOT NULL REFERENCES runs(id),
+    kind TEXT NOT NULL CHECK (kind IN ('search', 'confirm')),
+    load TEXT NOT NULL,
+    started_at TEXT NOT NULL
+);
+CREATE TABLE confirmations (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    run TEXT NOT NULL REFERENCES runs(id),
+    node INTEGER NOT NULL REFERENCES nodes(id),
+    against INTEGER NOT NULL REFERENCES nodes(id),
+    batch TEXT NOT NULL REFERENCES batches(name),
+    state TEXT NOT NULL CHECK (state IN ('in_flight', 'evaluated')),
+    verdict TEXT CHECK (verdict IN ('confirmed', 'rejected')),
+    correct INTEGER,
+    failure_class TEXT,
+    speedup REAL,
+    ci_low REAL,
+    ci_high REAL,
+    stable INTEGER,
+    wall_s REAL NOT NULL DEFAULT 0,
+    device_s REAL NOT NULL DEFAULT 0,
+    result TEXT,
+    created_at TEXT NOT NULL,
+    evaluated_at TEXT,
+    CHECK ((state = 'evaluated') = (verdict IS NOT NULL AND result IS NOT NULL))
+);
+";
+
 /// Creates the tables in an empty database, or checks the version of an existing one.
 pub fn prepare(conn: &mut Connection, path: &Path, create: bool) -> Result<(), Diagnostic> {
     let sql = |e: rusqlite::Error| super::store::sql_error(path, e);
@@ -91,6 +128,7 @@ pub fn prepare(conn: &mut Connection, path: &Path, create: bool) -> Result<(), D
         }
         let tx = conn.transaction().map_err(sql)?;
         tx.execute_batch(TABLES).map_err(sql)?;
+        tx.execute_batch(TABLES_V3).map_err(sql)?;
         tx.execute(
             "INSERT INTO meta (key, value) VALUES ('schema_version', ?1), ('created_by', ?2)",
             (SCHEMA_VERSION.to_string(), format!("ekb {}", env!("CARGO_PKG_VERSION"))),
@@ -112,13 +150,23 @@ pub fn prepare(conn: &mut Connection, path: &Path, create: bool) -> Result<(), D
         .map_err(sql)?;
     match version.as_deref().map(str::parse::<u32>) {
         Some(Ok(SCHEMA_VERSION)) => Ok(()),
+        Some(Ok(2)) => {
+            let tx = conn.transaction().map_err(sql)?;
+            tx.execute_batch(TABLES_V3).map_err(sql)?;
+            tx.execute_batch(
+                "ALTER TABLE nodes ADD COLUMN batch TEXT REFERENCES batches(name); \
+                 UPDATE meta SET value = '3' WHERE key = 'schema_version';",
+            )
+            .map_err(sql)?;
+            tx.commit().map_err(sql)
+        }
         Some(Ok(v)) if v > SCHEMA_VERSION => Err(Diagnostic::error(format!(
             "the candidate tree `{}` has schema version {v}, newer than version {SCHEMA_VERSION} that this ekb reads",
             path.display()
         ))
         .with_hint("read it with the ekb that wrote it (its `meta` table names it as `created_by`), or a newer one")),
         Some(Ok(v)) => Err(Diagnostic::error(format!(
-            "the candidate tree `{}` has schema version {v}; this ekb reads version {SCHEMA_VERSION} only",
+            "the candidate tree `{}` has schema version {v}; this ekb reads version {SCHEMA_VERSION} only (and upgrades version 2)",
             path.display()
         ))
         .with_hint("read it with the ekb that wrote it (its `meta` table names it as `created_by`)")),

@@ -47,10 +47,10 @@ pub(super) const NODE_COLUMNS: &str =
     "id, run, parent, level, agent, state, edit_kind, edit_text, edit_diff, \
      rationale, tokens_in, tokens_out, llm_calls, wall_s, device_s, compiled, correct, failure_class, \
      failure_detail, failure_evidence, speedup, ci_low, ci_high, stable, verified, baseline, peak_bytes, \
-     planned_peak_bytes, created_at, evaluated_at";
+     planned_peak_bytes, created_at, evaluated_at, batch";
 
 /// A text column that must be one of an enum's names.
-fn named<T>(row: &Row, i: usize, parse: fn(&str) -> Option<T>) -> rusqlite::Result<T> {
+pub(super) fn named<T>(row: &Row, i: usize, parse: fn(&str) -> Option<T>) -> rusqlite::Result<T> {
     let text: String = row.get(i)?;
     parse(&text).ok_or_else(|| {
         rusqlite::Error::FromSqlConversionFailure(
@@ -61,7 +61,7 @@ fn named<T>(row: &Row, i: usize, parse: fn(&str) -> Option<T>) -> rusqlite::Resu
     })
 }
 
-fn failure_class(name: &str) -> Option<FailureClass> {
+pub(super) fn failure_class(name: &str) -> Option<FailureClass> {
     FailureClass::ALL.into_iter().find(|c| c.name() == name)
 }
 
@@ -113,6 +113,7 @@ pub(super) fn node_of_row(row: &Row) -> rusqlite::Result<Node> {
         outcome,
         created_at: row.get(28)?,
         evaluated_at: row.get(29)?,
+        batch: row.get(30)?,
     })
 }
 
@@ -198,6 +199,10 @@ impl Tree {
 
     pub(super) fn conn(&self) -> &Connection {
         &self.conn
+    }
+
+    pub(super) fn conn_mut(&mut self) -> &mut Connection {
+        &mut self.conn
     }
 
     pub(super) fn sql(&self, e: rusqlite::Error) -> Diagnostic {
