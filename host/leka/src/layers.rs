@@ -3,7 +3,10 @@
 //! - **L0, the graph**: the graph text and the graph passes it is compiled with (`default`, or a
 //!   list such as `fold,cse,dce`: fusion decisions are the graph's `fuse` groups and the passes).
 //! - **L1, the schedule**: the default schedule's knobs (a recipe of `set` lines) and a schedule
-//!   trace replayed on the loop program the graph lowers to with them.
+//!   trace replayed on the loop program the graph lowers to with them. On a GPU, the schedule
+//!   may also take kernels back from the GPU lowering (`rebind`): those start as the naive loop
+//!   nests of the CPU lowering, and the trace binds them to a launch itself (`bind`), with the
+//!   block sizes and shared-memory stages it chooses.
 //! - **L2, kernel sources**: kernels of that loop program given as backend source.
 //!
 //! Each level's agent edits only its layer; the candidate is derived from all three
@@ -33,6 +36,7 @@ pub const GRAPH_FILE: &str = "layers/graph.ekir";
 const PASSES_FILE: &str = "layers/passes";
 const RECIPE_FILE: &str = "layers/schedule.recipe";
 const TRACE_FILE: &str = "layers/schedule.trace";
+const REBIND_FILE: &str = "layers/schedule.rebind";
 
 /// The graph passes of the default pipeline, as [`Layers::passes`] names them.
 pub const DEFAULT_PASSES: &str = "default";
@@ -55,6 +59,9 @@ pub struct Layers {
     pub recipe: String,
     /// L1: a schedule trace over the program the graph lowers to; empty for none.
     pub trace: String,
+    /// L1, on a GPU: the kernels the trace binds itself, which start as their naive loop nest
+    /// instead of the GPU lowering's launch; empty for none.
+    pub rebind: Vec<String>,
     /// L2: kernel name -> its source.
     pub kernels: BTreeMap<String, KernelFile>,
 }
@@ -76,6 +83,7 @@ impl Layers {
             passes: DEFAULT_PASSES.into(),
             recipe: String::new(),
             trace: String::new(),
+            rebind: Vec::new(),
             kernels: BTreeMap::new(),
         }
     }
@@ -99,6 +107,9 @@ impl Layers {
             passes: get(PASSES_FILE).map_or_else(|| DEFAULT_PASSES.into(), |p| p.trim().to_string()),
             recipe: get(RECIPE_FILE).unwrap_or_default(),
             trace: get(TRACE_FILE).unwrap_or_default(),
+            rebind: get(REBIND_FILE)
+                .map(|t| t.lines().map(str::trim).filter(|l| !l.is_empty()).map(String::from).collect())
+                .unwrap_or_default(),
             kernels,
         }
     }
@@ -122,6 +133,10 @@ impl Layers {
         } else {
             Some(TraceInput::parse(SourceFile::new(TRACE_FILE, self.trace.clone())).map_err(|d| vec![d])?)
         };
+        let sources = Sources { graph: Some(&graph_src), module: None };
+        if !self.rebind.is_empty() {
+            return self.lower_rebound(&graph, sources, knobs, passes, trace, backend, target);
+        }
         let options = CompileOptions {
             schedule: Schedule::Default,
             knobs,
@@ -129,8 +144,99 @@ impl Layers {
             until: Stage::Verify,
             ..trace_options(backend, trace)
         };
+        driver::compile(Program::Graph(&graph), sources, target, &options)
+            .map(|a| a.module)
+            .map_err(|f| f.diagnostics)
+    }
+
+    /// The naive loop nests of the graph layer (through its passes): the CPU lowering with the
+    /// naive schedule, what the kernels of [`Layers::rebind`] start from.
+    pub fn naive(&self, target: &TargetProfile) -> Result<Module, Vec<Diagnostic>> {
+        let graph_src = SourceFile::new(GRAPH_FILE, self.graph.clone());
+        let graph = ekb_ir::l0::check::load(&graph_src)?;
+        let passes = ekb_passes::Selection::parse(&self.passes).map_err(|d| vec![d])?;
+        let options = CompileOptions { passes, until: Stage::Lower, ..trace_options(Backend::Cpu, None) };
         let sources = Sources { graph: Some(&graph_src), module: None };
         driver::compile(Program::Graph(&graph), sources, target, &options)
+            .map(|a| a.module)
+            .map_err(|f| f.diagnostics)
+    }
+
+    /// [`Layers::lower`] with kernels taken back from the GPU lowering: the GPU lowering with
+    /// the knobs, each kernel of `rebind` replaced by its naive loop nest, the trace replayed,
+    /// every such kernel then a launch, and the whole verified.
+    #[allow(clippy::too_many_arguments)]
+    fn lower_rebound(
+        &self,
+        graph: &ekb_ir::l0::Graph,
+        sources: Sources<'_>,
+        knobs: Option<Knobs>,
+        passes: ekb_passes::Selection,
+        trace: Option<TraceInput>,
+        backend: Backend,
+        target: &TargetProfile,
+    ) -> Result<Module, Vec<Diagnostic>> {
+        let rebind_error =
+            |msg: String, hint: &str| vec![Diagnostic::error(msg).with_file(REBIND_FILE).with_hint(hint)];
+        if backend == Backend::Cpu {
+            return Err(rebind_error(
+                format!(
+                    "kernels are taken back from the GPU lowering ({}), but the backend is cpu",
+                    self.rebind.join(", ")
+                ),
+                "the CPU lowering binds nothing: leave the file empty",
+            ));
+        }
+        let options = CompileOptions {
+            schedule: Schedule::Default,
+            knobs,
+            passes,
+            until: Stage::Lower,
+            ..trace_options(backend, None)
+        };
+        let mut module = driver::compile(Program::Graph(graph), sources, target, &options)
+            .map(|a| a.module)
+            .map_err(|f| f.diagnostics)?;
+        let naive = self.naive(target)?;
+        for name in &self.rebind {
+            let from = naive.kernels.iter().find(|k| &k.name == name);
+            match (from, module.kernels.iter_mut().find(|k| &k.name == name)) {
+                (Some(n), Some(k)) if n.params == k.params => k.body = n.body.clone(),
+                _ => {
+                    let both: Vec<&str> = module
+                        .kernels
+                        .iter()
+                        .filter(|k| naive.kernels.iter().any(|n| n.name == k.name && n.params == k.params))
+                        .map(|k| k.name.as_str())
+                        .collect();
+                    return Err(rebind_error(
+                        format!("kernel `{name}` is not a kernel of both the GPU lowering and the naive loop nests"),
+                        &format!("name one of: {}", both.join(", ")),
+                    ));
+                }
+            }
+        }
+        if let Some(t) = &trace {
+            module = ekb_sched::apply(&module, &t.trace)
+                .map_err(|d| vec![t.source.as_ref().map_or(d.clone(), |s| s.locate(d))])?;
+        }
+        let launched = |name: &String| {
+            module
+                .kernels
+                .iter()
+                .any(|k| &k.name == name && matches!(k.body.as_slice(), [ekb_ir::l1::Stmt::Launch { .. }]))
+        };
+        if let Some(name) = self.rebind.iter().find(|n| !launched(n)) {
+            return Err(vec![Diagnostic::error(format!(
+                "kernel `{name}` is taken back from the GPU lowering ({REBIND_FILE}) and the trace leaves it a loop nest"
+            ))
+            .with_file(TRACE_FILE)
+            .with_hint(format!(
+                "bind its outer loops in the trace, outermost first: `bind {name}.V blockIdx.x`, then a loop to `threadIdx.x`"
+            ))]);
+        }
+        let verify = CompileOptions { until: Stage::Verify, ..trace_options(backend, None) };
+        driver::compile(Program::Module { module: &module, graph }, sources, target, &verify)
             .map(|a| a.module)
             .map_err(|f| f.diagnostics)
     }
@@ -140,6 +246,7 @@ impl Layers {
         self.passes == DEFAULT_PASSES
             && self.recipe.trim().is_empty()
             && self.trace.trim().is_empty()
+            && self.rebind.is_empty()
             && self.kernels.is_empty()
     }
 
@@ -203,6 +310,12 @@ impl Layers {
         if !self.trace.trim().is_empty() {
             files.push(CandidateFile::new(TRACE_FILE, self.trace.clone()));
         }
+        if !self.rebind.is_empty() {
+            files.push(CandidateFile::new(
+                REBIND_FILE,
+                self.rebind.iter().map(|k| format!("{k}\n")).collect::<String>(),
+            ));
+        }
         for (name, k) in &self.kernels {
             files.push(CandidateFile::new(
                 format!("{LAYERS_DIR}/{KERNELS_DIR}/{name}.{}", k.lang.extension()),
@@ -214,15 +327,17 @@ impl Layers {
 
     /// These layers after an edit of an earlier level changed the program: the later layers
     /// replayed where they still apply. The trace is dropped when it no longer replays on the
-    /// new program, and a kernel source when its kernel is gone or the trace was dropped (its
-    /// loop program changed under it). Returns the layers and a line per dropped part.
+    /// new program (with the kernels it took back from the GPU lowering, which it bound), and a
+    /// kernel source when its kernel is gone or the trace was dropped (its loop program changed
+    /// under it). Returns the layers and a line per dropped part.
     pub fn carry(mut self, backend: Backend, target: &TargetProfile) -> (Layers, Vec<String>) {
         let mut notes = Vec::new();
-        if !self.trace.trim().is_empty() {
+        if !self.trace.trim().is_empty() || !self.rebind.is_empty() {
             if let Err(ds) = self.lower(backend, target) {
                 let why = ds.first().map_or_else(String::new, |d| d.message.clone());
                 notes.push(format!("the schedule trace no longer applies ({why}); dropped"));
                 self.trace.clear();
+                self.rebind.clear();
                 if !self.kernels.is_empty() {
                     notes.push(
                         "the kernel sources were written for the dropped trace's program; dropped".into(),
@@ -291,5 +406,34 @@ mod tests {
         assert!(carried.trace.is_empty());
         assert_eq!(notes.len(), 1, "{notes:?}");
         assert!(carried.materialize(Backend::Cpu, &host).is_ok());
+    }
+
+    #[test]
+    fn a_kernel_taken_back_from_the_gpu_lowering_is_bound_by_the_trace() {
+        let t = task("relu_resnet18_stem");
+        let pocl = TargetProfile::load("pocl").unwrap();
+        let unbound = Layers { rebind: vec!["k0_relu".into()], ..Layers::of_task(&t) };
+        let ds = unbound.lower(Backend::Opencl, &pocl).unwrap_err();
+        assert!(ds[0].to_string().contains("the trace leaves it a loop nest"), "{ds:?}");
+        let bound = Layers {
+            trace: "bind k0_relu.i1 blockIdx.x\nbind k0_relu.i2 threadIdx.x\n".into(),
+            ..unbound.clone()
+        };
+        let m = bound.materialize(Backend::Opencl, &pocl).unwrap();
+        let launch = &m.module.kernels[0].body;
+        assert!(
+            matches!(launch.as_slice(), [ekb_ir::l1::Stmt::Launch { grid, block, .. }]
+                if grid[0].extent == 64 && block[0].extent == 112),
+            "{launch:?}"
+        );
+        assert!(m.files.iter().any(|f| f.path == REBIND_FILE && f.text == "k0_relu\n"));
+        assert_eq!(Layers::from_files(&m.files, &t.source.text), bound);
+        let wrong = Layers { rebind: vec!["nosuch".into()], ..bound.clone() };
+        let ds = wrong.lower(Backend::Opencl, &pocl).unwrap_err();
+        assert!(ds[0].to_string().contains("name one of: k0_relu"), "{ds:?}");
+        assert!(bound.lower(Backend::Cpu, &TargetProfile::load("host").unwrap()).is_err());
+        // A trace that no longer binds the kernel is dropped with it.
+        let (carried, notes) = unbound.carry(Backend::Opencl, &pocl);
+        assert!(carried.rebind.is_empty() && carried.trace.is_empty() && notes.len() == 1, "{notes:?}");
     }
 }

@@ -73,8 +73,14 @@ pub fn apply(
             let next = Layers { graph: text.clone(), passes: passes.clone(), ..parent.clone() };
             Ok(next.carry(backend, target))
         }
-        Edit::Schedule { recipe, trace } => {
-            Ok((Layers { recipe: recipe.clone(), trace: trace.clone(), ..parent.clone() }, Vec::new()))
+        Edit::Schedule { recipe, rebind, trace } => {
+            let next = Layers {
+                recipe: recipe.clone(),
+                rebind: rebind.clone(),
+                trace: trace.clone(),
+                ..parent.clone()
+            };
+            Ok((next, Vec::new()))
         }
         Edit::Kernel { kernel, ext, text } => {
             if !module.kernels.iter().any(|k| &k.name == kernel) {

@@ -140,6 +140,13 @@ fn user_text(level: Level, ctx: &Context<'_>, kernel: &str) -> Result<String, Di
             let recipe =
                 if ctx.layers.recipe.is_empty() { "(the target's defaults)\n" } else { &ctx.layers.recipe };
             let trace = if ctx.layers.trace.is_empty() { "(none)\n" } else { &ctx.layers.trace };
+            if !ctx.layers.rebind.is_empty() {
+                let _ = writeln!(
+                    s,
+                    "Kernels the trace binds itself (they start as their naive loop nests, not the GPU lowering's launch; a new trace must bind them too): {}\n",
+                    ctx.layers.rebind.join(", ")
+                );
+            }
             let _ = writeln!(s, "The knobs now:\n{recipe}\nThe trace now:\n{trace}\nThe loop program they give, which a new trace rewrites:\n```ekir\n{}```\n", ekb_ir::l1::print::print(ctx.module));
         }
         Level::L2 => {
@@ -184,7 +191,7 @@ fn read_edit(answer: &str, ctx: &Context<'_>, kernel: &str) -> Result<Edit, Stri
             target.push_str(line);
             target.push('\n');
         }
-        return Ok(Edit::Schedule { recipe, trace });
+        return Ok(Edit::Schedule { recipe, rebind: ctx.layers.rebind.clone(), trace });
     }
     if let Ok(c) = extract(answer, Mode::Unified) {
         return match c.kind {

@@ -5,11 +5,14 @@
 //!
 //! - [`contract`]: what each level may change and must keep, enforced by the loop on every
 //!   proposal before anything is built.
+//! - `gpu_moves`: the offline L1 policy's launch bindings and shared-memory stages for a hot
+//!   GPU kernel.
 //!
 //! What must stay true: an agent only proposes; it never writes the tree or builds a candidate.
 //! A proposal carries the edit as the agent wrote it, so the loop can refuse it and record why.
 
 pub mod contract;
+mod gpu_moves;
 pub mod llm;
 pub mod offline_l0;
 pub mod offline_l1;
@@ -26,9 +29,10 @@ use ekb_ir::{Diagnostic, TargetProfile};
 pub enum Edit {
     /// A new graph (L0 text) and the graph passes it is compiled with.
     Graph { text: String, passes: String },
-    /// The default schedule's knobs (`set` lines) and a schedule trace over the program they
+    /// The default schedule's knobs (`set` lines), the kernels taken back from the GPU lowering
+    /// for the trace to bind (`Layers::rebind`), and a schedule trace over the program they
     /// lower to.
-    Schedule { recipe: String, trace: String },
+    Schedule { recipe: String, rebind: Vec<String>, trace: String },
     /// A kernel's source, in the backend's language (`ll`, `c`, `cu`, `cl`).
     Kernel { kernel: String, ext: String, text: String },
 }
@@ -48,7 +52,10 @@ impl Edit {
         match self {
             Edit::Graph { text, passes } if passes == crate::layers::DEFAULT_PASSES => text.clone(),
             Edit::Graph { text, passes } => format!("# passes: {passes}\n{text}"),
-            Edit::Schedule { recipe, trace } => format!("{recipe}{trace}"),
+            Edit::Schedule { recipe, rebind, trace } => {
+                let rebind: String = rebind.iter().map(|k| format!("# rebind: {k}\n")).collect();
+                format!("{recipe}{rebind}{trace}")
+            }
             Edit::Kernel { kernel, ext, text } => format!("# kernel: {kernel}.{ext}\n{text}"),
         }
     }

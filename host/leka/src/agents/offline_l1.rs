@@ -8,6 +8,9 @@
 //!   than the cores); `scalar` gets its innermost serial loops split by the vector width and
 //!   vectorized; `scheduled-hot` gets its short innermost serial loops unrolled. Appended to the
 //!   node's trace; a step the primitives refuse is never proposed.
+//! - On a GPU, `gpu-hot` gets the moves of `super::gpu_moves`: the kernel taken back from the
+//!   GPU lowering and bound by the trace with 64, 128 or 256 threads per block (as one grid, or
+//!   rows on blocks), and inputs its blocks' threads share staged with `cache_read .. shared`.
 //!
 //! All are ranked by the tuner's roofline prior on the loop program each one gives.
 //!
@@ -52,7 +55,12 @@ impl LevelAgent for OfflineL1 {
         // Each candidate edit: its layers, a line saying what moved, its estimate.
         let mut scored: Vec<(Layers, String, f64)> = Vec::new();
         let mut consider = |layers: Layers, what: String| {
-            let text = Edit::Schedule { recipe: layers.recipe.clone(), trace: layers.trace.clone() }.text();
+            let text = Edit::Schedule {
+                recipe: layers.recipe.clone(),
+                rebind: layers.rebind.clone(),
+                trace: layers.trace.clone(),
+            }
+            .text();
             if tried.contains(&text.as_str()) || scored.iter().any(|(l, ..)| l == &layers) {
                 return false;
             }
@@ -66,6 +74,12 @@ impl LevelAgent for OfflineL1 {
         };
         for (trace, what) in trace_steps(ctx.report, ctx.module, ctx.target, ctx.backend != Backend::Cpu) {
             consider(Layers { trace: format!("{}{trace}", ctx.layers.trace), ..ctx.layers.clone() }, what);
+        }
+        if ctx.backend != Backend::Cpu {
+            for (layers, what) in super::gpu_moves::gpu_moves(ctx.report, ctx.layers, ctx.backend, ctx.target)
+            {
+                consider(layers, what);
+            }
         }
         for step in 1..=2 {
             let mut any = false;
@@ -87,7 +101,11 @@ impl LevelAgent for OfflineL1 {
             .into_iter()
             .take(count)
             .map(|(layers, what, estimate)| Proposal {
-                edit: Some(Edit::Schedule { recipe: layers.recipe, trace: layers.trace }),
+                edit: Some(Edit::Schedule {
+                    recipe: layers.recipe,
+                    rebind: layers.rebind,
+                    trace: layers.trace,
+                }),
                 rationale: format!(
                     "{what}; the roofline prior estimates {:.2}x the node's work ({why})",
                     estimate / now.max(f64::MIN_POSITIVE)
@@ -241,5 +259,81 @@ mod tests {
         }
         // On a GPU, threads and lanes are the launch's business: nothing.
         assert!(trace_steps(&report, &m, &host, true).is_empty());
+    }
+
+    fn task(name: &str) -> ekb_eval::tasks::Task {
+        let file =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("../../tasks/level1/{name}.ekir"));
+        ekb_eval::tasks::load_task(&file).expect("the task loads")
+    }
+
+    fn root() -> crate::tree::Node {
+        crate::tree::Node {
+            id: 1,
+            run: "r".into(),
+            parent: None,
+            level: Level::Root,
+            agent: "start".into(),
+            state: crate::tree::State::Evaluated,
+            edit: crate::tree::Edit {
+                kind: crate::tree::EditKind::None,
+                text: String::new(),
+                diff: String::new(),
+            },
+            rationale: String::new(),
+            cost: Cost::default(),
+            outcome: None,
+            created_at: String::new(),
+            evaluated_at: None,
+            batch: None,
+        }
+    }
+
+    #[test]
+    fn on_a_gpu_a_hot_kernel_gets_launch_bindings_and_shared_stages_the_primitives_accept() {
+        let pocl = TargetProfile::load("pocl").unwrap();
+        let node = root();
+        // An elementwise kernel (no loop inside its launch: nothing to stage) and a matmul (its
+        // reduction reads a row of `q` that every thread of a row's block shares).
+        for (name, kernel, stages) in
+            [("relu_resnet18_stem", "k0_relu", false), ("matmul_scores_deit_base", "k0_matmul", true)]
+        {
+            let t = task(name);
+            let layers = Layers::of_task(&t);
+            let module = layers.lower(Backend::Opencl, &pocl).unwrap();
+            let report = profile(&module, None, &pocl, true);
+            let ctx = Context {
+                task: &t,
+                backend: Backend::Opencl,
+                target: &pocl,
+                node: &node,
+                layers: &layers,
+                module: &module,
+                report: &report,
+                tried: &[],
+                want: 64,
+            };
+            let proposals = OfflineL1.propose(&ctx).unwrap();
+            let mut gpu = Vec::new();
+            for p in &proposals {
+                let Some(Edit::Schedule { recipe, rebind, trace }) = p.edit.clone() else { panic!("{p:?}") };
+                if rebind.is_empty() {
+                    continue;
+                }
+                assert_eq!(rebind, [kernel], "{name}");
+                assert!(trace.contains(&format!("bind {kernel}.")), "{trace}");
+                let next = Layers { recipe, rebind, trace: trace.clone(), ..layers.clone() };
+                let m =
+                    next.lower(Backend::Opencl, &pocl).unwrap_or_else(|d| panic!("{name}: {trace}: {d:?}"));
+                assert!(
+                    m.kernels.iter().all(|k| matches!(k.body.as_slice(), [Stmt::Launch { .. }])),
+                    "{trace}"
+                );
+                gpu.push(trace);
+            }
+            assert!(gpu.len() >= 3, "{name}: {proposals:#?}");
+            let staged = gpu.iter().filter(|t| t.contains(" shared\n")).count();
+            assert_eq!(staged > 0, stages, "{name}: {gpu:#?}");
+        }
     }
 }
