@@ -157,6 +157,32 @@ fn a_run_killed_mid_way_resumes_without_losing_or_repeating_a_node() {
     assert_eq!(nodes.iter().filter(|n| n.level == Level::Root).count(), 1);
 }
 
+#[test]
+fn on_opencl_the_offline_policy_binds_the_hot_kernel_itself_and_its_nodes_are_correct() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("run");
+    let gpu_rt = ekb_e2e::opencl_runtime(Path::new(env!("CARGO_TARGET_TMPDIR")));
+    let task = "relu_resnet18_stem";
+    let mut c = ekb(tmp.path());
+    c.env("EKB_RT_GPU", &gpu_rt)
+        .args(["agent", task, "--backend", "opencl", "--level", "1", "--dir", tasks_dir().to_str().unwrap()])
+        .args(["--budget", "0.2", "--max-ci", "1e9", "--baseline", "default", "--seeds", "3", "--plain"])
+        .args(["--nodes", "4", "--batch", "3", "--out", out.to_str().unwrap()]);
+    ok(&c.output().unwrap());
+    let tree = Tree::open_existing(&out.join("tree.sqlite")).unwrap();
+    let nodes = tree.nodes(&format!("{task}/opencl")).unwrap();
+    // The relu kernel has no knob on a GPU: every edit takes it back from the GPU lowering and
+    // binds it, and every such program is correct on PoCL.
+    let bound: Vec<_> = nodes.iter().filter(|n| n.edit.text.starts_with("# rebind: k0_relu\n")).collect();
+    assert_eq!(bound.len(), nodes.len() - 1, "{nodes:#?}");
+    for n in &bound {
+        assert!(n.edit.text.contains("bind k0_relu.i1 blockIdx.x\n"), "{}", n.edit.text);
+        let o = n.outcome.as_ref().unwrap();
+        assert!(o.compiled && o.correct && o.failure.is_none(), "node {}: {o:?}", n.id);
+        assert!(tree.files(n.id).unwrap().iter().any(|f| f.path == "layers/schedule.rebind"));
+    }
+}
+
 /// A chat-completions server on loopback answering `answers` in order, one per request;
 /// returns its base URL and the request bodies it saw.
 fn scripted_server(answers: Vec<&'static str>) -> (String, Arc<Mutex<Vec<serde_json::Value>>>) {
