@@ -78,7 +78,7 @@ fn offline_policies_keep_every_attempt_and_answer_with_the_best_verified_node() 
     if answer.id != nodes[0].id {
         let c = confirmations.iter().find(|c| c.node == answer.id).expect("the answer's confirmation");
         assert_eq!(c.verdict, Some(Verdict::Confirmed), "{c:?}");
-        assert!(c.stable == Some(true) && c.ci_low.unwrap() >= 1.0, "{c:?}");
+        assert!(c.correct == Some(true) && c.ci_low.unwrap() >= 1.0, "{c:?}");
         assert!(row.contains(&c.describe()), "{row}");
     } else {
         assert!(confirmations.iter().all(|c| c.verdict == Some(Verdict::Rejected)), "{confirmations:?}");

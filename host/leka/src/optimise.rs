@@ -361,7 +361,8 @@ const MAX_CONFIRMATIONS: usize = 3;
 
 /// The run's final answer, confirmed: [`answer`] measured again in a batch of its own against
 /// the root, kept when the confirmation's verdict is `confirmed` (`tree::confirm::verdict`: a
-/// stable interval over the start whose lower bound is at least 1.0), else rejected, and then
+/// correct measurement whose interval over the start has a lower bound of at least 1.0), else
+/// rejected, and then
 /// the next answer confirmed, while the run's wall and device seconds budgets are not spent (the
 /// node budget does not count: a confirmation is no node) and at most [`MAX_CONFIRMATIONS`] in
 /// all; the first is measured even when they are spent. An answer confirmed before (a resumed
@@ -739,6 +740,29 @@ mod tests {
         assert_eq!(tree.node(2).unwrap().batch.as_deref(), Some("n2-3"));
         let device: f64 = spent(&tree, "r").unwrap().cost.device_s;
         assert!((device - 5.0 * 2.0).abs() < 1e-9, "{device}");
+    }
+
+    #[test]
+    fn a_confirmation_needs_an_interval_above_the_start_not_a_narrow_one() {
+        let inst = instances(&[&task()], &[Backend::Cpu]).remove(0);
+        assert_eq!(crate::tree::confirm::verdict(&timed(&inst, 0, 1.1)), Verdict::Confirmed);
+        // [0.95, 1.05]: maybe slower than the start.
+        assert_eq!(crate::tree::confirm::verdict(&timed(&inst, 0, 1.0)), Verdict::Rejected);
+        // Wide but above 1.0: still faster.
+        let mut wide = timed(&inst, 0, 3.0);
+        wide.timing.as_mut().unwrap().stable = false;
+        wide.failure = Some(FailureRecord {
+            class: FailureClass::UnstableTiming,
+            detail: "unstable".into(),
+            evidence: String::new(),
+        });
+        assert_eq!(crate::tree::confirm::verdict(&wide), Verdict::Confirmed);
+        let mut wrong = timed(&inst, 0, 3.0);
+        wrong.correct = false;
+        assert_eq!(crate::tree::confirm::verdict(&wrong), Verdict::Rejected);
+        let mut no_start = timed(&inst, 0, 3.0);
+        no_start.baseline_failure = Some("the baseline candidate failed".into());
+        assert_eq!(crate::tree::confirm::verdict(&no_start), Verdict::Rejected);
     }
 
     #[test]

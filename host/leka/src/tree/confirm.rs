@@ -9,7 +9,7 @@
 
 use super::node::{BatchKind, BatchRecord, Confirmation, NodeId, State, Verdict};
 use super::store::{failure_class, named, sql_error, Tree};
-use ekb_eval::results::{utc_now, CandidateResult};
+use ekb_eval::results::{utc_now, CandidateResult, FailureClass};
 use ekb_ir::Diagnostic;
 use rusqlite::Row;
 
@@ -47,14 +47,17 @@ fn confirmation_of_row(row: &Row) -> rusqlite::Result<Confirmation> {
     })
 }
 
-/// The verdict on a confirmation's record: confirmed when it is correct, has no failure, its
-/// baseline (the start) ran, and its speedup over the start is stable with an interval whose
-/// lower bound is at least 1.0. This is the answer rule of the loop with the start as the
-/// baseline: its speedup over itself is 1.0.
+/// The verdict on a confirmation's record: confirmed when it is correct, had no failure other
+/// than an unstable timing, its baseline (the start) ran, and the interval of its speedup over
+/// the start has a lower bound of at least 1.0. This is the answer rule of the loop with the
+/// start as the baseline (its speedup over itself is 1.0), except that the interval need not be
+/// narrow: the question is whether the answer is still faster than the start, which a wide
+/// interval above 1.0 answers as well as a narrow one.
 pub fn verdict(result: &CandidateResult) -> Verdict {
-    let above = result.counted_speedup().is_some()
-        && result.timing.as_ref().is_some_and(|t| t.stable && t.ci_low >= 1.0);
-    if above {
+    let clean = result.correct
+        && result.baseline_failure.is_none()
+        && result.failure.as_ref().is_none_or(|f| f.class == FailureClass::UnstableTiming);
+    if clean && result.timing.as_ref().is_some_and(|t| t.ci_low >= 1.0) {
         Verdict::Confirmed
     } else {
         Verdict::Rejected

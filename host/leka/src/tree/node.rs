@@ -388,8 +388,9 @@ pub struct Confirmation {
     pub against: NodeId,
     pub batch: String,
     pub state: State,
-    /// Once evaluated: confirmed when the measurement was correct, had no failure and a stable
-    /// interval whose lower bound is at least 1.0 (the start's own speedup over itself).
+    /// Once evaluated: confirmed when the measurement was correct, had no failure but an
+    /// unstable timing, and an interval whose lower bound is at least 1.0 (the start's own
+    /// speedup over itself): `tree::confirm::verdict`.
     pub verdict: Option<Verdict>,
     pub correct: Option<bool>,
     pub failure: Option<FailureClass>,
