@@ -3,7 +3,9 @@
 //! worker is killed (SIGKILL) while it holds a job, another takes that job after the min-idle
 //! time; the submitter is killed after its first result and the run resumed; the run ends with
 //! every candidate stored exactly once, each naming its device, with the outcomes of the same
-//! command run locally; `--resume` of the finished run adds nothing.
+//! command run locally; `--resume` of the finished run adds nothing. A broker killed and restarted
+//! mid-run is waited for by the worker and the submitter, and the run ends with every candidate
+//! stored once.
 
 use ekb_queue::server::LocalBroker;
 use serde_json::Value;
@@ -182,4 +184,51 @@ fn a_pool_with_a_worker_killed_mid_job_stores_every_candidate_once_as_a_local_ru
     assert!(l.status.success(), "the local run failed:\n{}", String::from_utf8_lossy(&l.stderr));
     assert_eq!(pooled_outcomes, outcomes(&local), "the pool gives the local run's outcomes");
     assert!(pooled_outcomes.values().any(|&(compiled, correct)| compiled && correct));
+}
+
+#[test]
+fn a_broker_killed_and_restarted_mid_run_is_waited_for_by_the_worker_and_the_submitter() {
+    let mut broker = LocalBroker::start("always")
+        .unwrap_or_else(|d| panic!("this test needs redis-server on this machine:\n{d}"));
+    let url = broker.url();
+    let tmp = tempfile::tempdir().unwrap();
+    let log = tmp.path().join("w.log");
+    let worker = ekb(tmp.path())
+        .args(["worker", "--queue", &url, "--name", "w", "--min-idle", "5", "--reconnect-s", "60"])
+        .stdout(Stdio::null())
+        .stderr(std::fs::File::create(&log).unwrap())
+        .spawn()
+        .unwrap();
+    let _workers = Workers(vec![("w".into(), worker, log.clone())]);
+    let pooled = tmp.path().join("pooled");
+    let submit = ekb(tmp.path())
+        .args(eval_args(&pooled))
+        .args(["--queue", &url, "--queue-depth", "2", "--reconnect-s", "60"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Kill the broker (SIGKILL) once a first result is stored, and bring it back a second later
+    // on the same port with its append-only file.
+    let results = pooled.join("results.jsonl");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while std::fs::read_to_string(&results).map_or(0, |t| t.lines().count()) == 0 {
+        assert!(Instant::now() < deadline, "no result within 60 s");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    broker.kill();
+    std::thread::sleep(Duration::from_secs(1));
+    broker.restart().unwrap();
+    let out = submit.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let worker_log = std::fs::read_to_string(&log).unwrap();
+    assert!(
+        out.status.success(),
+        "the submitter did not ride out the restart:\n{stderr}\nworker:\n{worker_log}"
+    );
+    for (who, text) in [("submitter", &*stderr), ("worker", &*worker_log)] {
+        assert!(text.contains(&format!("the broker at {url} is unreachable")), "{who}:\n{text}");
+        assert!(text.contains(&format!("reconnected to the broker at {url}")), "{who}:\n{text}");
+    }
+    assert_eq!(outcomes(&pooled).len(), 6, "3 instances x 2 samples, each once:\n{stderr}");
 }
