@@ -128,6 +128,20 @@ pub struct EvalArgs {
 }
 
 impl EvalArgs {
+    /// The settings `flags` give (as on `ekb eval`'s command line), every other at its default:
+    /// for a command that evaluates through the protocol without `ekb eval`'s flags of its own
+    /// (`ekb tune --queue`).
+    pub fn from_flags(flags: &[String]) -> Result<EvalArgs, String> {
+        use clap::Parser;
+        #[derive(clap::Parser)]
+        struct Only {
+            #[command(flatten)]
+            eval: EvalArgs,
+        }
+        let argv = std::iter::once("ekb".to_string()).chain(flags.iter().cloned());
+        Only::try_parse_from(argv).map(|o| o.eval).map_err(|e| format!("error: {e}"))
+    }
+
     fn baseline(&self) -> Result<Baseline, String> {
         Baseline::parse(&self.baseline).map_err(|d| d.to_string())
     }

@@ -35,6 +35,7 @@ mod tasks;
 mod tasks_memory;
 mod tree;
 mod tune;
+mod tune_pool;
 mod worker;
 
 use clap::{Parser, Subcommand};

@@ -111,6 +111,16 @@ fn settings(config: &Config) -> Settings {
     }
 }
 
+/// Refuses `--device` beside `--queue`: the workers name their devices.
+pub fn no_device(e: &EvalArgs) -> Result<(), String> {
+    match e.device {
+        Some(_) => Err("error: `--device` names one device, and `--queue` sends the jobs to a pool\n  \
+             = hint: name each worker's device when starting it: `ekb worker --queue URL --device D`"
+            .into()),
+        None => Ok(()),
+    }
+}
+
 /// Submits the instances of the tasks `filter` selects as jobs to `pool`, records the results
 /// into `out` as they come back, then prints the report: `ekb eval --queue`.
 pub fn evaluate_on_pool(
@@ -121,11 +131,7 @@ pub fn evaluate_on_pool(
     out: &Path,
     pool: &Pool,
 ) -> Result<ExitCode, String> {
-    if e.device.is_some() {
-        return Err("error: `--device` names one device, and `--queue` sends the jobs to a pool\n  \
-             = hint: name each worker's device when starting it: `ekb worker --queue URL --device D`"
-            .into());
-    }
+    no_device(e)?;
     let command: Vec<String> = std::env::args().collect();
     let plan = eval::plan(e, candidates, samples, command, out)?;
     let (suite, broken) = task_cli::load(&e.dir)?;

@@ -250,7 +250,7 @@ impl JobRunner<'_> {
 }
 
 /// The evaluator's notes (installing the runtime, a restarted runtime) on stderr.
-struct Notes;
+pub(crate) struct Notes;
 
 impl Observer for Notes {
     fn started(&mut self, _: usize, _: usize) {}
