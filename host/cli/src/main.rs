@@ -23,6 +23,7 @@ mod generate;
 mod import_onnx;
 mod inputs;
 mod interp;
+mod lava_run;
 mod lower;
 mod pack;
 mod report;

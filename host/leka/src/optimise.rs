@@ -119,6 +119,7 @@ pub(crate) fn unrun(
         seconds: Phases::default(),
         finished: utc_now(),
         device: None,
+        median_ns: None,
     }
 }
 

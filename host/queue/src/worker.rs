@@ -144,6 +144,7 @@ fn abandoned(job: &Job, deliveries: usize, max: usize) -> CandidateResult {
         seconds: Phases::default(),
         finished: utc_now(),
         device: None,
+        median_ns: None,
     }
 }
 
