@@ -54,7 +54,7 @@ impl<'a> PoolBench<'a> {
 impl Remote for PoolBench<'_> {
     fn device(&self) -> String {
         format!(
-            "ekb workers of `{}` (a pool), ekb {}",
+            "ekb workers of {} (a pool), ekb {}",
             self.config.targets[&Backend::Cpu].name,
             env!("CARGO_PKG_VERSION")
         )

@@ -279,7 +279,7 @@ fn ekb_tune_with_a_queue_has_its_candidates_measured_by_the_workers() {
     assert_eq!(pooled.iter().map(|r| r["trial"].as_u64().unwrap()).collect::<Vec<_>>(), [1, 2, 3, 4]);
     assert_eq!(log.matches(": gemv_mobilenetv2_classifier on cpu sample").count(), 4, "{log}");
     for r in &pooled {
-        assert!(r["device"].as_str().unwrap().starts_with("ekb workers of `host`"), "{r}");
+        assert!(r["device"].as_str().unwrap().starts_with("ekb workers of host (a pool)"), "{r}");
         if r["outcome"] == "ok" {
             assert!(r["time_ms"].as_f64().unwrap() > 0.0 && r["vs_best"].as_f64().unwrap() > 0.0, "{r}");
         }
