@@ -173,21 +173,14 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
         Budget::Total(n) => n,
         Budget::PerWorkload(n) => n * list.len(),
     };
-    let work = tempfile::tempdir().map_err(|e| format!("error: cannot create a work folder: {e}"))?;
-    let config = match &pool {
-        Some(_) => Some(pool_config(&args)?),
+    // A pooled tune: its jobs' settings, and where its batches are written.
+    let remote = match &pool {
+        Some(p) => {
+            let work = tempfile::tempdir().map_err(|e| format!("error: cannot create a work folder: {e}"))?;
+            Some((p, pool_config(&args)?, work))
+        }
         None => None,
     };
-    let mut remotes = Vec::new();
-    for (w, task) in list.iter().zip(tasks.iter().map(Some).chain(std::iter::repeat(None))) {
-        let remote: Option<Box<dyn Remote + '_>> = match (&pool, &config, task) {
-            (Some(pool), Some(config), Some(task)) => {
-                Some(Box::new(PoolBench::new(pool, config.clone(), task, work.path().to_path_buf())?))
-            }
-            _ => None,
-        };
-        remotes.push((w, remote));
-    }
     eprintln!(
         "tuning {} workload(s) on `{}` ({}), {} trial(s) {}, database {}",
         list.len(),
@@ -203,8 +196,14 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
         db_path.display()
     );
     let mut tuners = Vec::new();
-    for (w, remote) in remotes {
-        let t = Tuner::new(w, &target, &db, opts.clone(), remote)
+    for (i, w) in list.iter().enumerate() {
+        let measure: Option<Box<dyn Remote + '_>> = match &remote {
+            Some((p, config, work)) => {
+                Some(Box::new(PoolBench::new(p, config.clone(), &tasks[i], work.path().to_path_buf())?))
+            }
+            None => None,
+        };
+        let t = Tuner::new(w, &target, &db, opts.clone(), measure)
             .map_err(|e| format!("error: {}: {e}", w.name))?;
         tuners.push(t);
     }
