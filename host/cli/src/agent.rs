@@ -19,7 +19,7 @@ use ekb_leka::agents::llm::LlmAgent;
 use ekb_leka::agents::offline_l0::OfflineL0;
 use ekb_leka::agents::offline_l1::OfflineL1;
 use ekb_leka::agents::LevelAgent;
-use ekb_leka::evaluator::Protocol;
+use ekb_leka::evaluator::{Elsewhere, Protocol, Where};
 use ekb_leka::flat::{optimise_flat, FlatAgent};
 use ekb_leka::optimise::{optimise, Goal, Progress, Summary};
 use ekb_leka::tree::{Budgets, Level, Node, RunSpec, Tree, Verdict, TREE_FILE};
@@ -38,13 +38,17 @@ level that owns them. Every attempt is evaluated with the protocol of `ekb eval`
 correctness on the run's seeds, paired timing against the baseline) and kept in the candidate \
 tree RUN/tree.sqlite; the best verified node of each instance is written to \
 RUN/TASK/BACKEND/sample-0/. Without `--provider`, the offline policies decide (graph-pass choices, \
-the tuner's knob moves); with it, a model decides for the levels `--llm-levels` names.",
+the tuner's knob moves); with it, a model decides for the levels `--llm-levels` names.\n\n\
+With `--queue URL`, each batch of attempts is sent as jobs to a pool of workers (`ekb worker`, \
+docs/scaleout.md) instead of this machine's device; the tree, the batches' run directories and \
+`--resume` are those of a local run.",
     after_help = "Examples:\n  \
 ekb agent gemv_mobilenetv2_classifier --nodes 12 --out runs/agent   offline policies, 12 attempts\n  \
 ekb agent --level 1 --family matmul --baseline default --wall 600 --out runs/agent\n  \
 ekb agent relu --provider openai --base-url http://localhost:8000/v1 --model m --llm-levels l1 --out runs/llm\n  \
 ekb agent gemv_mobilenetv2_classifier --nodes 24 --out runs/agent --resume   go on after a kill\n  \
 ekb agent relu --mode flat --provider command --command ./my-agent --nodes 12 --out runs/flat   the flat arm\n  \
+ekb agent relu --level 1 --queue redis://broker:6379 --out runs/pool   attempts measured by `ekb worker`s\n  \
 ekb tree runs/agent show                     every attempt, the best marked\n  \
 ekb eval --candidates runs/agent --baseline default   measure the answers again"
 )]
@@ -55,6 +59,8 @@ pub struct Args {
     eval: EvalArgs,
     #[command(flatten)]
     llm: ProviderArgs,
+    #[command(flatten)]
+    pool: crate::submit::QueueArgs,
     /// `layered` (LEKA: one agent per level, contracts, the profiling agent) or `flat` (one
     /// model rewriting the whole program with the same evaluator and budgets: the baseline arm;
     /// needs `--provider`).
@@ -264,17 +270,27 @@ pub fn run(a: Args) -> Result<ExitCode, String> {
         wall_s: a.wall,
         device_s: a.device_s,
     };
-    let mut connect = plan.connector();
-    let mut evaluator = Protocol {
-        config: plan.config,
-        dir: out.join("evals"),
-        connect: Box::new(move |b| connect(b).map_err(Diagnostic::error)),
-        notes: Vec::new(),
+    let (run_on, device) = match a.pool.pool()? {
+        Some(pool) => {
+            crate::submit::no_device(&a.eval)?;
+            let device = format!("the pool at {}", pool.url);
+            let run: Elsewhere = Box::new(move |config, task, instance, run, notes| {
+                crate::submit::evaluate_into(&pool, config, &[task], vec![instance.clone()], run, true, notes)
+                    .map(|_| ())
+                    .map_err(Diagnostic::error)
+            });
+            (Where::Elsewhere(run), device)
+        }
+        None => {
+            let mut connect = plan.connector();
+            (Where::Device(Box::new(move |b| connect(b).map_err(Diagnostic::error))), plan.device.to_string())
+        }
     };
+    let mut evaluator = Protocol { config: plan.config, dir: out.join("evals"), run_on, notes: Vec::new() };
     eprintln!(
         "optimising {} instance(s) on {} ({}), baseline {}, {} attempt(s) each, into {}",
         tasks.len(),
-        plan.device,
+        device,
         target.name,
         evaluator.config.baseline.describe(),
         a.nodes,

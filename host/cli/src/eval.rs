@@ -52,18 +52,8 @@ pub struct Args {
     /// The run directory [default: runs/eval-TIMESTAMP].
     #[arg(long)]
     pub out: Option<PathBuf>,
-    /// Send the candidates as jobs to a pool of workers through this broker
-    /// (`redis://HOST:PORT`) instead of evaluating them here: each candidate becomes a job on
-    /// the stream of its target profile (`ekb:jobs:PROFILE`), any `ekb worker --queue URL
-    /// --target PROFILE` takes it and evaluates it on its device exactly as `ekb eval` would,
-    /// and the results come back into `--out` as they finish (each recorded once, `--resume`
-    /// continues). docs/scaleout.md says how to start a broker and workers.
-    #[arg(long, value_name = "URL")]
-    pub queue: Option<String>,
-    /// With `--queue`: the most jobs out at once (published and not yet answered); more are
-    /// published as results come back.
-    #[arg(long, default_value_t = 32, value_name = "N", requires = "queue")]
-    pub queue_depth: usize,
+    #[command(flatten)]
+    pub pool: crate::submit::QueueArgs,
 }
 
 /// Settings shared by `ekb eval` and `ekb bench`.
@@ -138,6 +128,20 @@ pub struct EvalArgs {
 }
 
 impl EvalArgs {
+    /// The settings `flags` give (as on `ekb eval`'s command line), every other at its default:
+    /// for a command that evaluates through the protocol without `ekb eval`'s flags of its own
+    /// (`ekb tune --queue`).
+    pub fn from_flags(flags: &[String]) -> Result<EvalArgs, String> {
+        use clap::Parser;
+        #[derive(clap::Parser)]
+        struct Only {
+            #[command(flatten)]
+            eval: EvalArgs,
+        }
+        let argv = std::iter::once("ekb".to_string()).chain(flags.iter().cloned());
+        Only::try_parse_from(argv).map(|o| o.eval).map_err(|e| format!("error: {e}"))
+    }
+
     fn baseline(&self) -> Result<Baseline, String> {
         Baseline::parse(&self.baseline).map_err(|d| d.to_string())
     }
@@ -297,9 +301,8 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
     };
     let out = args.out.clone().unwrap_or_else(|| default_out("eval"));
     let filter = task_cli::filter(&args.select)?;
-    if let Some(url) = &args.queue {
-        let pool = crate::submit::Pool { url, depth: args.queue_depth.max(1) };
-        return crate::submit::evaluate_on_pool(&args.eval, filter, candidates, args.samples, &out, pool);
+    if let Some(pool) = args.pool.pool()? {
+        return crate::submit::evaluate_on_pool(&args.eval, filter, candidates, args.samples, &out, &pool);
     }
     evaluate_selection(&args.eval, filter, candidates, args.samples, &out)
 }

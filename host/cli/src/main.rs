@@ -23,6 +23,7 @@ mod generate;
 mod import_onnx;
 mod inputs;
 mod interp;
+mod lava_run;
 mod lower;
 mod pack;
 mod report;
@@ -35,6 +36,7 @@ mod tasks;
 mod tasks_memory;
 mod tree;
 mod tune;
+mod tune_pool;
 mod worker;
 
 use clap::{Parser, Subcommand};

@@ -207,6 +207,11 @@ pub fn select<'a>(f: &Filter, suite: &'a Suite) -> Result<Vec<&'a Task>, String>
 /// other than `cpu` is refused, and broken task files are an error (an empty selection is not:
 /// the caller says what else the pattern could have named).
 pub fn cpu_workloads(s: &Select, dir: &Option<PathBuf>) -> Result<Vec<Workload>, String> {
+    Ok(cpu_tasks(s, dir)?.iter().map(workload).collect())
+}
+
+/// The tasks with a CPU instance that `s` selects (what [`cpu_workloads`] tunes).
+pub fn cpu_tasks(s: &Select, dir: &Option<PathBuf>) -> Result<Vec<Task>, String> {
     let mut f = filter(s)?;
     if f.backend.is_some_and(|b| b != Backend::Cpu) {
         return Err(
@@ -219,14 +224,14 @@ pub fn cpu_workloads(s: &Select, dir: &Option<PathBuf>) -> Result<Vec<Workload>,
     if broken {
         return Err("error: fix the task files above first".into());
     }
-    Ok(select(&f, &suite)?
-        .into_iter()
-        .map(|t| {
-            let mut w = Workload::new(t.name.clone(), t.source.clone(), t.graph.clone());
-            w.tolerances = t.graph.outputs.iter().map(|o| t.tolerance(o.ty.dtype)).collect();
-            w
-        })
-        .collect())
+    Ok(select(&f, &suite)?.into_iter().cloned().collect())
+}
+
+/// A task as a workload of the tuner, checked at the task's tolerances.
+pub fn workload(t: &Task) -> Workload {
+    let mut w = Workload::new(t.name.clone(), t.source.clone(), t.graph.clone());
+    w.tolerances = t.graph.outputs.iter().map(|o| t.tolerance(o.ty.dtype)).collect();
+    w
 }
 
 pub(crate) fn status(broken: bool) -> ExitCode {

@@ -2,13 +2,19 @@
 //! graph file, the anchor workloads of `ekb bench --engines`, or tasks of the suite), opens the
 //! tuning database, runs the search within the budget with a progress line, and prints a table
 //! of each workload's default and tuned times; `--export DIR` writes the tuned programs as a
-//! candidate folder for `ekb eval --candidates DIR`.
+//! candidate folder for `ekb eval --candidates DIR`. With `--queue URL` the candidates are
+//! measured by a pool of workers instead of in this process (`tune_pool.rs`).
 
 use crate::files;
+use crate::submit::QueueArgs;
 use crate::tasks::{self as task_cli, Select};
+use crate::tune_pool::PoolBench;
 use ekb_deploy::driver::{self, BackendChoice, CompileOptions, Program, Sources, Stage};
+use ekb_eval::evaluate::candidate::Candidates;
 use ekb_ir::l1::print::print as print_l1;
 use ekb_ir::TargetProfile;
+use ekb_lower::Schedule;
+use ekb_tune::remote::Remote;
 use ekb_tune::schedule::{self, Budget};
 use ekb_tune::space::Space;
 use ekb_tune::{Db, Event, Outcome, TuneOptions, Tuner, Workload};
@@ -22,18 +28,35 @@ use std::time::{Duration, Instant};
 /// loop-nest features) fitted online, every candidate timed paired with the best so far and
 /// recorded in the tuning database (docs/tuning.md).
 #[derive(clap::Args)]
-#[command(after_help = "Examples:\n  \
+#[command(
+    long_about = "Search the default schedule's knobs of each workload for the fastest correct point: an \
+evolutionary search guided by a cost model (gradient-boosted trees over loop-nest features) fitted \
+online, every candidate recorded in the tuning database (docs/tuning.md).\n\n\
+Here, each candidate is loaded into this process, checked on seed 0 and timed paired with the best \
+so far. With `--queue URL`, each batch is sent as jobs to a pool of workers (`ekb worker --target \
+TARGET`, docs/scaleout.md), which evaluate every candidate as `ekb eval` does (seeds 0, 1 and 2, \
+paired timing against the default schedule on their device); the database then holds each \
+candidate's ratio to the default times the default's time, under one device name for the pool. \
+The workloads are then tasks of the suite, and TARGET can be a board's profile.",
+    after_help = "Examples:\n  \
 ekb tune model.ekir --trials 64                 one graph, 64 trials, database tuning/host.jsonl\n  \
 ekb tune --anchors --trials 64                  the five anchor workloads of ekb bench --engines\n  \
 ekb tune --anchors conv --trials 256 --resume   continue a tune to 256 trials\n  \
 ekb tune matmul --level 1 --total-trials 200    Level-1 CPU tasks, 200 trials shared\n  \
 ekb tune --anchors --export tuned/              the best programs as candidates for ekb eval\n  \
-ekb bench --engines --db tuning/host.jsonl      the tuned anchors next to the engines\n\
+ekb bench --engines --db tuning/host.jsonl      the tuned anchors next to the engines\n  \
+ekb tune matmul --level 1 --target rk3588 --queue redis://broker:6379   measured by the rk3588 workers\n\
 The database is JSON lines, one record per measured candidate; a killed tune loses at most the \
-candidate in flight, and --resume continues it.")]
+candidate in flight, and --resume continues it."
+)]
 pub struct Args {
     #[command(flatten)]
     select: Select,
+    /// The task folder (default: the nearest `tasks/` with a `level1/` folder, from here up).
+    #[arg(long)]
+    dir: Option<PathBuf>,
+    #[command(flatten)]
+    pool: QueueArgs,
     /// The workloads are the anchor workloads of `ekb bench --engines` whose name contains the
     /// pattern (all without one), not tasks.
     #[arg(long)]
@@ -45,7 +68,8 @@ pub struct Args {
     /// each).
     #[arg(long)]
     total_trials: Option<usize>,
-    /// Target profile: one of this machine (cpu = "native"), as candidates are measured here.
+    /// Target profile: one of this machine (cpu = "native"), as candidates are measured here;
+    /// with `--queue`, any profile (its workers measure them).
     #[arg(long, default_value = "host")]
     target: String,
     /// The tuning database [default: tuning/TARGET.jsonl].
@@ -91,7 +115,7 @@ fn workloads(args: &Args) -> Result<Vec<Workload>, String> {
     if args.anchors {
         return crate::bench_engines::anchors(pattern);
     }
-    let tasks = task_cli::cpu_workloads(&args.select, &None)?;
+    let tasks = task_cli::cpu_workloads(&args.select, &args.dir)?;
     if tasks.is_empty() {
         return Err("error: no CPU task matches the selection (a graph file must exist; see --help)".into());
     }
@@ -100,14 +124,29 @@ fn workloads(args: &Args) -> Result<Vec<Workload>, String> {
 
 pub fn run(args: Args) -> Result<ExitCode, String> {
     let target = crate::source::target(&args.target)?;
-    if target.cpu.cpu != "native" {
+    let pool = args.pool.pool()?;
+    if target.cpu.cpu != "native" && pool.is_none() {
         return Err(format!(
             "error: `ekb tune` measures candidates on this machine, and target `{}` is a board (cpu = \"{}\")\n  \
-             = hint: tune with a profile of this machine, such as `host`; measuring on a board over a transport is not built yet",
+             = hint: tune with a profile of this machine, such as `host`, or have the board's workers measure them: \
+             `--queue URL` (docs/scaleout.md)",
             target.name, target.cpu.cpu
         ));
     }
-    let list = workloads(&args)?;
+    let tasks = match &pool {
+        Some(_) if args.anchors || args.select.pattern.as_deref().is_some_and(|p| Path::new(p).is_file()) => {
+            return Err("error: with `--queue`, the workloads are tasks of the suite (a job carries its task file)\n  \
+                 = hint: select tasks (`ekb tune PATTERN --level N --queue URL`), or tune a graph file or the anchors here"
+                .into())
+        }
+        Some(_) => task_cli::cpu_tasks(&args.select, &args.dir)?,
+        None => Vec::new(),
+    };
+    let list = match &pool {
+        Some(_) if tasks.is_empty() => return Err("error: no CPU task matches the selection".into()),
+        Some(_) => tasks.iter().map(task_cli::workload).collect(),
+        None => workloads(&args)?,
+    };
     let db_path =
         args.db.clone().unwrap_or_else(|| PathBuf::from("tuning").join(format!("{}.jsonl", target.name)));
     let mut db = Db::open(&db_path, &target).map_err(|e| format!("error: {e}"))?;
@@ -134,11 +173,22 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
         Budget::Total(n) => n,
         Budget::PerWorkload(n) => n * list.len(),
     };
+    // A pooled tune: its jobs' settings, and where its batches are written.
+    let remote = match &pool {
+        Some(p) => {
+            let work = tempfile::tempdir().map_err(|e| format!("error: cannot create a work folder: {e}"))?;
+            Some((p, pool_config(&args)?, work))
+        }
+        None => None,
+    };
     eprintln!(
         "tuning {} workload(s) on `{}` ({}), {} trial(s) {}, database {}",
         list.len(),
         target.name,
-        ekb_tune::db::device_fingerprint(),
+        match &pool {
+            Some(p) => format!("the workers of the pool at {}", p.url),
+            None => ekb_tune::db::device_fingerprint(),
+        },
         match budget {
             Budget::Total(n) | Budget::PerWorkload(n) => n,
         },
@@ -146,8 +196,15 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
         db_path.display()
     );
     let mut tuners = Vec::new();
-    for w in &list {
-        let t = Tuner::new(w, &target, &db, opts.clone()).map_err(|e| format!("error: {}: {e}", w.name))?;
+    for (i, w) in list.iter().enumerate() {
+        let measure: Option<Box<dyn Remote + '_>> = match &remote {
+            Some((p, config, work)) => {
+                Some(Box::new(PoolBench::new(p, config.clone(), &tasks[i], work.path().to_path_buf())?))
+            }
+            None => None,
+        };
+        let t = Tuner::new(w, &target, &db, opts.clone(), measure)
+            .map_err(|e| format!("error: {}: {e}", w.name))?;
         tuners.push(t);
     }
     let started = Instant::now();
@@ -157,8 +214,30 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
         eprintln!();
     }
     result.map_err(|e| format!("error: {e}"))?;
-    print_table(&tuners, started.elapsed());
+    print_table(&tuners, started.elapsed(), pool.is_some());
     Ok(ExitCode::SUCCESS)
+}
+
+/// The evaluation settings of a pooled tune's jobs: the default schedule as the baseline, the
+/// seeds [`crate::tune_pool::SEEDS`], the tune's timing (`--rounds` of `--round-ms` each side)
+/// and threads, and `--target`.
+fn pool_config(args: &Args) -> Result<ekb_eval::evaluate::Config, String> {
+    let budget_s = (2 * args.rounds.max(1)) as f64 * args.round_ms.max(1) as f64 / 1000.0;
+    let mut flags: Vec<String> =
+        vec!["--baseline".into(), "default".into(), "--target".into(), args.target.clone()];
+    flags.extend(["--seeds".into(), crate::tune_pool::SEEDS.into(), "--budget".into(), budget_s.to_string()]);
+    if args.threads > 0 {
+        flags.extend(["--threads".into(), args.threads.to_string()]);
+    }
+    let e = crate::eval::EvalArgs::from_flags(&flags)?;
+    let plan = crate::eval::plan(
+        &e,
+        Candidates::Builtin(Schedule::Default),
+        1,
+        std::env::args().collect(),
+        Path::new("."),
+    )?;
+    Ok(plan.config)
 }
 
 /// The progress line: trials, the current workload's best so far, and the time left.
@@ -203,7 +282,7 @@ impl Progress {
     }
 }
 
-fn print_table(tuners: &[Tuner<'_>], wall: Duration) {
+fn print_table(tuners: &[Tuner<'_>], wall: Duration, pooled: bool) {
     let width = tuners.iter().map(|t| t.summary().workload.len()).max().unwrap_or(8).max(8);
     println!(
         "{:width$}  {:>6}  {:>11}  {:>11}  {:>9}  {:>7}  {:>7}",
@@ -240,10 +319,17 @@ fn print_table(tuners: &[Tuner<'_>], wall: Duration) {
         "{illegal} bred point(s) refused while lowering (never measured); {:.1} s in all",
         wall.as_secs_f64()
     );
-    println!(
-        "times measured in this process; the evaluation protocol can differ on memory-bound kernels: \
-         confirm with --export DIR, then ekb eval --candidates DIR --baseline default"
-    );
+    if pooled {
+        println!(
+            "times measured by the pool's workers with the evaluation protocol (ratio to the default schedule, times \
+             the default's first time); confirm with --export DIR, then ekb eval --candidates DIR --baseline default"
+        );
+    } else {
+        println!(
+            "times measured in this process; the evaluation protocol can differ on memory-bound kernels: \
+             confirm with --export DIR, then ekb eval --candidates DIR --baseline default"
+        );
+    }
     for t in tuners {
         if let Some(r) = &t.summary().best_recipe {
             println!("best recipe of {}:\n{}", t.summary().workload, indent(r));

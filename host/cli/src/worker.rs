@@ -18,6 +18,7 @@ use ekb_eval::tasks::{self, Backend};
 use ekb_ir::Diagnostic;
 use ekb_lower::Schedule;
 use ekb_queue::job::{CandidateSource, Job, JobBody};
+use ekb_queue::reconnect::Reconnect;
 use ekb_queue::worker::{serve, WorkerOptions};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -34,7 +35,8 @@ jobs of its `--target` one at a time, evaluates them on its `--device` exactly a
 would there (build, check on the run's seeds, paired timing), posts the result to the run's \
 results stream, and only then acknowledges the job. While it works it sends a heartbeat; a \
 worker that is killed or hangs goes silent, and after `--min-idle` seconds another worker takes \
-its job (delivery is at least once; the submitter records each job once). Every result names \
+its job (delivery is at least once; the submitter records each job once). A broker that goes \
+away is waited for `--reconnect-s` seconds: the worker reconnects and goes on. Every result names \
 the device (host, serial, profile, runtime, temperature and clock where readable).\n\n\
 The broker is a Redis server (docs/scaleout.md): `redis-server --port 6379 --appendonly yes \
 --appendfsync always`.",
@@ -69,6 +71,12 @@ pub struct Args {
     /// its device on it) is recorded as failed instead of being evaluated again.
     #[arg(long, default_value_t = 3)]
     pub max_deliveries: usize,
+    /// Seconds a broker that went away (restarted, unreachable) is waited for before the worker
+    /// stops: it reconnects with growing waits (0.1 s doubling to 5 s, each attempt said on
+    /// stderr), joins its consumer group again and goes on; a job it held stays pending on the
+    /// broker meanwhile (its result is posted once the broker is back).
+    #[arg(long, default_value_t = 300.0, value_name = "S")]
+    pub reconnect_s: f64,
     /// Simulation only: sleep this many milliseconds per job instead of evaluating it, and post
     /// a result marked `simulated` (failed); for measuring the queue, never for a real run.
     #[arg(long, hide = true, value_name = "MS")]
@@ -88,6 +96,10 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
         min_idle: Duration::from_secs_f64(args.min_idle),
         block: Duration::from_secs_f64((args.min_idle / 2.0).clamp(0.05, 5.0)),
         max_deliveries: args.max_deliveries.max(1),
+        reconnect: Reconnect {
+            patience: crate::submit::patience(args.reconnect_s)?,
+            prefix: format!("worker {consumer}: "),
+        },
     };
     eprintln!("worker {consumer}: jobs of `{}` from {}", target.name, args.queue);
     let stop = AtomicBool::new(false);
@@ -238,7 +250,7 @@ impl JobRunner<'_> {
 }
 
 /// The evaluator's notes (installing the runtime, a restarted runtime) on stderr.
-struct Notes;
+pub(crate) struct Notes;
 
 impl Observer for Notes {
     fn started(&mut self, _: usize, _: usize) {}

@@ -2,7 +2,8 @@
 //! (`lava_common.schemas.validate`, Debian's `lava-common`; a missing one fails the test with the
 //! command that installs it), and a job that breaks the schema does not; the bundle's real
 //! output becomes one LAVA test case per payload (pass with the median, fail with none); LAVA's
-//! results for those cases read back.
+//! results for those cases read back, and written as a run (`--into`) that `ekb report` reads with
+//! the job's board as the device.
 
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
@@ -138,4 +139,84 @@ fn a_lava_job_passes_lavas_schema_and_its_cases_come_back() {
         table.lines().any(|l| l.starts_with("relu") && l.contains("pass") && l.ends_with(" ns")),
         "{table}"
     );
+}
+
+#[test]
+fn lavas_results_become_a_run_that_ekb_report_reads_with_the_jobs_board_as_device() {
+    let tmp = tempfile::tempdir().unwrap();
+    let ekb = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_ekb")).args(args).current_dir(tmp.path()).output().unwrap()
+    };
+    // LAVA's cases (its own suite, a suite task's payload, a payload of no task, a failed one)
+    // and its record of the job `ekb pack --lava` wrote.
+    let results = json!([
+        {"suite": "lava", "name": "job", "result": "pass", "measurement": null, "unit": ""},
+        {"suite": "0_ekb-bundle", "name": "gemv_mobilenetv2_classifier", "result": "pass", "measurement": "1234.5000000000", "unit": "ns"},
+        {"suite": "0_ekb-bundle", "name": "relu", "result": "pass", "measurement": "99.0", "unit": "ns"},
+        {"suite": "0_ekb-bundle", "name": "broken", "result": "fail", "measurement": null, "unit": ""}
+    ]);
+    std::fs::write(tmp.path().join("results.json"), results.to_string()).unwrap();
+    let definition = ekb_deploy::lava::job("rk3588", "rk3588-rock-5b", "https://files.lab/b.tar.gz");
+    let job = json!({"id": 4711, "actual_device": "rock5b-03", "requested_device_type": "rk3588-rock-5b",
+        "description": "ekb bundle for rk3588", "definition": definition, "end_time": "2026-03-01T10:00:00Z"});
+    std::fs::write(tmp.path().join("job.json"), job.to_string()).unwrap();
+    let tasks = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tasks").display().to_string();
+    let into = |run: &str| {
+        ekb(&["collect", "--lava", "results.json", "--lava-job", "job.json", "--into", run, "--dir", &tasks])
+    };
+    let out = into("farm");
+    assert_eq!(out.status.code(), Some(1), "a case failed:\n{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("broken"), "the table is still printed");
+
+    let run: Value =
+        serde_json::from_str(&std::fs::read_to_string(tmp.path().join("farm/run.json")).unwrap()).unwrap();
+    assert_eq!(run["instances"].as_array().unwrap().len(), 3, "{run}");
+    assert_eq!(run["backends"]["cpu"]["target"], "rk3588");
+    let lines: Vec<Value> = std::fs::read_to_string(tmp.path().join("farm/results.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 3);
+    let by_name = |n: &str| lines.iter().find(|r| r["instance"]["task"] == n).unwrap();
+    let gemv = by_name("gemv_mobilenetv2_classifier");
+    assert_eq!(
+        (gemv["instance"]["level"].as_u64(), gemv["instance"]["family"].as_str()),
+        (Some(1), Some("gemv"))
+    );
+    assert_eq!((gemv["correct"].as_bool(), gemv["median_ns"].as_f64()), (Some(true), Some(1234.5)));
+    assert!(gemv["timing"].is_null(), "an unpaired median is not a speedup: {gemv}");
+    assert_eq!(by_name("relu")["instance"]["level"], 0, "no task of that name: level 0");
+    let broken = by_name("broken");
+    assert_eq!(
+        (broken["correct"].as_bool(), broken["failure"]["class"].as_str()),
+        (Some(false), Some("runtime"))
+    );
+    assert!(broken["median_ns"].is_null());
+    for r in &lines {
+        assert_eq!(
+            (r["device"]["host"].as_str(), r["device"]["profile"].as_str()),
+            (Some("rock5b-03"), Some("rk3588"))
+        );
+    }
+
+    // `ekb report` reads the run: three instances, two correct, on the job's board.
+    let report = ekb(&["report", "farm"]);
+    let text = String::from_utf8_lossy(&report.stdout);
+    assert!(report.status.success(), "{}", String::from_utf8_lossy(&report.stderr));
+    let pooled = text.lines().find(|l| l.starts_with("all ")).unwrap_or_else(|| panic!("{text}"));
+    assert_eq!(
+        pooled.split_whitespace().take(5).collect::<Vec<_>>(),
+        ["all", "3", "1", "100.0%", "66.7%"],
+        "{text}"
+    );
+    let by_device = ekb(&["report", "--by-device", "farm"]);
+    let row = String::from_utf8_lossy(&by_device.stdout).lines().nth(1).unwrap().to_string();
+    assert_eq!(
+        row.split_whitespace().collect::<Vec<_>>()[1..7],
+        ["rock5b-03", "unknown", "rk3588", "3", "3", "2"]
+    );
+    // A run directory is not overwritten.
+    let again = into("farm");
+    assert!(String::from_utf8_lossy(&again.stderr).contains("already holds a run"));
 }

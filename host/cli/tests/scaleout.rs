@@ -3,7 +3,10 @@
 //! worker is killed (SIGKILL) while it holds a job, another takes that job after the min-idle
 //! time; the submitter is killed after its first result and the run resumed; the run ends with
 //! every candidate stored exactly once, each naming its device, with the outcomes of the same
-//! command run locally; `--resume` of the finished run adds nothing.
+//! command run locally; `--resume` of the finished run adds nothing. A broker killed and restarted
+//! mid-run is waited for by the worker and the submitter, and the run ends with every candidate
+//! stored once. `ekb tune --queue` and `ekb agent --queue` have their candidates measured by a
+//! worker, with records and runs of the form of local ones.
 
 use ekb_queue::server::LocalBroker;
 use serde_json::Value;
@@ -182,4 +185,177 @@ fn a_pool_with_a_worker_killed_mid_job_stores_every_candidate_once_as_a_local_ru
     assert!(l.status.success(), "the local run failed:\n{}", String::from_utf8_lossy(&l.stderr));
     assert_eq!(pooled_outcomes, outcomes(&local), "the pool gives the local run's outcomes");
     assert!(pooled_outcomes.values().any(|&(compiled, correct)| compiled && correct));
+}
+
+#[test]
+fn a_broker_killed_and_restarted_mid_run_is_waited_for_by_the_worker_and_the_submitter() {
+    let mut broker = LocalBroker::start("always")
+        .unwrap_or_else(|d| panic!("this test needs redis-server on this machine:\n{d}"));
+    let url = broker.url();
+    let tmp = tempfile::tempdir().unwrap();
+    let log = tmp.path().join("w.log");
+    let worker = ekb(tmp.path())
+        .args(["worker", "--queue", &url, "--name", "w", "--min-idle", "5", "--reconnect-s", "60"])
+        .stdout(Stdio::null())
+        .stderr(std::fs::File::create(&log).unwrap())
+        .spawn()
+        .unwrap();
+    let _workers = Workers(vec![("w".into(), worker, log.clone())]);
+    let pooled = tmp.path().join("pooled");
+    let submit = ekb(tmp.path())
+        .args(eval_args(&pooled))
+        .args(["--queue", &url, "--queue-depth", "2", "--reconnect-s", "60"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Kill the broker (SIGKILL) once a first result is stored, and bring it back a second later
+    // on the same port with its append-only file.
+    let results = pooled.join("results.jsonl");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while std::fs::read_to_string(&results).map_or(0, |t| t.lines().count()) == 0 {
+        assert!(Instant::now() < deadline, "no result within 60 s");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    broker.kill();
+    std::thread::sleep(Duration::from_secs(1));
+    broker.restart().unwrap();
+    let out = submit.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let worker_log = std::fs::read_to_string(&log).unwrap();
+    assert!(
+        out.status.success(),
+        "the submitter did not ride out the restart:\n{stderr}\nworker:\n{worker_log}"
+    );
+    for (who, text) in [("submitter", &*stderr), ("worker", &*worker_log)] {
+        assert!(text.contains(&format!("the broker at {url} is unreachable")), "{who}:\n{text}");
+        assert!(text.contains(&format!("reconnected to the broker at {url}")), "{who}:\n{text}");
+    }
+    assert_eq!(outcomes(&pooled).len(), 6, "3 instances x 2 samples, each once:\n{stderr}");
+}
+
+/// One worker of the `host` profile on `url`, its stderr in `dir/NAME.log`.
+fn one_worker(dir: &Path, url: &str, name: &str) -> Workers {
+    let log = dir.join(format!("{name}.log"));
+    let child = ekb(dir)
+        .args(["worker", "--queue", url, "--name", name, "--min-idle", "5"])
+        .stdout(Stdio::null())
+        .stderr(std::fs::File::create(&log).unwrap())
+        .spawn()
+        .unwrap();
+    Workers(vec![(name.into(), child, log)])
+}
+
+/// The records of a tuning database (its lines after the header).
+fn tune_records(db: &Path) -> Vec<Value> {
+    let text = std::fs::read_to_string(db).unwrap();
+    text.lines().skip(1).map(|l| serde_json::from_str(l).unwrap()).collect()
+}
+
+#[test]
+fn ekb_tune_with_a_queue_has_its_candidates_measured_by_the_workers() {
+    let broker = LocalBroker::start("always")
+        .unwrap_or_else(|d| panic!("this test needs redis-server on this machine:\n{d}"));
+    let url = broker.url();
+    let tmp = tempfile::tempdir().unwrap();
+    let workers = one_worker(tmp.path(), &url, "w");
+    let tasks = repo_tasks().display().to_string();
+    let tune = |db: &str, pooled: bool| {
+        let mut c = ekb(tmp.path());
+        c.args(["tune", "gemv_mobilenetv2_classifier", "--level", "1", "--dir", &tasks, "--db", db]);
+        c.args(["--trials", "4", "--batch", "3", "--rounds", "1", "--round-ms", "5"]);
+        if pooled {
+            c.args(["--queue", &url]);
+        }
+        c.output().unwrap()
+    };
+    let out = tune("pooled.jsonl", true);
+    let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    let log = std::fs::read_to_string(&workers.0[0].2).unwrap();
+    assert!(out.status.success(), "{stderr}\nworker:\n{log}");
+    assert!(stdout.contains("times measured by the pool's workers"), "{stdout}");
+    // Four trials, each a job the worker evaluated: the default first, then a batch of three.
+    let pooled = tune_records(&tmp.path().join("pooled.jsonl"));
+    assert_eq!(pooled.iter().map(|r| r["trial"].as_u64().unwrap()).collect::<Vec<_>>(), [1, 2, 3, 4]);
+    assert_eq!(log.matches(": gemv_mobilenetv2_classifier on cpu sample").count(), 4, "{log}");
+    for r in &pooled {
+        assert!(r["device"].as_str().unwrap().starts_with("ekb workers of host (a pool)"), "{r}");
+        if r["outcome"] == "ok" {
+            assert!(r["time_ms"].as_f64().unwrap() > 0.0 && r["vs_best"].as_f64().unwrap() > 0.0, "{r}");
+        }
+    }
+    // The default against itself: a ratio near 1, and its time is the scale.
+    let default = &pooled[0];
+    assert_eq!(default["outcome"], "ok", "{default}");
+    let ratio = default["vs_best"].as_f64().unwrap();
+    assert!((0.5..2.0).contains(&ratio), "{default}");
+    // The records have the form of a local tune's.
+    let local = tune("local.jsonl", false);
+    assert!(local.status.success(), "{}", String::from_utf8_lossy(&local.stderr));
+    let fields = |r: &Value| r.as_object().unwrap().keys().cloned().collect::<Vec<_>>();
+    let here = tune_records(&tmp.path().join("local.jsonl"));
+    assert_eq!(fields(&here[0]), fields(&pooled[0]));
+    assert_eq!(here[0]["recipe"], pooled[0]["recipe"], "the default first, in both");
+    // A graph file is not a task a worker can load.
+    std::fs::write(
+        tmp.path().join("g.ekir"),
+        "graph g(a: f32[4]) -> (b: f32[4]) {\n  %0 = relu(a)\n  return %0\n}\n",
+    )
+    .unwrap();
+    let refused = ekb(tmp.path()).args(["tune", "g.ekir", "--queue", &url]).output().unwrap();
+    assert!(!refused.status.success());
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("with `--queue`, the workloads are tasks"));
+}
+
+#[test]
+fn ekb_agent_with_a_queue_has_its_attempts_evaluated_by_the_workers() {
+    let broker = LocalBroker::start("always")
+        .unwrap_or_else(|d| panic!("this test needs redis-server on this machine:\n{d}"));
+    let url = broker.url();
+    let tmp = tempfile::tempdir().unwrap();
+    let workers = one_worker(tmp.path(), &url, "w");
+    let run = tmp.path().join("agent");
+    let out = ekb(tmp.path())
+        .args(["agent", "gemv_mobilenetv2_classifier", "--level", "1", "--dir"])
+        .arg(repo_tasks())
+        .args([
+            "--nodes",
+            "3",
+            "--batch",
+            "2",
+            "--budget",
+            "0.2",
+            "--baseline",
+            "default",
+            "--seeds",
+            "3,5,7",
+        ])
+        .args(["--plain", "--queue", &url, "--out"])
+        .arg(&run)
+        .output()
+        .unwrap();
+    let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    let log = std::fs::read_to_string(&workers.0[0].2).unwrap();
+    assert!(out.status.success(), "{stderr}\nworker:\n{log}");
+    assert!(stderr.contains(&format!("on the pool at {url}")), "{stderr}");
+    assert!(stdout.contains("| gemv_mobilenetv2_classifier/cpu |"), "{stdout}");
+    // Every attempt was a job: each batch's run directory is a pooled run's (its results stream
+    // named), and each result names the worker's device.
+    let batches: Vec<PathBuf> =
+        std::fs::read_dir(run.join("evals")).unwrap().map(|e| e.unwrap().path().join("run")).collect();
+    assert!(!batches.is_empty());
+    let mut attempts = 0;
+    for b in &batches {
+        assert!(b.join("queue.json").is_file(), "{}", b.display());
+        let text = std::fs::read_to_string(b.join("results.jsonl")).unwrap();
+        for line in text.lines() {
+            let r: Value = serde_json::from_str(line).unwrap();
+            assert_eq!(r["device"]["profile"], "host", "{r}");
+            attempts += 1;
+        }
+    }
+    assert_eq!(log.matches(": gemv_mobilenetv2_classifier on cpu sample").count(), attempts, "{log}");
+    // The answers are a run `ekb report` reads, as after a local agent run.
+    let report = ekb(tmp.path()).arg("report").arg(&run).output().unwrap();
+    assert!(report.status.success(), "{}", String::from_utf8_lossy(&report.stderr));
 }

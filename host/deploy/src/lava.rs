@@ -6,7 +6,9 @@
 //! that downloads the bundle (a `.tar.gz` of the bundle folder served at a URL), runs its `run.sh`
 //! and turns each payload's line of the runtime's output into `lava-test-case NAME --result
 //! pass|fail [--measurement MEDIAN --units ns]` ([`CASES_SH`], written into the bundle).
-//! [`parse_results`] reads the test cases LAVA returns for the job (its REST API's JSON).
+//! [`parse_results`] reads the test cases LAVA returns for the job (its REST API's JSON), and
+//! [`parse_job`] what LAVA says of the job itself: the board that ran it and the target named
+//! in its `job_name` (`ekb bundle for TARGET`).
 //!
 //! What must stay true: the job passes LAVA's own schema (`lava_common.schemas.validate`, checked
 //! by a test); one test case per payload, named after the payload file; a payload that failed or
@@ -25,6 +27,9 @@ pub const CASES_FILE: &str = "lava-cases.sh";
 
 /// The file of the LAVA job definition beside the bundle's other files.
 pub const JOB_FILE: &str = "lava-job.yaml";
+
+/// The job's name is this and the target profile's name.
+pub const JOB_NAME_PREFIX: &str = "ekb bundle for ";
 
 /// Reads `run.sh`'s output on stdin; for each payload, one `lava-test-case`: `pass` with the
 /// timing's median for `PATH: correct (...)` followed by `PATH: median N ns`, `pass` without a
@@ -95,7 +100,7 @@ pub fn job(target: &str, device_type: &str, bundle_url: &str) -> String {
          \x20       metadata:\n          format: Lava-Test Test Definition 1.0\n          name: {DEFINITION}\n\
          \x20         description: {description}\n        run:\n          steps:\n{steps}\n",
         device_type = q(device_type),
-        job_name = q(&format!("ekb bundle for {target}")),
+        job_name = q(&format!("{JOB_NAME_PREFIX}{target}")),
         prompt = q("# "),
         description = q(&format!("EdgeKernelBench payloads for target {target}, checked and timed by ekb-rt")),
         steps = steps.join("\n"),
@@ -163,6 +168,57 @@ pub fn parse_results(origin: &str, text: &str) -> Result<Vec<Case>, Diagnostic> 
     Ok(out)
 }
 
+/// What LAVA says of a job (its REST API's `GET /api/v0.2/jobs/ID/`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct JobRecord {
+    pub id: String,
+    /// The board that ran it (LAVA's device name, `actual_device`).
+    pub device: String,
+    /// Its LAVA device type (`requested_device_type`).
+    pub device_type: String,
+    /// The target profile of the bundle, from the job's name (`ekb bundle for TARGET`: its
+    /// `description`, or the `job_name` of its `definition`); `None` for a job `ekb pack` did
+    /// not write.
+    pub target: Option<String>,
+    /// When it ended (`end_time`), as LAVA writes it.
+    pub end_time: Option<String>,
+}
+
+/// The job in `text` (file `origin`): LAVA's JSON for one job.
+pub fn parse_job(origin: &str, text: &str) -> Result<JobRecord, Diagnostic> {
+    let not = |why: String| {
+        Diagnostic::error(format!("`{origin}` is not LAVA's record of a job: {why}")).with_expected(
+            "the JSON of GET /api/v0.2/jobs/ID/: `{\"id\": ..., \"actual_device\": ..., \"requested_device_type\": ..., \"description\": ...}`",
+        )
+    };
+    let value: serde_json::Value = serde_json::from_str(text).map_err(|e| not(e.to_string()))?;
+    let text_of = |key: &str| match value.get(key) {
+        Some(serde_json::Value::String(s)) => Some(s.clone()),
+        Some(serde_json::Value::Number(n)) => Some(n.to_string()),
+        _ => None,
+    };
+    let id = text_of("id").ok_or_else(|| not("no `id`".into()))?;
+    let device = text_of("actual_device")
+        .ok_or_else(|| not(format!("job {id} has no `actual_device` (did it run on a board?)")))?;
+    let from_definition = text_of("definition").and_then(|d| {
+        d.lines().find_map(|l| {
+            let name = l.strip_prefix("job_name:")?.trim();
+            serde_json::from_str::<String>(name).ok().or_else(|| Some(name.to_string()))
+        })
+    });
+    let target = text_of("description")
+        .into_iter()
+        .chain(from_definition)
+        .find_map(|name| name.strip_prefix(JOB_NAME_PREFIX).map(str::to_string));
+    Ok(JobRecord {
+        id,
+        device,
+        device_type: text_of("requested_device_type").unwrap_or_default(),
+        target,
+        end_time: text_of("end_time"),
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -194,6 +250,23 @@ mod tests {
             .unwrap_err();
         assert!(e.to_string().contains("measurement `fast`"), "{e}");
         assert!(parse_results("n.json", "{}").unwrap_err().to_string().contains("results"));
+    }
+
+    #[test]
+    fn a_job_names_its_board_and_the_target_of_its_bundle() {
+        let definition = job("rk3588", "rk3588-rock-5b", "https://files.lab/b.tar.gz");
+        let page = serde_json::json!({"id": 4711, "actual_device": "rock5b-03", "requested_device_type": "rk3588-rock-5b",
+            "description": "something else", "definition": definition, "end_time": "2026-03-01T10:00:00Z"});
+        let j = parse_job("job.json", &page.to_string()).unwrap();
+        assert_eq!(
+            (j.id.as_str(), j.device.as_str(), j.device_type.as_str()),
+            ("4711", "rock5b-03", "rk3588-rock-5b")
+        );
+        assert_eq!(j.target.as_deref(), Some("rk3588"), "from the definition's job_name");
+        let named = serde_json::json!({"id": 1, "actual_device": "b", "description": "ekb bundle for host"});
+        assert_eq!(parse_job("j.json", &named.to_string()).unwrap().target.as_deref(), Some("host"));
+        let unrun = serde_json::json!({"id": 2, "actual_device": null});
+        assert!(parse_job("j.json", &unrun.to_string()).unwrap_err().to_string().contains("actual_device"));
     }
 
     #[test]

@@ -11,12 +11,17 @@
 //! ([`Batch::against`]: the confirmation of an answer against the run's root): that program is
 //! written as the candidate folder `DIR/NAME/against` and is the baseline of that batch alone.
 //!
-//! What must stay true: one result per candidate, in the batch's order.
+//! The batch runs on the device of this machine's link ([`Where::Device`]), or is sent elsewhere
+//! ([`Where::Elsewhere`]: `ekb agent --queue`, a pool of workers) into the same run directory.
+//!
+//! What must stay true: one result per candidate, in the batch's order; where the batch runs
+//! changes nothing else (the candidate folder, the run directory and its resumption are the
+//! same).
 
 use crate::tree::CandidateFile;
 use ekb_eval::evaluate::candidate::Candidates;
 use ekb_eval::evaluate::{self, Baseline, Config, DeviceLink, Observer};
-use ekb_eval::results::{CandidateResult, Instance};
+use ekb_eval::results::{load_run, CandidateResult, Instance};
 use ekb_eval::tasks::{Backend, Task};
 use ekb_ir::Diagnostic;
 use std::collections::BTreeMap;
@@ -46,12 +51,25 @@ pub trait Evaluator {
 /// Opens a link to the device of a backend, once per batch.
 pub type Connect = Box<dyn FnMut(Backend) -> Result<DeviceLink, Diagnostic>>;
 
+/// Evaluates the configuration's candidates of an instance of a task into a run directory
+/// (continued when it exists) somewhere else than through a device link here.
+pub type Elsewhere =
+    Box<dyn FnMut(&Config, &Task, &Instance, &Path, &mut dyn Observer) -> Result<(), Diagnostic>>;
+
+/// Where a batch is evaluated.
+pub enum Where {
+    /// On the device of a link opened for each batch.
+    Device(Connect),
+    /// Somewhere else (a pool of workers).
+    Elsewhere(Elsewhere),
+}
+
 /// The evaluation protocol through `ekb_eval::evaluate`.
 pub struct Protocol {
     pub config: Config,
     /// Where batches are kept: `DIR/NAME/candidates`, `DIR/NAME/run`.
     pub dir: PathBuf,
-    pub connect: Connect,
+    pub run_on: Where,
     /// Lines worth showing (a restarted runtime, an installation).
     pub notes: Vec<String>,
 }
@@ -98,7 +116,6 @@ impl Evaluator for Protocol {
             .into_iter()
             .find(|b| b.name() == batch.instance.backend)
             .ok_or_else(|| Diagnostic::error(format!("unknown backend `{}`", batch.instance.backend)))?;
-        let link = (self.connect)(backend)?;
         self.config.candidates = Candidates::Dir(cands);
         self.config.samples = batch.candidates.len() as u32;
         let baseline = match &batch.against {
@@ -109,15 +126,23 @@ impl Evaluator for Protocol {
             }
             None => None,
         };
-        let run = evaluate::evaluate(
-            &[batch.task],
-            vec![batch.instance.clone()],
-            &self.config,
-            BTreeMap::from([(backend, link)]),
-            &root.join("run"),
-            true,
-            &mut Notes(&mut self.notes),
-        );
+        let run_dir = root.join("run");
+        let mut notes = Notes(&mut self.notes);
+        let run = match &mut self.run_on {
+            Where::Device(connect) => connect(backend).and_then(|link| {
+                evaluate::evaluate(
+                    &[batch.task],
+                    vec![batch.instance.clone()],
+                    &self.config,
+                    BTreeMap::from([(backend, link)]),
+                    &run_dir,
+                    true,
+                    &mut notes,
+                )
+            }),
+            Where::Elsewhere(run) => run(&self.config, batch.task, &batch.instance, &run_dir, &mut notes)
+                .and_then(|()| load_run(&run_dir)),
+        };
         if let Some(b) = baseline {
             self.config.baseline = b;
         }

@@ -135,6 +135,7 @@ pub(crate) fn unrun(
         seconds: Phases::default(),
         finished: utc_now(),
         device: None,
+        median_ns: None,
     }
 }
 

@@ -14,6 +14,7 @@
 
 pub mod broker;
 pub mod job;
+pub mod reconnect;
 pub mod server;
 pub mod simulate;
 pub mod submit;

@@ -73,5 +73,6 @@ pub fn evaluate(job: &Job, latency: Duration) -> Result<CandidateResult, Diagnos
         seconds: Phases { run: latency.as_secs_f64(), ..Phases::default() },
         finished: utc_now(),
         device: None,
+        median_ns: None,
     })
 }

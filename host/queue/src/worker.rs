@@ -9,10 +9,13 @@
 //! time; before waiting for new jobs a worker claims such abandoned ones, and one delivered more
 //! than `max_deliveries` times is recorded as failed instead (it kills its workers); an evaluation that
 //! cannot go on (the device is gone) leaves its job pending and stops the worker, so another
-//! worker takes the job.
+//! worker takes the job. A broker that goes away is waited for (`reconnect`): the worker
+//! reconnects, its consumer group made again, and goes on where it was (a result it holds is
+//! posted then); what it was delivered and did not acknowledge stays pending on the broker.
 
 use crate::broker::{jobs_stream, Broker};
 use crate::job::{Job, Outcome};
+use crate::reconnect::Reconnect;
 use ekb_eval::results::{utc_now, CandidateResult, CandidateText, FailureClass, FailureRecord, Phases};
 use ekb_ir::Diagnostic;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -37,6 +40,8 @@ pub struct WorkerOptions {
     /// A job delivered more often than this (every worker that took it died or hung on it) is
     /// recorded as failed instead of being evaluated again.
     pub max_deliveries: usize,
+    /// How long a lost broker is waited for before the worker stops.
+    pub reconnect: Reconnect,
 }
 
 /// Serves jobs until `stop` is set (checked between jobs and between waits), evaluating each
@@ -47,7 +52,7 @@ pub fn serve(
     evaluate: &mut dyn FnMut(&Job) -> Result<CandidateResult, Diagnostic>,
     log: &mut dyn FnMut(&str),
 ) -> Result<usize, Diagnostic> {
-    let mut broker = Broker::connect(&options.url)?;
+    let mut broker = Broker::open(&options.url, options.reconnect.clone())?;
     if broker.syncs_every_write() == Some(false) {
         log(&format!(
             "warning: the broker at {} does not sync every write (run it with `--appendonly yes --appendfsync always`): \
@@ -103,7 +108,7 @@ pub fn serve(
             b.instance.backend,
             b.sample
         ));
-        let beat = Heartbeat::start(&options.url, &stream, me, &delivery.id, options.min_idle / 3)?;
+        let beat = Heartbeat::start(&options.url, &stream, me, &delivery.id, options.min_idle / 3);
         let result = evaluate(&job);
         beat.stop();
         broker.post(&job.reply, &job.key, &Outcome::Evaluated(Box::new(result?)))?;
@@ -139,6 +144,7 @@ fn abandoned(job: &Job, deliveries: usize, max: usize) -> CandidateResult {
         seconds: Phases::default(),
         finished: utc_now(),
         device: None,
+        median_ns: None,
     }
 }
 
@@ -150,34 +156,46 @@ struct Heartbeat {
 
 impl Heartbeat {
     /// Resets entry `id`'s idle time every `period` from its own connection, as long as
-    /// `consumer` still owns it (an entry another worker claimed meanwhile is left to it).
-    fn start(
-        url: &str,
-        stream: &str,
-        consumer: &str,
-        id: &str,
-        period: Duration,
-    ) -> Result<Heartbeat, Diagnostic> {
-        let mut broker = Broker::connect(url)?;
+    /// `consumer` still owns it (an entry another worker claimed meanwhile is left to it). A
+    /// broker it cannot reach is tried again at the next beat, with one warning per outage.
+    fn start(url: &str, stream: &str, consumer: &str, id: &str, period: Duration) -> Heartbeat {
         let (stop, stopped) = mpsc::channel::<()>();
-        let (stream, consumer, id) = (stream.to_string(), consumer.to_string(), id.to_string());
+        let (url, stream, consumer, id) =
+            (url.to_string(), stream.to_string(), consumer.to_string(), id.to_string());
         let thread = std::thread::spawn(move || {
+            let mut broker: Option<Broker> = None;
+            let mut warned = false;
             while let Err(mpsc::RecvTimeoutError::Timeout) = stopped.recv_timeout(period) {
-                match broker.pending_entry(&stream, &id) {
-                    Ok(Some((owner, _))) if owner == consumer => {}
-                    // Claimed by another worker, or acknowledged: nothing left to keep alive.
-                    Ok(_) => return,
-                    Err(e) => {
-                        eprintln!("warning: the heartbeat of job entry {id} failed: {e}");
-                        continue;
+                let beat = |b: &mut Broker| -> Result<bool, Diagnostic> {
+                    match b.pending_entry(&stream, &id)? {
+                        Some((owner, _)) if owner == consumer => {
+                            b.heartbeat(&stream, &consumer, &id).map(|()| true)
+                        }
+                        // Claimed by another worker, or acknowledged: nothing left to keep alive.
+                        _ => Ok(false),
                     }
-                }
-                if let Err(e) = broker.heartbeat(&stream, &consumer, &id) {
-                    eprintln!("warning: the heartbeat of job entry {id} failed: {e}");
+                };
+                let done = match &mut broker {
+                    Some(b) => beat(b),
+                    None => Broker::connect(&url).and_then(|mut b| {
+                        let r = beat(&mut b);
+                        broker = Some(b);
+                        r
+                    }),
+                };
+                match done {
+                    Ok(true) => warned = false,
+                    Ok(false) => return,
+                    Err(e) => {
+                        broker = None;
+                        if !std::mem::replace(&mut warned, true) {
+                            eprintln!("warning: the heartbeat of job entry {id} failed (tried again at each beat): {e}");
+                        }
+                    }
                 }
             }
         });
-        Ok(Heartbeat { stop, thread })
+        Heartbeat { stop, thread }
     }
 
     fn stop(self) {

@@ -3,11 +3,14 @@
 //! another after the min-idle time and a heartbeat prevents that; a job every taker died on is
 //! recorded as failed after `max_deliveries`, not evaluated again; a submission records every
 //! job's result once, drops duplicates and strangers, and keeps at most `depth` jobs out.
+//! A worker and a submitter wait for a broker that was killed and restarted, and the run ends with
+//! every job recorded once.
 
 use ekb_eval::results::CandidateResult;
 use ekb_ir::{Diagnostic, TargetProfile};
 use ekb_queue::broker::{jobs_stream, Broker};
 use ekb_queue::job::{Job, Outcome};
+use ekb_queue::reconnect::Reconnect;
 use ekb_queue::server::LocalBroker;
 use ekb_queue::simulate;
 use ekb_queue::submit::{submit, Recorder};
@@ -103,6 +106,7 @@ fn every_result_is_recorded_once_and_at_most_depth_jobs_are_out() {
                 min_idle: Duration::from_secs(5),
                 block: Duration::from_millis(100),
                 max_deliveries: 3,
+                reconnect: Reconnect::never(),
             };
             let mut probe = redis::Client::open(url.as_str()).unwrap().get_connection().unwrap();
             let mut seen = Vec::new();
@@ -160,6 +164,7 @@ fn a_job_that_every_taker_died_on_is_recorded_as_failed_after_max_deliveries() {
         min_idle: Duration::from_millis(50),
         block: Duration::from_millis(50),
         max_deliveries: 2,
+        reconnect: Reconnect::never(),
     };
     let worker = {
         let stop = stop.clone();
@@ -178,4 +183,68 @@ fn a_job_that_every_taker_died_on_is_recorded_as_failed_after_max_deliveries() {
     assert_eq!(failure.class, ekb_eval::results::FailureClass::Runtime);
     assert!(failure.evidence.contains("delivered 3 times (at most 2)"), "{}", failure.evidence);
     assert!(b.reclaim(&stream, "x", Duration::ZERO).unwrap().is_none(), "acknowledged");
+}
+
+#[test]
+fn a_broker_killed_and_restarted_mid_run_is_waited_for_and_every_job_is_recorded_once() {
+    let mut server = broker();
+    let url = server.url();
+    let patience = |prefix: &str| Reconnect { patience: Duration::from_secs(20), prefix: prefix.into() };
+    let reply = "ekb:results:restart";
+    let jobs: Vec<Job> = simulate::jobs(reply, &profile(), 12);
+    let mut submitter = Broker::open(&url, patience("submitter: ")).unwrap();
+    // A command the broker refuses is an error at once, whatever the patience.
+    let refused = std::time::Instant::now();
+    assert!(submitter.pending_entry("ekb:jobs:none", "0-1").is_err(), "no such group");
+    assert!(refused.elapsed() < Duration::from_secs(1));
+
+    let stop = Arc::new(AtomicBool::new(false));
+    let evaluated = Arc::new(AtomicUsize::new(0));
+    let worker = {
+        let (stop, evaluated, options) = (
+            stop.clone(),
+            evaluated.clone(),
+            WorkerOptions {
+                url: url.clone(),
+                profile: "host".into(),
+                consumer: "w".into(),
+                min_idle: Duration::from_secs(2),
+                block: Duration::from_millis(100),
+                max_deliveries: 3,
+                reconnect: patience("worker: "),
+            },
+        );
+        std::thread::spawn(move || {
+            let mut evaluate = |job: &Job| {
+                evaluated.fetch_add(1, Ordering::Relaxed);
+                simulate::evaluate(job, Duration::from_millis(100))
+            };
+            serve(&options, &stop, &mut evaluate, &mut |_| {})
+        })
+    };
+    // The broker is killed (SIGKILL) once the first results are back, and comes back on the same
+    // port with its append-only file a second later.
+    let restarter = {
+        let evaluated = evaluated.clone();
+        std::thread::spawn(move || {
+            while evaluated.load(Ordering::Relaxed) < 3 {
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            server.kill();
+            assert!(Broker::connect(&url).is_err(), "no patience: an error at once");
+            std::thread::sleep(Duration::from_secs(1));
+            server.restart().unwrap();
+            server
+        })
+    };
+    let mut kept = Kept::default();
+    let tally = submit(&mut submitter, reply, jobs.clone(), 4, &mut kept).unwrap();
+    stop.store(true, Ordering::Relaxed);
+    let _server = restarter.join().unwrap();
+    let completed = worker.join().unwrap().expect("the worker rode out the restart");
+    let mut tasks: Vec<String> = kept.results.iter().map(|r| r.instance.task.clone()).collect();
+    tasks.sort();
+    tasks.dedup();
+    assert_eq!((kept.results.len(), tasks.len(), tally.recorded), (12, 12, 12), "each job recorded once");
+    assert!(completed >= 12, "every job evaluated, some perhaps twice: {completed}");
 }

@@ -56,9 +56,12 @@ pub struct Record {
     pub program_sha256: String,
     pub outcome: Outcome,
     /// The median time, on the scale of the first point of this graph measured in its tune
-    /// (the candidate's paired ratio to the best so far, times the best's time).
+    /// (the candidate's paired ratio to the best so far, times the best's time); measured on a
+    /// pool, on the scale of the default schedule (the ratio to the default, times the
+    /// default's time as first measured).
     pub time_ms: Option<f64>,
-    /// The candidate's median over the best point's, timed alternately with it.
+    /// The candidate's median over the best point's, timed alternately with it; measured on a
+    /// pool, over the default schedule's.
     pub vs_best: Option<f64>,
     pub error: Option<String>,
     /// Its number among this graph's trials on this device, from 1.

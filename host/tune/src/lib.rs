@@ -7,6 +7,7 @@
 //! - [`model`]: gradient-boosted regression trees, fitted online to the measured times;
 //! - [`search`]: the evolutionary search that proposes each batch;
 //! - [`measure`]: candidates loaded into this process, checked, and timed paired with the best;
+//! - [`remote`]: candidates measured elsewhere (a pool of workers), paired with the default;
 //! - [`db`]: the tuning database (JSON lines, one record per measured candidate);
 //! - [`tuner`]: one workload's tune; [`schedule`]: how a budget is shared between workloads.
 //!
@@ -19,6 +20,7 @@ pub mod db;
 pub mod features;
 pub mod measure;
 pub mod model;
+pub mod remote;
 pub mod schedule;
 pub mod search;
 pub mod space;

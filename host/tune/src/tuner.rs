@@ -7,14 +7,18 @@
 //! schedule is the first trial, so the default is always a candidate and a tuned result is
 //! never slower than it (as measured).
 //!
+//! Candidates are measured in this process ([`crate::measure`], one at a time against the best
+//! so far), or elsewhere ([`crate::remote`], a batch at a time against the default schedule).
+//!
 //! What must stay true: every measured candidate becomes one record before the next is
-//! measured; a candidate is the best only when it is correct and faster than the best so far in
+//! measured (measured elsewhere: before the next batch); a candidate is the best only when it is correct and faster than the best so far in
 //! a paired comparison; illegal points (refused while lowering) are counted, never measured.
 
 use crate::db::{device_fingerprint, sha256, Db, Outcome, Record};
 use crate::features::{loop_features, roofline};
 use crate::measure::{HostBench, Loaded};
 use crate::model::{Model, Params};
+use crate::remote::{Paired, Remote};
 use crate::search::{Scored, Search, SearchParams};
 use crate::space::{Point, Space};
 use crate::Workload;
@@ -86,11 +90,20 @@ pub struct Summary {
     pub wall: Duration,
 }
 
-/// A loaded best point and its time on the tune's scale.
+/// The best point (loaded, when measured in this process) and its time on the tune's scale.
 struct Best {
-    loaded: Loaded,
+    loaded: Option<Loaded>,
     time_ms: f64,
     recipe: String,
+}
+
+/// Where a tune measures its candidates.
+enum Bench<'w> {
+    /// In this process.
+    Here(HostBench),
+    /// Elsewhere, paired with the default; the scale is the default's time as first measured
+    /// (known after the first answer, or from the records of an earlier run).
+    Remote { remote: Box<dyn Remote + 'w>, scale: Option<f64> },
 }
 
 /// One workload's tune.
@@ -99,7 +112,7 @@ pub struct Tuner<'w> {
     target: &'w TargetProfile,
     opts: TuneOptions,
     space: Space,
-    bench: HostBench,
+    bench: Bench<'w>,
     search: Search,
     model: Model,
     device: String,
@@ -120,15 +133,25 @@ struct Lowered {
 }
 
 impl<'w> Tuner<'w> {
-    /// Prepares the tune of `w` for `target`'s CPU: the space, the reference outputs, the
-    /// records the database holds for the graph, and the model fitted on them.
+    /// Prepares the tune of `w` for `target`'s CPU: the space, the reference outputs (measured
+    /// here) or `remote`, where candidates are measured instead, the records the database holds
+    /// for the graph, and the model fitted on them.
     pub fn new(
         w: &'w Workload,
         target: &'w TargetProfile,
         db: &Db,
         opts: TuneOptions,
+        remote: Option<Box<dyn Remote + 'w>>,
     ) -> Result<Tuner<'w>, String> {
-        let bench = HostBench::new(w, opts.threads, opts.rounds, opts.round)?;
+        let (bench, device) = match remote {
+            None => {
+                (Bench::Here(HostBench::new(w, opts.threads, opts.rounds, opts.round)?), device_fingerprint())
+            }
+            Some(remote) => {
+                let device = remote.device();
+                (Bench::Remote { remote, scale: None }, device)
+            }
+        };
         let graph_sha256 = graph_sha256(&w.graph);
         let mut t = Tuner {
             w,
@@ -137,7 +160,7 @@ impl<'w> Tuner<'w> {
             bench,
             search: Search::new(opts.search, opts.seed),
             model: Model::default(),
-            device: device_fingerprint(),
+            device,
             graph_sha256: graph_sha256.clone(),
             best: None,
             default_ms: None,
@@ -176,9 +199,16 @@ impl<'w> Tuner<'w> {
             .filter(|r| r.outcome == Outcome::Ok && r.time_ms.is_some())
             .min_by(|a, b| a.time_ms.unwrap().total_cmp(&b.time_ms.unwrap()))
         {
-            if let Ok(p) = t.space.point_of(&r.recipe) {
-                if let Ok(loaded) = t.build(&p) {
-                    t.best = Some(Best { loaded, time_ms: r.time_ms.unwrap(), recipe: r.recipe.clone() });
+            let best = |loaded| Best { loaded, time_ms: r.time_ms.unwrap(), recipe: r.recipe.clone() };
+            match &mut t.bench {
+                Bench::Here(_) => {
+                    if let Some(loaded) = t.space.point_of(&r.recipe).ok().and_then(|p| t.build(&p).ok()) {
+                        t.best = Some(best(Some(loaded)));
+                    }
+                }
+                Bench::Remote { scale, .. } => {
+                    *scale = t.default_ms;
+                    t.best = Some(best(None));
                 }
             }
         }
@@ -218,8 +248,8 @@ impl<'w> Tuner<'w> {
         if let Ok(l) = &default_lowered {
             if !self.search.seen.contains(&l.program) && n > 0 {
                 self.search.seen.insert(l.program.clone());
-                let recipe = self.space.recipe(&default);
-                self.measure(db, &default, &recipe, &l.program, total, progress)?;
+                let program = l.program.clone();
+                self.measure_batch(db, vec![(default, program)], total, progress)?;
                 done += 1;
             }
         }
@@ -242,11 +272,9 @@ impl<'w> Tuner<'w> {
                 self.summary.exhausted = true;
                 break;
             }
-            for s in batch {
-                let recipe = self.space.recipe(&s.point);
-                self.measure(db, &s.point, &recipe, &s.program, total, progress)?;
-                done += 1;
-            }
+            let batch: Vec<(Point, String)> = batch.into_iter().map(|s| (s.point, s.program)).collect();
+            done += batch.len();
+            self.measure_batch(db, batch, total, progress)?;
             self.fit(db);
         }
         self.summary.wall += start.elapsed();
@@ -301,35 +329,100 @@ impl<'w> Tuner<'w> {
         })
     }
 
-    /// Compiles and loads `p`, checking its outputs.
+    /// Compiles and loads `p` into this process, checking its outputs.
     fn build(&self, p: &Point) -> Result<Loaded, (Outcome, String)> {
+        let Bench::Here(bench) = &self.bench else { unreachable!("only a tune measured here loads points") };
         let a = self.compile(self.space.knobs(p), Stage::Toolchain).map_err(|e| (Outcome::Compile, e))?;
-        self.bench.load(&a).map_err(|r| (r.outcome, r.error))
+        bench.load(&a).map_err(|r| (r.outcome, r.error))
     }
 
-    /// Measures one candidate against the best so far and records it.
-    fn measure(
+    /// Measures the points of `batch` (each with its program's fingerprint) and records each:
+    /// here, one at a time against the best so far; elsewhere, together, against the default.
+    fn measure_batch(
+        &mut self,
+        db: &mut Db,
+        batch: Vec<(Point, String)>,
+        total: usize,
+        progress: &mut dyn FnMut(&Event),
+    ) -> Result<(), String> {
+        let answers = match &mut self.bench {
+            Bench::Here(_) => None,
+            Bench::Remote { .. } => {
+                // The loop programs the points lower to, as the worker compiles them.
+                let mut programs = Vec::new();
+                for (p, _) in &batch {
+                    let a = self.compile(self.space.knobs(p), Stage::Verify)?;
+                    programs.push(print_l1(&a.module));
+                }
+                let Bench::Remote { remote, .. } = &mut self.bench else { unreachable!() };
+                let answers = remote.measure(self.w, &programs)?;
+                if answers.len() != batch.len() {
+                    return Err(format!("{} candidates sent, {} answers", batch.len(), answers.len()));
+                }
+                Some(answers)
+            }
+        };
+        match answers {
+            None => {
+                for (p, program) in batch {
+                    let timed = self.time_here(&p);
+                    self.record(db, &p, &program, timed, total, progress)?;
+                }
+            }
+            Some(answers) => {
+                for ((p, program), answer) in batch.into_iter().zip(answers) {
+                    let timed = answer.map(|a| self.on_scale(a));
+                    self.record(db, &p, &program, timed, total, progress)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Compiles, loads and times `p` in this process against the best so far: the point, its
+    /// time on the tune's scale and its ratio to the best.
+    fn time_here(&self, p: &Point) -> Result<(Option<Loaded>, f64, f64), (Outcome, String)> {
+        let Bench::Here(bench) = &self.bench else { unreachable!("only a tune measured here times points") };
+        let loaded = self.build(p)?;
+        let (ms, paired) = bench
+            .time(&loaded, self.best.as_ref().and_then(|b| b.loaded.as_ref()))
+            .map_err(|e| (Outcome::Run, e))?;
+        // On the tune's scale: the ratio to the best, times the best's time.
+        let (time_ms, ratio) = match (&self.best, paired) {
+            (Some(b), Some(bm)) => (ms / bm * b.time_ms, ms / bm),
+            _ => (ms, 1.0),
+        };
+        Ok((Some(loaded), time_ms, ratio))
+    }
+
+    /// A remote answer on the tune's scale: its ratio to the default times the default's time
+    /// as first measured.
+    fn on_scale(&mut self, a: Paired) -> (Option<Loaded>, f64, f64) {
+        let Bench::Remote { scale, .. } = &mut self.bench else {
+            unreachable!("only a remote tune has answers")
+        };
+        let scale = *scale.get_or_insert(a.default_ms);
+        (None, a.ratio * scale, a.ratio)
+    }
+
+    /// Records one measured candidate (`timed`: the point as loaded here, its time on the
+    /// tune's scale and its ratio) and makes it the best when it is faster.
+    fn record(
         &mut self,
         db: &mut Db,
         p: &Point,
-        recipe: &str,
         program: &str,
+        timed: Result<(Option<Loaded>, f64, f64), (Outcome, String)>,
         total: usize,
         progress: &mut dyn FnMut(&Event),
     ) -> Result<(), String> {
         self.trials += 1;
-        let timed = self.build(p).and_then(|loaded| {
-            let (ms, best_ms) = self
-                .bench
-                .time(&loaded, self.best.as_ref().map(|b| &b.loaded))
-                .map_err(|e| (Outcome::Run, e))?;
-            Ok((loaded, ms, best_ms))
-        });
+        let recipe = self.space.recipe(p);
         let mut record = Record {
             graph: self.w.name.clone(),
             graph_sha256: self.graph_sha256.clone(),
             device: self.device.clone(),
-            recipe: recipe.to_string(),
+            recipe: recipe.clone(),
             program_sha256: program.to_string(),
             outcome: Outcome::Ok,
             time_ms: None,
@@ -338,19 +431,14 @@ impl<'w> Tuner<'w> {
             trial: self.trials,
         };
         match timed {
-            Ok((loaded, ms, paired)) => {
-                // On the tune's scale: the ratio to the best, times the best's time.
-                let (time_ms, ratio) = match (&self.best, paired) {
-                    (Some(b), Some(bm)) => (ms / bm * b.time_ms, ms / bm),
-                    _ => (ms, 1.0),
-                };
+            Ok((loaded, time_ms, ratio)) => {
                 record.time_ms = Some(time_ms);
                 record.vs_best = Some(ratio);
                 if self.default_ms.is_none() && *p == self.space.default_point() {
                     self.default_ms = Some(time_ms);
                 }
                 if self.best.as_ref().is_none_or(|b| time_ms < b.time_ms) {
-                    self.best = Some(Best { loaded, time_ms, recipe: recipe.to_string() });
+                    self.best = Some(Best { loaded, time_ms, recipe });
                 }
             }
             Err((outcome, e)) => {

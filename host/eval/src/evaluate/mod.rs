@@ -521,6 +521,7 @@ fn one(
         },
         finished: String::new(),
         device: None,
+        median_ns: None,
     };
     let compiled = match built {
         Ok(c) => c,

@@ -110,6 +110,7 @@ pub(crate) fn timed(i: &Instance, sample: u32, speedup: f64) -> CandidateResult 
         seconds: Phases::default(),
         finished: "2026-01-02T03:04:06Z".into(),
         device: None,
+        median_ns: None,
     }
 }
 

@@ -170,6 +170,7 @@ pub fn crashed_result(m: Marker) -> CandidateResult {
         seconds: Phases::default(),
         finished: utc_now(),
         device: None,
+        median_ns: None,
     }
 }
 

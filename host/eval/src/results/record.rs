@@ -126,6 +126,11 @@ pub struct CandidateResult {
     /// what splits the results per board; absent in runs stored before it was recorded.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub device: Option<DeviceIdentity>,
+    /// The candidate's median time alone on its device, nanoseconds, where it was timed
+    /// without a baseline beside it (a board farm's job, read back by `ekb collect --lava
+    /// --into`); absent for a paired timing (`timing`) and in runs stored before.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub median_ns: Option<f64>,
 }
 
 /// Which device evaluated a candidate, and its state when the result was written. A value that

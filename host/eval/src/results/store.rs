@@ -250,6 +250,7 @@ mod tests {
             seconds: Phases::default(),
             finished: utc_timestamp(0),
             device: None,
+            median_ns: None,
         }
     }
 

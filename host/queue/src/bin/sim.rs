@@ -88,6 +88,7 @@ fn run(args: &Args) -> Result<(), ekb_ir::Diagnostic> {
                     min_idle: Duration::from_secs(30),
                     block: Duration::from_millis(50),
                     max_deliveries: 3,
+                    reconnect: ekb_queue::reconnect::Reconnect::never(),
                 };
                 let stop = stop.clone();
                 std::thread::spawn(move || {
