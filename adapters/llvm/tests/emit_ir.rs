@@ -232,7 +232,7 @@ fn arithmetic_is_explicit_about_overflow_division_and_conversions() {
     for call in [
         "call i32 @llvm.abs.i32(i32 %ld.",
         "call i32 @llvm.smin.i32(i32 %ld.",
-        "call i32 @llvm.fptosi.sat.i32.f32(float %ld.",
+        "call i32 @ekb_f2i(float %ld.",
         "call float @ekb_exp(float %ld.",
         "call nsz float @llvm.maximum.f32(float %ld.",
         "call float @llvm.sqrt.f32(float %ld.",
@@ -247,6 +247,35 @@ fn arithmetic_is_explicit_about_overflow_division_and_conversions() {
     assert!(!ir.contains("@expf"), "exp is inline, not the library's");
     // Indexing: sign-extended, row-major, inbounds GEP on the element type.
     assert!(b.contains("getelementptr inbounds i32, ptr %a."), "{b}");
+}
+
+#[test]
+fn a_narrow_type_vectorises_at_a_width_its_trip_count_divides() {
+    // f32 in, i8 out: 4 f32 lanes on the x86-64 baseline, so 16 lanes for the i8 store.
+    let text = |n: u32| {
+        format!(
+            "module q {{
+  input x: f32[{n}]
+  output y: i8[{n}]
+  kernel k(x: f32[{n}] in, y: i8[{n}] out) {{
+    vectorize i in 0..{n} {{
+      y[i] = i32(x[i])
+    }}
+  }}
+  run k(x, y)
+}}
+"
+        )
+    };
+    let width = |n: u32| {
+        let ir = ekb_llvm::emit(&module(&text(n)), &x86_64_baseline()).unwrap();
+        let at = ir.find("llvm.loop.vectorize.width\", i32 ").unwrap_or_else(|| panic!("no width:\n{ir}"));
+        ir[at..].split(['}', ' ']).nth(2).unwrap().parse::<u32>().unwrap()
+    };
+    assert_eq!(width(64), 16, "the full width where it divides");
+    assert_eq!(width(40), 8, "40 = 5 x 8: no scalar tail of 8");
+    assert_eq!(width(36), 4, "down to the f32 lanes");
+    assert_eq!(width(34), 16, "nothing divides: the full width, with its tail");
 }
 
 #[test]

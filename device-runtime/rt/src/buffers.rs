@@ -482,11 +482,35 @@ impl Buffers {
     /// with the shared generator, keyed by `tensor_key(task, seed, name)`; data parameters are
     /// left as [`Buffers::fill_data`] wrote them. Inputs must be writable.
     pub fn generate(&self, manifest: &Manifest, seed: u64) -> Result<(), BufferError> {
+        self.generate_like(manifest, seed, None)
+    }
+
+    /// As [`Buffers::generate`], copying instead of drawing again each buffer that `donor` (other
+    /// buffers, with their manifest) holds for the same seed: same task, name, role, type, shape
+    /// and initialiser, so the same key and the same values. The caller vouches that `donor`
+    /// was generated for `seed` and that nothing wrote its inputs since (their checksums held).
+    pub fn generate_like(
+        &self,
+        manifest: &Manifest,
+        seed: u64,
+        donor: Option<(&Buffers, &Manifest)>,
+    ) -> Result<(), BufferError> {
         for (i, b) in manifest.buffers.iter().enumerate() {
             let region = self.data(i);
             let Some(Source::Seeded(init)) = b.source.as_ref().filter(|_| b.role.is_generated()) else {
                 continue;
             };
+            let twin = donor.filter(|(_, m)| m.task == manifest.task).and_then(|(bufs, m)| {
+                m.buffers
+                    .iter()
+                    .position(|d| d == b)
+                    .map(|j| bufs.data(j))
+                    .filter(|d| d.len() == region.len())
+            });
+            if let Some(twin) = twin {
+                region.with_bytes_mut(|dst| dst.copy_from_slice(twin.bytes()));
+                continue;
+            }
             let key = seeded::tensor_key(&manifest.task, seed, &b.name);
             let err = |error| BufferError::Init { buffer: b.name.clone(), error };
             let shape: Vec<usize> = b
@@ -754,6 +778,31 @@ mod tests {
         bufs.poison(&m);
         assert_eq!(f32s(bufs.data(1)), [1.5, -2.0, 0.25]);
         assert_eq!(bufs.data(3).bytes()[..4], POISON_F32_BITS.to_ne_bytes());
+    }
+
+    #[test]
+    fn a_donor_gives_its_identical_buffers_and_only_those() {
+        let m = data_manifest();
+        let donor = Buffers::allocate(&m, RegionLayout::one_page()).unwrap();
+        donor.generate(&m, 7).unwrap();
+        // Another program of the same task whose seeded parameter is drawn differently.
+        let mut other = m.clone();
+        let k = other.buffers.iter().position(|b| b.name == "k").unwrap();
+        other.buffers[k].source = Some(Source::Seeded(Init::RandInt { lo: 0, hi: 50 }));
+        let bufs = Buffers::allocate(&other, RegionLayout::one_page()).unwrap();
+        let fresh = Buffers::allocate(&other, RegionLayout::one_page()).unwrap();
+        fresh.generate(&other, 7).unwrap();
+        // The donor's input holds values its key would not give: only a copy can carry them.
+        donor.data(0).with_bytes_mut(|d| d.fill(0x11));
+        bufs.generate_like(&other, 7, Some((&donor, &m))).unwrap();
+        assert_eq!(bufs.data(0).bytes(), donor.data(0).bytes(), "the same input is copied");
+        assert_eq!(bufs.data(k).bytes(), fresh.data(k).bytes(), "a differently drawn one is drawn");
+        assert_ne!(bufs.data(k).bytes(), donor.data(k).bytes());
+        // Another task's buffers are never copied, even with the same declarations.
+        let mut stranger = m.clone();
+        stranger.task = "u".into();
+        bufs.generate_like(&other, 7, Some((&donor, &stranger))).unwrap();
+        assert_eq!(bufs.data(0).bytes(), fresh.data(0).bytes());
     }
 
     #[test]

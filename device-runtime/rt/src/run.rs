@@ -59,8 +59,10 @@ pub const DEFAULT_EXEC_LIMIT: Duration = Duration::from_secs(10);
 const START_TIMEOUT: Duration = Duration::from_secs(30);
 /// Target duration of one batch of samples between two messages.
 const BATCH_NS: f64 = 10e6;
-/// Target duration of the counted executions (the step-timed pass after them takes as long).
-const COUNT_NS: f64 = 25e6;
+/// Target duration of the counted executions (a step-timed pass after them, for a plan of
+/// several steps, takes as long). Counters and step times are diagnostics, not the reported
+/// time, so a short pass does.
+const COUNT_NS: f64 = 10e6;
 /// The shortest a sample may last: a program faster than this is executed several times per
 /// sample (`Timing::reps`, calibrated from the warm-up), so that the clock's resolution, the
 /// cost of reading it and the scheduler's wake-ups do not dominate microsecond kernels.
@@ -179,6 +181,9 @@ struct Side<'a> {
     settings: TimingSettings,
     /// Checksums of the inputs of the last seed run, taken right after generating them.
     sums: Vec<Option<u64>>,
+    /// The seed value the inputs were last generated for, while they still hold it (the run
+    /// after it left them unchanged): another side's inputs for that seed are copied from here.
+    generated: Option<u64>,
 }
 
 impl<'a> Side<'a> {
@@ -276,7 +281,8 @@ impl<'a> Side<'a> {
             ));
         }
         let settings = timing.apply(&options.timing.apply(&m.timing));
-        let mut side = Side { payload, report, bufs: None, seeds, settings, sums: Vec::new() };
+        let mut side =
+            Side { payload, report, bufs: None, seeds, settings, sums: Vec::new(), generated: None };
         if side.report.failure.is_none() {
             match side.payload.allocate(options.layout) {
                 Ok(b) => side.bufs = Some(b),
@@ -754,7 +760,12 @@ fn run_seed(proc: &mut Proc, sides: &[Side<'_>], p: usize, seed: usize) -> Resul
     let side = &sides[p];
     let bufs = side.bufs.as_ref().expect("allocated buffers");
     let m = side.payload.manifest();
-    bufs.generate(m, m.seeds[seed])
+    let value = m.seeds[seed];
+    let donor = sides[..p]
+        .iter()
+        .find(|d| d.generated == Some(value))
+        .map(|d| (d.bufs.as_ref().expect("allocated buffers"), d.payload.manifest()));
+    bufs.generate_like(m, value, donor)
         .map_err(|e| Stop::Failed(Failure { kind: FailureKind::RuntimeError, evidence: e.to_string() }))?;
     bufs.fill_guards();
     let sums = bufs.input_checksums();
@@ -793,11 +804,14 @@ fn first_mismatch(seeds: &[SeedCheck], kind: FailureKind, what: &str) -> Option<
     })
 }
 
-/// Correctness of every side on its seeds; failures go into the sides' reports.
+/// Correctness of every side on its seeds, seed by seed (each seed's inputs drawn once and
+/// copied to the other side, where they are the same tensors); failures go into the sides'
+/// reports.
 fn check_sides(proc: &mut Proc, sides: &mut [Side<'_>]) -> Result<(), Stop> {
-    for p in 0..sides.len() {
-        for i in 0..sides[p].seeds.len() {
-            let seed = sides[p].seeds[i];
+    let rounds = sides.iter().map(|s| s.seeds.len()).max().unwrap_or(0);
+    for i in 0..rounds {
+        for p in 0..sides.len() {
+            let Some(&seed) = sides[p].seeds.get(i) else { continue };
             match run_seed(proc, sides, p, seed) {
                 Ok((check, sums, violation)) => {
                     sides[p].report.seeds.push(check);
@@ -806,6 +820,7 @@ fn check_sides(proc: &mut Proc, sides: &mut [Side<'_>]) -> Result<(), Stop> {
                         sides[p].fail(f);
                         return Ok(());
                     }
+                    sides[p].generated = Some(sides[p].payload.manifest().seeds[seed]);
                 }
                 Err(Stop::Failed(f)) => {
                     sides[p].fail(f);
@@ -815,8 +830,10 @@ fn check_sides(proc: &mut Proc, sides: &mut [Side<'_>]) -> Result<(), Stop> {
                 Err(Stop::HostGone) => return Err(Stop::HostGone),
             }
         }
-        if let Some(f) = first_mismatch(&sides[p].report.seeds, FailureKind::Correctness, "") {
-            sides[p].fail(f);
+    }
+    for side in sides.iter_mut() {
+        if let Some(f) = first_mismatch(&side.report.seeds, FailureKind::Correctness, "") {
+            side.fail(f);
         }
     }
     Ok(())
@@ -898,7 +915,7 @@ fn count(proc: &mut Proc, sides: &[Side<'_>], p: usize, median_ns: f64) -> Resul
         out.extend(crate::gpu::resource_counters(&kernels, built));
         return Ok(out);
     }
-    // Twice the runs: the counted ones, then as many with each step timed alone.
+    // At most twice the runs: the counted ones, then as many with each step timed alone.
     let timeout = proc.exec_limit.saturating_mul(runs.saturating_mul(2));
     let (raw, step_ns) =
         match proc.request(&Cmd::Count { program: p as u8, runs }, timeout, &programs(sides))? {

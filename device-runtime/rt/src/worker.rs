@@ -335,6 +335,8 @@ fn drive(io: &ChildIo, setup: &Setup<'_>, pool: &Pool, counters: &mut CounterSet
                 }
             }
             Cmd::Sample { order, cold, reps } => {
+                // Each side's launches find the workers awake, whatever ran before them.
+                let _awake = pool.hold_awake();
                 let timed: Result<Vec<u64>, Reply> = order
                     .iter()
                     .map(|&program| {
@@ -372,21 +374,32 @@ fn drive(io: &ChildIo, setup: &Setup<'_>, pool: &Pool, counters: &mut CounterSet
                 let (prog, bufs) = setup.programs[p];
                 match &mut execs[p] {
                     Exec::Cpu(bound) => {
+                        let _awake = pool.hold_awake();
                         counters.reset();
+                        // A plan of one step is timed by its counted executions themselves; a
+                        // longer plan by as many again, with each step timed alone.
+                        let mut whole_ns = 0u64;
                         for _ in 0..runs {
                             poison(pool, prog, bufs);
                             counters.enable();
+                            let t0 = sys::monotonic_ns();
                             // SAFETY: as above.
                             unsafe { bound.execute() };
+                            whole_ns += sys::monotonic_ns() - t0;
                             counters.disable();
                         }
                         counters.read(&mut raw);
-                        let mut step_ns = vec![0u64; bound.steps()];
-                        for _ in 0..runs {
-                            poison(pool, prog, bufs);
-                            // SAFETY: as above.
-                            unsafe { bound.execute_timed(sys::monotonic_ns, &mut step_ns) };
-                        }
+                        let step_ns = if bound.steps() == 1 {
+                            vec![whole_ns]
+                        } else {
+                            let mut step_ns = vec![0u64; bound.steps()];
+                            for _ in 0..runs {
+                                poison(pool, prog, bufs);
+                                // SAFETY: as above.
+                                unsafe { bound.execute_timed(sys::monotonic_ns, &mut step_ns) };
+                            }
+                            step_ns
+                        };
                         Reply::Counted { raw: raw.to_vec(), step_ns }
                     }
                     #[cfg(feature = "gpu")]

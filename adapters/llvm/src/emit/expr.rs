@@ -5,7 +5,8 @@
 //!   `i32::MIN % -1` is `0` (wrapping, as Rust's `wrapping_div`/`wrapping_rem`): the divisor
 //!   `-1` is replaced by `1` and the quotient negated, so no division ever overflows.
 //! - Float arithmetic is plain IEEE; inside `vectorize` loops it carries `reassoc contract`.
-//! - `f32 -> i32` saturates, NaN -> 0 (`llvm.fptosi.sat`); `bool -> i32/f32` is 0/1.
+//! - `f32 -> i32` saturates, NaN -> 0 (`llvm.fptosi.sat` on aarch64, `ekb_f2i` elsewhere);
+//!   `bool -> i32/f32` is 0/1.
 //! - `min`/`max` on f32 are `llvm.minimum`/`maximum` (a NaN operand gives NaN), marked `nsz`:
 //!   L1 leaves open which zero `max(-0.0, 0.0)` gives, and without `nsz` x86 orders the zeros
 //!   with two more blends per vector and a branch per scalar (aarch64's `fmax` is exact either way).
@@ -233,7 +234,7 @@ impl FnCx<'_> {
             (Ty::I32, Ty::F32) => self.op("conv", Ty::F32, format!("sitofp i32 {x} to float")),
             (Ty::Bool, Ty::F32) => self.op("conv", Ty::F32, format!("uitofp i1 {x} to float")),
             (Ty::F32, Ty::I32) => {
-                let f = self.m.callee(Callee::FptosiSat);
+                let f = self.m.callee(self.m.float_to_int);
                 self.op("conv", Ty::I32, format!("call i32 {f}(float {x})"))
             }
             (Ty::Bool, Ty::I32) => self.op("conv", Ty::I32, format!("zext i1 {x} to i32")),

@@ -59,7 +59,7 @@ pub fn emit(m: &Module, target: &TargetProfile) -> Result<String, Diagnostic> {
             return Err(Diagnostic::error(format!("kernel `{}` is defined twice", k.name)).at(k.span));
         }
     }
-    let mut cx = ModuleCx::new(target.cpu_f32_lanes());
+    let mut cx = ModuleCx::new(target.cpu_f32_lanes(), &target.cpu.triple);
     for k in &m.kernels {
         kernel(&mut cx, k)?;
     }
@@ -123,6 +123,8 @@ pub(crate) enum Callee {
     SMin,
     SMax,
     FptosiSat,
+    /// `f32 -> i32` saturating, NaN to 0, as compares and selects around a plain `fptosi`.
+    FloatToInt,
     Trap,
     /// f16 bits to their exact f32 value, in integer operations (no library call).
     HalfToFloat,
@@ -157,6 +159,7 @@ impl Callee {
             Callee::SMin => "declare i32 @llvm.smin.i32(i32, i32)",
             Callee::SMax => "declare i32 @llvm.smax.i32(i32, i32)",
             Callee::FptosiSat => "declare i32 @llvm.fptosi.sat.i32.f32(float)",
+            Callee::FloatToInt => FLOAT_TO_INT,
             Callee::Trap => "declare void @llvm.trap()",
             Callee::HalfToFloat => HALF_TO_FLOAT,
             Callee::FloatToHalf => FLOAT_TO_HALF,
@@ -183,6 +186,20 @@ impl Callee {
         &d[start..end]
     }
 }
+
+/// `ekb_f2i`: `llvm.fptosi.sat.i32.f32` in operations every vector width has. The operand of
+/// the `fptosi` is always in range: NaN and values from 2^31 up become 0.0 (then NaN gives 0 and
+/// the others `i32::MAX` by the last select), values below -2^31 become -2^31 (`i32::MIN`).
+const FLOAT_TO_INT: &str = "define internal i32 @ekb_f2i(float %x) alwaysinline nounwind {\n\
+  %below = fcmp olt float %x, 0x41E0000000000000\n\
+  %above_min = fcmp oge float %x, 0xC1E0000000000000\n\
+  %lo = select i1 %above_min, float %x, float 0xC1E0000000000000\n\
+  %m = select i1 %below, float %lo, float 0.0\n\
+  %i = fptosi float %m to i32\n\
+  %big = fcmp oge float %x, 0x41E0000000000000\n\
+  %r = select i1 %big, i32 2147483647, i32 %i\n\
+  ret i32 %r\n\
+}";
 
 /// `ekb_h2f`: the exponent and mantissa shifted into place and rebiased; infinities and NaN
 /// (exponent 31) rebiased again, NaN made quiet; subnormals renormalised by subtracting 2^-14
@@ -249,6 +266,10 @@ const FLOAT_TO_HALF: &str = "define internal i16 @ekb_f2h(float %x) alwaysinline
 pub(crate) struct ModuleCx {
     /// f32 lanes of the target's SIMD registers (the `vectorize` width).
     lanes: u32,
+    /// How `f32 -> i32` saturates on this target: `llvm.fptosi.sat` where it is one
+    /// instruction for any width (aarch64's `fcvtzs`), else the compare-and-select form of
+    /// `ekb_f2i`, which x86 vectorises where it scalarises the intrinsic.
+    float_to_int: Callee,
     funcs: Vec<String>,
     callees: BTreeSet<Callee>,
     meta: Vec<String>,
@@ -258,9 +279,11 @@ pub(crate) struct ModuleCx {
 }
 
 impl ModuleCx {
-    fn new(lanes: u32) -> ModuleCx {
+    fn new(lanes: u32, triple: &str) -> ModuleCx {
+        let native_saturation = triple.starts_with("aarch64");
         ModuleCx {
             lanes,
+            float_to_int: if native_saturation { Callee::FptosiSat } else { Callee::FloatToInt },
             funcs: Vec::new(),
             callees: BTreeSet::new(),
             meta: Vec::new(),
@@ -353,6 +376,7 @@ mod tests {
     fn callee_symbols_come_from_their_declarations() {
         assert_eq!(Callee::ParallelFor.symbol(), "ekb_parallel_for");
         assert_eq!(Callee::FptosiSat.symbol(), "llvm.fptosi.sat.i32.f32");
+        assert_eq!(Callee::FloatToInt.symbol(), "ekb_f2i");
         assert_eq!(Callee::FshlI64.symbol(), "llvm.fshl.i64");
         assert_eq!(Callee::Math(MathFn::Erf).symbol(), "ekb_erf");
     }

@@ -123,7 +123,20 @@ impl FnCx<'_> {
                 // A vector holds more elements of a narrower type: a loop over i8 data runs 4
                 // times the f32 lanes (its i32 sums widen into several registers, or into dot
                 // product instructions, as the backend chooses).
-                let lanes = self.m.lanes * 4 / self.narrowest_element(body);
+                let mut lanes = self.m.lanes * 4 / self.narrowest_element(body);
+                // Narrower, down to the f32 lanes, where that leaves no remainder: a known trip
+                // count the wide vector does not divide (112 bytes of i8 against 64 lanes) would
+                // run its tail as scalar code.
+                if let Some(t) = trips.filter(|&t| t % i64::from(lanes) != 0) {
+                    let divides = |w: u32| t % i64::from(w) == 0;
+                    let mut w = lanes / 2;
+                    while w >= self.m.lanes && !divides(w) {
+                        w /= 2;
+                    }
+                    if w >= self.m.lanes && w > 1 {
+                        lanes = w;
+                    }
+                }
                 // A fixed width only where a full vector fits; a shorter loop is left to the
                 // cost model (it may still vectorise with narrower vectors).
                 if lanes > 1 && trips.is_none_or(|t| t >= i64::from(lanes)) {
