@@ -206,11 +206,6 @@ struct Shared {
     claims: Vec<AtomicU64>,
     /// Chunks of the current job that have returned.
     finished: AtomicUsize,
-    /// Live [`Awake`] guards: while any is held, idle workers keep watching for the next job
-    /// (yielding their core to any other runnable thread) instead of sleeping.
-    awake: AtomicUsize,
-    /// Times a worker has gone to sleep on `work`.
-    sleeps: AtomicUsize,
 }
 
 /// How long an idle worker watches for the next job, and a launcher for the last chunks to
@@ -311,8 +306,6 @@ impl Pool {
             generation: AtomicU64::new(0),
             claims: (0..threads).map(|_| AtomicU64::new(0)).collect(),
             finished: AtomicUsize::new(0),
-            awake: AtomicUsize::new(0),
-            sleeps: AtomicUsize::new(0),
         });
         let init = Arc::new(init);
         let mut pool =
@@ -367,17 +360,6 @@ impl Pool {
             Some(&c) => pin_current_thread(&[c]),
             None => Ok(()),
         }
-    }
-
-    /// Keeps the idle workers watching for the next launch, instead of sleeping after [`SPIN`],
-    /// until the guard is dropped: for a measurement that alternates this pool's launches with
-    /// other work (another program's serial execution, the runtime's own bookkeeping), so that
-    /// every timed launch finds its workers as a kernel's back-to-back launches do, not asleep.
-    /// A watching worker yields its core whenever another thread is runnable on it, so it never
-    /// holds a core the work needs; it still spends the idle core's cycles (and power).
-    pub fn hold_awake(&self) -> Awake<'_> {
-        self.shared.awake.fetch_add(1, Ordering::AcqRel);
-        Awake { shared: &self.shared }
     }
 
     /// Makes this pool the one [`ekb_parallel_for`] uses until the guard is dropped. Waits while
@@ -436,13 +418,7 @@ impl Pool {
 fn worker(shared: &Shared, id: usize) {
     let mut seen = 0;
     loop {
-        let next = || shared.generation.load(Ordering::Acquire) != seen;
-        if !spin_until(next) {
-            // Held awake: watch on, but give the core to any other thread that wants it.
-            while shared.awake.load(Ordering::Acquire) > 0 && !next() {
-                std::thread::yield_now();
-            }
-        }
+        spin_until(|| shared.generation.load(Ordering::Acquire) != seen);
         let job = {
             let mut s = shared.lock();
             loop {
@@ -453,7 +429,6 @@ fn worker(shared: &Shared, id: usize) {
                     seen = s.generation;
                     break s.job;
                 }
-                shared.sleeps.fetch_add(1, Ordering::Relaxed);
                 s = shared.work.wait(s).unwrap_or_else(|e| e.into_inner());
             }
         };
@@ -472,18 +447,6 @@ impl Drop for Pool {
             // clean up either way.
             let _ = w.join();
         }
-    }
-}
-
-/// The guard from [`Pool::hold_awake`].
-pub struct Awake<'p> {
-    shared: &'p Shared,
-}
-
-impl Drop for Awake<'_> {
-    fn drop(&mut self) {
-        // Watching workers see the count fall and go to sleep on their own.
-        self.shared.awake.fetch_sub(1, Ordering::AcqRel);
     }
 }
 
@@ -773,38 +736,6 @@ mod tests {
         );
         let e = Pool::new(&PoolConfig { threads: 2, cpus: vec![100_000], stack_bytes: 0 }).unwrap_err();
         assert!(matches!(e, PoolError::Affinity { cpu: 100_000, .. }), "{e}");
-    }
-
-    #[test]
-    fn held_awake_workers_do_not_sleep_and_go_back_to_sleep_after() {
-        let pool = Pool::new(&PoolConfig::new(2, 0)).unwrap();
-        let c = Counts::new(4);
-        let launch = || unsafe { pool.parallel_for(count, ctx(&c), 4) };
-        launch();
-        let asleep = |pool: &Pool| {
-            let start = Instant::now();
-            while pool.shared.sleeps.load(Ordering::Relaxed) == 0 {
-                assert!(start.elapsed() < Duration::from_secs(10), "the idle worker never slept");
-                std::thread::sleep(SPIN);
-            }
-        };
-        asleep(&pool);
-        let before = pool.shared.sleeps.load(Ordering::Relaxed);
-        {
-            let _awake = pool.hold_awake();
-            launch();
-            // Many times the watch without a launch: a worker held awake keeps watching.
-            std::thread::sleep(SPIN * 50);
-            launch();
-            assert_eq!(pool.shared.sleeps.load(Ordering::Relaxed), before, "a held worker slept");
-        }
-        // Released, the worker sleeps again once its watch is over.
-        let start = Instant::now();
-        while pool.shared.sleeps.load(Ordering::Relaxed) == before {
-            assert!(start.elapsed() < Duration::from_secs(10), "the released worker kept watching");
-            std::thread::sleep(SPIN);
-        }
-        assert_eq!(c.hits(), vec![3; 4]);
     }
 
     #[test]

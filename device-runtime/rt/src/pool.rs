@@ -11,7 +11,7 @@
 use std::ffi::c_void;
 
 pub use ekb_pool::{
-    allowed_cpus, ekb_parallel_for, pin_current_thread, Active, Awake, ChunkFn, Pool, PoolConfig, PoolError,
+    allowed_cpus, ekb_parallel_for, pin_current_thread, Active, ChunkFn, Pool, PoolConfig, PoolError,
 };
 
 /// Stack every kernel thread gets beyond the profile's `stack_bytes` (the ABI's 64 KiB for the

@@ -335,8 +335,6 @@ fn drive(io: &ChildIo, setup: &Setup<'_>, pool: &Pool, counters: &mut CounterSet
                 }
             }
             Cmd::Sample { order, cold, reps } => {
-                // Each side's launches find the workers awake, whatever ran before them.
-                let _awake = pool.hold_awake();
                 let timed: Result<Vec<u64>, Reply> = order
                     .iter()
                     .map(|&program| {
@@ -374,7 +372,6 @@ fn drive(io: &ChildIo, setup: &Setup<'_>, pool: &Pool, counters: &mut CounterSet
                 let (prog, bufs) = setup.programs[p];
                 match &mut execs[p] {
                     Exec::Cpu(bound) => {
-                        let _awake = pool.hold_awake();
                         counters.reset();
                         // A plan of one step is timed by its counted executions themselves; a
                         // longer plan by as many again, with each step timed alone.
