@@ -4,12 +4,16 @@
 //! inside the input (and likewise for columns).
 //!
 //! Layouts: naive, a serial loop per output dim and a `local` scalar accumulator over `(c, kh,
-//! kw)`; default, the same per-element body with threads over `(n, oc, oh)` and the columns in a
-//! serial loop. Every input index is guarded (`t >= 0`, `t % s == 0`, then `t / s < size`), which
-//! is also what lets the verifier's interval analysis prove it in bounds.
+//! kw)`, every tap tried and guarded (`t >= 0`, `t % s == 0`, then `t / s < size`). Default,
+//! threads over `(n, oc, oh)` and the columns in a serial loop; without dilation its taps are
+//! visited by stride phase: with `t = oh + top`, only `kh = t % s + j*s` lands on a whole input
+//! row, `ih = t / s - j`, so `ceil(KH / s)` rows are tried instead of `KH` (a 4x4 kernel of
+//! stride 4 has one tap per output in each direction, not 16 to test), with the channel sum
+//! innermost and unguarded. Either way the guards are what let the verifier's interval analysis
+//! prove every index in bounds.
 
 use crate::conv::dims4;
-use crate::sched::{outer, serial, Cx};
+use crate::sched::{outer, serial, Cx, Nest};
 use ekb_ir::l0::ConvTranspose2dAttrs;
 use ekb_ir::l1::build::{f, if_, int, ints, let_, var, Buf, E};
 use ekb_ir::l1::Stmt;
@@ -35,8 +39,95 @@ pub fn conv_transpose2d(
         nest
     };
     let idx = <[E; 4]>::try_from(nest.idx.clone()).expect("rank 4");
-    let body = element(cx, a, [x, w, y], bias, idx);
+    let body = if cx.naive() || a.dilation != [1, 1] {
+        element(cx, a, [x, w, y], bias, idx)
+    } else {
+        element_by_phase(cx, a, [x, w, y], bias, idx)
+    };
     nest.wrap(body)
+}
+
+/// `g`, `o` (the group and the output channel in it) and the accumulator of `y[.., oi, ..]`
+/// started at the bias, with the statements that make them.
+fn start_acc(cx: &mut Cx, oi: &E, ocg: usize, bias: Option<&Buf>) -> (String, String, Buf, Vec<Stmt>) {
+    let acc = Buf::new(cx.fresh("acc"), TensorType::new(DType::F32, [1]));
+    let (g, o) = (cx.fresh("g"), cx.fresh("o"));
+    let init = match bias {
+        Some(b) => b.load(std::slice::from_ref(oi)),
+        None => f(0.0),
+    };
+    let stmts = vec![
+        let_(&g, oi.clone() / int(ocg)),
+        let_(&o, oi.clone() % int(ocg)),
+        acc.alloc(),
+        acc.store(&[int(0)], init),
+    ];
+    (g, o, acc, stmts)
+}
+
+/// The statements computing `y[ni, oi, hi, wi]` without dilation, tap rows and columns by stride
+/// phase (see the module header).
+fn element_by_phase(
+    cx: &mut Cx,
+    a: &ConvTranspose2dAttrs,
+    [x, w, y]: [&Buf; 3],
+    bias: Option<&Buf>,
+    idx: [E; 4],
+) -> Vec<Stmt> {
+    let [_, c, h, wd] = dims4(x);
+    let [_, ocg, kh, kw] = dims4(w);
+    let cg = c / a.groups;
+    let [ni, oi, hi, wi] = idx.clone();
+    let (g, o, acc, start) = start_acc(cx, &oi, ocg, bias);
+    let rows = PhaseAxis::new(cx, hi, a.pad[0], a.stride[0], kh, h);
+    let cols = PhaseAxis::new(cx, wi, a.pad[1], a.stride[1], kw, wd);
+    let red = serial(cx, &[cg], "r");
+    let ch = var(&g) * int(cg) + red.idx[0].clone();
+    let update = acc.store(
+        &[int(0)],
+        acc.load(&[int(0)])
+            + x.load(&[ni, ch.clone(), var(&rows.i), var(&cols.i)])
+                * w.load(&[ch, var(&o), var(&rows.k), var(&cols.k)]),
+    );
+    [start, rows.wrap(cols.wrap(red.wrap(vec![update]))), vec![y.store(&idx, acc.load(&[int(0)]))]].concat()
+}
+
+/// One axis of [`element_by_phase`]: `t = out + pad`; tap `j` of `0..ceil(K / s)` is kernel
+/// position `k = t % s + j*s` on input position `i = t / s - j`, taken when `k < K` and
+/// `0 <= i < size`.
+struct PhaseAxis {
+    t: String,
+    k: String,
+    i: String,
+    out: E,
+    pad: usize,
+    stride: usize,
+    kernel: usize,
+    size: usize,
+    taps: Nest,
+}
+
+impl PhaseAxis {
+    fn new(cx: &mut Cx, out: E, pad: usize, stride: usize, kernel: usize, size: usize) -> PhaseAxis {
+        let (t, k, i) = (cx.fresh("t"), cx.fresh("k"), cx.fresh("i"));
+        let taps = serial(cx, &[kernel.div_ceil(stride)], "j");
+        PhaseAxis { t, k, i, out, pad, stride, kernel, size, taps }
+    }
+
+    /// The taps of this axis around `inner`.
+    fn wrap(self, inner: Vec<Stmt>) -> Vec<Stmt> {
+        let (s, j) = (int(self.stride), self.taps.idx[0].clone());
+        let taken = var(&self.k)
+            .lt(int(self.kernel))
+            .and(var(&self.i).ge(int(0)))
+            .and(var(&self.i).lt(int(self.size)));
+        let tap = vec![
+            let_(&self.k, var(&self.t) % s.clone() + j.clone() * s.clone()),
+            let_(&self.i, var(&self.t) / s - j),
+            if_(taken, inner, vec![]),
+        ];
+        [vec![let_(&self.t, self.out + ints(self.pad as i64))], self.taps.wrap(tap)].concat()
+    }
 }
 
 /// The statements computing `y[ni, oi, hi, wi]`.
@@ -51,8 +142,7 @@ fn element(
     let [_, ocg, kh, kw] = dims4(w);
     let cg = c / a.groups;
     let [ni, oi, hi, wi] = idx.clone();
-    let acc = Buf::new(cx.fresh("acc"), TensorType::new(DType::F32, [1]));
-    let (g, o) = (cx.fresh("g"), cx.fresh("o"));
+    let (g, o, acc, start) = start_acc(cx, &oi, ocg, bias);
     let red = serial(cx, &[cg, kh, kw], "r");
     let [ci, khi, kwi] = <[E; 3]>::try_from(red.idx.clone()).expect("rank 3");
     let (th, ih, tw, iw) = (cx.fresh("th"), cx.fresh("ih"), cx.fresh("tw"), cx.fresh("iw"));
@@ -79,21 +169,7 @@ fn element(
         let_(&th, hi + ints(a.pad[0] as i64) - khi * int(a.dilation[0])),
         axis(&th, &ih, a.stride[0], h, cols),
     ];
-    let init = match bias {
-        Some(b) => b.load(std::slice::from_ref(&oi)),
-        None => f(0.0),
-    };
-    [
-        vec![
-            let_(&g, oi.clone() / int(ocg)),
-            let_(&o, oi % int(ocg)),
-            acc.alloc(),
-            acc.store(&[int(0)], init),
-        ],
-        red.wrap(tap),
-        vec![y.store(&idx, acc.load(&[int(0)]))],
-    ]
-    .concat()
+    [start, red.wrap(tap), vec![y.store(&idx, acc.load(&[int(0)]))]].concat()
 }
 
 #[cfg(test)]
@@ -115,6 +191,34 @@ mod tests {
         for schedule in Schedule::ALL {
             let m = lowered_matches_reference(g, schedule, "rk3588");
             assert_eq!(print(&m).contains("parallel "), schedule == Schedule::Default);
+        }
+    }
+
+    #[test]
+    fn the_default_visits_only_the_taps_of_each_stride_phase_and_matches_the_reference() {
+        // Kernel equal to the stride, larger than it with padding and output padding, smaller
+        // than it, and grouped: every output position's phase meets 0, 1 or several taps.
+        for (shapes, attrs) in [
+            (
+                "x: f32[1,4,5,6]) -> (y: f32[1,3,20,24]) {\n  param w: f32[4,3,4,4]",
+                "stride=[4,4], pad=[0,0,0,0], output_padding=[0,0], dilation=[1,1], groups=1",
+            ),
+            (
+                "x: f32[1,4,5,6]) -> (y: f32[1,4,11,16]) {\n  param w: f32[4,2,5,7]",
+                "stride=[3,3], pad=[4,4,4,4], output_padding=[2,2], dilation=[1,1], groups=2",
+            ),
+            (
+                "x: f32[1,2,4,5]) -> (y: f32[1,3,13,10]) {\n  param w: f32[2,3,2,1]",
+                "stride=[3,2], pad=[0,0,0,0], output_padding=[2,1], dilation=[1,1], groups=1",
+            ),
+        ] {
+            let g = format!(
+                "graph g({shapes} = kaiming_uniform\n  %0 = conv_transpose2d(x, w, {attrs})\n  return %0\n}}\n"
+            );
+            let naive = print(&lowered_matches_reference(&g, Schedule::Naive, "rk3588"));
+            let default = print(&lowered_matches_reference(&g, Schedule::Default, "rk3588"));
+            assert!(naive.contains("% 4 == 0") || naive.contains("% 3 == 0"), "{naive}");
+            assert!(!default.contains(" == 0 &&") && default.contains(" % "), "{default}");
         }
     }
 }
