@@ -990,10 +990,16 @@ fn calibrate(sides: usize, order: &[u8], ns: &[u64]) -> Vec<u32> {
 
 /// The warm-up of `sides` (each side `warmup` times, at least once, interleaved) and the
 /// executions per sample it calibrates.
+/// Cold timing keeps one execution per sample: every execution is preceded by its own cache
+/// flush (twice the largest cache), so repeating a microsecond kernel to fill 200 us would
+/// repeat the flush as often, and a sample of a cold execution is long enough to time anyway.
 fn warm_up_and_calibrate(proc: &mut Proc, sides: &[Side<'_>]) -> Result<Vec<u32>, Stop> {
     let runs = sides[0].settings.warmup.max(1);
     let order: Vec<u8> = (0..runs).flat_map(|_| 0..sides.len() as u8).collect();
     let ns = warm_up(proc, sides, order.clone())?;
+    if sides[0].settings.cold_cache {
+        return Ok(vec![1; sides.len()]);
+    }
     Ok(calibrate(sides.len(), &order, &ns))
 }
 
