@@ -1,7 +1,7 @@
 //! Helpers of the unit tests of the lowering: lower a graph given as text, check that the module
 //! verifies, and compare the L1 interpreter's outputs with the L0 reference on a seed.
 
-use crate::{lower, Schedule};
+use crate::{lower, lower_gpu, Schedule};
 use ekb_ir::l0::{check, inputs, interp};
 use ekb_ir::l1::{self, Module};
 use ekb_ir::tensor::{compare, Tensor, Tolerance};
@@ -11,9 +11,20 @@ use std::collections::HashMap;
 /// Lowers `text` for the profile `target` under `schedule`, checks that it verifies and that it
 /// computes the reference's outputs on seed 0; returns the module.
 pub fn lowered_matches_reference(text: &str, schedule: Schedule, target: &str) -> Module {
+    matches_reference(text, schedule, target, lower)
+}
+
+/// [`lowered_matches_reference`] through the GPU lowering (`target` must have a GPU).
+pub fn gpu_lowered_matches_reference(text: &str, schedule: Schedule, target: &str) -> Module {
+    matches_reference(text, schedule, target, lower_gpu)
+}
+
+type Lowering = fn(&ekb_ir::l0::Graph, Schedule, &TargetProfile) -> Result<Module, ekb_ir::Diagnostic>;
+
+fn matches_reference(text: &str, schedule: Schedule, target: &str, lowering: Lowering) -> Module {
     let g = check::load(&SourceFile::new("t.ekir", text)).unwrap_or_else(|ds| panic!("{}", ds[0]));
     let target = TargetProfile::load(target).unwrap();
-    let m = lower(&g, schedule, &target).unwrap_or_else(|d| panic!("{d}"));
+    let m = lowering(&g, schedule, &target).unwrap_or_else(|d| panic!("{d}"));
     let errors: Vec<_> = l1::verify::verify(&m, Some(&target)).into_iter().filter(|d| d.is_error()).collect();
     assert!(errors.is_empty(), "{errors:?}");
     let bufs = inputs::generate(&g, 0).unwrap();

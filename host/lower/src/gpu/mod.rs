@@ -9,12 +9,14 @@
 //!    outer loops run over independent output elements;
 //! 2. per node, an operator-specific GPU kernel where there is one ([`reduce`]: sum, mean, max
 //!    and min over trailing axes, and softmax / log_softmax over the last axis, through a
-//!    shared-memory tree reduction, one block per output row; [`matmul`]: matmul and linear
+//!    shared-memory tree reduction, one block per output row; [`strip`]: reductions over middle
+//!    axes and `cumsum`, whose axis the threads of a block split between them where one thread
+//!    per output would leave the GPU short of threads; [`matmul`]: matmul and linear
 //!    (f32, or i8 operands with i32 sums) with 16x16 tiles staged in shared memory, or, for
 //!    outputs of at most 4 rows per batch, one block per output element summing through a
-//!    tree; [`norm`]:
-//!    group_norm, one thread per group of an image, whose channel index the binding of step 3
-//!    could not prove disjoint);
+//!    tree; [`norm`]: layer_norm, rms_norm and group_norm, one block per normalised row or
+//!    group; the naive schedule keeps only group_norm, one thread per group of an image, whose
+//!    channel index the binding of step 3 could not prove disjoint);
 //! 3. every other kernel through [`bind`]: the naive loop nest's outer loops (those whose
 //!    iterations touch disjoint elements of every written buffer, which `bind` checks) become a
 //!    1-D grid, one thread per iteration; a kernel of several such nests becomes one kernel per
@@ -24,14 +26,16 @@
 //!    an operator-specific kernel of step 2, whose stores take the group's epilogue);
 //! 4. verify the module against the target (a lowering bug is an error here, not wrong numbers).
 //!
-//! Conv2d (direct), conv_transpose2d, pooling, the other norms, argmax, cumsum (one thread per
-//! scanned row), movement, gather, resize, casts, comparisons and elementwise operators all take
-//! step 3: one thread per output element (per output row for norms and softmax over other axes).
+//! Conv2d (direct), conv_transpose2d, pooling, batch_norm, argmax, movement, gather, resize,
+//! casts, comparisons and elementwise operators all take step 3: one thread per output element
+//! (per output row for softmax over other axes; per scanned row for a cumsum whose rows are
+//! enough to fill the GPU).
 
 mod bind;
 mod matmul;
 mod norm;
 mod reduce;
+mod strip;
 
 use crate::reduce::norm_axis;
 use crate::{plan, Knobs, Schedule};
@@ -48,6 +52,8 @@ pub(crate) struct Gpu {
     pub max_threads: usize,
     /// Threads that run in lockstep: block sizes are multiples of it where possible.
     pub simd: usize,
+    /// Compute units (CUDA streaming multiprocessors), each running one block or more at once.
+    pub units: usize,
     /// The recipe's knobs (the `gpu.*` ones).
     pub knobs: Knobs,
 }
@@ -64,6 +70,22 @@ impl Gpu {
     pub fn block_tree(&self, n: usize) -> usize {
         let cap = 256.min(self.max_threads);
         let mut b = 1;
+        while b < n && b * 2 <= cap {
+            b *= 2;
+        }
+        b
+    }
+
+    /// A power-of-two block size for `blocks` blocks that each cooperate on `n` items: the tree
+    /// size of [`Gpu::block_tree`], or, when the blocks are too few to give every compute unit
+    /// two, up to the block limit (at most 1024), so that long rows still get many threads.
+    pub fn block_coop(&self, blocks: usize, n: usize) -> usize {
+        let b = self.block_tree(n);
+        if blocks >= 2 * self.units {
+            return b;
+        }
+        let cap = 1024.min(self.max_threads);
+        let mut b = b;
         while b < n && b * 2 <= cap {
             b *= 2;
         }
@@ -93,6 +115,7 @@ pub fn lower_gpu_with(
     let gpu = Gpu {
         max_threads: profile.max_threads_per_block as usize,
         simd: profile.simd_width.max(1) as usize,
+        units: profile.compute_units.max(1) as usize,
         knobs: *knobs,
     };
     // Step 1: buffers, checks, and one naive kernel per node (then the copies), in plan order.
@@ -119,7 +142,7 @@ pub fn lower_gpu_with(
                 .map(|a| Buf::new(storage.loc(&a.name), g.type_of(&a.name).expect("checked").clone()))
                 .collect();
             let out = Buf::new(storage.loc(&node.name), node.ty.clone().expect("checked"));
-            special(&gpu, target, node, &ins, &out, names_of(k))
+            special(&gpu, schedule, target, node, &ins, &out, names_of(k))
         });
         let bodies = match special {
             Some(body) => vec![body],
@@ -185,6 +208,7 @@ fn schedule_uses_special(schedule: Schedule, node: &Node) -> bool {
 /// An operator-specific GPU kernel body for `node`, where one exists for its attributes.
 fn special(
     gpu: &Gpu,
+    schedule: Schedule,
     target: &TargetProfile,
     node: &Node,
     ins: &[Buf],
@@ -203,8 +227,22 @@ fn special(
     };
     match &node.op {
         Op::Reduce { kind, axes, .. } => {
-            let axes: Vec<usize> = axes.iter().map(|&a| norm_axis(a, rank)).collect();
-            trailing(&axes).then(|| reduce::rows(gpu, names, *kind, axes.len(), &ins[0], out))
+            let mut axes: Vec<usize> = axes.iter().map(|&a| norm_axis(a, rank)).collect();
+            if trailing(&axes) {
+                return Some(reduce::rows(gpu, names, *kind, axes.len(), &ins[0], out));
+            }
+            // Consecutive axes with dims after them: split between a block's threads.
+            axes.sort_unstable();
+            axes.dedup();
+            let (first, last) = (axes[0], axes[axes.len() - 1]);
+            let shape = ins[0].shape();
+            let dims = [&shape[..first], &shape[first..=last], &shape[last + 1..]];
+            (last - first + 1 == axes.len())
+                .then(|| strip::reduce(gpu, names, *kind, dims, &ins[0], out))
+                .flatten()
+        }
+        Op::CumSum { axis, exclusive, reverse } => {
+            strip::cumsum(gpu, names, norm_axis(*axis, rank), *exclusive, *reverse, &ins[0], out)
         }
         Op::GlobalAvgPool2d => Some(reduce::rows(gpu, names, ReduceKind::Mean, 2, &ins[0], out)),
         Op::Softmax { axis, log } => {
@@ -214,8 +252,16 @@ fn special(
             matmul::matmul(gpu, names, *transpose_a, *transpose_b, &ins[0], &ins[1], out)
         }
         Op::Linear => matmul::linear(gpu, names, &ins[0], &ins[1], ins.get(2), out),
+        Op::LayerNorm { eps } => {
+            Some(norm::layer_norm(gpu, names, *eps, &ins[0], &ins[1], Some(&ins[2]), out))
+        }
+        Op::RmsNorm { eps } => Some(norm::layer_norm(gpu, names, *eps, &ins[0], &ins[1], None, out)),
         Op::GroupNorm { groups, eps } => {
-            Some(norm::group_norm(gpu, target, names, *groups, *eps, [&ins[0], &ins[1], &ins[2]], out))
+            let ins = [&ins[0], &ins[1], &ins[2]];
+            Some(match schedule {
+                Schedule::Default => norm::group_norm(gpu, names, *groups, *eps, ins, out),
+                Schedule::Naive => norm::group_norm_per_thread(gpu, target, names, *groups, *eps, ins, out),
+            })
         }
         _ => None,
     }

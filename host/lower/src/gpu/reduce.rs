@@ -15,7 +15,7 @@ use ekb_ir::l1::{LoopKind, Stmt};
 use ekb_ir::{DType, TensorType};
 
 /// The identity of a reduction and its combining step (as the CPU schedules use).
-fn reducer(kind: ReduceKind, dtype: DType) -> (E, fn(E, E) -> E) {
+pub(super) fn reducer(kind: ReduceKind, dtype: DType) -> (E, fn(E, E) -> E) {
     let float = dtype == DType::F32;
     match kind {
         ReduceKind::Sum | ReduceKind::Mean => (if float { f(0.0) } else { int(0) }, |a, b| a + b),
@@ -71,9 +71,9 @@ impl Block {
 
 /// A block over rows of `n` elements: its launch variables, tree buffer and per-thread
 /// accumulator.
-fn block(gpu: &Gpu, names: &mut Names, n: usize, dtype: DType) -> (String, Block, Buf) {
+fn block(gpu: &Gpu, names: &mut Names, rows: usize, n: usize, dtype: DType) -> (String, Block, Buf) {
     let row = names.fresh("row");
-    let b = Block::new(names, gpu.block_tree(n), dtype);
+    let b = Block::new(names, gpu.block_coop(rows, n), dtype);
     let acc = Buf::new(names.fresh("acc"), TensorType::new(dtype, [1]));
     (row, b, acc)
 }
@@ -84,7 +84,7 @@ pub fn rows(gpu: &Gpu, mut names: Names, kind: ReduceKind, nred: usize, x: &Buf,
     let shape = x.shape();
     let (kept, red) = shape.split_at(shape.len() - nred);
     let (rows, n): (usize, usize) = (kept.iter().product(), red.iter().product());
-    let (row, b, acc) = block(gpu, &mut names, n, x.ty.dtype);
+    let (row, b, acc) = block(gpu, &mut names, rows, n, x.ty.dtype);
     let (init, combine) = reducer(kind, x.ty.dtype);
     let kept_idx = unflatten(&var(&row), kept);
     let mut body = vec![shared(&b.part), acc.alloc(), acc.store1(int(0), init)];
@@ -107,7 +107,7 @@ pub fn softmax(gpu: &Gpu, mut names: Names, log: bool, x: &Buf, y: &Buf) -> Vec<
     let shape = x.shape();
     let (lead, n) = (&shape[..shape.len() - 1], shape[shape.len() - 1]);
     let rows: usize = lead.iter().product();
-    let (row, b, acc) = block(gpu, &mut names, n, DType::F32);
+    let (row, b, acc) = block(gpu, &mut names, rows, n, DType::F32);
     let lead_idx = unflatten(&var(&row), lead);
     let at = |k: E| [lead_idx.clone(), vec![k]].concat();
     let (m, s) = (names.fresh("m"), names.fresh("s"));
