@@ -19,7 +19,7 @@
 
 use crate::emit::module_source;
 use crate::{kernels, Dialect, DYNAMIC_SHARED_ALIGN};
-use ekb_gpu::{Code, Limit as DeviceLimit, Plan, Step};
+use ekb_gpu::{Code, Limit as DeviceLimit, Pass, Plan, Step};
 use ekb_ir::l1::gpu::{check_limits, GpuLimits, Limit};
 use ekb_ir::l1::interp::{POISON_F16_BITS, POISON_F32_BITS, POISON_I32, POISON_I8};
 use ekb_ir::l1::verify::verify;
@@ -175,7 +175,7 @@ impl Gpu {
                 }
             }
         }
-        let ran = exec.execute(true).map_err(err)?;
+        let ran = exec.execute(Pass::Checked).map_err(err)?;
         if let Some(hit) = exec.check_guards().map_err(err)?.first() {
             let b = &m.buffers[hit.buffer];
             let place = if hit.offset < 0 {

@@ -8,6 +8,9 @@
 //! each step is launched between two events created with timing enabled. A kernel that opts in
 //! to more than [`CUDA_STATIC_SHARED_BYTES`] of dynamic shared memory gets its function's
 //! `CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES` raised to it before its first launch.
+//! A [`Pass::Whole`] replays a CUDA graph of every step, captured on a stream of its own the
+//! first time and kept with the executor (the steps' arguments never change); the work queued
+//! on the default stream (copies, the poison) is waited for before the replay.
 //! Buffers are plain device allocations of guard, data and guard; kernels receive the address
 //! of the data.
 //!
@@ -17,11 +20,16 @@
 
 use crate::{
     guard_hits, padded, Api, Built, Code, DeviceInfo, ErrorKind, Execution, Executor, GpuError, GuardHit,
-    KernelResources, Plan, CUDA_STATIC_SHARED_BYTES, GUARD_BYTES, GUARD_WORD,
+    KernelResources, Pass, Plan, CUDA_STATIC_SHARED_BYTES, GUARD_BYTES, GUARD_WORD,
 };
 use cudarc::driver::result::{self, DriverError};
-use cudarc::driver::sys::{self, CUdevice_attribute, CUevent_flags, CUfunction_attribute_enum, CUresult};
-use cudarc::driver::{CudaContext, CudaFunction, CudaModule, CudaStream, LaunchConfig, PushKernelArg};
+use cudarc::driver::sys::{
+    self, CUdevice_attribute, CUevent_flags, CUfunction_attribute_enum, CUgraphInstantiate_flags, CUresult,
+    CUstreamCaptureMode,
+};
+use cudarc::driver::{
+    CudaContext, CudaFunction, CudaGraph, CudaModule, CudaStream, LaunchConfig, PushKernelArg,
+};
 use cudarc::nvrtc::{compile_ptx_with_opts, CompileError, CompileOptions, Ptx};
 use std::sync::Arc;
 
@@ -233,6 +241,8 @@ pub struct CuExecutor {
     allocs: Vec<DeviceAlloc>,
     sizes: Vec<u64>,
     built: Built,
+    /// The graph of every step that [`Pass::Whole`] replays, once captured, and its stream.
+    graph: Option<(Arc<CudaStream>, CudaGraph)>,
     dev: CuDevice,
 }
 
@@ -285,11 +295,54 @@ impl CuExecutor {
                 (funcs[s.kernel].clone(), cfg, k.symbol.clone(), args)
             })
             .collect();
-        Ok(CuExecutor { steps, allocs, sizes, built, dev })
+        Ok(CuExecutor { steps, allocs, sizes, built, graph: None, dev })
     }
 
     fn data(&self, buffer: usize) -> sys::CUdeviceptr {
         self.allocs[buffer].ptr + GUARD_BYTES
+    }
+
+    /// Every step launched on `stream`, back to back, without events.
+    fn launch_all(&self, stream: &Arc<CudaStream>) -> Result<(), GpuError> {
+        for (s, (func, cfg, symbol, args)) in self.steps.iter().enumerate() {
+            let mut b = stream.launch_builder(func);
+            for a in args {
+                b.arg(a);
+            }
+            // SAFETY: as in `execute`.
+            unsafe { b.launch(*cfg) }
+                .map_err(|e| cu_err(&format!("capturing step {s} (kernel `{symbol}`)"), e))?;
+        }
+        Ok(())
+    }
+
+    /// The steps as a graph, between two timing events on the graph's stream: capture it the
+    /// first time, then replay it.
+    fn replay(&mut self) -> Result<Execution, GpuError> {
+        // The copies and the poison, queued on the default stream, finish first.
+        self.dev.ctx.synchronize().map_err(|e| cu_err("waiting for the poison", e))?;
+        if self.graph.is_none() {
+            let stream = self.dev.ctx.new_stream().map_err(|e| cu_err("making the graph's stream", e))?;
+            stream
+                .begin_capture(CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL)
+                .map_err(|e| cu_err("starting the graph's capture", e))?;
+            let launched = self.launch_all(&stream);
+            let graph = stream.end_capture(CUgraphInstantiate_flags(0));
+            launched?;
+            let graph = graph
+                .map_err(|e| cu_err("instantiating the graph", e))?
+                .ok_or_else(|| GpuError::new(ErrorKind::Driver, "CUDA: the graph's capture holds nothing"))?;
+            graph.upload().map_err(|e| cu_err("uploading the graph", e))?;
+            self.graph = Some((stream, graph));
+        }
+        let (stream, graph) = self.graph.as_ref().expect("captured above");
+        let timing = Some(CUevent_flags::CU_EVENT_DEFAULT);
+        let start = stream.record_event(timing).map_err(|e| cu_err("recording the start", e))?;
+        graph.launch().map_err(|e| cu_err("launching the graph", e))?;
+        let end = stream.record_event(timing).map_err(|e| cu_err("recording the end", e))?;
+        stream.synchronize().map_err(|e| cu_err("running the graph", e))?;
+        let ms = start.elapsed_ms(&end).map_err(|e| cu_err("reading event times", e))?;
+        Ok(Execution { step_ns: Vec::new(), span_ns: (f64::from(ms) * 1e6).round() as u64 })
     }
 }
 
@@ -340,7 +393,11 @@ impl Executor for CuExecutor {
         Ok(hits)
     }
 
-    fn execute(&mut self, sync_each: bool) -> Result<Execution, GpuError> {
+    fn execute(&mut self, how: Pass) -> Result<Execution, GpuError> {
+        if how == Pass::Whole {
+            return self.replay();
+        }
+        let sync_each = how == Pass::Checked;
         let stream = &self.dev.stream;
         let mut events = Vec::with_capacity(self.steps.len());
         for (s, (func, cfg, symbol, args)) in self.steps.iter().enumerate() {

@@ -370,9 +370,11 @@ pub struct Built {
 /// One execution of every step, as the driver's clock measured it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Execution {
-    /// Each step's kernel time (end − start of its event), nanoseconds.
+    /// Each step's kernel time (end − start of its event), nanoseconds; empty after a
+    /// [`Pass::Whole`] on CUDA.
     pub step_ns: Vec<u64>,
-    /// From the start of the first kernel to the end of the last, nanoseconds.
+    /// From the start of the first kernel to the end of the last, nanoseconds (a CUDA graph's:
+    /// from an event before its launch to one after it).
     pub span_ns: u64,
 }
 
@@ -445,10 +447,22 @@ pub trait Executor {
     /// The guard words of every buffer that no longer hold [`GUARD_WORD`] (they are set when
     /// the buffers are made; a hit is reported until the buffers are made again).
     fn check_guards(&mut self) -> Result<Vec<GuardHit>, GpuError>;
-    /// Runs every step once, in order, and waits for the last. With `sync_each`, waits after
-    /// every step, so an error names the step that caused it (for correctness runs; timing runs
-    /// enqueue all steps back to back).
-    fn execute(&mut self, sync_each: bool) -> Result<Execution, GpuError>;
+    /// Runs every step once, in order, and waits for the last, as `how` says.
+    fn execute(&mut self, how: Pass) -> Result<Execution, GpuError>;
+}
+
+/// How [`Executor::execute`] runs a plan's steps.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Pass {
+    /// Waits after every step, so an error names the step that caused it (correctness runs).
+    Checked,
+    /// Back to back, each step between its own timing events: [`Execution::step_ns`] holds
+    /// every step's time, and the span runs from the first step's start to the last's end.
+    Steps,
+    /// The plan as one unit, as a program runs it: on CUDA a graph of the steps, captured on
+    /// first use and replayed, between two events (the span; no step times); on OpenCL as
+    /// [`Pass::Steps`] (every step enqueued, the queue flushed as it goes).
+    Whole,
 }
 
 /// Builds and allocates `plan` on the device of its interface (for OpenCL the one

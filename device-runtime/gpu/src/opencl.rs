@@ -17,7 +17,7 @@
 
 use crate::{
     guard_hits, padded, Api, Built, DeviceInfo, ErrorKind, Execution, Executor, GpuError, GuardHit,
-    KernelResources, Plan, FLUSH_EVERY, GUARD_BYTES, GUARD_WORD,
+    KernelResources, Pass, Plan, FLUSH_EVERY, GUARD_BYTES, GUARD_WORD,
 };
 use opencl3::command_queue::{CommandQueue, CL_QUEUE_PROFILING_ENABLE};
 use opencl3::context::Context;
@@ -374,7 +374,8 @@ impl Executor for ClExecutor {
         Ok(hits)
     }
 
-    fn execute(&mut self, sync_each: bool) -> Result<Execution, GpuError> {
+    fn execute(&mut self, how: Pass) -> Result<Execution, GpuError> {
+        let sync_each = how == Pass::Checked;
         let q = &self.dev.queue;
         let mut events: Vec<Event> = Vec::with_capacity(self.steps.len());
         for (s, step) in self.steps.iter().enumerate() {

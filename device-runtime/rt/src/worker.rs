@@ -466,7 +466,7 @@ mod gpu {
     use super::{Exec, GpuFault, Reply, Violation};
     use crate::buffers::{Buffers, POISON_F16_BITS, POISON_F32_BITS, POISON_I32, POISON_I8};
     use crate::program::Program;
-    use ekb_gpu::{ErrorKind, Executor, GpuError, Plan};
+    use ekb_gpu::{ErrorKind, Executor, GpuError, Pass, Plan};
     use ekb_wire::payload::DType;
 
     /// Builds and allocates `plan` on the device.
@@ -534,7 +534,7 @@ mod gpu {
                 }
             }
             poison(exec, prog)?;
-            let t = exec.execute(true)?;
+            let t = exec.execute(Pass::Checked)?;
             Ok((t.span_ns, readback(exec, prog, bufs)?))
         })();
         match ran {
@@ -545,14 +545,14 @@ mod gpu {
 
     /// One timed execution: poison, then the plan; the driver's time of it.
     pub(super) fn sample(exec: &mut dyn Executor, prog: &Program) -> Result<u64, Reply> {
-        poison(exec, prog).and_then(|()| exec.execute(false)).map(|t| t.span_ns).map_err(failed)
+        poison(exec, prog).and_then(|()| exec.execute(Pass::Whole)).map(|t| t.span_ns).map_err(failed)
     }
 
     /// `runs` executions; each step's time summed.
     pub(super) fn count(exec: &mut dyn Executor, prog: &Program, runs: u32) -> Reply {
         let mut step_ns = Vec::new();
         for _ in 0..runs {
-            match poison(exec, prog).and_then(|()| exec.execute(false)) {
+            match poison(exec, prog).and_then(|()| exec.execute(Pass::Steps)) {
                 Ok(t) => {
                     step_ns.resize(t.step_ns.len(), 0u64);
                     for (sum, ns) in step_ns.iter_mut().zip(t.step_ns) {

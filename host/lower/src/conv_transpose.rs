@@ -39,12 +39,24 @@ pub fn conv_transpose2d(
         nest
     };
     let idx = <[E; 4]>::try_from(nest.idx.clone()).expect("rank 4");
-    let body = if cx.naive() || a.dilation != [1, 1] {
-        element(cx, a, [x, w, y], bias, idx)
-    } else {
-        element_by_phase(cx, a, [x, w, y], bias, idx)
-    };
+    let body = output_element(cx, a, [x, w, y], bias, idx);
     nest.wrap(body)
+}
+
+/// The statements computing `y[idx]`: every tap tried under the naive schedule or with
+/// dilation, else by stride phase. The GPU lowering runs them on one thread per output element.
+pub(crate) fn output_element(
+    cx: &mut Cx,
+    a: &ConvTranspose2dAttrs,
+    bufs: [&Buf; 3],
+    bias: Option<&Buf>,
+    idx: [E; 4],
+) -> Vec<Stmt> {
+    if cx.naive() || a.dilation != [1, 1] {
+        element(cx, a, bufs, bias, idx)
+    } else {
+        element_by_phase(cx, a, bufs, bias, idx)
+    }
 }
 
 /// `g`, `o` (the group and the output channel in it) and the accumulator of `y[.., oi, ..]`
@@ -174,7 +186,7 @@ fn element(
 
 #[cfg(test)]
 mod tests {
-    use crate::testing::lowered_matches_reference;
+    use crate::testing::{gpu_lowered_matches_reference, lowered_matches_reference};
     use crate::Schedule;
     use ekb_ir::l1::print::print;
 
@@ -197,7 +209,8 @@ mod tests {
     #[test]
     fn the_default_visits_only_the_taps_of_each_stride_phase_and_matches_the_reference() {
         // Kernel equal to the stride, larger than it with padding and output padding, smaller
-        // than it, and grouped: every output position's phase meets 0, 1 or several taps.
+        // than it, and grouped: every output position's phase meets 0, 1 or several taps. On
+        // the CPU and the GPU (one thread per output element).
         for (shapes, attrs) in [
             (
                 "x: f32[1,4,5,6]) -> (y: f32[1,3,20,24]) {\n  param w: f32[4,3,4,4]",
@@ -215,10 +228,12 @@ mod tests {
             let g = format!(
                 "graph g({shapes} = kaiming_uniform\n  %0 = conv_transpose2d(x, w, {attrs})\n  return %0\n}}\n"
             );
-            let naive = print(&lowered_matches_reference(&g, Schedule::Naive, "rk3588"));
-            let default = print(&lowered_matches_reference(&g, Schedule::Default, "rk3588"));
-            assert!(naive.contains("% 4 == 0") || naive.contains("% 3 == 0"), "{naive}");
-            assert!(!default.contains(" == 0 &&") && default.contains(" % "), "{default}");
+            for lowered in [lowered_matches_reference, gpu_lowered_matches_reference] {
+                let naive = print(&lowered(&g, Schedule::Naive, "h200"));
+                let default = print(&lowered(&g, Schedule::Default, "h200"));
+                assert!(naive.contains("% 4 == 0") || naive.contains("% 3 == 0"), "{naive}");
+                assert!(!default.contains(" == 0 &&") && default.contains(" % "), "{default}");
+            }
         }
     }
 }

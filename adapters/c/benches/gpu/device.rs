@@ -13,7 +13,7 @@
 //! device, a build, a driver error, a kernel writing into a guard) is an `Err` with the
 //! driver's words, never a panic.
 
-use ekb_gpu::{Code, Executor};
+use ekb_gpu::{Code, Executor, Pass};
 use ekb_gpu_c::run::{Api, Gpu};
 use ekb_gpu_c::{emit, Dialect};
 use ekb_ir::l1::interp::{POISON_F32_BITS, POISON_I32};
@@ -146,12 +146,12 @@ impl Loaded {
     /// and returns the spans by the driver's clock; then checks the guards.
     pub fn time(&mut self, reps: Reps) -> Result<Timing, String> {
         for _ in 0..reps.warmup {
-            self.exec.execute(false).map_err(|e| e.to_string())?;
+            self.exec.execute(Pass::Steps).map_err(|e| e.to_string())?;
         }
         let start = Instant::now();
         let mut ns = Vec::new();
         while !reps.done(ns.len(), start.elapsed()) {
-            let e = self.exec.execute(false).map_err(|e| e.to_string())?;
+            let e = self.exec.execute(Pass::Steps).map_err(|e| e.to_string())?;
             ns.push(e.span_ns as f64);
         }
         self.check_guards()?;
@@ -162,13 +162,13 @@ impl Loaded {
     /// the driver's timing events, synchronise), repeated like [`Loaded::time`].
     pub fn host_wall(&mut self, reps: Reps) -> Result<Timing, String> {
         for _ in 0..reps.warmup {
-            self.exec.execute(true).map_err(|e| e.to_string())?;
+            self.exec.execute(Pass::Checked).map_err(|e| e.to_string())?;
         }
         let start = Instant::now();
         let mut ns = Vec::new();
         while !reps.done(ns.len(), start.elapsed()) {
             let t = Instant::now();
-            self.exec.execute(true).map_err(|e| e.to_string())?;
+            self.exec.execute(Pass::Checked).map_err(|e| e.to_string())?;
             ns.push(t.elapsed().as_nanos() as f64);
         }
         self.check_guards()?;

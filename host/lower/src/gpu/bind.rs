@@ -12,10 +12,10 @@
 //! Reads of `in` buffers and of the body's own allocations never conflict. When a prefix fails the check, a shorter one is bound (at worst none: one
 //! thread runs the whole body, which is correct and slow).
 
-use super::{launch, unflatten, Gpu};
+use super::{launch, Gpu, Grid1d};
 use ekb_ir::l1::analysis::deps::{dependences, BandLoop};
 use ekb_ir::l1::analysis::interval::Interval;
-use ekb_ir::l1::build::{int, let_, var, Names};
+use ekb_ir::l1::build::{let_, Names};
 use ekb_ir::l1::visit::defined_names;
 use ekb_ir::l1::{ExprKind, Kernel, LoopKind, Stmt};
 
@@ -44,24 +44,15 @@ fn one(gpu: &Gpu, names: &mut Names, body: &[Stmt]) -> Vec<Stmt> {
         loops.pop();
     }
     let inner_body = inner(body, loops.len()).to_vec();
-    let (bx, tx) = (names.fresh("bx"), names.fresh("tx"));
     if loops.is_empty() {
+        let (bx, tx) = (names.fresh("bx"), names.fresh("tx"));
         return vec![launch(&[(&bx, 1)], &[(&tx, 1)], inner_body)];
     }
     let extents: Vec<usize> = loops.iter().map(|(_, n)| *n).collect();
-    let total: usize = extents.iter().product();
-    let block = gpu.block_1d(total);
-    let gid = names.fresh("gid");
-    let mut guarded: Vec<Stmt> =
-        loops.iter().zip(unflatten(&var(&gid), &extents)).map(|((v, _), e)| let_(v, e)).collect();
-    guarded.extend(inner_body);
-    let mut stmts = vec![let_(&gid, var(&bx) * int(block) + var(&tx))];
-    if total.is_multiple_of(block) {
-        stmts.extend(guarded);
-    } else {
-        stmts.push(ekb_ir::l1::build::if_(var(&gid).lt(int(total)), guarded, Vec::new()));
-    }
-    vec![launch(&[(&bx, total.div_ceil(block))], &[(&tx, block)], stmts)]
+    let grid = Grid1d::new(gpu, names, &extents);
+    let mut stmts: Vec<Stmt> = loops.iter().zip(&grid.idx).map(|((v, _), e)| let_(v, e.clone())).collect();
+    stmts.extend(inner_body);
+    vec![grid.launch(stmts)]
 }
 
 /// The outermost perfectly nested serial loops `for v in 0..n` (each loop's body is exactly the

@@ -40,7 +40,7 @@ mod strip;
 use crate::reduce::norm_axis;
 use crate::{plan, Knobs, Schedule};
 use ekb_ir::l0::{Graph, Node, Op, ReduceKind};
-use ekb_ir::l1::build::{Buf, Names};
+use ekb_ir::l1::build::{if_, int, let_, var, Buf, Names, E};
 use ekb_ir::l1::verify::verify_code;
 use ekb_ir::l1::{Kernel, LaunchDim, Module, Run, Stmt};
 use ekb_ir::{Diagnostic, Span, TargetProfile};
@@ -256,6 +256,14 @@ fn special(
             Some(norm::layer_norm(gpu, names, *eps, &ins[0], &ins[1], Some(&ins[2]), out))
         }
         Op::RmsNorm { eps } => Some(norm::layer_norm(gpu, names, *eps, &ins[0], &ins[1], None, out)),
+        Op::ConvTranspose2d(a) if schedule == Schedule::Default => {
+            let mut cx = crate::sched::Cx { schedule, target, names, knobs: gpu.knobs };
+            let grid = Grid1d::new(gpu, &mut cx.names, out.shape());
+            let idx = <[_; 4]>::try_from(grid.idx.clone()).ok()?;
+            let body =
+                crate::conv_transpose::output_element(&mut cx, a, [&ins[0], &ins[1], out], ins.get(2), idx);
+            Some(vec![grid.launch(body)])
+        }
         Op::GroupNorm { groups, eps } => {
             let ins = [&ins[0], &ins[1], &ins[2]];
             Some(match schedule {
@@ -274,6 +282,39 @@ fn names_of(k: &Kernel) -> Names {
         names.reserve(&p.name);
     }
     names
+}
+
+/// A 1-D grid of one thread per element of `extents` (row-major: neighbouring threads take
+/// neighbouring elements, so their accesses coalesce), blocks of [`Gpu::block_1d`] threads.
+struct Grid1d {
+    bx: String,
+    tx: String,
+    gid: String,
+    total: usize,
+    block: usize,
+    /// The element's index expressions, from `gid`.
+    idx: Vec<E>,
+}
+
+impl Grid1d {
+    fn new(gpu: &Gpu, names: &mut Names, extents: &[usize]) -> Grid1d {
+        let (bx, tx, gid) = (names.fresh("bx"), names.fresh("tx"), names.fresh("gid"));
+        let total = extents.iter().product();
+        let idx = unflatten(&var(&gid), extents);
+        Grid1d { bx, tx, gid, total, block: gpu.block_1d(total), idx }
+    }
+
+    /// `launch grid(bx) block(tx) { let gid = bx * B + tx; if gid < total { body } }` (no test
+    /// when the blocks divide the elements).
+    fn launch(self, body: Vec<Stmt>) -> Stmt {
+        let mut stmts = vec![let_(&self.gid, var(&self.bx) * int(self.block) + var(&self.tx))];
+        if self.total.is_multiple_of(self.block) {
+            stmts.extend(body);
+        } else {
+            stmts.push(if_(var(&self.gid).lt(int(self.total)), body, Vec::new()));
+        }
+        launch(&[(&self.bx, self.total.div_ceil(self.block))], &[(&self.tx, self.block)], stmts)
+    }
 }
 
 /// `launch grid(..) block(..) { body }`, dims as `(variable, extent)`.
@@ -297,8 +338,7 @@ fn shared(b: &Buf) -> Stmt {
 
 /// Row-major index expressions of the dims `shape` for a flat index `flat` in `0..numel`:
 /// `flat / stride % extent` (no `%` on the first dim, no `/` on the last).
-fn unflatten(flat: &ekb_ir::l1::build::E, shape: &[usize]) -> Vec<ekb_ir::l1::build::E> {
-    use ekb_ir::l1::build::int;
+fn unflatten(flat: &E, shape: &[usize]) -> Vec<E> {
     let mut stride: usize = shape.iter().product();
     shape
         .iter()

@@ -10,7 +10,7 @@
 //! binding cannot prove disjoint across groups; here disjointness holds by construction.
 
 use super::reduce::Block;
-use super::{barrier, launch, shared, unflatten, Gpu};
+use super::{barrier, launch, shared, unflatten, Gpu, Grid1d};
 use crate::sched::Cx;
 use crate::Schedule;
 use ekb_ir::l1::build::{f, int, let_, var, Buf, Names, E};
@@ -133,19 +133,10 @@ pub fn group_norm_per_thread(
     y: &Buf,
 ) -> Vec<Stmt> {
     let mut cx = Cx { schedule: Schedule::Naive, target, names, knobs: gpu.knobs };
-    let total = x.shape()[0] * groups;
-    let block = gpu.block_1d(total);
-    let (bx, tx, gid) = (cx.fresh("bx"), cx.fresh("tx"), cx.fresh("gid"));
-    let at = unflatten(&var(&gid), &[x.shape()[0], groups]);
-    let body =
-        crate::norm::group_body(&mut cx, groups, eps, [x, scale, bias, y], at[0].clone(), at[1].clone());
-    let mut stmts = vec![let_(&gid, var(&bx) * int(block) + var(&tx))];
-    if total.is_multiple_of(block) {
-        stmts.extend(body);
-    } else {
-        stmts.push(ekb_ir::l1::build::if_(var(&gid).lt(int(total)), body, Vec::new()));
-    }
-    vec![launch(&[(&bx, total.div_ceil(block))], &[(&tx, block)], stmts)]
+    let grid = Grid1d::new(gpu, &mut cx.names, &[x.shape()[0], groups]);
+    let (img, grp) = (grid.idx[0].clone(), grid.idx[1].clone());
+    let body = crate::norm::group_body(&mut cx, groups, eps, [x, scale, bias, y], img, grp);
+    vec![grid.launch(body)]
 }
 
 #[cfg(test)]
