@@ -28,36 +28,36 @@ use ekb_ir::l1::{LoopKind, Stmt};
 use ekb_ir::{DType, TensorType};
 
 /// An operand element given the batch index and the two matrix indices.
-type At<'a> = &'a dyn Fn(&[E], E, E) -> E;
+pub(super) type At<'a> = &'a dyn Fn(&[E], E, E) -> E;
 /// The store of an output element given the batch index, row, column and value.
-type Store<'a> = &'a dyn Fn(&[E], E, E, E) -> Stmt;
+pub(super) type Store<'a> = &'a dyn Fn(&[E], E, E, E) -> Stmt;
 
 /// Where the operands and the result of one product live.
-struct Product<'a> {
-    m: usize,
-    n: usize,
-    k: usize,
+pub(super) struct Product<'a> {
+    pub m: usize,
+    pub n: usize,
+    pub k: usize,
     /// Independent products (the grid's z dimension).
-    batch: usize,
+    pub batch: usize,
     /// `a[.., row, k]` given the batch index, the row and `k`.
-    a_at: At<'a>,
+    pub a_at: At<'a>,
     /// `b[.., k, col]` given the batch index, `k` and the column.
-    b_at: At<'a>,
+    pub b_at: At<'a>,
     /// The statement storing an output element.
-    store: Store<'a>,
+    pub store: Store<'a>,
     /// The batch dims, unflattened from the grid's z index.
-    batch_shape: &'a [usize],
+    pub batch_shape: &'a [usize],
     /// The operands' dtype (the shared tiles') and the result's (the accumulator's): f32 and
     /// f32, or i8 and i32.
-    operands: DType,
-    result: DType,
+    pub operands: DType,
+    pub result: DType,
 }
 
 /// CUDA's limit on the grid's y and z extents, the smallest of the targets.
 const GRID_YZ_MAX: usize = 65535;
 
 /// Tiles or dot products, by the output's rows.
-fn product(gpu: &Gpu, names: Names, p: &Product) -> Option<Vec<Stmt>> {
+pub(super) fn product(gpu: &Gpu, names: Names, p: &Product) -> Option<Vec<Stmt>> {
     // Dot products up to `gpu.dot_max_rows` rows: at 4 rows a 16x16 tile already leaves three
     // quarters of its threads idle.
     if p.m <= gpu.knobs.get(Knob::GpuDotMaxRows) {

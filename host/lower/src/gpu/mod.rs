@@ -14,7 +14,8 @@
 //!    per output would leave the GPU short of threads; [`matmul`]: matmul and linear
 //!    (f32, or i8 operands with i32 sums) with 16x16 tiles staged in shared memory, or, for
 //!    outputs of at most 4 rows per batch, one block per output element summing through a
-//!    tree; [`norm`]: layer_norm, rms_norm and group_norm, one block per normalised row or
+//!    tree; [`conv`]: ungrouped conv2d as the same tiled product, its patches loaded straight
+//!    from the input; [`norm`]: layer_norm, rms_norm and group_norm, one block per normalised row or
 //!    group; the naive schedule keeps only group_norm, one thread per group of an image, whose
 //!    channel index the binding of step 3 could not prove disjoint);
 //! 3. every other kernel through [`bind`]: the naive loop nest's outer loops (those whose
@@ -26,12 +27,14 @@
 //!    an operator-specific kernel of step 2, whose stores take the group's epilogue);
 //! 4. verify the module against the target (a lowering bug is an error here, not wrong numbers).
 //!
-//! Conv2d (direct), conv_transpose2d, pooling, batch_norm, argmax, movement, gather, resize,
+//! Grouped and depthwise conv2d (direct), conv_transpose2d (by stride phase under the default
+//! schedule), pooling, batch_norm, argmax, movement, gather, resize,
 //! casts, comparisons and elementwise operators all take step 3: one thread per output element
 //! (per output row for softmax over other axes; per scanned row for a cumsum whose rows are
 //! enough to fill the GPU).
 
 mod bind;
+mod conv;
 mod matmul;
 mod norm;
 mod reduce;
@@ -256,6 +259,7 @@ fn special(
             Some(norm::layer_norm(gpu, names, *eps, &ins[0], &ins[1], Some(&ins[2]), out))
         }
         Op::RmsNorm { eps } => Some(norm::layer_norm(gpu, names, *eps, &ins[0], &ins[1], None, out)),
+        Op::Conv2d(a) => conv::conv2d(gpu, names, a, &ins[0], &ins[1], ins.get(2), out),
         Op::ConvTranspose2d(a) if schedule == Schedule::Default => {
             let mut cx = crate::sched::Cx { schedule, target, names, knobs: gpu.knobs };
             let grid = Grid1d::new(gpu, &mut cx.names, out.shape());

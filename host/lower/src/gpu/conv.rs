@@ -1,0 +1,112 @@
+//! `conv2d` on a GPU as an implicit matrix product, through the matmul lowering's tiles: per
+//! image, `y[oc, p] = sum_k w[oc, k] * patch[k, p]` with `k = (c, kh, kw)` and `p = (oh, ow)`.
+//! No patch matrix is stored: the tiles of `patch` are loaded straight from `x`, a padded
+//! position as zero (a `select` over an index clamped into the image, since both arms of a
+//! select are evaluated). Ungrouped convolutions only; grouped and depthwise ones keep one
+//! thread per output element, which reads each weight once per output anyway.
+//!
+//! Each output is summed in increasing `k` (channel, then kernel row, then column), the CPU's
+//! direct order, so results agree with the CPU's up to its vectorised reassociation.
+
+use super::matmul::{product, Product};
+use super::{unflatten, Gpu};
+use crate::conv::dims4;
+use ekb_ir::l0::Conv2dAttrs;
+use ekb_ir::l1::build::{int, ints, select, zero, Buf, Names, E};
+use ekb_ir::l1::Stmt;
+
+/// `y = conv2d(x, w[, bias])` when ungrouped; `None` otherwise (or where the product has no
+/// tiled form).
+pub fn conv2d(
+    gpu: &Gpu,
+    names: Names,
+    a: &Conv2dAttrs,
+    x: &Buf,
+    w: &Buf,
+    bias: Option<&Buf>,
+    y: &Buf,
+) -> Option<Vec<Stmt>> {
+    if a.groups != 1 || x.ty.dtype != w.ty.dtype {
+        return None;
+    }
+    let [n, c, h, wd] = dims4(x);
+    let [oc, _, kh, kw] = dims4(w);
+    let [_, _, oh, ow] = dims4(y);
+    let taps = [c, kh, kw];
+    let a_at = |_: &[E], r: E, k: E| {
+        let t = unflatten(&k, &taps);
+        w.load(&[r, t[0].clone(), t[1].clone(), t[2].clone()])
+    };
+    let b_at = |bi: &[E], k: E, p: E| {
+        let t = unflatten(&k, &taps);
+        let o = unflatten(&p, &[oh, ow]);
+        let iy = o[0].clone() * int(a.stride[0]) + t[1].clone() * int(a.dilation[0]) - ints(a.pad[0] as i64);
+        let ix = o[1].clone() * int(a.stride[1]) + t[2].clone() * int(a.dilation[1]) - ints(a.pad[1] as i64);
+        let inside = iy.clone().in_range(int(0), int(h)).and(ix.clone().in_range(int(0), int(wd)));
+        let v = x.load(&[bi[0].clone(), t[0].clone(), iy.clamp_index(h), ix.clamp_index(wd)]);
+        select(inside, v, zero(x.ty.dtype))
+    };
+    let store = |bi: &[E], r: E, p: E, v: E| {
+        let o = unflatten(&p, &[oh, ow]);
+        let value = match bias {
+            Some(b) => v + b.load1(r.clone()),
+            None => v,
+        };
+        y.store(&[bi[0].clone(), r, o[0].clone(), o[1].clone()], value)
+    };
+    let batch_shape = [n];
+    let p = Product {
+        m: oc,
+        n: oh * ow,
+        k: c * kh * kw,
+        batch: n,
+        a_at: &a_at,
+        b_at: &b_at,
+        store: &store,
+        batch_shape: &batch_shape,
+        operands: x.ty.dtype,
+        result: y.ty.dtype,
+    };
+    product(gpu, names, &p)
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::testing::gpu_lowered_matches_reference;
+    use crate::Schedule;
+    use ekb_ir::l1::{Scope, Stmt};
+
+    #[test]
+    fn ungrouped_convolutions_are_tiled_products_and_match_the_reference() {
+        // Stride, dilation and uneven padding with a bias and a fused relu; a 1x1 of two images;
+        // integer operands; then a grouped one, which keeps one thread per output.
+        let g = "graph g(x: f32[1,5,13,11], u: f32[2,20,6,7], q: i8[1,3,9,9], v: f32[1,4,8,8]) \
+                 -> (y: f32[1,17,5,4], z: f32[2,9,6,7], n: i32[1,6,7,7], d: f32[1,4,8,8]) {
+  param w: f32[17,5,3,3] = kaiming_uniform
+  param b: f32[17] = uniform(-1, 1)
+  param w1: f32[9,20,1,1] = kaiming_uniform
+  param wq: i8[6,3,3,3] = randint(-9, 9)
+  param wg: f32[4,2,3,3] = kaiming_uniform
+  %0 = conv2d(x, w, b, stride=[2,3], pad=[1,2,0,1], dilation=[2,1])
+  %y = relu(%0)
+  %z = conv2d(u, w1)
+  %n = conv2d(q, wq, pad=[0,0,0,0], dilation=[1,1])
+  %d = conv2d(v, wg, pad=[1,1,1,1], groups=2)
+  fuse %0, %y
+  return %y, %z, %n, %d
+}
+";
+        let m = gpu_lowered_matches_reference(g, Schedule::Default, "h200");
+        let tiled: Vec<bool> = m
+            .kernels
+            .iter()
+            .map(|k| match k.body.first() {
+                Some(Stmt::Launch { body, .. }) => {
+                    body.iter().any(|s| matches!(s, Stmt::Alloc { scope: Scope::Shared, .. }))
+                }
+                _ => panic!("{}: one launch", k.name),
+            })
+            .collect();
+        assert_eq!(tiled, [true, true, true, false], "{}", ekb_ir::l1::print::print(&m));
+    }
+}
