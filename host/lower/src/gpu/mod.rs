@@ -10,9 +10,9 @@
 //! 2. per node, an operator-specific GPU kernel where there is one ([`reduce`]: sum, mean, max
 //!    and min over trailing axes, and softmax / log_softmax over the last axis, through a
 //!    shared-memory tree reduction, one block per output row; [`matmul`]: matmul and linear
-//!    (f32, or i8 operands with i32 sums) with 16x16 tiles staged in shared memory, or, for
-//!    outputs of at most 4 rows per batch, one block per output element summing through a
-//!    tree; [`norm`]:
+//!    (f32, or i8 operands with i32 sums) with register tiles over double-buffered stages in
+//!    shared memory (16x16 tiles for small outputs), or, for outputs of at most 4 rows per
+//!    batch, one block per output element summing through a tree; [`norm`]:
 //!    group_norm, one thread per group of an image, whose channel index the binding of step 3
 //!    could not prove disjoint);
 //! 3. every other kernel through [`bind`]: the naive loop nest's outer loops (those whose
@@ -48,6 +48,8 @@ pub(crate) struct Gpu {
     pub max_threads: usize,
     /// Threads that run in lockstep: block sizes are multiples of it where possible.
     pub simd: usize,
+    /// Static shared memory per block, in bytes.
+    pub shared_bytes: u64,
     /// The recipe's knobs (the `gpu.*` ones).
     pub knobs: Knobs,
 }
@@ -93,6 +95,7 @@ pub fn lower_gpu_with(
     let gpu = Gpu {
         max_threads: profile.max_threads_per_block as usize,
         simd: profile.simd_width.max(1) as usize,
+        shared_bytes: profile.shared_bytes_per_block,
         knobs: *knobs,
     };
     // Step 1: buffers, checks, and one naive kernel per node (then the copies), in plan order.
