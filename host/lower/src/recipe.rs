@@ -219,7 +219,7 @@ pub const KNOBS: [KnobSpec; 21] = [
         Knob::GpuMatmulMinBlocks,
         "gpu.matmul_min_blocks",
         "gpu.matmul",
-        "blocks a GPU matmul's grid should have: its block tiles are halved until it has (0: never)",
+        "blocks a GPU matmul's register tiles should make: halved towards it, else 16x16 tiles (0: any)",
         0,
         1 << 16,
     ),

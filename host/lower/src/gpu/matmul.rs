@@ -1,6 +1,6 @@
 //! Matrix products on a GPU: `matmul` (with broadcast batch dims and either operand transposed)
-//! and `linear` (`x @ w^T + b`): register tiles, or 16x16 tiles where the output is smaller than
-//! a block of register tiles, or dot products where it has few rows.
+//! and `linear` (`x @ w^T + b`): register tiles, or 16x16 tiles where the output is too small
+//! for them, or dot products where it has few rows.
 //!
 //! Register tiles (a register-blocked SGEMM): each block computes a `gpu.matmul_block_rows` x
 //! `gpu.matmul_block_cols` (64x64 by default, [`crate::Knobs`]) tile of the output, each thread
@@ -22,10 +22,12 @@
 //! matrices the tiles hold zeros and the output stores are guarded, each guard emitted only on a
 //! dimension the tiles do not divide.
 //!
-//! The block tile is halved (its longer side first) while the grid has fewer blocks than
-//! `gpu.matmul_min_blocks` (the GPU's compute units) and each block keeps a SIMD group of
-//! threads. Where the output is smaller than the block tile then, or the tiling is over the
-//! target's threads or shared memory per block, the product takes the 16x16 tiles.
+//! The block tile is fitted to the output (a side is halved while its half still covers the
+//! output), then halved, its longer side first, while the grid has fewer blocks than
+//! `gpu.matmul_min_blocks` (the GPU's compute units); every halving keeps a SIMD group of threads
+//! per block. A grid still short of those blocks (a small output, whose 16x16 tiles make more
+//! and smaller blocks) or a tiling over the target's threads or shared memory per block takes
+//! the 16x16 tiles.
 //!
 //! 16x16 tiles: each block computes a `gpu.matmul_tile` x `gpu.matmul_tile` (16x16) tile of the
 //! output, one element per thread. Along `k`, tiles of both operands are staged in shared memory
@@ -125,9 +127,9 @@ fn padding(along_k: bool) -> usize {
 }
 
 impl Tiling {
-    /// The knobs' tiling for `p`, its block tile halved towards `gpu.matmul_min_blocks` blocks;
-    /// `None` where the output is smaller than the block tile or the tiling is over the
-    /// target's limits.
+    /// The knobs' tiling for `p`, its block tile fitted to the output, then halved towards
+    /// `gpu.matmul_min_blocks` blocks; `None` where the grid stays short of them (a small
+    /// output, whose 16x16 tiles are more blocks) or the tiling is over the target's limits.
     fn choose(gpu: &Gpu, p: &Product) -> Option<Tiling> {
         let knob = |k| gpu.knobs.get(k);
         let (tm, tn) = (knob(Knob::GpuMatmulThreadRows), knob(Knob::GpuMatmulThreadCols));
@@ -140,18 +142,33 @@ impl Tiling {
             tn,
             bk: knob(Knob::GpuMatmulKTile),
         };
+        // The tiling with the rows (or columns) of its block tile halved, where the block keeps
+        // a SIMD group of threads.
+        let halved = |t: &Tiling, rows: bool| {
+            let h = if rows {
+                Tiling { bm: whole(t.bm / 2, tm), ..*t }
+            } else {
+                Tiling { bn: whole(t.bn / 2, tn), ..*t }
+            };
+            (h != *t && h.threads() >= gpu.simd).then_some(h)
+        };
+        // No larger than the output: a side is halved while its half still covers the output.
+        while let Some(h) = halved(&t, true).filter(|h| h.bm >= p.m) {
+            t = h;
+        }
+        while let Some(h) = halved(&t, false).filter(|h| h.bn >= p.n) {
+            t = h;
+        }
         let blocks = |t: &Tiling| p.m.div_ceil(t.bm) * p.n.div_ceil(t.bn) * p.batch;
-        while blocks(&t) < knob(Knob::GpuMatmulMinBlocks) {
-            let rows = Tiling { bm: whole(t.bm / 2, tm), ..t };
-            let cols = Tiling { bn: whole(t.bn / 2, tn), ..t };
-            let order = if t.bm >= t.bn { [rows, cols] } else { [cols, rows] };
-            match order.into_iter().find(|h| *h != t && h.threads() >= gpu.simd) {
+        let min_blocks = knob(Knob::GpuMatmulMinBlocks);
+        while blocks(&t) < min_blocks {
+            let longer_rows = t.bm >= t.bn;
+            match halved(&t, longer_rows).or_else(|| halved(&t, !longer_rows)) {
                 Some(h) => t = h,
                 None => break,
             }
         }
-        let fits = p.m >= t.bm
-            && p.n >= t.bn
+        let fits = blocks(&t) >= min_blocks
             && t.threads() <= gpu.max_threads
             && t.shared_bytes(p) <= gpu.shared_bytes
             && p.m.div_ceil(t.bm) <= GRID_YZ_MAX
@@ -724,7 +741,7 @@ mod tests {
     }
 
     #[test]
-    fn block_tiles_halve_for_small_grids_and_small_outputs_take_16x16_tiles() {
+    fn block_tiles_fit_the_output_and_halve_for_small_grids_and_small_outputs_take_16x16_tiles() {
         let launch = |text: &str| {
             let (_, m) = lowered(text, "h200", &[]);
             let (grid, block, _) = launch_of(&m.kernels[0]);
@@ -745,6 +762,14 @@ mod tests {
 }
 ";
         assert_eq!(launch(flat), (vec![256, 2], vec![16, 16]));
+        // 49x32 products: the 64-column block tile fitted to the 32 columns (its 64 rows do not
+        // halve: 32 would not cover 49), 768 of them on the grid's z.
+        let windows = "graph g(a: f32[256,3,49,49], v: f32[256,3,49,32]) -> (y: f32[256,3,49,32]) {
+  %y = matmul(a, v, transpose_a=false, transpose_b=false)
+  return %y
+}
+";
+        assert_eq!(launch(windows), (vec![1, 1, 768], vec![64]));
     }
 
     #[test]
@@ -764,7 +789,7 @@ mod tests {
     }
 
     #[test]
-    fn integer_products_stage_i8_tiles_and_sum_in_i32() {
+    fn integer_16x16_tiles_stage_i8_tiles_and_sum_in_i32() {
         let text = "graph g(a: i8[20,300], b: i8[37,300], x: i8[2,3,300], w: i8[37,300], \
                     c: i32[37] = randint(-9, 9)) -> (y: i32[20,37], z: i32[2,3,37]) {
   %y = matmul(a, b, transpose_a=false, transpose_b=true)
@@ -772,7 +797,8 @@ mod tests {
   return %y, %z
 }
 ";
-        let (g, m) = lowered(text, "pocl", &[]);
+        // A grid short of the blocks wanted takes the 16x16 tiles.
+        let (g, m) = lowered(text, "pocl", &[("gpu.matmul_min_blocks", 1 << 16)]);
         for k in &m.kernels {
             let allocs: Vec<(Scope, DType)> = launch_of(k).2.into_iter().map(|(s, d, _)| (s, d)).collect();
             let want =
