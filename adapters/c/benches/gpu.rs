@@ -4,7 +4,8 @@
 //! For every interface compiled in (OpenCL by default; CUDA with `--features cuda`) whose
 //! driver finds a device, it times
 //! - `matmul(a, b)` of two f32[1024,1024], lowered by `ekb_lower::lower_gpu` with the default
-//!   schedule (tiles in shared memory) and the naive one (one thread per output element);
+//!   schedule (register tiles over stages in shared memory) and the naive one (one thread per
+//!   output element);
 //! - the depthwise 3x3 convolution of MobileNetV2's `features.3` (144 channels at 56x56, stride
 //!   1, padding 1), both schedules;
 //! - the launch overhead: a kernel of one thread writing one element, by the device's clock per

@@ -36,6 +36,12 @@ pub enum Knob {
     ReduceRowTile,
     TransposeTile,
     GpuMatmulTile,
+    GpuMatmulBlockRows,
+    GpuMatmulBlockCols,
+    GpuMatmulThreadRows,
+    GpuMatmulThreadCols,
+    GpuMatmulKTile,
+    GpuMatmulMinBlocks,
     GpuDotMaxRows,
     GpuDotThreads,
 }
@@ -64,7 +70,7 @@ const fn spec(
 }
 
 /// Every knob, in the order recipes print them.
-pub const KNOBS: [KnobSpec; 15] = [
+pub const KNOBS: [KnobSpec; 21] = [
     spec(
         Knob::ThreadsMinWork,
         "threads.min_work",
@@ -165,9 +171,57 @@ pub const KNOBS: [KnobSpec; 15] = [
         Knob::GpuMatmulTile,
         "gpu.matmul_tile",
         "gpu.matmul",
-        "side of the shared-memory tiles of a GPU matmul (tile^2 threads)",
+        "side of the shared-memory tiles of a GPU matmul too small for its register tiles (tile^2 threads)",
         1,
         32,
+    ),
+    spec(
+        Knob::GpuMatmulBlockRows,
+        "gpu.matmul_block_rows",
+        "gpu.matmul",
+        "output rows per block of a GPU matmul's register tiles (a multiple of the thread rows)",
+        1,
+        256,
+    ),
+    spec(
+        Knob::GpuMatmulBlockCols,
+        "gpu.matmul_block_cols",
+        "gpu.matmul",
+        "output columns per block of a GPU matmul's register tiles (a multiple of the thread columns)",
+        1,
+        256,
+    ),
+    spec(
+        Knob::GpuMatmulThreadRows,
+        "gpu.matmul_thread_rows",
+        "gpu.matmul",
+        "output rows per thread of a GPU matmul's register tiles",
+        1,
+        16,
+    ),
+    spec(
+        Knob::GpuMatmulThreadCols,
+        "gpu.matmul_thread_cols",
+        "gpu.matmul",
+        "output columns per thread of a GPU matmul's register tiles",
+        1,
+        16,
+    ),
+    spec(
+        Knob::GpuMatmulKTile,
+        "gpu.matmul_k_tile",
+        "gpu.matmul",
+        "k per shared-memory stage of a GPU matmul's register tiles (two stages, double-buffered)",
+        1,
+        64,
+    ),
+    spec(
+        Knob::GpuMatmulMinBlocks,
+        "gpu.matmul_min_blocks",
+        "gpu.matmul",
+        "blocks a GPU matmul's register tiles should make: halved towards it, else 16x16 tiles (0: any)",
+        0,
+        1 << 16,
     ),
     spec(
         Knob::GpuDotMaxRows,
@@ -198,8 +252,9 @@ fn index(k: Knob) -> usize {
 }
 
 impl Knobs {
-    /// The default schedule's values for `target`. Only `conv.oc_block` depends on the profile
-    /// (its vector width); the templates read the core count and SIMD width themselves.
+    /// The default schedule's values for `target`. Only `conv.oc_block` (the vector width) and
+    /// `gpu.matmul_min_blocks` (the GPU's compute units) depend on the profile; the templates
+    /// read the core count and SIMD width themselves.
     pub fn for_target(target: &TargetProfile) -> Knobs {
         let lanes = target.cpu_f32_lanes().max(1) as usize;
         let mut values = [0; KNOBS.len()];
@@ -220,6 +275,17 @@ impl Knobs {
                 Knob::ReduceRowTile => 256,
                 Knob::TransposeTile => 32,
                 Knob::GpuMatmulTile => 16,
+                // 64x64 outputs per block, 8x4 per thread (128 threads, 32 accumulators each),
+                // k in stages of 16: a 1024x1024 output is 256 blocks, two per SM of an H200.
+                Knob::GpuMatmulBlockRows => 64,
+                Knob::GpuMatmulBlockCols => 64,
+                Knob::GpuMatmulThreadRows => 8,
+                Knob::GpuMatmulThreadCols => 4,
+                Knob::GpuMatmulKTile => 16,
+                // A block per compute unit at least (132 SMs on an H200).
+                Knob::GpuMatmulMinBlocks => {
+                    target.gpu.as_ref().map_or(1, |g| (g.compute_units as usize).min(1 << 16))
+                }
                 Knob::GpuDotMaxRows => 4,
                 Knob::GpuDotThreads => 128,
             };

@@ -54,6 +54,10 @@ fn candidates(knob: Knob, lanes: usize) -> Vec<usize> {
         Knob::ReduceRowTile => (5..=13).map(|p| 1 << p).collect(),
         Knob::TransposeTile => vec![8, 16, 32, 64, 128],
         Knob::GpuMatmulTile => vec![8, 16, 32],
+        Knob::GpuMatmulBlockRows | Knob::GpuMatmulBlockCols => vec![32, 64, 128],
+        Knob::GpuMatmulThreadRows | Knob::GpuMatmulThreadCols => vec![2, 4, 8],
+        Knob::GpuMatmulKTile => vec![8, 16, 32],
+        Knob::GpuMatmulMinBlocks => vec![0, 64, 256],
         Knob::GpuDotMaxRows => vec![0, 1, 2, 4, 8, 16],
         Knob::GpuDotThreads => vec![32, 64, 128, 256, 512, 1024],
     }

@@ -62,6 +62,10 @@ pub fn conv2d(
         batch: n,
         a_at: &a_at,
         b_at: &b_at,
+        // `w`'s rows are contiguous along `k`; the patches run along a row of `x` (contiguous
+        // where the stride is 1).
+        a_along_k: true,
+        b_along_k: false,
         store: &store,
         batch_shape: &batch_shape,
         operands: x.ty.dtype,

@@ -1,17 +1,46 @@
 //! Matrix products on a GPU: `matmul` (with broadcast batch dims and either operand transposed)
-//! and `linear` (`x @ w^T + b`), tiled, or as dot products where the output has few rows.
+//! and `linear` (`x @ w^T + b`): register tiles, or 16x16 tiles where the output is too small
+//! for them, or dot products where it has few rows.
 //!
-//! Tiled: each block computes a `gpu.matmul_tile` x `gpu.matmul_tile` (16x16 by default,
-//! [`crate::Knobs`]) tile of the output, one element per thread. Along
-//! `k`, tiles of both operands are staged in shared memory (zero outside the matrices), a barrier,
-//! a tile-step product from shared memory, another barrier before the tiles are overwritten.
-//! The `b` tile has a padding column so that a warp reading down a column of it hits distinct
-//! banks. Each thread adds its products in increasing `k`, the order of the CPU schedules.
+//! Register tiles (a register-blocked SGEMM): each block computes a `gpu.matmul_block_rows` x
+//! `gpu.matmul_block_cols` (64x64 by default, [`crate::Knobs`]) tile of the output, each thread
+//! a `gpu.matmul_thread_rows` x `gpu.matmul_thread_cols` (8x4) part of it, consecutive rows and
+//! columns, accumulated in a `local` array (128 threads of 32 accumulators). Along `k`, stages of
+//! `gpu.matmul_k_tile` (16) are staged in shared memory, both tiles `k`-major (`a` transposed:
+//! `sa[kk][row]`), so that at each `k` a thread reads its rows of `a` and its columns of `b` as
+//! contiguous fragments into `local` arrays and adds their outer product. Every loop inside a
+//! stage is `unroll` with literal bounds: once unrolled, every index into a `local` array is a
+//! constant, so the GPU compiler keeps them in registers.
+//!
+//! All threads load each stage together, each `block_rows * k_tile / threads` elements of `a`
+//! (as many of `b`) strided by the thread count, consecutive threads at consecutive addresses of
+//! the operand: along `k` where `k` is its contiguous dimension (`a`, `linear`'s `w`, `b`
+//! transposed), and then the shared tile has 4 columns of padding (rows stay 16-byte aligned) so
+//! that the transposing stores spread over the banks. Stages are double-buffered: a thread loads
+//! the next stage from global memory into registers, multiplies the current one out of shared
+//! memory, then stores the registers into the other buffer, one barrier per stage. Outside the
+//! matrices the tiles hold zeros and the output stores are guarded, each guard emitted only on a
+//! dimension the tiles do not divide.
+//!
+//! The block tile is fitted to the output (a side is halved while its half still covers the
+//! output), then halved, its longer side first, while the grid has fewer blocks than
+//! `gpu.matmul_min_blocks` (the GPU's compute units); every halving keeps a SIMD group of threads
+//! per block. A grid still short of those blocks (a small output, whose 16x16 tiles make more
+//! and smaller blocks) or a tiling over the target's threads or shared memory per block takes
+//! the 16x16 tiles.
+//!
+//! 16x16 tiles: each block computes a `gpu.matmul_tile` x `gpu.matmul_tile` (16x16) tile of the
+//! output, one element per thread. Along `k`, tiles of both operands are staged in shared memory
+//! (zero outside the matrices), a barrier, a tile-step product from shared memory, another
+//! barrier before the tiles are overwritten. The `b` tile has a padding column so that a warp
+//! reading down a column of it hits distinct banks.
+//!
+//! In both, each thread adds its products in increasing `k`, the order of the CPU schedules.
 //!
 //! i8 operands (integer products) are staged as i8 tiles (a quarter of the f32 tiles' shared
 //! memory): a load widens each element to i32 and the store back keeps exactly that byte, the
-//! padding is 0, and each thread accumulates in i32, the result's dtype (wrapping sums are
-//! exact in any order).
+//! padding is 0, and each thread holds its fragments and accumulates in i32, the result's dtype
+//! (wrapping sums are exact in any order).
 //!
 //! Dot products, for outputs of at most `gpu.dot_max_rows` (4) rows per batch (matrix-vector products,
 //! a decoding step's projections), where a tile would leave most of its threads idle: one block
@@ -23,7 +52,8 @@ use super::reduce::Block;
 use super::{barrier, launch, shared, unflatten, Gpu};
 use crate::elementwise::broadcast_index;
 use crate::recipe::Knob;
-use ekb_ir::l1::build::{int, let_, loop_, var, zero, Buf, Names, E};
+use crate::sched::simple_loop;
+use ekb_ir::l1::build::{if_, int, let_, loop_, var, zero, Buf, Names, E};
 use ekb_ir::l1::{LoopKind, Stmt};
 use ekb_ir::{DType, TensorType};
 
@@ -43,6 +73,10 @@ pub(super) struct Product<'a> {
     pub a_at: At<'a>,
     /// `b[.., k, col]` given the batch index, `k` and the column.
     pub b_at: At<'a>,
+    /// Whether `k` is the contiguous dimension of `a` in memory (else its rows are), and of `b`
+    /// (else its columns are).
+    pub a_along_k: bool,
+    pub b_along_k: bool,
     /// The statement storing an output element.
     pub store: Store<'a>,
     /// The batch dims, unflattened from the grid's z index.
@@ -56,15 +90,318 @@ pub(super) struct Product<'a> {
 /// CUDA's limit on the grid's y and z extents, the smallest of the targets.
 const GRID_YZ_MAX: usize = 65535;
 
-/// Tiles or dot products, by the output's rows.
+/// Register tiles, 16x16 tiles or dot products, by the output's size.
 pub(super) fn product(gpu: &Gpu, names: Names, p: &Product) -> Option<Vec<Stmt>> {
     // Dot products up to `gpu.dot_max_rows` rows: at 4 rows a 16x16 tile already leaves three
     // quarters of its threads idle.
     if p.m <= gpu.knobs.get(Knob::GpuDotMaxRows) {
         dot(gpu, names, p)
+    } else if let Some(t) = Tiling::choose(gpu, p) {
+        Some(registers(names, p, t))
     } else {
         tiled(gpu, names, p)
     }
+}
+
+/// The register tiling of one product (see the module header).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Tiling {
+    /// Output rows and columns per block.
+    bm: usize,
+    bn: usize,
+    /// Output rows and columns per thread.
+    tm: usize,
+    tn: usize,
+    /// `k` per shared-memory stage.
+    bk: usize,
+}
+
+/// Padding columns of a shared tile whose loads run along `k` (4: its rows stay 16-byte
+/// aligned, for the fragments' vector loads).
+fn padding(along_k: bool) -> usize {
+    if along_k {
+        4
+    } else {
+        0
+    }
+}
+
+impl Tiling {
+    /// The knobs' tiling for `p`, its block tile fitted to the output, then halved towards
+    /// `gpu.matmul_min_blocks` blocks; `None` where the grid stays short of them (a small
+    /// output, whose 16x16 tiles are more blocks) or the tiling is over the target's limits.
+    fn choose(gpu: &Gpu, p: &Product) -> Option<Tiling> {
+        let knob = |k| gpu.knobs.get(k);
+        let (tm, tn) = (knob(Knob::GpuMatmulThreadRows), knob(Knob::GpuMatmulThreadCols));
+        // Block tiles are whole numbers of thread tiles.
+        let whole = |b: usize, t: usize| (b / t).max(1) * t;
+        let mut t = Tiling {
+            bm: whole(knob(Knob::GpuMatmulBlockRows), tm),
+            bn: whole(knob(Knob::GpuMatmulBlockCols), tn),
+            tm,
+            tn,
+            bk: knob(Knob::GpuMatmulKTile),
+        };
+        // The tiling with the rows (or columns) of its block tile halved, where the block keeps
+        // a SIMD group of threads.
+        let halved = |t: &Tiling, rows: bool| {
+            let h = if rows {
+                Tiling { bm: whole(t.bm / 2, tm), ..*t }
+            } else {
+                Tiling { bn: whole(t.bn / 2, tn), ..*t }
+            };
+            (h != *t && h.threads() >= gpu.simd).then_some(h)
+        };
+        // No larger than the output: a side is halved while its half still covers the output.
+        while let Some(h) = halved(&t, true).filter(|h| h.bm >= p.m) {
+            t = h;
+        }
+        while let Some(h) = halved(&t, false).filter(|h| h.bn >= p.n) {
+            t = h;
+        }
+        let blocks = |t: &Tiling| p.m.div_ceil(t.bm) * p.n.div_ceil(t.bn) * p.batch;
+        let min_blocks = knob(Knob::GpuMatmulMinBlocks);
+        while blocks(&t) < min_blocks {
+            let longer_rows = t.bm >= t.bn;
+            match halved(&t, longer_rows).or_else(|| halved(&t, !longer_rows)) {
+                Some(h) => t = h,
+                None => break,
+            }
+        }
+        let fits = blocks(&t) >= min_blocks
+            && t.threads() <= gpu.max_threads
+            && t.shared_bytes(p) <= gpu.shared_bytes
+            && p.m.div_ceil(t.bm) <= GRID_YZ_MAX
+            && p.batch <= GRID_YZ_MAX;
+        fits.then_some(t)
+    }
+
+    fn threads(&self) -> usize {
+        (self.bm / self.tm) * (self.bn / self.tn)
+    }
+
+    /// Both double-buffered shared tiles.
+    fn shared_bytes(&self, p: &Product) -> u64 {
+        let cols = self.bm + padding(p.a_along_k) + self.bn + padding(p.b_along_k);
+        (2 * self.bk * cols * p.operands.size_bytes()) as u64
+    }
+}
+
+/// One operand's part of a stage: its shared tile `[2, k_tile, rows + padding]` (two buffers,
+/// `k`-major) and the registers a thread loads its share of the tile into.
+struct Operand<'a> {
+    /// Rows of the tile: output rows (`a`) or columns (`b`); the matrix's extent along them.
+    rows: usize,
+    extent: usize,
+    along_k: bool,
+    /// The element at a row of the matrix and a `k`.
+    at: &'a dyn Fn(E, E) -> E,
+    /// The tile's first row: `by * block_rows` or `bx * block_cols`.
+    origin: E,
+    tile: Buf,
+    regs: Buf,
+}
+
+/// What the loads of every stage share: the block's thread index and thread count, `k`, the
+/// stage's depth (`k_tile`) and the registers' zero.
+struct Stage<'a> {
+    tid: &'a str,
+    threads: usize,
+    k: usize,
+    bk: usize,
+    zero: E,
+}
+
+impl Operand<'_> {
+    /// Elements of the tile per thread.
+    fn per_thread(&self, s: &Stage) -> usize {
+        (self.rows * s.bk).div_ceil(s.threads)
+    }
+
+    /// The `lets` placing element `l` of the thread's share in the tile, that element's (row,
+    /// `k`) in the tile, and, where the threads do not divide the tile, the condition that it
+    /// is in the tile. Consecutive threads take consecutive elements along the operand's
+    /// contiguous dimension.
+    fn element(&self, names: &mut Names, s: &Stage, l: &str) -> (Vec<Stmt>, E, E, Option<E>) {
+        let numel = self.rows * s.bk;
+        let run = if self.along_k { s.bk } else { self.rows };
+        let tid = var(s.tid);
+        let (major, minor, lets, inside) = if numel.is_multiple_of(s.threads) && s.threads.is_multiple_of(run)
+        {
+            let major = var(l) * int(s.threads / run) + tid.clone() / int(run);
+            (major, tid % int(run), Vec::new(), None)
+        } else {
+            let e = names.fresh("e");
+            let lets = vec![let_(&e, var(l) * int(s.threads) + tid)];
+            let inside = (!numel.is_multiple_of(s.threads)).then(|| var(&e).lt(int(numel)));
+            (var(&e) / int(run), var(&e) % int(run), lets, inside)
+        };
+        let (row, kk) = if self.along_k { (major, minor) } else { (minor, major) };
+        (lets, row, kk, inside)
+    }
+
+    /// Loads the thread's share of stage `stage` (an index of `k_tile`s) into its registers,
+    /// zero outside the matrix.
+    fn load(&self, names: &mut Names, s: &Stage, stage: E) -> Stmt {
+        let l = names.fresh("l");
+        let (mut body, row, kk, inside) = self.element(names, s, &l);
+        let (r, kg) = (names.fresh("r"), names.fresh("kg"));
+        let mut load = vec![let_(&r, self.origin.clone() + row), let_(&kg, stage * int(s.bk) + kk)];
+        let mut guard = Vec::new();
+        if !self.extent.is_multiple_of(self.rows) {
+            guard.push(var(&r).lt(int(self.extent)));
+        }
+        if !s.k.is_multiple_of(s.bk) {
+            guard.push(var(&kg).lt(int(s.k)));
+        }
+        let value = (self.at)(var(&r), var(&kg));
+        let set = |v| self.regs.store1(var(&l), v);
+        load.push(match guard.into_iter().reduce(E::and) {
+            Some(c) => if_(c, vec![set(value)], vec![set(s.zero.clone())]),
+            None => set(value),
+        });
+        body.extend(within(inside, load));
+        simple_loop(LoopKind::Unroll, &l, self.per_thread(s), body)
+    }
+
+    /// Stores the thread's registers into buffer `buf` of the shared tile.
+    fn stage(&self, names: &mut Names, s: &Stage, buf: E) -> Stmt {
+        let l = names.fresh("l");
+        let (mut body, row, kk, inside) = self.element(names, s, &l);
+        body.extend(within(inside, vec![self.tile.store(&[buf, kk, row], self.regs.load1(var(&l)))]));
+        simple_loop(LoopKind::Unroll, &l, self.per_thread(s), body)
+    }
+}
+
+/// `body`, under `if cond` where there is one.
+fn within(cond: Option<E>, body: Vec<Stmt>) -> Vec<Stmt> {
+    match cond {
+        Some(c) => vec![if_(c, body, Vec::new())],
+        None => body,
+    }
+}
+
+/// The register-tiled kernel (see the module header).
+fn registers(mut names: Names, p: &Product, t: Tiling) -> Vec<Stmt> {
+    let Tiling { bm, bn, tm, tn, bk } = t;
+    let threads = t.threads();
+    let (gm, gn, stages) = (p.m.div_ceil(bm), p.n.div_ceil(bn), p.k.div_ceil(bk));
+    // The thread's place: `ty`, `tx` in the block's grid of thread tiles; its tile's first row
+    // and column in the block's tile.
+    let [bx, by, bz, tid, ty, tx, row0, col0] =
+        ["bx", "by", "bz", "tid", "ty", "tx", "row0", "col0"].map(|n| names.fresh(n));
+    let bidx = unflatten(&var(&bz), p.batch_shape);
+    let local = |names: &mut Names, base: &str, dtype: DType, len: usize| {
+        Buf::new(names.fresh(base), TensorType::new(dtype, [len]))
+    };
+    let (acc, fa, fb) = (
+        local(&mut names, "acc", p.result, tm * tn),
+        local(&mut names, "fa", p.result, tm),
+        local(&mut names, "fb", p.result, tn),
+    );
+    let a_at = |r: E, kk: E| (p.a_at)(&bidx, r, kk);
+    let b_at = |c: E, kk: E| (p.b_at)(&bidx, kk, c);
+    let s = Stage { tid: &tid, threads, k: p.k, bk, zero: zero(p.result) };
+    // An operand's shared tile (two buffers, `k`-major) and the registers of its loads.
+    let mut bufs = |rows: usize, along_k: bool, base: &str| {
+        let tile = TensorType::new(p.operands, [2, bk, rows + padding(along_k)]);
+        let regs = (rows * bk).div_ceil(threads);
+        (
+            Buf::new(names.fresh(&format!("s{base}")), tile),
+            local(&mut names, &format!("p{base}"), p.result, regs),
+        )
+    };
+    let ((sa, pa), (sb, pb)) = (bufs(bm, p.a_along_k, "a"), bufs(bn, p.b_along_k, "b"));
+    let ops = [
+        Operand {
+            rows: bm,
+            extent: p.m,
+            along_k: p.a_along_k,
+            at: &a_at,
+            origin: var(&by) * int(bm),
+            tile: sa,
+            regs: pa,
+        },
+        Operand {
+            rows: bn,
+            extent: p.n,
+            along_k: p.b_along_k,
+            at: &b_at,
+            origin: var(&bx) * int(bn),
+            tile: sb,
+            regs: pb,
+        },
+    ];
+    let mut body: Vec<Stmt> = ops.iter().map(|o| shared(&o.tile)).collect();
+    body.extend([acc.alloc(), fa.alloc(), fb.alloc()]);
+    body.extend(ops.iter().map(|o| o.regs.alloc()));
+    body.extend([
+        let_(&ty, var(&tid) / int(bn / tn)),
+        let_(&tx, var(&tid) % int(bn / tn)),
+        let_(&row0, var(&ty) * int(tm)),
+        let_(&col0, var(&tx) * int(tn)),
+    ]);
+    let z = names.fresh("z");
+    body.push(simple_loop(LoopKind::Unroll, &z, tm * tn, vec![acc.store1(var(&z), zero(p.result))]));
+    // Stage 0 into buffer 0.
+    for o in &ops {
+        body.push(o.load(&mut names, &s, int(0)));
+    }
+    for o in &ops {
+        body.push(o.stage(&mut names, &s, int(0)));
+    }
+    body.push(barrier());
+    // Each stage: load the next one into registers, multiply this one out, store the next.
+    let [st, cur, nt, nb, kk, fi, fj, i, j] =
+        ["st", "cur", "nt", "nb", "kk", "fi", "fj", "i", "j"].map(|n| names.fresh(n));
+    let mut step = vec![let_(&cur, var(&st) % int(2))];
+    if stages > 1 {
+        let loads = ops.iter().map(|o| o.load(&mut names, &s, var(&nt))).collect();
+        step.extend([let_(&nt, var(&st) + int(1)), if_(var(&nt).lt(int(stages)), loads, Vec::new())]);
+    }
+    let fragment = |f: &Buf, o: &Operand, first: &str, v: &str, len: usize| {
+        let at = [var(&cur), var(&kk), var(first) + var(v)];
+        simple_loop(LoopKind::Unroll, v, len, vec![f.store1(var(v), o.tile.load(&at))])
+    };
+    let cell = var(&i) * int(tn) + var(&j);
+    let fma = acc.store1(cell.clone(), acc.load1(cell) + fa.load1(var(&i)) * fb.load1(var(&j)));
+    step.push(simple_loop(
+        LoopKind::Unroll,
+        &kk,
+        bk,
+        vec![
+            fragment(&fa, &ops[0], &row0, &fi, tm),
+            fragment(&fb, &ops[1], &col0, &fj, tn),
+            simple_loop(LoopKind::Unroll, &i, tm, vec![simple_loop(LoopKind::Unroll, &j, tn, vec![fma])]),
+        ],
+    ));
+    if stages > 1 {
+        let mut stores = vec![let_(&nb, var(&nt) % int(2))];
+        stores.extend(ops.iter().map(|o| o.stage(&mut names, &s, var(&nb))));
+        step.push(if_(var(&nt).lt(int(stages)), stores, Vec::new()));
+    }
+    step.push(barrier());
+    body.push(simple_loop(LoopKind::Serial, &st, stages, step));
+    // The thread's outputs, guarded on the dimensions the tiles do not divide.
+    let [oi, oj, row, col] = ["oi", "oj", "row", "col"].map(|n| names.fresh(n));
+    let value = acc.load1(var(&oi) * int(tn) + var(&oj));
+    let store = within(
+        (!p.n.is_multiple_of(bn)).then(|| var(&col).lt(int(p.n))),
+        vec![(p.store)(&bidx, var(&row), var(&col), value)],
+    );
+    let mut per_col = vec![let_(&col, var(&bx) * int(bn) + var(&col0) + var(&oj))];
+    per_col.extend(store);
+    let mut per_row = vec![let_(&row, var(&by) * int(bm) + var(&row0) + var(&oi))];
+    per_row.extend(within(
+        (!p.m.is_multiple_of(bm)).then(|| var(&row).lt(int(p.m))),
+        vec![simple_loop(LoopKind::Unroll, &oj, tn, per_col)],
+    ));
+    body.push(simple_loop(LoopKind::Unroll, &oi, tm, per_row));
+    let mut grid = vec![(bx.as_str(), gn), (by.as_str(), gm)];
+    if p.batch > 1 {
+        grid.push((bz.as_str(), p.batch));
+    }
+    vec![launch(&grid, &[(&tid, threads)], body)]
 }
 
 fn dot(gpu: &Gpu, mut names: Names, p: &Product) -> Option<Vec<Stmt>> {
@@ -81,7 +418,7 @@ fn dot(gpu: &Gpu, mut names: Names, p: &Product) -> Option<Vec<Stmt>> {
         vec![acc.store1(int(0), acc.load1(int(0)) + prod)]
     }));
     body.extend(b.tree(acc.load1(int(0)), |x, y| x + y));
-    body.push(ekb_ir::l1::build::if_(
+    body.push(if_(
         var(&b.tx).lt(int(1)),
         vec![(p.store)(&bidx, var(&row), var(&col), b.part.load1(int(0)))],
         Vec::new(),
@@ -110,13 +447,13 @@ fn tiled(gpu: &Gpu, mut names: Names, p: &Product) -> Option<Vec<Stmt>> {
     let pad = zero(p.operands);
     let stage = vec![
         let_(&ka, var(&t) * int(tile) + txv.clone()),
-        ekb_ir::l1::build::if_(
+        if_(
             var(&row).lt(int(p.m)).and(var(&ka).lt(int(p.k))),
             vec![ta.store(&[tyv.clone(), txv.clone()], (p.a_at)(&bidx, var(&row), var(&ka)))],
             vec![ta.store(&[tyv.clone(), txv.clone()], pad.clone())],
         ),
         let_(&kb, var(&t) * int(tile) + tyv.clone()),
-        ekb_ir::l1::build::if_(
+        if_(
             var(&kb).lt(int(p.k)).and(var(&col).lt(int(p.n))),
             vec![tb.store(&[tyv.clone(), txv.clone()], (p.b_at)(&bidx, var(&kb), var(&col)))],
             vec![tb.store(&[tyv.clone(), txv.clone()], pad)],
@@ -142,7 +479,7 @@ fn tiled(gpu: &Gpu, mut names: Names, p: &Product) -> Option<Vec<Stmt>> {
         let_(&col, var(&bx) * int(tile) + txv.clone()),
         acc.store1(int(0), zero(p.result)),
         loop_(LoopKind::Serial, &t, int(0), int(p.k.div_ceil(tile)), stage),
-        ekb_ir::l1::build::if_(
+        if_(
             var(&row).lt(int(p.m)).and(var(&col).lt(int(p.n))),
             vec![(p.store)(&bidx, var(&row), var(&col), acc.load1(int(0)))],
             Vec::new(),
@@ -182,6 +519,8 @@ pub fn matmul(gpu: &Gpu, names: Names, ta: bool, tb: bool, a: &Buf, b: &Buf, y: 
         batch: batch_shape.iter().product(),
         a_at: &a_at,
         b_at: &b_at,
+        a_along_k: !ta,
+        b_along_k: tb,
         store: &store,
         batch_shape,
         operands: a.ty.dtype,
@@ -214,6 +553,8 @@ pub fn linear(gpu: &Gpu, names: Names, x: &Buf, w: &Buf, bias: Option<&Buf>, y: 
         batch: 1,
         a_at: &a_at,
         b_at: &b_at,
+        a_along_k: true,
+        b_along_k: true,
         store: &store,
         batch_shape: &[],
         operands: x.ty.dtype,
@@ -224,14 +565,231 @@ pub fn linear(gpu: &Gpu, names: Names, x: &Buf, w: &Buf, bias: Option<&Buf>, y: 
 
 #[cfg(test)]
 mod tests {
-    use crate::{lower_gpu, Schedule};
-    use ekb_ir::l0::{check, inputs, interp};
-    use ekb_ir::l1::{self, Scope, Stmt};
+    use crate::{lower_gpu_with, Knobs, Schedule};
+    use ekb_ir::l0::{check, inputs, interp, Graph};
+    use ekb_ir::l1::{self, Kernel, LaunchDim, LoopKind, Module, Scope, Stmt};
     use ekb_ir::tensor::{compare, Tolerance};
     use ekb_ir::{DType, SourceFile, TargetProfile};
 
+    /// `text` lowered for `target` with its default knobs changed by `set`.
+    fn lowered(text: &str, target: &str, set: &[(&str, usize)]) -> (Graph, Module) {
+        let g = check::load(&SourceFile::new("t.ekir", text)).unwrap_or_else(|d| panic!("{}", d[0]));
+        let target = TargetProfile::load(target).unwrap();
+        let mut knobs = Knobs::for_target(&target);
+        for (name, value) in set {
+            knobs.set(name, *value).unwrap();
+        }
+        let m = lower_gpu_with(&g, Schedule::Default, &knobs, &target).unwrap_or_else(|d| panic!("{d}"));
+        (g, m)
+    }
+
+    /// Runs `m` in the L1 interpreter on `g`'s inputs for `seed` and compares every output with
+    /// the L0 interpreter's.
+    fn check_outputs(g: &Graph, m: &Module, seed: u64) {
+        let bufs = inputs::generate(g, seed).unwrap();
+        let tensors = bufs.iter().map(|(n, b)| (n.clone(), b.to_tensor())).collect();
+        let want = interp::run(g, &tensors).unwrap();
+        let got = l1::interp::run(m, &bufs.into_iter().collect()).unwrap_or_else(|d| panic!("{d}"));
+        for (o, w) in g.outputs.iter().zip(&want) {
+            let tol = Tolerance::default_for(o.ty.dtype);
+            compare(w, &got[&o.name].to_tensor(), tol).unwrap_or_else(|e| panic!("output `{}`: {e}", o.name));
+        }
+    }
+
+    /// An allocation: its scope, dtype and shape.
+    type Alloc = (Scope, DType, Vec<usize>);
+
+    /// The grid and block extents of a kernel's launch, and the allocations directly in its body.
+    fn launch_of(k: &Kernel) -> (Vec<u32>, Vec<u32>, Vec<Alloc>) {
+        let Some(Stmt::Launch { grid, block, body, .. }) = k.launch() else {
+            panic!("{}: one launch", k.name)
+        };
+        let extents = |ds: &[LaunchDim]| ds.iter().map(|d| d.extent).collect();
+        let allocs = body
+            .iter()
+            .filter_map(|s| match s {
+                Stmt::Alloc { ty, scope, .. } => Some((*scope, ty.dtype, ty.shape.clone())),
+                _ => None,
+            })
+            .collect();
+        (extents(grid), extents(block), allocs)
+    }
+
+    /// The shared allocations of a kernel: (dtype, shape).
+    fn shared_of(k: &Kernel) -> Vec<(DType, Vec<usize>)> {
+        launch_of(k).2.into_iter().filter(|a| a.0 == Scope::Shared).map(|(_, d, s)| (d, s)).collect()
+    }
+
     #[test]
-    fn integer_products_stage_i8_tiles_and_sum_in_i32() {
+    fn register_tiles_match_the_reference_on_ragged_shapes() {
+        // m, n and k that the 64x64 tiles and 16-deep stages do not divide, each transpose, a
+        // broadcast batch, and a linear with a bias over rank-3 rows.
+        let text = "graph g(a: f32[70,45], b: f32[45,100], at: f32[45,70], bt: f32[100,45], \
+                    p: f32[2,1,66,33], q: f32[3,33,65], x: f32[2,40,50], w: f32[72,50], c: f32[72]) \
+                    -> (y: f32[70,100], ya: f32[70,100], yb: f32[70,100], yab: f32[70,100], \
+                    z: f32[2,3,66,65], l: f32[2,40,72]) {
+  %y = matmul(a, b, transpose_a=false, transpose_b=false)
+  %ya = matmul(at, b, transpose_a=true, transpose_b=false)
+  %yb = matmul(a, bt, transpose_a=false, transpose_b=true)
+  %yab = matmul(at, bt, transpose_a=true, transpose_b=true)
+  %z = matmul(p, q, transpose_a=false, transpose_b=false)
+  %l = linear(x, w, c)
+  return %y, %ya, %yb, %yab, %z, %l
+}
+";
+        let (g, m) = lowered(text, "pocl", &[]);
+        // A tile loaded along `k` has 4 padding columns.
+        let tile = |along_k: bool| (DType::F32, vec![2, 16, if along_k { 68 } else { 64 }]);
+        let want = [
+            [tile(true), tile(false)],
+            [tile(false), tile(false)],
+            [tile(true), tile(true)],
+            [tile(false), tile(true)],
+            [tile(true), tile(false)],
+            [tile(true), tile(true)],
+        ];
+        for (k, want) in m.kernels.iter().zip(want) {
+            assert_eq!(shared_of(k), want, "kernel {}", k.name);
+        }
+        let (grid, block, _) = launch_of(&m.kernels[4]);
+        assert_eq!((grid, block), (vec![2, 2, 6], vec![128]), "batch on the grid's z");
+        check_outputs(&g, &m, 1);
+    }
+
+    #[test]
+    fn integer_register_tiles_stage_i8_and_accumulate_in_i32() {
+        let text = "graph g(a: i8[67,40], b: i8[40,70], x: i8[66,40], w: i8[65,40], \
+                    c: i32[65] = randint(-9, 9)) -> (y: i32[67,70], z: i32[66,65]) {
+  %y = matmul(a, b, transpose_a=false, transpose_b=false)
+  %z = linear(x, w, c)
+  return %y, %z
+}
+";
+        let (g, m) = lowered(text, "pocl", &[]);
+        for k in &m.kernels {
+            let allocs = launch_of(k).2;
+            assert!(allocs
+                .iter()
+                .all(|(s, d, _)| *d == if *s == Scope::Shared { DType::I8 } else { DType::I32 }));
+            assert_eq!(allocs[0].2, vec![2, 16, 68], "kernel {}: register tiles", k.name);
+        }
+        check_outputs(&g, &m, 1);
+    }
+
+    #[test]
+    fn register_tiles_are_correct_with_any_knobs_in_range() {
+        // Thread tiles of one element, tiles the threads do not divide (a guard per element),
+        // thread tiles that do not divide the block knobs, one thread, k stages of 1 and over k.
+        let text = "graph g(a: f32[30,37], b: f32[41,37], x: f32[37,30]) -> (y: f32[30,41], z: f32[30,41]) {
+  %y = matmul(a, b, transpose_a=false, transpose_b=true)
+  %z = matmul(x, b, transpose_a=true, transpose_b=true)
+  return %y, %z
+}
+";
+        let cases: [[usize; 5]; 5] =
+            [[8, 8, 1, 1, 1], [12, 20, 3, 5, 7], [7, 40, 2, 16, 5], [16, 16, 16, 16, 64], [24, 8, 4, 2, 3]];
+        for [bm, bn, tm, tn, bk] in cases {
+            let set = [
+                ("gpu.matmul_block_rows", bm),
+                ("gpu.matmul_block_cols", bn),
+                ("gpu.matmul_thread_rows", tm),
+                ("gpu.matmul_thread_cols", tn),
+                ("gpu.matmul_k_tile", bk),
+                ("gpu.matmul_min_blocks", 0),
+            ];
+            let (g, m) = lowered(text, "pocl", &set);
+            for k in &m.kernels {
+                let shared = shared_of(k);
+                assert_eq!(shared[0].1[..2], [2, bk], "{bm}x{bn}/{tm}x{tn}/{bk}: register tiles");
+            }
+            check_outputs(&g, &m, 2);
+        }
+    }
+
+    #[test]
+    fn a_1024_cube_is_register_tiled_without_guards() {
+        let text = "graph g(a: f32[1024,1024], b: f32[1024,1024]) -> (y: f32[1024,1024]) {
+  %y = matmul(a, b, transpose_a=false, transpose_b=false)
+  return %y
+}
+";
+        let (_, m) = lowered(text, "h200", &[]);
+        let (grid, block, allocs) = launch_of(&m.kernels[0]);
+        assert_eq!((grid, block), (vec![16, 16], vec![128]), "64x64 tiles of 8x4 per thread");
+        let local = |n| (Scope::Local, DType::F32, vec![n]);
+        let want = vec![
+            (Scope::Shared, DType::F32, vec![2, 16, 68]),
+            (Scope::Shared, DType::F32, vec![2, 16, 64]),
+            local(32),
+            local(8),
+            local(4),
+            local(8),
+            local(8),
+        ];
+        assert_eq!(allocs, want);
+        // One serial loop over the stages, everything inside a stage unrolled, and no `if` but
+        // the two around the next stage's loads and stores.
+        let (mut ifs, mut loops) = (0, Vec::new());
+        l1::visit::for_each_stmt(&m.kernels[0].body, &mut |s| match s {
+            Stmt::If { .. } => ifs += 1,
+            Stmt::Loop { kind, .. } => loops.push(*kind),
+            _ => {}
+        });
+        assert_eq!(ifs, 2);
+        assert_eq!(loops.iter().filter(|k| **k == LoopKind::Serial).count(), 1);
+        assert!(loops.iter().filter(|k| **k != LoopKind::Serial).all(|k| *k == LoopKind::Unroll));
+    }
+
+    #[test]
+    fn block_tiles_fit_the_output_and_halve_for_small_grids_and_small_outputs_take_16x16_tiles() {
+        let launch = |text: &str| {
+            let (_, m) = lowered(text, "h200", &[]);
+            let (grid, block, _) = launch_of(&m.kernels[0]);
+            (grid, block)
+        };
+        // 512x512: 64 blocks of 64x64 < 132 SMs, so 32x64 (128 blocks), then 32x32 (256 blocks,
+        // a warp each).
+        let square = "graph g(a: f32[512,64], b: f32[64,512]) -> (y: f32[512,512]) {
+  %y = matmul(a, b, transpose_a=false, transpose_b=false)
+  return %y
+}
+";
+        assert_eq!(launch(square), (vec![16, 16], vec![32]));
+        // 20 rows: fewer than a 32-row block tile, which is as small as a warp allows.
+        let flat = "graph g(x: f32[20,64], w: f32[4096,64]) -> (y: f32[20,4096]) {
+  %y = linear(x, w)
+  return %y
+}
+";
+        assert_eq!(launch(flat), (vec![256, 2], vec![16, 16]));
+        // 49x32 products: the 64-column block tile fitted to the 32 columns (its 64 rows do not
+        // halve: 32 would not cover 49), 768 of them on the grid's z.
+        let windows = "graph g(a: f32[256,3,49,49], v: f32[256,3,49,32]) -> (y: f32[256,3,49,32]) {
+  %y = matmul(a, v, transpose_a=false, transpose_b=false)
+  return %y
+}
+";
+        assert_eq!(launch(windows), (vec![1, 1, 768], vec![64]));
+    }
+
+    #[test]
+    fn register_tiles_take_a_fused_epilogue() {
+        let text = "graph g(a: f32[70,45], b: f32[45,100], c: f32[100]) -> (y: f32[70,100]) {
+  %0 = matmul(a, b, transpose_a=false, transpose_b=false)
+  %1 = add(%0, c)
+  %2 = relu(%1)
+  fuse %0, %1, %2
+  return %2
+}
+";
+        let (g, m) = lowered(text, "pocl", &[]);
+        assert_eq!(m.kernels.len(), 1, "{}", l1::print::print(&m));
+        assert_eq!(shared_of(&m.kernels[0])[0].1, vec![2, 16, 68]);
+        check_outputs(&g, &m, 3);
+    }
+
+    #[test]
+    fn integer_16x16_tiles_stage_i8_tiles_and_sum_in_i32() {
         let text = "graph g(a: i8[20,300], b: i8[37,300], x: i8[2,3,300], w: i8[37,300], \
                     c: i32[37] = randint(-9, 9)) -> (y: i32[20,37], z: i32[2,3,37]) {
   %y = matmul(a, b, transpose_a=false, transpose_b=true)
@@ -239,30 +797,15 @@ mod tests {
   return %y, %z
 }
 ";
-        let g = check::load(&SourceFile::new("t.ekir", text)).unwrap_or_else(|d| panic!("{}", d[0]));
-        let target = TargetProfile::load("pocl").unwrap();
-        let m = lower_gpu(&g, Schedule::Default, &target).unwrap_or_else(|d| panic!("{d}"));
+        // A grid short of the blocks wanted takes the 16x16 tiles.
+        let (g, m) = lowered(text, "pocl", &[("gpu.matmul_min_blocks", 1 << 16)]);
         for k in &m.kernels {
-            let Some(Stmt::Launch { body, .. }) = k.body.first() else { panic!("{}: one launch", k.name) };
-            let allocs: Vec<(Scope, DType)> = body
-                .iter()
-                .filter_map(|s| match s {
-                    Stmt::Alloc { ty, scope, .. } => Some((*scope, ty.dtype)),
-                    _ => None,
-                })
-                .collect();
+            let allocs: Vec<(Scope, DType)> = launch_of(k).2.into_iter().map(|(s, d, _)| (s, d)).collect();
             let want =
                 vec![(Scope::Shared, DType::I8), (Scope::Shared, DType::I8), (Scope::Local, DType::I32)];
             assert_eq!(allocs, want, "kernel {}", k.name);
         }
-        let bufs = inputs::generate(&g, 1).unwrap();
-        let tensors = bufs.iter().map(|(n, b)| (n.clone(), b.to_tensor())).collect();
-        let want = interp::run(&g, &tensors).unwrap();
-        let got = l1::interp::run(&m, &bufs.into_iter().collect()).unwrap_or_else(|d| panic!("{d}"));
-        for (o, w) in g.outputs.iter().zip(&want) {
-            compare(w, &got[&o.name].to_tensor(), Tolerance::default_for(DType::I32))
-                .unwrap_or_else(|e| panic!("output `{}`: {e}", o.name));
-        }
+        check_outputs(&g, &m, 1);
     }
 
     #[test]
@@ -279,35 +822,12 @@ mod tests {
   return %y, %z, %n, %t
 }
 ";
-        let g = check::load(&SourceFile::new("t.ekir", text)).unwrap_or_else(|d| panic!("{}", d[0]));
-        let target = TargetProfile::load("pocl").unwrap();
-        let m = lower_gpu(&g, Schedule::Default, &target).unwrap_or_else(|d| panic!("{d}"));
-        let shared: Vec<Vec<(DType, Vec<usize>)>> = m
-            .kernels
-            .iter()
-            .map(|k| {
-                let Some(Stmt::Launch { body, .. }) = k.body.first() else {
-                    panic!("{}: one launch", k.name)
-                };
-                body.iter()
-                    .filter_map(|s| match s {
-                        Stmt::Alloc { ty, scope: Scope::Shared, .. } => Some((ty.dtype, ty.shape.clone())),
-                        _ => None,
-                    })
-                    .collect()
-            })
-            .collect();
+        let (g, m) = lowered(text, "pocl", &[]);
+        let shared: Vec<Vec<(DType, Vec<usize>)>> = m.kernels.iter().map(shared_of).collect();
         // The tree of partial sums is as wide as the threads: 128 (at most) for k = 300.
         let tree = |d| vec![(d, vec![128])];
         assert_eq!(shared[..3], [tree(DType::F32), tree(DType::F32), tree(DType::I32)]);
         assert_eq!(shared[3], vec![(DType::F32, vec![16, 16]), (DType::F32, vec![16, 17])], "5 rows: tiles");
-        let bufs = inputs::generate(&g, 2).unwrap();
-        let tensors = bufs.iter().map(|(n, b)| (n.clone(), b.to_tensor())).collect();
-        let want = interp::run(&g, &tensors).unwrap();
-        let got = l1::interp::run(&m, &bufs.into_iter().collect()).unwrap_or_else(|d| panic!("{d}"));
-        for (o, w) in g.outputs.iter().zip(&want) {
-            let tol = Tolerance::default_for(o.ty.dtype);
-            compare(w, &got[&o.name].to_tensor(), tol).unwrap_or_else(|e| panic!("output `{}`: {e}", o.name));
-        }
+        check_outputs(&g, &m, 2);
     }
 }

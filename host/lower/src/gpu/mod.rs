@@ -12,12 +12,13 @@
 //!    shared-memory tree reduction, one block per output row; [`strip`]: reductions over middle
 //!    axes and `cumsum`, whose axis the threads of a block split between them where one thread
 //!    per output would leave the GPU short of threads; [`matmul`]: matmul and linear
-//!    (f32, or i8 operands with i32 sums) with 16x16 tiles staged in shared memory, or, for
-//!    outputs of at most 4 rows per batch, one block per output element summing through a
-//!    tree; [`conv`]: ungrouped conv2d as the same tiled product, its patches loaded straight
-//!    from the input; [`norm`]: layer_norm, rms_norm and group_norm, one block per normalised row or
-//!    group; the naive schedule keeps only group_norm, one thread per group of an image, whose
-//!    channel index the binding of step 3 could not prove disjoint);
+//!    (f32, or i8 operands with i32 sums) with register tiles over double-buffered stages in
+//!    shared memory (16x16 tiles for small outputs), or, for outputs of at most 4 rows per
+//!    batch, one block per output element summing through a tree; [`conv`]: ungrouped conv2d
+//!    as the same tiled product, its patches loaded straight from the input; [`norm`]:
+//!    layer_norm, rms_norm and group_norm, one block per normalised row or group; the naive
+//!    schedule keeps only group_norm, one thread per group of an image, whose channel index
+//!    the binding of step 3 could not prove disjoint);
 //! 3. every other kernel through [`bind`]: the naive loop nest's outer loops (those whose
 //!    iterations touch disjoint elements of every written buffer, which `bind` checks) become a
 //!    1-D grid, one thread per iteration; a kernel of several such nests becomes one kernel per
@@ -57,6 +58,8 @@ pub(crate) struct Gpu {
     pub simd: usize,
     /// Compute units (CUDA streaming multiprocessors), each running one block or more at once.
     pub units: usize,
+    /// Static shared memory per block, in bytes.
+    pub shared_bytes: u64,
     /// The recipe's knobs (the `gpu.*` ones).
     pub knobs: Knobs,
 }
@@ -119,6 +122,7 @@ pub fn lower_gpu_with(
         max_threads: profile.max_threads_per_block as usize,
         simd: profile.simd_width.max(1) as usize,
         units: profile.compute_units.max(1) as usize,
+        shared_bytes: profile.shared_bytes_per_block,
         knobs: *knobs,
     };
     // Step 1: buffers, checks, and one naive kernel per node (then the copies), in plan order.
