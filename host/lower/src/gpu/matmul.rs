@@ -53,6 +53,7 @@ use super::{barrier, launch, shared, unflatten, Gpu};
 use crate::elementwise::broadcast_index;
 use crate::recipe::Knob;
 use crate::sched::simple_loop;
+use ekb_ir::l0::ReduceKind;
 use ekb_ir::l1::build::{if_, int, let_, loop_, var, zero, Buf, Names, E};
 use ekb_ir::l1::{LoopKind, Stmt};
 use ekb_ir::{DType, TensorType};
@@ -95,7 +96,11 @@ pub(super) fn product(gpu: &Gpu, names: Names, p: &Product) -> Option<Vec<Stmt>>
     // Dot products up to `gpu.dot_max_rows` rows: at 4 rows a 16x16 tile already leaves three
     // quarters of its threads idle.
     if p.m <= gpu.knobs.get(Knob::GpuDotMaxRows) {
-        dot(gpu, names, p)
+        if p.b_along_k {
+            dot(gpu, names, p)
+        } else {
+            columns(gpu, names, p)
+        }
     } else if let Some(t) = Tiling::choose(gpu, p) {
         Some(registers(names, p, t))
     } else {
@@ -402,6 +407,27 @@ fn registers(mut names: Names, p: &Product, t: Tiling) -> Vec<Stmt> {
         grid.push((bz.as_str(), p.batch));
     }
     vec![launch(&grid, &[(&tid, threads)], body)]
+}
+
+/// Few rows against a `b` whose columns are contiguous: per output row, a column reduction
+/// over `k` (`super::strip`: a block's threads take a warp of consecutive columns, so their
+/// loads of `b` coalesce, and split `k` between them), or the dot products where `k` stays whole.
+fn columns(gpu: &Gpu, mut names: Names, p: &Product) -> Option<Vec<Stmt>> {
+    let rows = [p.batch, p.m];
+    let term = |o: E, kk: E, c: E| {
+        let bo = unflatten(&o, &rows);
+        let bidx = unflatten(&bo[0], p.batch_shape);
+        (p.a_at)(&bidx, bo[1].clone(), kk.clone()) * (p.b_at)(&bidx, kk, c)
+    };
+    let store = |o: E, c: E, v: E| {
+        let bo = unflatten(&o, &rows);
+        (p.store)(&unflatten(&bo[0], p.batch_shape), bo[1].clone(), c, v)
+    };
+    let extents = [p.batch * p.m, p.k, p.n];
+    match super::strip::reduce_terms(gpu, &mut names, ReduceKind::Sum, extents, p.result, &term, &store) {
+        Some(body) => Some(body),
+        None => dot(gpu, names, p),
+    }
 }
 
 fn dot(gpu: &Gpu, mut names: Names, p: &Product) -> Option<Vec<Stmt>> {
@@ -811,7 +837,9 @@ mod tests {
     #[test]
     fn products_of_few_rows_are_dot_products_through_a_tree() {
         // Up to 4 rows per batch: a matrix-vector product (with a bias), a batched product of 3
-        // rows against a transposed operand, an i8 one; then 5 rows, which are tiled.
+        // rows against a `b` whose columns are contiguous (a column reduction: 8 columns of 21
+        // per block, PoCL's SIMD width, `k` split in 16 pieces), an i8 one; then 5 rows, which
+        // are tiled.
         let text = "graph g(x: f32[1,300], w: f32[37,300], c: f32[37], a: f32[2,3,300], b: f32[2,300,21], \
                     q: i8[1,1,300], v: i8[37,300], e: f32[5,40], u: f32[9,40]) \
                     -> (y: f32[1,37], z: f32[2,3,21], n: i32[1,1,37], t: f32[5,9]) {
@@ -828,6 +856,9 @@ mod tests {
         let tree = |d| vec![(d, vec![128])];
         assert_eq!(shared[..3], [tree(DType::F32), tree(DType::F32), tree(DType::I32)]);
         assert_eq!(shared[3], vec![(DType::F32, vec![16, 16]), (DType::F32, vec![16, 17])], "5 rows: tiles");
+        let Some(Stmt::Launch { grid, block, .. }) = m.kernels[1].body.first() else { panic!("one launch") };
+        let extents = |d: &[LaunchDim]| d.iter().map(|d| d.extent).collect::<Vec<_>>();
+        assert_eq!((extents(grid), extents(block)), (vec![18], vec![128]), "2 * 3 rows, 3 strips each");
         check_outputs(&g, &m, 2);
     }
 }

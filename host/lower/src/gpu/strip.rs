@@ -187,25 +187,43 @@ pub fn reduce(
     y: &Buf,
 ) -> Option<Vec<Stmt>> {
     let extents = dims.map(|d| d.iter().product::<usize>());
-    let s = Strip::new(gpu, &mut names, extents, x.ty.dtype)?;
-    let (init, combine) = reducer(kind, x.ty.dtype);
-    let acc = Buf::new(names.fresh("acc"), TensorType::new(x.ty.dtype, [1]));
+    let term = |o: E, j: E, i: E| {
+        x.load(&[unflatten(&o, dims[0]), unflatten(&j, dims[1]), unflatten(&i, dims[2])].concat())
+    };
+    let n = extents[1];
+    let store = |o: E, i: E, total: E| {
+        let value = if kind == ReduceKind::Mean { total / f(n as f64) } else { total };
+        y.store(&unflatten(&(o * int(extents[2]) + i), y.shape()), value)
+    };
+    reduce_terms(gpu, &mut names, kind, extents, x.ty.dtype, &term, &store)
+}
+
+/// The reduction by `kind`, in `dtype`, of `term(o, j, i)` over `j` in `0..n`, for every outer
+/// index `o` and position `i` of `[outer, n, inner]`, each result given to `store(o, i, value)`.
+/// `None` where the axis stays whole (and then no name is taken).
+pub fn reduce_terms(
+    gpu: &Gpu,
+    names: &mut Names,
+    kind: ReduceKind,
+    extents: [usize; 3],
+    dtype: DType,
+    term: &dyn Fn(E, E, E) -> E,
+    store: &dyn Fn(E, E, E) -> Stmt,
+) -> Option<Vec<Stmt>> {
+    let s = Strip::new(gpu, names, extents, dtype)?;
+    let (init, combine) = reducer(kind, dtype);
+    let acc = Buf::new(names.fresh("acc"), TensorType::new(dtype, [1]));
     let mut body = s.prologue();
     body.extend([acc.alloc(), acc.store1(int(0), init)]);
-    body.push(s.piece(&mut names, |j| {
-        let idx =
-            [unflatten(&var(&s.o), dims[0]), unflatten(&j, dims[1]), unflatten(&var(&s.i), dims[2])].concat();
-        vec![acc.store1(int(0), combine(acc.load1(int(0)), x.load(&idx)))]
+    body.push(s.piece(names, |j| {
+        vec![acc.store1(int(0), combine(acc.load1(int(0)), term(var(&s.o), j, var(&s.i))))]
     }));
     body.extend(s.tree(acc.load1(int(0)), combine));
-    let total = s.part.load1(var(&s.lane));
-    let value = if kind == ReduceKind::Mean { total / f(extents[1] as f64) } else { total };
-    let flat = var(&s.o) * int(extents[2]) + var(&s.i);
     let mut cond = var(&s.chunk).lt(int(1));
     if !extents[2].is_multiple_of(s.lanes) {
         cond = cond.and(var(&s.i).lt(int(extents[2])));
     }
-    body.push(if_(cond, vec![y.store(&unflatten(&flat, y.shape()), value)], Vec::new()));
+    body.push(if_(cond, vec![store(var(&s.o), var(&s.i), s.part.load1(var(&s.lane)))], Vec::new()));
     Some(vec![launch(&[(&s.bx, s.blocks())], &[(&s.tx, s.lanes * s.chunks)], body)])
 }
 
