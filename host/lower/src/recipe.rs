@@ -211,7 +211,7 @@ pub const KNOBS: [KnobSpec; 21] = [
         Knob::GpuMatmulKTile,
         "gpu.matmul_k_tile",
         "gpu.matmul",
-        "k per shared-memory stage of a GPU matmul's register tiles (two stages, double-buffered)",
+        "k per shared-memory stage of a GPU matmul's register tiles (at most 16 loads per thread)",
         1,
         64,
     ),

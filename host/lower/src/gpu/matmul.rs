@@ -13,8 +13,9 @@
 //! constant, so the GPU compiler keeps them in registers.
 //!
 //! All threads load each stage together, each `block_rows * k_tile / threads` elements of `a`
-//! (as many of `b`) strided by the thread count, consecutive threads at consecutive addresses of
-//! the operand: along `k` where `k` is its contiguous dimension (`a`, `linear`'s `w`, `b`
+//! and `block_cols * k_tile / threads` of `b` (the stage is made shallower where either is over
+//! 16), strided by the thread count, consecutive threads at consecutive addresses of the
+//! operand: along `k` where `k` is its contiguous dimension (`a`, `linear`'s `w`, `b`
 //! transposed), and then the shared tile has 4 columns of padding (rows stay 16-byte aligned) so
 //! that the transposing stores spread over the banks. Stages are double-buffered: a thread loads
 //! the next stage from global memory into registers, multiplies the current one out of shared
@@ -121,6 +122,9 @@ struct Tiling {
     bk: usize,
 }
 
+/// The most elements of an operand a thread loads per stage (the stage is made shallower).
+const MAX_LOADS: usize = 16;
+
 /// Padding columns of a shared tile whose loads run along `k` (4: its rows stay 16-byte
 /// aligned, for the fragments' vector loads).
 fn padding(along_k: bool) -> usize {
@@ -172,6 +176,11 @@ impl Tiling {
                 Some(h) => t = h,
                 None => break,
             }
+        }
+        // Each thread's loads of a stage are unrolled: a block of few threads takes shallower
+        // stages rather than long kernels (slow for PoCL to compile).
+        while t.bk > 1 && t.bm.max(t.bn) * t.bk > MAX_LOADS * t.threads() {
+            t.bk /= 2;
         }
         let fits = blocks(&t) >= min_blocks
             && t.threads() <= gpu.max_threads
@@ -725,8 +734,12 @@ mod tests {
             ];
             let (g, m) = lowered(text, "pocl", &set);
             for k in &m.kernels {
-                let shared = shared_of(k);
-                assert_eq!(shared[0].1[..2], [2, bk], "{bm}x{bn}/{tm}x{tn}/{bk}: register tiles");
+                // Two buffers of at most `bk` (fewer where the block has few threads).
+                let stage = &shared_of(k)[0].1;
+                assert!(
+                    stage.len() == 3 && stage[0] == 2 && stage[1] <= bk,
+                    "{bm}x{bn}/{tm}x{tn}/{bk}: {stage:?}"
+                );
             }
             check_outputs(&g, &m, 2);
         }
@@ -796,6 +809,22 @@ mod tests {
 }
 ";
         assert_eq!(launch(windows), (vec![1, 1, 768], vec![64]));
+    }
+
+    #[test]
+    fn blocks_of_few_threads_take_shallower_stages() {
+        // 16x16 outputs on PoCL (SIMD width 8): 16x16 block tiles of 8 threads, whose stages of
+        // 16 would be 32 loads of each operand per thread; 8 deep, 16 loads.
+        let text = "graph g(q: f32[4,4,16,24], k: f32[4,4,16,24]) -> (y: f32[4,4,16,16]) {
+  %y = matmul(q, k, transpose_a=false, transpose_b=true)
+  return %y
+}
+";
+        let (g, m) = lowered(text, "pocl", &[]);
+        let (grid, block, _) = launch_of(&m.kernels[0]);
+        assert_eq!((grid, block), (vec![1, 1, 16], vec![8]));
+        assert_eq!(shared_of(&m.kernels[0]), vec![(DType::F32, vec![2, 8, 20]); 2]);
+        check_outputs(&g, &m, 4);
     }
 
     #[test]
