@@ -47,7 +47,9 @@
 //! a decoding step's projections), where a tile would leave most of its threads idle: one block
 //! per output element, each thread summing a strided share of `k`, then a shared-memory tree
 //! over the block's partial sums (as the row reductions do); consecutive threads read
-//! consecutive elements of a row of `w` (`linear`, or `matmul` with `b` transposed).
+//! consecutive elements of a row of `w` (`linear`, or `matmul` with `b` transposed). Where `b`'s
+//! columns are contiguous instead, those outputs are column reductions over `k`
+//! (`super::strip`), whose threads read consecutive columns.
 
 use super::reduce::Block;
 use super::{barrier, launch, shared, unflatten, Gpu};
