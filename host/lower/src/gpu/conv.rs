@@ -5,13 +5,17 @@
 //! select are evaluated). Ungrouped convolutions only; grouped and depthwise ones keep one
 //! thread per output element, which reads each weight once per output anyway.
 //!
+//! `conv_transpose2d` whose kernel equals its stride (no padding, dilation or groups) is one
+//! too: every output takes exactly one tap, so per image `y[(oc, kh, kw), (ih, iw)] = sum_c
+//! w[c, (oc, kh, kw)] * x[c, (ih, iw)]`, each result stored at `(ih * s + kh, iw * s + kw)`.
+//!
 //! Each output is summed in increasing `k` (channel, then kernel row, then column), the CPU's
 //! direct order, so results agree with the CPU's up to its vectorised reassociation.
 
 use super::matmul::{product, Product};
 use super::{unflatten, Gpu};
 use crate::conv::dims4;
-use ekb_ir::l0::Conv2dAttrs;
+use ekb_ir::l0::{Conv2dAttrs, ConvTranspose2dAttrs};
 use ekb_ir::l1::build::{int, ints, select, zero, Buf, Names, E};
 use ekb_ir::l1::Stmt;
 
@@ -74,6 +78,64 @@ pub fn conv2d(
     product(gpu, names, &p)
 }
 
+/// Whether a transposed convolution gives every output exactly one tap: its kernel equals its
+/// stride, without padding, output padding, dilation or groups.
+pub fn one_tap(a: &ConvTranspose2dAttrs, x: &Buf, w: &Buf) -> bool {
+    let [_, _, kh, kw] = dims4(w);
+    let plain = a.groups == 1 && a.dilation == [1, 1] && a.pad == [0; 4] && a.output_padding == [0, 0];
+    plain && [kh, kw] == a.stride && x.ty.dtype == w.ty.dtype
+}
+
+/// `y = conv_transpose2d(x, w[, bias])` where [`one_tap`] holds; `None` where the product has
+/// no tiled form.
+pub fn conv_transpose2d(
+    gpu: &Gpu,
+    names: Names,
+    a: &ConvTranspose2dAttrs,
+    x: &Buf,
+    w: &Buf,
+    bias: Option<&Buf>,
+    y: &Buf,
+) -> Option<Vec<Stmt>> {
+    let [n, c, h, wd] = dims4(x);
+    let [_, ocg, kh, kw] = dims4(w);
+    debug_assert!(one_tap(a, x, w));
+    let taps = [ocg, kh, kw];
+    let a_at = |_: &[E], r: E, k: E| {
+        let t = unflatten(&r, &taps);
+        w.load(&[k, t[0].clone(), t[1].clone(), t[2].clone()])
+    };
+    let b_at = |bi: &[E], k: E, p: E| {
+        let i = unflatten(&p, &[h, wd]);
+        x.load(&[bi[0].clone(), k, i[0].clone(), i[1].clone()])
+    };
+    let store = |bi: &[E], r: E, p: E, v: E| {
+        let (t, i) = (unflatten(&r, &taps), unflatten(&p, &[h, wd]));
+        let value = match bias {
+            Some(b) => v + b.load1(t[0].clone()),
+            None => v,
+        };
+        let (oy, ox) = (i[0].clone() * int(kh) + t[1].clone(), i[1].clone() * int(kw) + t[2].clone());
+        y.store(&[bi[0].clone(), t[0].clone(), oy, ox], value)
+    };
+    let batch_shape = [n];
+    let p = Product {
+        m: ocg * kh * kw,
+        n: h * wd,
+        k: c,
+        batch: n,
+        a_at: &a_at,
+        b_at: &b_at,
+        // `w[c, ..]` and `x[.., c, ..]`: both run along their rows and columns, not `k`.
+        a_along_k: false,
+        b_along_k: false,
+        store: &store,
+        batch_shape: &batch_shape,
+        operands: x.ty.dtype,
+        result: y.ty.dtype,
+    };
+    product(gpu, names, &p)
+}
 #[cfg(test)]
 mod tests {
     use crate::testing::gpu_lowered_matches_reference;
@@ -112,5 +174,29 @@ mod tests {
             })
             .collect();
         assert_eq!(tiled, [true, true, true, false], "{}", ekb_ir::l1::print::print(&m));
+    }
+
+    #[test]
+    fn transposed_convolutions_whose_kernel_is_the_stride_are_tiled_products() {
+        // Kernel equal to the stride (two images, a bias, a fused relu); then one with padding,
+        // which keeps one thread per output element.
+        let g = "graph g(x: f32[2,6,5,7], v: f32[1,6,5,7]) -> (y: f32[2,3,10,21], z: f32[1,3,9,14]) {
+  param w: f32[6,3,2,3] = kaiming_uniform
+  param b: f32[3] = uniform(-1, 1)
+  %0 = conv_transpose2d(x, w, b, stride=[2,3])
+  %y = relu(%0)
+  %z = conv_transpose2d(v, w, stride=[2,2], pad=[1,0,0,1])
+  fuse %0, %y
+  return %y, %z
+}
+";
+        let m = gpu_lowered_matches_reference(g, Schedule::Default, "h200");
+        let shared = |k: &ekb_ir::l1::Kernel| match k.body.first() {
+            Some(Stmt::Launch { body, .. }) => {
+                body.iter().any(|s| matches!(s, Stmt::Alloc { scope: Scope::Shared, .. }))
+            }
+            _ => panic!("{}: one launch", k.name),
+        };
+        assert_eq!(m.kernels.iter().map(shared).collect::<Vec<_>>(), [true, false]);
     }
 }

@@ -264,6 +264,9 @@ fn special(
         }
         Op::RmsNorm { eps } => Some(norm::layer_norm(gpu, names, *eps, &ins[0], &ins[1], None, out)),
         Op::Conv2d(a) => conv::conv2d(gpu, names, a, &ins[0], &ins[1], ins.get(2), out),
+        Op::ConvTranspose2d(a) if conv::one_tap(a, &ins[0], &ins[1]) => {
+            conv::conv_transpose2d(gpu, names, a, &ins[0], &ins[1], ins.get(2), out)
+        }
         Op::ConvTranspose2d(a) if schedule == Schedule::Default => {
             let mut cx = crate::sched::Cx { schedule, target, names, knobs: gpu.knobs };
             let grid = Grid1d::new(gpu, &mut cx.names, out.shape());
