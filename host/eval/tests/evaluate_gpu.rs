@@ -42,6 +42,10 @@ fn evaluate_opencl(task: &Task, candidates: Candidates, samples: u32, target: &s
     let mut cfg = config(candidates, samples);
     cfg.targets = BTreeMap::from([(Backend::Opencl, TargetProfile::load(target).unwrap())]);
     cfg.timing.budget_ms = 200;
+    // PoCL compiles a kernel for its work-group size at its first launch, inside the first
+    // execution: the register-tiled matmul took over the shared one second on a busy 2-core
+    // machine.
+    cfg.exec_timeout = std::time::Duration::from_secs(10);
     let transport = transport::connect(&Device::Local, &gpu_runtime(), &RemoteOptions::default()).unwrap();
     let devices = BTreeMap::from([(Backend::Opencl, DeviceLink { transport, name: "local".into() })]);
     let planned = evaluate::instances(&[task], &[Backend::Opencl]);
