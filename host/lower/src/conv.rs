@@ -29,9 +29,14 @@
 //!   zero-padded, into a `local` buffer once, then computes every output row's tiles from it as
 //!   the padded rows do.
 //!
+//! - default, Winograd F(2x2, 3x3) ([`winograd`]): ungrouped 3x3 convolutions of stride 1, f32,
+//!   even output sizes, at least `conv.winograd_min_channels` input and output channels.
+//!
 //! i8 input and weight (integer convolution) take the same layouts with an i32 accumulator of
 //! the output's dtype: each i8 load is already an i32, products and wrapping sums are exact,
 //! and an i32 bias initialises the accumulator as an f32 one does.
+
+mod winograd;
 
 use crate::recipe::Knob;
 use crate::sched::{outer, overlapping_tiles, serial, simple_loop, tiles, Cx};
@@ -97,6 +102,9 @@ pub fn conv2d(cx: &mut Cx, a: &Conv2dAttrs, x: &Buf, w: &Buf, bias: Option<&Buf>
         ]
         .concat();
         return nest.wrap(body);
+    }
+    if winograd::applies(cx, a, x, w, y) {
+        return winograd::conv2d(cx, a, x, w, bias, y);
     }
     let c = Conv { x, w, bias, y, icg, ocb: block_channels(cx, ocg), kh, kw, h, wd, sh, sw, dh, dw, pt, pl };
     let threads = cx.wants_threads(2 * y.ty.numel() * icg * kh * kw);

@@ -42,27 +42,27 @@ fn axpy_tile(cx: &Cx, lanes: usize) -> (usize, usize) {
     (rows, cols)
 }
 
-type Load<'a> = Box<dyn Fn(&[E], E, E) -> E + 'a>;
-type Store<'a> = Box<dyn Fn(&[E], E, E, E) -> Stmt + 'a>;
+pub(crate) type Load<'a> = Box<dyn Fn(&[E], E, E) -> E + 'a>;
+pub(crate) type Store<'a> = Box<dyn Fn(&[E], E, E, E) -> Stmt + 'a>;
 
 /// One GEMM: leading dims, the three extents, and how each operand is read.
-struct Gemm<'a> {
-    lead: Vec<usize>,
-    m: usize,
-    n: usize,
-    k: usize,
+pub(crate) struct Gemm<'a> {
+    pub(crate) lead: Vec<usize>,
+    pub(crate) m: usize,
+    pub(crate) n: usize,
+    pub(crate) k: usize,
     /// `A(l, m, k)`
-    a: Load<'a>,
+    pub(crate) a: Load<'a>,
     /// `B(l, k, n)`
-    b: Load<'a>,
+    pub(crate) b: Load<'a>,
     /// `bias(n)`
-    bias: Option<Box<dyn Fn(E) -> E + 'a>>,
+    pub(crate) bias: Option<Box<dyn Fn(E) -> E + 'a>>,
     /// `y(l, m, n) = v`
-    y: Store<'a>,
+    pub(crate) y: Store<'a>,
     /// Whether `B(l, k, n)` and `B(l, k, n+1)` are adjacent in memory.
-    b_rows_contiguous: bool,
+    pub(crate) b_rows_contiguous: bool,
     /// The accumulator's (and the result's) dtype: f32, or i32 for i8 operands.
-    acc: DType,
+    pub(crate) acc: DType,
 }
 
 /// `y = a @ b` with optional transposes of the last two dims of either operand.
@@ -212,7 +212,13 @@ fn grid(cx: &mut Cx, g: &Gemm, (rows, cols): (usize, usize), prefer: Outer, body
 /// all of `k` in a `local` tile that the backend keeps in registers: the rows are `unroll`ed and
 /// the columns one vectorized loop, so every access to the tile has literal indices once
 /// vectorized, and no lane reduces across another.
-fn axpy_tile_body(cx: &mut Cx, g: &Gemm, l: &[E], (m0, mr): (E, usize), (n0, nt): (E, usize)) -> Vec<Stmt> {
+pub(crate) fn axpy_tile_body(
+    cx: &mut Cx,
+    g: &Gemm,
+    l: &[E],
+    (m0, mr): (E, usize),
+    (n0, nt): (E, usize),
+) -> Vec<Stmt> {
     let acc = Buf::new(cx.fresh("acc"), TensorType::new(g.acc, [mr, nt]));
     let (r0, r1, r2) = (cx.fresh("r"), cx.fresh("r"), cx.fresh("r"));
     let (j0, j1, j2) = (cx.fresh("j"), cx.fresh("j"), cx.fresh("j"));

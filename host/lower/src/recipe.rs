@@ -33,6 +33,7 @@ pub enum Knob {
     ConvOwTile,
     ConvCopyMinTaps,
     ConvPlaneCopyBytes,
+    ConvWinogradMinChannels,
     ReduceRowTile,
     TransposeTile,
     GpuMatmulTile,
@@ -70,7 +71,7 @@ const fn spec(
 }
 
 /// Every knob, in the order recipes print them.
-pub const KNOBS: [KnobSpec; 21] = [
+pub const KNOBS: [KnobSpec; 22] = [
     spec(
         Knob::ThreadsMinWork,
         "threads.min_work",
@@ -150,6 +151,14 @@ pub const KNOBS: [KnobSpec; 21] = [
         "most bytes of zero-padded input planes a grouped convolution copies per channel block (0: never)",
         0,
         1 << 24,
+    ),
+    spec(
+        Knob::ConvWinogradMinChannels,
+        "conv.winograd_min_channels",
+        "conv",
+        "input and output channels from which a 3x3 stride-1 convolution takes Winograd F(2x2, 3x3) (1048576: never)",
+        1,
+        1 << 20,
     ),
     spec(
         Knob::ReduceRowTile,
@@ -272,6 +281,7 @@ impl Knobs {
                 Knob::ConvOwTile => 16,
                 Knob::ConvCopyMinTaps => 1,
                 Knob::ConvPlaneCopyBytes => 65536,
+                Knob::ConvWinogradMinChannels => 16,
                 Knob::ReduceRowTile => 256,
                 Knob::TransposeTile => 32,
                 Knob::GpuMatmulTile => 16,

@@ -51,6 +51,7 @@ fn candidates(knob: Knob, lanes: usize) -> Vec<usize> {
         }
         Knob::ConvCopyMinTaps => vec![1, 32, 1 << 20],
         Knob::ConvPlaneCopyBytes => vec![0, 16384, 65536, 262144],
+        Knob::ConvWinogradMinChannels => vec![8, 16, 32, 64, 1 << 20],
         Knob::ReduceRowTile => (5..=13).map(|p| 1 << p).collect(),
         Knob::TransposeTile => vec![8, 16, 32, 64, 128],
         Knob::GpuMatmulTile => vec![8, 16, 32],
