@@ -8,17 +8,18 @@
 //! threads over `(n, output-channel block, chunk of tile rows)`; each iteration
 //! 1. transforms its block's weights, `U[xi, ic, o] = (G g G^T)[xi]` (no buffer outlives the
 //!    kernel, so every iteration transforms the weights it reads, a small fraction of its work);
-//! 2. per tile row, per input channel, copies the 4 input rows the row reads zero-padded with
-//!    columns split by parity (so a patch column is a contiguous load for consecutive tiles)
-//!    and transforms them, `V[xi, ic, t] = (B^T d B)[xi]`;
+//! 2. per tile row, per input channel, copies the 4 input rows the row reads, zero-padded, each
+//!    patch column its own contiguous run over the tiles (`rows[r, s, t]`: a transform's loads
+//!    never overlap another tile's, which LLVM would turn into a recurrence it cannot
+//!    vectorize), and transforms them, `V[xi, ic, t] = (B^T d B)[xi]`;
 //! 3. multiplies, `M[xi] = U[xi]^T V[xi]`, through the matmul's register tiles
 //!    (`matmul::axpy_tile_body`: output channels unrolled, tiles vectorized);
 //! 4. transforms back, `y[.., 2ty + a, 2t + b] = (A^T M A)[a, b]` (+ bias).
 //!
 //! Tiles per row are padded to whole vectors: the padding tiles read zeros and are never
 //! stored. The transforms' coefficients are 0, +-1 and +-1/2, so every output differs from the
-//! direct sum by a few rounding errors of the transformed values; `tests` measures the error
-//! against the f64 reference.
+//! direct sum by a few rounding errors of the transformed values; the tests here and
+//! `tests/native.rs` check the outputs against the f64 reference at the f32 tolerance.
 
 use super::{dims4, valid_range};
 use crate::matmul::{axpy_tile_body, Gemm};
