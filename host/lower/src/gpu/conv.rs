@@ -9,14 +9,6 @@
 //! too: every output takes exactly one tap, so per image `y[(oc, kh, kw), (ih, iw)] = sum_c
 //! w[c, (oc, kh, kw)] * x[c, (ih, iw)]`, each result stored at `(ih * s + kh, iw * s + kw)`.
 //!
-//! Any other ungrouped, undilated `conv_transpose2d` is one product per stride phase: the
-//! outputs `(oh, ow) = (ry + sh*j, rx + sw*i)` of phase `(ry, rx)` take the taps `kh = (ry +
-//! top) % sh + th*sh` on input rows `ih = (ry + top) / sh + j - th` (and likewise for columns),
-//! so per image and phase `y[oc, (j, i)] = sum_(c, th, tw) w[c, oc, kh, kw] * x[c, ih, iw]`
-//! over `th < ceil(KH / sh)`, `tw < ceil(KW / sw)`; a tap past the kernel or an input position
-//! outside the image is a zero term (a `select` over clamped indices), and the phases are the
-//! grid's batch dimension next to the images.
-//!
 //! Each output is summed in increasing `k` (channel, then kernel row, then column), the CPU's
 //! direct order, so results agree with the CPU's up to its vectorised reassociation.
 
@@ -24,7 +16,7 @@ use super::matmul::{product, Product};
 use super::{unflatten, Gpu};
 use crate::conv::dims4;
 use ekb_ir::l0::{Conv2dAttrs, ConvTranspose2dAttrs};
-use ekb_ir::l1::build::{if_, int, ints, select, zero, Buf, Names, E};
+use ekb_ir::l1::build::{int, ints, select, zero, Buf, Names, E};
 use ekb_ir::l1::Stmt;
 
 /// `y = conv2d(x, w[, bias])` when ungrouped; `None` otherwise (or where the product has no
@@ -144,82 +136,6 @@ pub fn conv_transpose2d(
     };
     product(gpu, names, &p)
 }
-/// Whether a transposed convolution has the by-phase product form: ungrouped, undilated and
-/// one dtype.
-pub fn by_phase(a: &ConvTranspose2dAttrs, x: &Buf, w: &Buf) -> bool {
-    a.groups == 1 && a.dilation == [1, 1] && x.ty.dtype == w.ty.dtype
-}
-
-/// `y = conv_transpose2d(x, w[, bias])` where [`by_phase`] holds, one product per stride phase
-/// (see the module header); `None` where the product has no tiled form.
-pub fn conv_transpose2d_by_phase(
-    gpu: &Gpu,
-    names: Names,
-    a: &ConvTranspose2dAttrs,
-    x: &Buf,
-    w: &Buf,
-    bias: Option<&Buf>,
-    y: &Buf,
-) -> Option<Vec<Stmt>> {
-    debug_assert!(by_phase(a, x, w));
-    let [n, c, h, wd] = dims4(x);
-    let [_, oc, kh, kw] = dims4(w);
-    let [_, _, oh, ow] = dims4(y);
-    let [sh, sw] = a.stride;
-    let taps = [c, kh.div_ceil(sh), kw.div_ceil(sw)];
-    // Each phase's outputs, as many as the first phase has (the others' extra ones are guarded).
-    let per_phase = [oh.div_ceil(sh), ow.div_ceil(sw)];
-    // `t = r + pad` of phase `r`: the first tap `t % s`, the input position of output 0 `t / s`.
-    let start = |r: &E, pad: usize, s: usize| (r.clone() + ints(pad as i64)) % int(s);
-    let first = |r: &E, pad: usize, s: usize| (r.clone() + ints(pad as i64)) / int(s);
-    let a_at = |bi: &[E], r: E, k: E| {
-        let t = unflatten(&k, &taps);
-        let ky = start(&bi[1], a.pad[0], sh) + t[1].clone() * int(sh);
-        let kx = start(&bi[2], a.pad[1], sw) + t[2].clone() * int(sw);
-        let inside = ky.clone().lt(int(kh)).and(kx.clone().lt(int(kw)));
-        let v = w.load(&[t[0].clone(), r, ky.clamp_index(kh), kx.clamp_index(kw)]);
-        select(inside, v, zero(w.ty.dtype))
-    };
-    let b_at = |bi: &[E], k: E, p: E| {
-        let t = unflatten(&k, &taps);
-        let o = unflatten(&p, &per_phase);
-        let iy = first(&bi[1], a.pad[0], sh) + o[0].clone() - t[1].clone();
-        let ix = first(&bi[2], a.pad[1], sw) + o[1].clone() - t[2].clone();
-        let inside = iy.clone().in_range(int(0), int(h)).and(ix.clone().in_range(int(0), int(wd)));
-        let v = x.load(&[bi[0].clone(), t[0].clone(), iy.clamp_index(h), ix.clamp_index(wd)]);
-        select(inside, v, zero(x.ty.dtype))
-    };
-    let store = |bi: &[E], r: E, p: E, v: E| {
-        let o = unflatten(&p, &per_phase);
-        let oy = bi[1].clone() + o[0].clone() * int(sh);
-        let ox = bi[2].clone() + o[1].clone() * int(sw);
-        let value = match bias {
-            Some(b) => v + b.load1(r.clone()),
-            None => v,
-        };
-        let store =
-            y.store(&[bi[0].clone(), r, oy.clone().clamp_index(oh), ox.clone().clamp_index(ow)], value);
-        if_(oy.lt(int(oh)).and(ox.lt(int(ow))), vec![store], vec![])
-    };
-    let batch_shape = [n, sh, sw];
-    let p = Product {
-        m: oc,
-        n: per_phase[0] * per_phase[1],
-        k: taps.iter().product(),
-        batch: n * sh * sw,
-        a_at: &a_at,
-        b_at: &b_at,
-        // `w[c, oc, ..]` runs along neither; a phase's inputs run along a row of `x`.
-        a_along_k: false,
-        b_along_k: false,
-        store: &store,
-        batch_shape: &batch_shape,
-        operands: x.ty.dtype,
-        result: y.ty.dtype,
-    };
-    product(gpu, names, &p)
-}
-
 #[cfg(test)]
 mod tests {
     use crate::testing::gpu_lowered_matches_reference;
@@ -261,26 +177,17 @@ mod tests {
     }
 
     #[test]
-    fn ungrouped_transposed_convolutions_are_tiled_products() {
-        // Kernel equal to the stride (two images, a bias, a fused relu); a padded 3x3 of stride
-        // 2 with output padding (every output the same size); a 5x4 kernel of stride 3x2 with
-        // uneven padding whose phases have different output counts and tap counts, with a
-        // bias; then grouped and dilated ones, which keep one thread per output element.
-        let g = "graph g(x: f32[2,6,5,7], v: f32[1,6,5,7], u: f32[2,4,5,6]) \
-                 -> (y: f32[2,3,10,21], z: f32[1,3,10,14], s: f32[2,3,16,12], r: f32[1,6,9,13], d: f32[1,3,13,17]) {
+    fn transposed_convolutions_whose_kernel_is_the_stride_are_tiled_products() {
+        // Kernel equal to the stride (two images, a bias, a fused relu); then one with padding,
+        // which keeps one thread per output element.
+        let g = "graph g(x: f32[2,6,5,7], v: f32[1,6,5,7]) -> (y: f32[2,3,10,21], z: f32[1,3,9,14]) {
   param w: f32[6,3,2,3] = kaiming_uniform
   param b: f32[3] = uniform(-1, 1)
-  param w3: f32[6,3,3,3] = kaiming_uniform
-  param w5: f32[4,3,5,4] = kaiming_uniform
-  param wg: f32[6,3,3,3] = kaiming_uniform
   %0 = conv_transpose2d(x, w, b, stride=[2,3])
   %y = relu(%0)
-  %z = conv_transpose2d(v, w3, stride=[2,2], pad=[1,1,1,1], output_padding=[1,1])
-  %s = conv_transpose2d(u, w5, b, stride=[3,2], pad=[2,1,0,1], output_padding=[1,0])
-  %r = conv_transpose2d(v, wg, stride=[2,2], pad=[1,1,1,1], groups=2)
-  %d = conv_transpose2d(v, w3, stride=[2,2], pad=[0,0,0,0], dilation=[2,2])
+  %z = conv_transpose2d(v, w, stride=[2,2], pad=[1,0,0,1])
   fuse %0, %y
-  return %y, %z, %s, %r, %d
+  return %y, %z
 }
 ";
         let m = gpu_lowered_matches_reference(g, Schedule::Default, "h200");
@@ -290,6 +197,6 @@ mod tests {
             }
             _ => panic!("{}: one launch", k.name),
         };
-        assert_eq!(m.kernels.iter().map(shared).collect::<Vec<_>>(), [true, true, true, false, false]);
+        assert_eq!(m.kernels.iter().map(shared).collect::<Vec<_>>(), [true, false]);
     }
 }

@@ -15,8 +15,7 @@
 //!    (f32, or i8 operands with i32 sums) with register tiles over double-buffered stages in
 //!    shared memory (16x16 tiles for small outputs), or, for outputs of at most 4 rows per
 //!    batch, one block per output element summing through a tree; [`conv`]: ungrouped conv2d
-//!    as the same tiled product, its patches loaded straight from the input, and ungrouped,
-//!    undilated conv_transpose2d as one such product per stride phase; [`norm`]:
+//!    as the same tiled product, its patches loaded straight from the input; [`norm`]:
 //!    layer_norm, rms_norm and group_norm, one block per normalised row or group; the naive
 //!    schedule keeps only group_norm, one thread per group of an image, whose channel index
 //!    the binding of step 3 could not prove disjoint);
@@ -29,8 +28,8 @@
 //!    an operator-specific kernel of step 2, whose stores take the group's epilogue);
 //! 4. verify the module against the target (a lowering bug is an error here, not wrong numbers).
 //!
-//! Grouped and depthwise conv2d (direct), grouped or dilated conv_transpose2d (by stride phase
-//! under the default schedule), pooling, batch_norm, argmax, movement, gather, resize,
+//! Grouped and depthwise conv2d (direct), conv_transpose2d (by stride phase under the default
+//! schedule), pooling, batch_norm, argmax, movement, gather, resize,
 //! casts, comparisons and elementwise operators all take step 3: one thread per output element
 //! (per output row for softmax over other axes; per scanned row for a cumsum whose rows are
 //! enough to fill the GPU).
@@ -267,9 +266,6 @@ fn special(
         Op::Conv2d(a) => conv::conv2d(gpu, names, a, &ins[0], &ins[1], ins.get(2), out),
         Op::ConvTranspose2d(a) if conv::one_tap(a, &ins[0], &ins[1]) => {
             conv::conv_transpose2d(gpu, names, a, &ins[0], &ins[1], ins.get(2), out)
-        }
-        Op::ConvTranspose2d(a) if conv::by_phase(a, &ins[0], &ins[1]) => {
-            conv::conv_transpose2d_by_phase(gpu, names, a, &ins[0], &ins[1], ins.get(2), out)
         }
         Op::ConvTranspose2d(a) if schedule == Schedule::Default => {
             let mut cx = crate::sched::Cx { schedule, target, names, knobs: gpu.knobs };
