@@ -133,7 +133,7 @@ pub fn conv2d(cx: &mut Cx, a: &Conv2dAttrs, x: &Buf, w: &Buf, bias: Option<&Buf>
 /// the channels per group up to `conv.oc_block` (by default as many as make 16 vector
 /// accumulators of a 16-column tile: 16 on AVX-512, 8 on AVX2, 4 on NEON, all kept in
 /// registers across the reduction), so a block never straddles two groups (depthwise: 1).
-fn block_channels(cx: &Cx, ocg: usize) -> usize {
+pub(crate) fn block_channels(cx: &Cx, ocg: usize) -> usize {
     (1..=cx.knob(Knob::ConvOcBlock).min(ocg)).rev().find(|&b| ocg.checked_rem(b) == Some(0)).unwrap_or(1)
 }
 

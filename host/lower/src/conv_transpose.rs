@@ -4,19 +4,33 @@
 //! inside the input (and likewise for columns).
 //!
 //! Layouts: naive, a serial loop per output dim and a `local` scalar accumulator over `(c, kh,
-//! kw)`, every tap tried and guarded (`t >= 0`, `t % s == 0`, then `t / s < size`). Default,
-//! threads over `(n, oc, oh)` and the columns in a serial loop; without dilation its taps are
+//! kw)`, every tap tried and guarded (`t >= 0`, `t % s == 0`, then `t / s < size`).
+//!
+//! Default, ungrouped f32 without dilation (when its row copy fits a quarter of the stack):
+//! register tiles by stride phase. Threads over `(n, output-channel block, oh)`; an output row
+//! `oh` takes the kernel rows `kh = t % sh + th*sh` on input rows `t / sh - th` (`t = oh + top`),
+//! so each iteration first copies those `ceil(KH / sh)` input rows of every channel,
+//! zero-padded (a kernel row past `KH` or an input row outside the image is zeros), then, per
+//! column phase `rx` (a literal: `sw` copies of the code), covers the outputs `ow = rx + sw*i`
+//! with tiles of `conv.oc_block` channels by `conv.ow_tile` consecutive `i`: the tap columns of
+//! the phase are literals too, each an input column `i + (rx + left) / sw - tw` contiguous in
+//! `i`, so the tile's vector loop is a contiguous load shared by the unrolled channels, as in
+//! the direct convolution (`crate::conv`); only the stores are strided (`sw` apart).
+//!
+//! Default otherwise: threads over `(n, oc, oh)` and the columns in a serial loop; without
+//! dilation its taps are
 //! visited by stride phase: with `t = oh + top`, only `kh = t % s + j*s` lands on a whole input
 //! row, `ih = t / s - j`, so `ceil(KH / s)` rows are tried instead of `KH` (a 4x4 kernel of
 //! stride 4 has one tap per output in each direction, not 16 to test), with the channel sum
 //! innermost and unguarded. Either way the guards are what let the verifier's interval analysis
 //! prove every index in bounds.
 
-use crate::conv::dims4;
-use crate::sched::{outer, serial, Cx, Nest};
+use crate::conv::{block_channels, dims4};
+use crate::recipe::Knob;
+use crate::sched::{outer, serial, simple_loop, tiles, Cx, Nest};
 use ekb_ir::l0::ConvTranspose2dAttrs;
-use ekb_ir::l1::build::{f, if_, int, ints, let_, var, Buf, E};
-use ekb_ir::l1::Stmt;
+use ekb_ir::l1::build::{f, if_, int, ints, let_, loop_, var, zero, Buf, E};
+use ekb_ir::l1::{LoopKind, Stmt};
 use ekb_ir::{DType, TensorType};
 
 /// `y = conv_transpose2d(x, w, bias)`.
@@ -28,6 +42,11 @@ pub fn conv_transpose2d(
     bias: Option<&Buf>,
     y: &Buf,
 ) -> Vec<Stmt> {
+    if !cx.naive() {
+        if let Some(body) = phase_tiles(cx, a, [x, w, y], bias) {
+            return body;
+        }
+    }
     let [n, oc, oh, ow] = dims4(y);
     let nest = if cx.naive() {
         serial(cx, &[n, oc, oh, ow], "i")
@@ -41,6 +60,191 @@ pub fn conv_transpose2d(
     let idx = <[E; 4]>::try_from(nest.idx.clone()).expect("rank 4");
     let body = output_element(cx, a, [x, w, y], bias, idx);
     nest.wrap(body)
+}
+
+/// One column phase of [`phase_tiles`]: the phase `rx`, its first kernel column `kw0 = (rx +
+/// left) % sw` and taps `kw0 + tw*sw < KW`, the input column of its output 0 for tap 0 `bx =
+/// (rx + left) / sw`, and its outputs `ceil((OW - rx) / sw)`.
+struct ColumnPhase {
+    rx: usize,
+    kw0: usize,
+    taps: usize,
+    bx: usize,
+    outputs: usize,
+}
+
+/// The register-tiled layout by stride phase (see the module header), where it applies.
+fn phase_tiles(
+    cx: &mut Cx,
+    a: &ConvTranspose2dAttrs,
+    [x, w, y]: [&Buf; 3],
+    bias: Option<&Buf>,
+) -> Option<Vec<Stmt>> {
+    let f32s = [x.ty.dtype, w.ty.dtype, y.ty.dtype].iter().all(|&d| d == DType::F32);
+    if a.groups != 1 || a.dilation != [1, 1] || !f32s {
+        return None;
+    }
+    let [n, c, h, wd] = dims4(x);
+    let [_, oc, kh, kw] = dims4(w);
+    let [_, _, oh, ow] = dims4(y);
+    let [sh, sw] = a.stride;
+    let (pt, pl) = (a.pad[0], a.pad[1]);
+    let phases: Vec<ColumnPhase> = (0..sw.min(ow))
+        .map(|rx| {
+            let kw0 = (rx + pl) % sw;
+            let taps = kw.saturating_sub(kw0).div_ceil(sw);
+            ColumnPhase { rx, kw0, taps, bx: (rx + pl) / sw, outputs: (ow - rx).div_ceil(sw) }
+        })
+        .collect();
+    // Copy column `q` holds input column `q - pad`: every tap's column `bx + i - tw` is inside.
+    let rows_per = kh.div_ceil(sh);
+    let pad = kw.div_ceil(sw) - 1;
+    let width = phases.iter().map(|p| p.bx + p.outputs + pad).max()?;
+    let copy_ty = TensorType::new(DType::F32, [c, rows_per, width]);
+    if copy_ty.size_bytes() as u64 > cx.target.cpu.stack_bytes / 4 {
+        return None;
+    }
+    let ocb = block_channels(cx, oc);
+    let threads = cx.wants_threads(2 * y.ty.numel() * c * rows_per * kw.div_ceil(sw));
+    let nest = outer(cx, &[n, oc / ocb, oh], threads, "i");
+    let (ni, ob, ohi) = (nest.idx[0].clone(), nest.idx[1].clone(), nest.idx[2].clone());
+    let (t, oc0) = (cx.fresh("t"), cx.fresh("oc0"));
+    let rows = Buf::new(cx.fresh("rows"), copy_ty);
+
+    // rows[ci, th, q] = x[n, ci, t / sh - th, q - pad] for kernel rows t % sh + th*sh < KH.
+    let (ci, th, ih, khv) = (cx.fresh("ci"), cx.fresh("th"), cx.fresh("ih"), cx.fresh("kh"));
+    let zeros = |cx: &mut Cx, lo: usize, hi: usize| -> Vec<Stmt> {
+        let q = cx.fresh("q");
+        let at = [var(&ci), var(&th), var(&q)];
+        (lo < hi)
+            .then(|| loop_(cx.inner_kind(hi - lo), &q, int(lo), int(hi), vec![rows.store(&at, f(0.0))]))
+            .into_iter()
+            .collect()
+    };
+    let (lo, hi) = (pad.min(width), (pad + wd).min(width));
+    let q = cx.fresh("q");
+    let copy = loop_(
+        cx.inner_kind(hi - lo),
+        &q,
+        int(lo),
+        int(hi),
+        vec![rows.store(
+            &[var(&ci), var(&th), var(&q)],
+            x.load(&[ni.clone(), var(&ci), var(&ih), var(&q) - int(pad)]),
+        )],
+    );
+    let inside = [zeros(cx, 0, lo), vec![copy], zeros(cx, hi, width)].concat();
+    let outside = zeros(cx, 0, width);
+    let taken = var(&khv).lt(int(kh)).and(var(&ih).in_range(int(0), int(h)));
+    let fill = simple_loop(
+        LoopKind::Serial,
+        &ci,
+        c,
+        vec![simple_loop(
+            LoopKind::Serial,
+            &th,
+            rows_per,
+            vec![
+                let_(&ih, var(&t) / int(sh) - var(&th)),
+                let_(&khv, var(&t) % int(sh) + var(&th) * int(sh)),
+                if_(taken, inside, outside),
+            ],
+        )],
+    );
+
+    let mut body =
+        vec![let_(&t, ohi.clone() + ints(pt as i64)), let_(&oc0, ob * int(ocb)), rows.alloc(), fill];
+    let tile_len = cx.knob(Knob::ConvOwTile);
+    for p in &phases {
+        let site =
+            PhaseSite { n: &ni, oh: &ohi, t: &t, oc0: &oc0, ocb, rows: &rows, kh, sh, sw, c, rows_per, pad };
+        let phase_tiles = tiles(cx, p.outputs, tile_len, LoopKind::Serial, "wt", |cx, b, len| {
+            phase_tile(cx, &site, p, [w, y], bias, (b, len))
+        });
+        body.extend(phase_tiles);
+    }
+    Some(nest.wrap(body))
+}
+
+/// What the tiles of one output row of [`phase_tiles`] share.
+struct PhaseSite<'a> {
+    n: &'a E,
+    oh: &'a E,
+    /// `oh + top`, bound by a `let`.
+    t: &'a str,
+    oc0: &'a str,
+    ocb: usize,
+    rows: &'a Buf,
+    kh: usize,
+    sh: usize,
+    sw: usize,
+    c: usize,
+    rows_per: usize,
+    pad: usize,
+}
+
+/// One register tile: `ocb` output channels by the outputs `rx + sw*(b + j)`, `j < len`, of
+/// phase `p`, summed over every channel, kernel row and tap column of the phase.
+fn phase_tile(
+    cx: &mut Cx,
+    s: &PhaseSite,
+    p: &ColumnPhase,
+    [w, y]: [&Buf; 2],
+    bias: Option<&Buf>,
+    (b, len): (E, usize),
+) -> Vec<Stmt> {
+    let acc = Buf::new(cx.fresh("acc"), TensorType::new(DType::F32, [s.ocb, len]));
+    let (o0, j0, o1, j1, o2, j2) =
+        (cx.fresh("o"), cx.fresh("j"), cx.fresh("o"), cx.fresh("j"), cx.fresh("o"), cx.fresh("j"));
+    let (ci, th, tw, khv, xv) =
+        (cx.fresh("ci"), cx.fresh("th"), cx.fresh("tw"), cx.fresh("kh"), cx.fresh("xv"));
+    let lanes = cx.inner_kind(len);
+    let init = |o: &str| match bias {
+        Some(bb) => bb.load(&[var(s.oc0) + var(o)]),
+        None => zero(DType::F32),
+    };
+    let column = b.clone() + var(&j1) + int(p.bx + s.pad) - var(&tw);
+    let at = [var(&o1), var(&j1)];
+    let wv = w.load(&[var(&ci), var(s.oc0) + var(&o1), var(&khv), var(&tw) * int(s.sw) + int(p.kw0)]);
+    let update = acc.store(&at, acc.load(&at) + wv * var(&xv));
+    let taps = simple_loop(
+        LoopKind::Serial,
+        &tw,
+        p.taps,
+        vec![simple_loop(
+            lanes,
+            &j1,
+            len,
+            vec![
+                let_(&xv, s.rows.load(&[var(&ci), var(&th), column])),
+                simple_loop(LoopKind::Unroll, &o1, s.ocb, vec![update]),
+            ],
+        )],
+    );
+    // Kernel rows past `KH` hold zeros in the copy but have no weights to read.
+    let kernel_rows = vec![
+        let_(&khv, var(s.t) % int(s.sh) + var(&th) * int(s.sh)),
+        if_(var(&khv).lt(int(s.kh)), vec![taps], vec![]),
+    ];
+    let ox = int(p.rx) + (b + var(&j2)) * int(s.sw);
+    let store =
+        y.store(&[s.n.clone(), var(s.oc0) + var(&o2), s.oh.clone(), ox], acc.load(&[var(&o2), var(&j2)]));
+    vec![
+        acc.alloc(),
+        simple_loop(
+            LoopKind::Unroll,
+            &o0,
+            s.ocb,
+            vec![simple_loop(lanes, &j0, len, vec![acc.store(&[var(&o0), var(&j0)], init(&o0))])],
+        ),
+        simple_loop(
+            LoopKind::Serial,
+            &ci,
+            s.c,
+            vec![simple_loop(LoopKind::Serial, &th, s.rows_per, kernel_rows)],
+        ),
+        simple_loop(LoopKind::Unroll, &o2, s.ocb, vec![simple_loop(lanes, &j2, len, vec![store])]),
+    ]
 }
 
 /// The statements computing `y[idx]`: every tap tried under the naive schedule or with
@@ -235,5 +439,34 @@ mod tests {
                 assert!(!default.contains(" == 0 &&") && default.contains(" % "), "{default}");
             }
         }
+    }
+
+    #[test]
+    fn ungrouped_transposed_convolutions_take_register_tiles_by_phase() {
+        // Kernel 4 of stride 2 with padding (two images, a bias), kernel 2 of stride 2 (one tap),
+        // a 5x4 kernel of stride 3x2 whose phases have different output and tap counts, with
+        // uneven padding and output padding, and a kernel smaller than its stride; then a
+        // dilated one, which keeps the per-element form.
+        let g = "graph g(x: f32[2,6,5,7], v: f32[1,6,5,7], u: f32[1,4,5,6]) \
+                 -> (y: f32[2,5,10,14], z: f32[1,3,10,14], s: f32[1,3,16,12], r: f32[1,3,16,20], d: f32[1,3,13,17]) {
+  param w: f32[6,5,4,4] = kaiming_uniform
+  param b: f32[5] = uniform(-1, 1)
+  param w2: f32[6,3,2,2] = kaiming_uniform
+  param w5: f32[4,3,5,4] = kaiming_uniform
+  param w1: f32[6,3,2,1] = kaiming_uniform
+  param w3: f32[6,3,3,3] = kaiming_uniform
+  %y = conv_transpose2d(x, w, b, stride=[2,2], pad=[1,1,1,1])
+  %z = conv_transpose2d(v, w2, stride=[2,2])
+  %s = conv_transpose2d(u, w5, stride=[3,2], pad=[2,1,0,1], output_padding=[1,0])
+  %r = conv_transpose2d(v, w1, stride=[3,3], output_padding=[2,1])
+  %d = conv_transpose2d(v, w3, stride=[2,2], dilation=[2,2])
+  return %y, %z, %s, %r, %d
+}
+";
+        let m = lowered_matches_reference(g, Schedule::Default, "rk3588");
+        // The tiled form's row copy: a `local` buffer named `rows`.
+        let tiled: Vec<bool> =
+            m.kernels.iter().map(|k| format!("{:?}", k.body).contains("name: \"rows\"")).collect();
+        assert_eq!(tiled, [true, true, true, true, false], "{}", print(&m));
     }
 }

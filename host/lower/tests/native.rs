@@ -49,6 +49,24 @@ fn convolution_tiles() {
 }
 
 #[test]
+fn transposed_convolution_tiles_by_phase() {
+    // DCGAN's kernel 4 of stride 2 with padding, a one-tap kernel 2 of stride 2 with a bias, and
+    // an FSRCNN-like 9x9 of stride 3 with padding and output padding.
+    check_native(
+        "x: f32[2,32,8,8], w: f32[32,16,4,4]",
+        "conv_transpose2d(x, w, stride=[2,2], pad=[1,1,1,1])",
+    );
+    check_native(
+        "x: f32[1,24,7,9], w: f32[24,20,2,2], b: f32[20]",
+        "conv_transpose2d(x, w, b, stride=[2,2])",
+    );
+    check_native(
+        "x: f32[1,16,6,7], w: f32[16,1,9,9]",
+        "conv_transpose2d(x, w, stride=[3,3], pad=[4,4,4,4], output_padding=[2,2])",
+    );
+}
+
+#[test]
 fn integer_products_in_simd_and_threads() {
     check_native("a: i8[67,700], b: i8[700,150]", "matmul(a, b)");
     check_native("a: i8[64,96], b: i8[80,96]", "matmul(a, b, transpose_b=true)");

@@ -297,8 +297,9 @@ mod tests {
 
     #[test]
     fn winograd_convolutions_match_the_reference() {
-        // Padding on every side with a bias and a fused relu; no padding (the output shrinks
-        // by 2); a row of tiles narrower than a vector; uneven padding.
+        // Padding on every side with a bias and a fused silu (which reads the convolution's
+        // value twice: each of a tile's four stores binds its own `let`); no padding (the
+        // output shrinks by 2); a row of tiles narrower than a vector; uneven padding.
         let g = "graph g(x: f32[1,16,12,20], u: f32[2,16,10,6], v: f32[1,24,9,7]) \
                  -> (y: f32[1,32,12,20], z: f32[2,16,8,4], q: f32[1,16,10,8]) {
   param w: f32[32,16,3,3] = kaiming_uniform
@@ -306,7 +307,7 @@ mod tests {
   param w1: f32[16,16,3,3] = kaiming_uniform
   param w2: f32[16,24,3,3] = kaiming_uniform
   %0 = conv2d(x, w, b, pad=[1,1,1,1])
-  %y = relu(%0)
+  %y = silu(%0)
   %z = conv2d(u, w1)
   %q = conv2d(v, w2, pad=[2,1,1,2])
   fuse %0, %y

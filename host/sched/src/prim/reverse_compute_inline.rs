@@ -17,7 +17,7 @@
 //! sees, and `y[I]` gets `f` of that same last value; an element the producer never stores
 //! would have been read as poison (L1's uninitialised temps), and stays unwritten in `y`.
 //! The reader's inputs become parameters of the producer (with `y`); `v` is bound to a `let`
-//! when the formula reads `t` more than once.
+//! (a fresh name at each store) when the formula reads `t` more than once.
 
 use crate::handle::quoted;
 use ekb_ir::diag::did_you_mean;
@@ -176,11 +176,12 @@ pub fn apply(m: &mut Module, buf: &str) -> Result<(), Diagnostic> {
         };
         rename.insert(p.name.clone(), name);
     }
-    let tv = names.fresh(&format!("{buf}_v"));
+    let tv = format!("{buf}_v");
     let y_param = rename[&out.name].clone();
     let mut fold = Fold {
         t: &pt,
         tv: &tv,
+        names: &mut names,
         y: &y_param,
         reader_t: &t_param,
         vars: &vars,
@@ -205,7 +206,10 @@ pub fn apply(m: &mut Module, buf: &str) -> Result<(), Diagnostic> {
 /// Replaces the producer's stores of `t` by stores of the reader's formula to `y`.
 struct Fold<'a> {
     t: &'a str,
+    /// The base of the `let` each store's value is bound to (a fresh name per store: a block
+    /// may store `t` more than once).
     tv: &'a str,
+    names: &'a mut Names,
     y: &'a str,
     reader_t: &'a str,
     vars: &'a [Option<String>],
@@ -225,7 +229,8 @@ impl Mutator for Fold<'_> {
                     .filter_map(|(var, i)| var.as_ref().map(|var| (var.clone(), i.clone())))
                     .collect();
                 let (stored, pre) = if self.reads > 1 {
-                    (Expr::new(ExprKind::Var(self.tv.to_string())), vec![let_(self.tv, E(v))])
+                    let tv = self.names.fresh(self.tv);
+                    (Expr::new(ExprKind::Var(tv.clone())), vec![let_(&tv, E(v))])
                 } else {
                     (v, Vec::new())
                 };
