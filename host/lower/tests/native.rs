@@ -36,10 +36,12 @@ fn matmul_and_linear_tiles() {
 
 #[test]
 fn convolution_tiles() {
-    // Winograd F(2x2, 3x3) (16 channels or more, even output): padded, and unevenly padded
-    // with two images, a block of channels that does not divide into vectors and narrow rows.
     check_native("x: f32[1,16,30,30], w: f32[16,16,3,3], b: f32[16]", "conv2d(x, w, b, pad=[1,1,1,1])");
-    check_native("x: f32[2,24,20,14], w: f32[40,24,3,3], b: f32[40]", "conv2d(x, w, b, pad=[1,0,1,2])");
+    // Winograd F(2x2, 3x3) (16 channels or more, even output, a vector of tiles per row):
+    // padded, and unevenly padded with two images, 40 output channels (blocks of 20) and rows of
+    // 17 tiles.
+    check_native("x: f32[1,16,30,40], w: f32[16,16,3,3], b: f32[16]", "conv2d(x, w, b, pad=[1,1,1,1])");
+    check_native("x: f32[2,24,20,34], w: f32[40,24,3,3], b: f32[40]", "conv2d(x, w, b, pad=[1,0,1,2])");
     check_native(
         "x: f32[2,8,31,29], w: f32[12,4,3,3]",
         "conv2d(x, w, stride=[2,2], pad=[1,0,1,2], groups=2)",
