@@ -32,6 +32,8 @@ fn matmul_and_linear_tiles() {
     check_native("a: f32[64,96], b: f32[80,96]", "matmul(a, b, transpose_b=true)");
     check_native("x: f32[66,128], w: f32[98,128], b: f32[98]", "linear(x, w, b)");
     check_native("x: f32[1,256], w: f32[514,256], b: f32[514]", "linear(x, w, b)");
+    // A weight larger than the profile's stack: threads over column tiles, a remainder of 2.
+    check_native("x: f32[2,21,256], w: f32[1030,256], b: f32[1030]", "linear(x, w, b)");
 }
 
 #[test]
