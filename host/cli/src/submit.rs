@@ -178,13 +178,6 @@ pub fn evaluate_into(
     resume: bool,
     observer: &mut dyn Observer,
 ) -> Result<Tally, String> {
-    if let Baseline::Candidates(_) = config.baseline {
-        return Err(
-            "error: `--baseline candidates:DIR` is not sent to workers; with `--queue` use `naive`, \
-             `default` or `engine:NAME`"
-                .into(),
-        );
-    }
     let mut backends = BTreeMap::new();
     for inst in &instances {
         let backend = Backend::ALL.into_iter().find(|b| b.name() == inst.backend).ok_or_else(|| {
@@ -229,6 +222,11 @@ pub fn evaluate_into(
                     CandidateSource::Files(sample_files(d, &inst.task, &inst.backend, sample)?)
                 }
             };
+            // A candidate baseline travels with the job: a worker has no access to `DIR`.
+            let baseline_files = match &config.baseline {
+                Baseline::Candidates(d) => Some(sample_files(d, &inst.task, &inst.backend, 0)?),
+                _ => None,
+            };
             let body = JobBody {
                 instance: inst.clone(),
                 sample,
@@ -236,6 +234,7 @@ pub fn evaluate_into(
                 candidate,
                 settings: settings.clone(),
                 profile: profile.clone(),
+                baseline_files,
             };
             jobs.push(Job::new(&reply, body));
         }

@@ -20,6 +20,7 @@ use ekb_lower::Schedule;
 use ekb_queue::job::{CandidateSource, Job, JobBody};
 use ekb_queue::reconnect::Reconnect;
 use ekb_queue::worker::{serve, WorkerOptions};
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::atomic::AtomicBool;
@@ -150,16 +151,20 @@ impl JobRunner<'_> {
         let b = &job.body;
         let task = self.task(b)?;
         let candidates = self.candidates(&b.candidate)?;
+        let baseline = match &b.baseline_files {
+            Some(files) => Some(self.write_files("baseline", files)?),
+            None => None,
+        };
         let backend = Backend::ALL.into_iter().find(|x| x.name() == b.instance.backend).ok_or_else(|| {
             Diagnostic::error(format!("job {} names an unknown backend `{}`", job.key, b.instance.backend))
         })?;
-        let setup = serde_json::to_string(&(&b.settings, &b.profile, candidates.describe(), backend.name()))
-            .expect("settings serialise");
+        let setup = (&b.settings, &b.profile, candidates.describe(), backend.name(), &b.baseline_files);
+        let setup = serde_json::to_string(&setup).expect("settings serialise");
         if self.open.as_ref().is_none_or(|(s, _)| *s != setup) {
             if let Some((_, old)) = self.open.take() {
                 old.close();
             }
-            self.open = Some((setup, self.open_evaluator(b, candidates, backend)?));
+            self.open = Some((setup, self.open_evaluator(b, candidates, baseline, backend)?));
         }
         let (_, evaluator) = self.open.as_mut().expect("opened above");
         let result = evaluator.candidate(&task, &b.instance, b.sample, &self.in_flight)?;
@@ -193,36 +198,41 @@ impl JobRunner<'_> {
                     || Diagnostic::error(format!("a job names an unknown built-in schedule `{name}`")),
                 )
             }
-            CandidateSource::Files(files) => {
-                let root: PathBuf = self.work.join("candidates");
-                let io =
-                    |e: std::io::Error| Diagnostic::error(format!("cannot write `{}`: {e}", root.display()));
-                if root.exists() {
-                    std::fs::remove_dir_all(&root).map_err(io)?;
-                }
-                std::fs::create_dir_all(&root).map_err(io)?;
-                for (rel, text) in files {
-                    let path = root.join(rel);
-                    if let Some(parent) = path.parent() {
-                        std::fs::create_dir_all(parent).map_err(io)?;
-                    }
-                    std::fs::write(&path, text).map_err(io)?;
-                }
-                Ok(Candidates::Dir(root))
-            }
+            CandidateSource::Files(files) => Ok(Candidates::Dir(self.write_files("candidates", files)?)),
         }
     }
 
-    /// An evaluator for job `b`'s settings on this worker's device.
+    /// `files` (by path relative to the folder) written into the work folder's `name`, emptied
+    /// first: a candidates folder.
+    fn write_files(&self, name: &str, files: &BTreeMap<String, String>) -> Result<PathBuf, Diagnostic> {
+        let root: PathBuf = self.work.join(name);
+        let io = |e: std::io::Error| Diagnostic::error(format!("cannot write `{}`: {e}", root.display()));
+        if root.exists() {
+            std::fs::remove_dir_all(&root).map_err(io)?;
+        }
+        std::fs::create_dir_all(&root).map_err(io)?;
+        for (rel, text) in files {
+            let path = root.join(rel);
+            if let Some(parent) = path.parent() {
+                std::fs::create_dir_all(parent).map_err(io)?;
+            }
+            std::fs::write(&path, text).map_err(io)?;
+        }
+        Ok(root)
+    }
+
+    /// An evaluator for job `b`'s settings on this worker's device; a candidate baseline is the
+    /// job's files, written into `baseline`.
     fn open_evaluator(
         &self,
         b: &JobBody,
         candidates: Candidates,
+        baseline: Option<PathBuf>,
         backend: Backend,
     ) -> Result<Evaluator, Diagnostic> {
         let s = &b.settings;
         let e = EvalArgs {
-            baseline: s.baseline.clone(),
+            baseline: baseline.map_or_else(|| s.baseline.clone(), |d| format!("candidates:{}", d.display())),
             target: self.args.target.clone(),
             cuda_target: self.args.target.clone(),
             opencl_target: self.args.target.clone(),

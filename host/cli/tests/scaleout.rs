@@ -234,6 +234,44 @@ fn a_broker_killed_and_restarted_mid_run_is_waited_for_by_the_worker_and_the_sub
     assert_eq!(outcomes(&pooled).len(), 6, "3 instances x 2 samples, each once:\n{stderr}");
 }
 
+#[test]
+fn a_candidate_baseline_travels_with_its_jobs() {
+    // `--baseline candidates:DIR` on a pool: the baseline's files go in each job (a worker
+    // cannot read DIR), and the candidate is timed against them as a local run would time it.
+    let broker = LocalBroker::start("always")
+        .unwrap_or_else(|d| panic!("this test needs redis-server on this machine:\n{d}"));
+    let url = broker.url();
+    let tmp = tempfile::tempdir().unwrap();
+    let _workers = one_worker(tmp.path(), &url, "w");
+    let task = repo_tasks().join("level1/relu_resnet18_stem.ekir");
+    for (dir, schedule) in [("cands", "default"), ("base", "naive")] {
+        let o = ekb(tmp.path()).arg("lower").arg(&task).args(["--schedule", schedule]).output().unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let sample = tmp.path().join(dir).join("relu_resnet18_stem/cpu/sample-0");
+        std::fs::create_dir_all(&sample).unwrap();
+        std::fs::write(sample.join("candidate.ekir"), &o.stdout).unwrap();
+    }
+    let run = tmp.path().join("run");
+    let out = ekb(tmp.path())
+        .args(["eval", "relu_resnet18_stem", "--level", "1", "--candidates", "cands", "--baseline"])
+        .arg(format!("candidates:{}", tmp.path().join("base").display()))
+        .args(["--seeds", "3,5,7", "--budget", "0.1", "--plain", "--queue", &url, "--dir"])
+        .arg(repo_tasks())
+        .arg("--out")
+        .arg(&run)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let text = std::fs::read_to_string(run.join("results.jsonl")).unwrap();
+    let r: Value = serde_json::from_str(text.lines().next().expect("one result")).unwrap();
+    assert_eq!((r["compiled"].as_bool(), r["correct"].as_bool()), (Some(true), Some(true)), "{r}");
+    assert!(r["timing"].is_object(), "timed against the baseline's files: {r}");
+    let run_json: Value =
+        serde_json::from_str(&std::fs::read_to_string(run.join("run.json")).unwrap()).unwrap();
+    assert!(run_json["baseline"].as_str().is_some_and(|b| b.starts_with("candidates:")), "{run_json}");
+}
+
 /// One worker of the `host` profile on `url`, its stderr in `dir/NAME.log`.
 fn one_worker(dir: &Path, url: &str, name: &str) -> Workers {
     let log = dir.join(format!("{name}.log"));

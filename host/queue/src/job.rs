@@ -42,6 +42,11 @@ pub struct JobBody {
     pub settings: Settings,
     /// The target profile the candidate is built for.
     pub profile: TargetProfile,
+    /// The baseline program's files where the baseline is a candidate (`candidates:DIR`: sample
+    /// 0 of the instance in DIR, by path relative to DIR, as text, as [`CandidateSource::Files`]
+    /// holds a candidate's); `None` for the other baselines.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub baseline_files: Option<BTreeMap<String, String>>,
 }
 
 impl JobBody {
@@ -66,7 +71,8 @@ pub enum CandidateSource {
 /// The settings of `ekb eval` that change what a candidate's evaluation gives.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Settings {
-    /// As `--baseline` names it (`naive`, `default`, `engine:NAME`).
+    /// As `--baseline` names it (`naive`, `default`, `engine:NAME`, or `candidates:DIR` with the
+    /// program in [`JobBody::baseline_files`]).
     pub baseline: String,
     pub seeds: Vec<u64>,
     pub budget_s: f64,
@@ -122,6 +128,7 @@ mod tests {
                 big_cores: false,
             },
             profile: TargetProfile::load("host").expect("the host profile"),
+            baseline_files: None,
         }
     }
 
@@ -161,6 +168,13 @@ mod tests {
         changed.push(c);
         let mut c = b.clone();
         c.profile.cpu.vector_bits *= 2;
+        changed.push(c);
+        let mut c = b.clone();
+        c.settings.baseline = "candidates:against".into();
+        c.baseline_files = Some(BTreeMap::from([(
+            "relu_x/cpu/sample-0/candidate.ekir".to_string(),
+            "graph relu_x() {}\n".to_string(),
+        )]));
         changed.push(c);
         let mut c = b.clone();
         c.instance.backend = "opencl".into();

@@ -41,6 +41,7 @@ pub fn jobs(reply: &str, profile: &TargetProfile, count: usize) -> Vec<Job> {
                     big_cores: false,
                 },
                 profile: profile.clone(),
+                baseline_files: None,
             };
             Job::new(reply, body)
         })
