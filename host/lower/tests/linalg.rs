@@ -96,3 +96,22 @@ fn integer_dot_products_are_one_per_tile() {
     let int = default_module(&op("x: i8[8,256], w: i8[64,256]", "linear(x, w)"));
     assert_eq!(accumulators(&int), [(ekb_ir::DType::I32, vec![1, 1])]);
 }
+
+#[test]
+fn linear_copies_panels_of_short_weights_for_enough_rows() {
+    // 66 rows of k = 128: a transposed panel per 64 columns (98 = one panel and 34); 2 rows, or
+    // k = 300, keep the dot-product tiles. Each matches the reference under every target.
+    let cases = [
+        ("x: f32[66,128], w: f32[98,128], b: f32[98]", true),
+        ("x: f32[2,128], w: f32[98,128], b: f32[98]", false),
+        ("x: f32[66,300], w: f32[98,300], b: f32[98]", false),
+    ];
+    for (inputs, panels) in cases {
+        let g = op(inputs, "linear(x, w, b)");
+        check_graph(&g);
+        let target = ekb_ir::TargetProfile::load("host").expect("shipped profile");
+        let m = ekb_lower::lower(&g, ekb_lower::Schedule::Default, &target).expect("lowers");
+        let text = ekb_ir::l1::print::print(&m);
+        assert_eq!(text.contains("alloc panel"), panels, "{inputs}:\n{text}");
+    }
+}
