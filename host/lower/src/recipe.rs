@@ -45,6 +45,8 @@ pub enum Knob {
     GpuMatmulMinBlocks,
     GpuDotMaxRows,
     GpuDotThreads,
+    GpuConvTransposeOc,
+    GpuConvTransposeRows,
 }
 
 /// What a knob is: its name in recipes, the operator family that reads it, its documentation
@@ -71,7 +73,7 @@ const fn spec(
 }
 
 /// Every knob, in the order recipes print them.
-pub const KNOBS: [KnobSpec; 22] = [
+pub const KNOBS: [KnobSpec; 24] = [
     spec(
         Knob::ThreadsMinWork,
         "threads.min_work",
@@ -248,6 +250,22 @@ pub const KNOBS: [KnobSpec; 22] = [
         1,
         1024,
     ),
+    spec(
+        Knob::GpuConvTransposeOc,
+        "gpu.conv_transpose_oc",
+        "gpu.conv_transpose",
+        "output channels per thread of a GPU transposed convolution by cells (a divisor of them; 0: a thread per output)",
+        0,
+        16,
+    ),
+    spec(
+        Knob::GpuConvTransposeRows,
+        "gpu.conv_transpose_rows",
+        "gpu.conv_transpose",
+        "cell rows (a cell: one output per stride phase) per thread of a GPU transposed convolution",
+        1,
+        16,
+    ),
 ];
 
 /// The values of every knob.
@@ -298,6 +316,8 @@ impl Knobs {
                 }
                 Knob::GpuDotMaxRows => 4,
                 Knob::GpuDotThreads => 128,
+                Knob::GpuConvTransposeOc => 2,
+                Knob::GpuConvTransposeRows => 2,
             };
         }
         Knobs { values }
@@ -373,9 +393,10 @@ pub fn families_of(g: &Graph, gpu: bool) -> Vec<&'static str> {
     let mut out: Vec<&'static str> = if gpu { Vec::new() } else { vec!["threads"] };
     for n in &g.nodes {
         let family = match (&n.op, gpu) {
-            (Op::MatMul { .. } | Op::Linear, true) => "gpu.matmul",
+            (Op::MatMul { .. } | Op::Linear | Op::Conv2d(_), true) => "gpu.matmul",
+            (Op::ConvTranspose2d(_), true) => "gpu.conv_transpose",
             (Op::MatMul { .. } | Op::Linear, false) => "matmul",
-            (Op::Conv2d(_), false) => "conv",
+            (Op::Conv2d(_) | Op::ConvTranspose2d(_), false) => "conv",
             (Op::Reduce { .. } | Op::ArgMax { .. } | Op::Softmax { .. } | Op::GlobalAvgPool2d, false) => {
                 "reduce"
             }

@@ -1,7 +1,8 @@
 //! Helpers of the unit tests of the lowering: lower a graph given as text, check that the module
 //! verifies, and compare the L1 interpreter's outputs with the L0 reference on a seed.
 
-use crate::{lower, lower_gpu, Schedule};
+use crate::{lower, lower_gpu, lower_gpu_with, Knobs, Schedule};
+use ekb_ir::l0::Graph;
 use ekb_ir::l0::{check, inputs, interp};
 use ekb_ir::l1::{self, Module};
 use ekb_ir::tensor::{compare, Tensor, Tolerance};
@@ -11,15 +12,28 @@ use std::collections::HashMap;
 /// Lowers `text` for the profile `target` under `schedule`, checks that it verifies and that it
 /// computes the reference's outputs on seed 0; returns the module.
 pub fn lowered_matches_reference(text: &str, schedule: Schedule, target: &str) -> Module {
-    matches_reference(text, schedule, target, lower)
+    matches_reference(text, schedule, target, &lower)
 }
 
 /// [`lowered_matches_reference`] through the GPU lowering (`target` must have a GPU).
 pub fn gpu_lowered_matches_reference(text: &str, schedule: Schedule, target: &str) -> Module {
-    matches_reference(text, schedule, target, lower_gpu)
+    matches_reference(text, schedule, target, &lower_gpu)
 }
 
-type Lowering = fn(&ekb_ir::l0::Graph, Schedule, &TargetProfile) -> Result<Module, ekb_ir::Diagnostic>;
+/// [`gpu_lowered_matches_reference`] under the default schedule with the knobs `set` changed
+/// from the target's defaults.
+pub fn gpu_knobs_match_reference(text: &str, set: &[(&str, usize)], target: &str) -> Module {
+    let lowering = |g: &Graph, schedule: Schedule, t: &TargetProfile| {
+        let mut knobs = Knobs::for_target(t);
+        for &(name, value) in set {
+            knobs.set(name, value).unwrap_or_else(|d| panic!("{d}"));
+        }
+        lower_gpu_with(g, schedule, &knobs, t)
+    };
+    matches_reference(text, Schedule::Default, target, &lowering)
+}
+
+type Lowering<'a> = &'a dyn Fn(&Graph, Schedule, &TargetProfile) -> Result<Module, ekb_ir::Diagnostic>;
 
 fn matches_reference(text: &str, schedule: Schedule, target: &str, lowering: Lowering) -> Module {
     let g = check::load(&SourceFile::new("t.ekir", text)).unwrap_or_else(|ds| panic!("{}", ds[0]));

@@ -15,7 +15,10 @@
 //!    (f32, or i8 operands with i32 sums) with register tiles over double-buffered stages in
 //!    shared memory (16x16 tiles for small outputs), or, for outputs of at most 4 rows per
 //!    batch, one block per output element summing through a tree; [`conv`]: ungrouped conv2d
-//!    as the same tiled product, its patches loaded straight from the input; [`norm`]:
+//!    as the same tiled product, its patches loaded straight from the input, and
+//!    `conv_transpose2d` as one when its kernel is its stride; [`conv_transpose`]: other
+//!    ungrouped transposed convolutions, one thread per cell of stride phases for a block of
+//!    output channels; [`norm`]:
 //!    layer_norm, rms_norm and group_norm, one block per normalised row or group; the naive
 //!    schedule keeps only group_norm, one thread per group of an image, whose channel index
 //!    the binding of step 3 could not prove disjoint);
@@ -28,14 +31,15 @@
 //!    an operator-specific kernel of step 2, whose stores take the group's epilogue);
 //! 4. verify the module against the target (a lowering bug is an error here, not wrong numbers).
 //!
-//! Grouped and depthwise conv2d (direct), conv_transpose2d (by stride phase under the default
-//! schedule), pooling, batch_norm, argmax, movement, gather, resize,
+//! Grouped and depthwise conv2d (direct), grouped or dilated conv_transpose2d (by stride phase
+//! under the default schedule), pooling, batch_norm, argmax, movement, gather, resize,
 //! casts, comparisons and elementwise operators all take step 3: one thread per output element
 //! (per output row for softmax over other axes; per scanned row for a cumsum whose rows are
 //! enough to fill the GPU).
 
 mod bind;
 mod conv;
+mod conv_transpose;
 mod matmul;
 mod norm;
 mod reduce;
@@ -268,6 +272,10 @@ fn special(
             conv::conv_transpose2d(gpu, names, a, &ins[0], &ins[1], ins.get(2), out)
         }
         Op::ConvTranspose2d(a) if schedule == Schedule::Default => {
+            let mut names = names;
+            if let Some(body) = conv_transpose::cells(gpu, &mut names, a, &ins[0], &ins[1], ins.get(2), out) {
+                return Some(body);
+            }
             let mut cx = crate::sched::Cx { schedule, target, names, knobs: gpu.knobs };
             let grid = Grid1d::new(gpu, &mut cx.names, out.shape());
             let idx = <[_; 4]>::try_from(grid.idx.clone()).ok()?;
