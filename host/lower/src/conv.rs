@@ -29,6 +29,9 @@
 //!   zero-padded, into a `local` buffer once, then computes every output row's tiles from it as
 //!   the padded rows do.
 //!
+//! - default, pointwise ([`pointwise`]): ungrouped 1x1 f32 convolutions without padding whose
+//!   output rows are narrower than `conv.pointwise_max_ow` (a vector): a matrix product over
+//!   flattened pixels, each panel of whole rows copied first.
 //! - default, Winograd F(2x2, 3x3) ([`winograd`]): ungrouped 3x3 convolutions of stride 1, f32,
 //!   even output sizes, at least `conv.winograd_min_channels` input and output channels.
 //!
@@ -36,6 +39,7 @@
 //! the output's dtype: each i8 load is already an i32, products and wrapping sums are exact,
 //! and an i32 bias initialises the accumulator as an f32 one does.
 
+mod pointwise;
 mod winograd;
 
 use crate::recipe::Knob;
@@ -102,6 +106,9 @@ pub fn conv2d(cx: &mut Cx, a: &Conv2dAttrs, x: &Buf, w: &Buf, bias: Option<&Buf>
         ]
         .concat();
         return nest.wrap(body);
+    }
+    if pointwise::applies(cx, a, x, w, y) {
+        return pointwise::conv2d(cx, a, x, w, bias, y);
     }
     if winograd::applies(cx, a, x, w, y) {
         return winograd::conv2d(cx, a, x, w, bias, y);

@@ -40,7 +40,7 @@ use ekb_ir::{DType, TensorType};
 /// default, half of a 32-register file (AVX-512, NEON), leaving room for the `B` vectors and the
 /// broadcast `A` values. A dot-product tile is `matmul.dot_rows` x `matmul.dot_cols` (16 vector
 /// reductions by default).
-fn axpy_tile(cx: &Cx, lanes: usize) -> (usize, usize) {
+pub(crate) fn axpy_tile(cx: &Cx, lanes: usize) -> (usize, usize) {
     let cols = cx.knob(Knob::MatmulTileCols).max(4 * lanes);
     let rows = (cx.knob(Knob::MatmulTileVectors) / cols.div_ceil(lanes)).max(1);
     (rows, cols)

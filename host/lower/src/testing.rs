@@ -1,7 +1,7 @@
 //! Helpers of the unit tests of the lowering: lower a graph given as text, check that the module
 //! verifies, and compare the L1 interpreter's outputs with the L0 reference on a seed.
 
-use crate::{lower, lower_gpu, lower_gpu_with, Knobs, Schedule};
+use crate::{lower, lower_gpu, lower_gpu_with, lower_with, Knobs, Schedule};
 use ekb_ir::l0::Graph;
 use ekb_ir::l0::{check, inputs, interp};
 use ekb_ir::l1::{self, Module};
@@ -20,17 +20,28 @@ pub fn gpu_lowered_matches_reference(text: &str, schedule: Schedule, target: &st
     matches_reference(text, schedule, target, &lower_gpu)
 }
 
+/// [`lowered_matches_reference`] under the default schedule with the knobs `set` changed from
+/// the target's defaults.
+pub fn knobs_match_reference(text: &str, set: &[(&str, usize)], target: &str) -> Module {
+    let lowering =
+        |g: &Graph, schedule: Schedule, t: &TargetProfile| lower_with(g, schedule, &knobs(set, t), t);
+    matches_reference(text, Schedule::Default, target, &lowering)
+}
+
 /// [`gpu_lowered_matches_reference`] under the default schedule with the knobs `set` changed
 /// from the target's defaults.
 pub fn gpu_knobs_match_reference(text: &str, set: &[(&str, usize)], target: &str) -> Module {
-    let lowering = |g: &Graph, schedule: Schedule, t: &TargetProfile| {
-        let mut knobs = Knobs::for_target(t);
-        for &(name, value) in set {
-            knobs.set(name, value).unwrap_or_else(|d| panic!("{d}"));
-        }
-        lower_gpu_with(g, schedule, &knobs, t)
-    };
+    let lowering =
+        |g: &Graph, schedule: Schedule, t: &TargetProfile| lower_gpu_with(g, schedule, &knobs(set, t), t);
     matches_reference(text, Schedule::Default, target, &lowering)
+}
+
+fn knobs(set: &[(&str, usize)], target: &TargetProfile) -> Knobs {
+    let mut knobs = Knobs::for_target(target);
+    for &(name, value) in set {
+        knobs.set(name, value).unwrap_or_else(|d| panic!("{d}"));
+    }
+    knobs
 }
 
 type Lowering<'a> = &'a dyn Fn(&Graph, Schedule, &TargetProfile) -> Result<Module, ekb_ir::Diagnostic>;

@@ -52,6 +52,7 @@ fn candidates(knob: Knob, lanes: usize) -> Vec<usize> {
         Knob::ConvCopyMinTaps => vec![1, 32, 1 << 20],
         Knob::ConvPlaneCopyBytes => vec![0, 16384, 65536, 262144],
         Knob::ConvWinogradMinChannels => vec![8, 16, 32, 64, 1 << 20],
+        Knob::ConvPointwiseMaxOw => vec![0, lanes, 2 * lanes, 4 * lanes],
         Knob::ReduceRowTile => (5..=13).map(|p| 1 << p).collect(),
         Knob::TransposeTile => vec![8, 16, 32, 64, 128],
         Knob::GpuMatmulTile => vec![8, 16, 32],

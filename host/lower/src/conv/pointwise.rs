@@ -1,0 +1,235 @@
+//! Pointwise (1x1, ungrouped, unpadded) f32 convolutions whose output rows are narrower than
+//! `conv.pointwise_max_ow` (a vector by default) as matrix products over flattened pixels:
+//! `y[n, oc, p] = sum_c w[oc, c] * x[n, c, p]`. The direct layout vectorizes along an output
+//! row, so a 7-wide row of a 16-lane vector leaves 9 lanes idle on every product; here a
+//! vector runs over the pixels of several rows at once.
+//!
+//! Layout: threads over `(n, panel, chunk of output channels)`; a panel is as many whole output
+//! rows as fit `matmul.tile_cols` columns (at least one). Each iteration copies its panel's
+//! input pixels, `[C, rows * OW]` (strided where the convolution is) and zero columns up to a
+//! whole number of vectors (see [`padded_width`]), into a `local` buffer,
+//! then, per tile of output channels, runs the matmul's register tile over it
+//! (`matmul::axpy_tile_body`: channels unrolled, pixels vectorized) into a `local` result and
+//! stores that row by row (+ bias), so every index stays affine. More chunks mean more copies
+//! of the panel: there are just enough to give every core `threads.per_core` iterations.
+//!
+//! What must stay true: each output is the sum over input channels in increasing order, as in
+//! the direct layout (only the lanes differ), and every copy fits a quarter of the stack.
+
+use super::dims4;
+use crate::matmul::{axpy_tile, axpy_tile_body, Gemm};
+use crate::recipe::Knob;
+use crate::sched::{outer, simple_loop, tiles, Cx};
+use ekb_ir::l0::Conv2dAttrs;
+use ekb_ir::l1::build::{f, if_, int, loop_, var, Buf, E};
+use ekb_ir::l1::{LoopKind, Stmt};
+use ekb_ir::{DType, TensorType};
+
+/// Output rows per panel: as many as fit a register tile's columns, at most all of them.
+fn panel_rows(cx: &Cx, oh: usize, ow: usize) -> usize {
+    (axpy_tile(cx, cx.lanes()).1 / ow).clamp(1, oh)
+}
+
+/// A panel's columns: its pixels, then zero columns up to a whole vector where more than one
+/// pixel is left over (the products' remainder columns are scalar code: one costs about what
+/// a vector does, more cost more).
+fn padded_width(cx: &Cx, pixels: usize) -> usize {
+    if pixels % cx.lanes() > 1 {
+        pixels.next_multiple_of(cx.lanes())
+    } else {
+        pixels
+    }
+}
+
+/// Whether `y = conv2d(x, w)` takes this layout under the default schedule.
+pub(super) fn applies(cx: &Cx, a: &Conv2dAttrs, x: &Buf, w: &Buf, y: &Buf) -> bool {
+    let [_, c, kh, kw] = dims4(w);
+    let [_, _, oh, ow] = dims4(y);
+    let f32s = [x.ty.dtype, w.ty.dtype, y.ty.dtype].iter().all(|&d| d == DType::F32);
+    let shape = a.groups == 1 && [kh, kw] == [1, 1] && a.pad == [0; 4];
+    let panel = (c * padded_width(cx, panel_rows(cx, oh, ow) * ow) * 4) as u64;
+    shape && f32s && ow < cx.knob(Knob::ConvPointwiseMaxOw) && panel <= cx.target.cpu.stack_bytes / 4
+}
+
+/// `y = conv2d(x, w, bias)` where [`applies`] holds.
+pub(super) fn conv2d(
+    cx: &mut Cx,
+    a: &Conv2dAttrs,
+    x: &Buf,
+    w: &Buf,
+    bias: Option<&Buf>,
+    y: &Buf,
+) -> Vec<Stmt> {
+    let [n, c, _, _] = dims4(x);
+    let [_, oc, oh, ow] = dims4(y);
+    let [sh, sw] = a.stride;
+    let rows = panel_rows(cx, oh, ow);
+    let (tile_rows, _) = axpy_tile(cx, cx.lanes());
+    let tile_rows = tile_rows.min(oc);
+    let threads = cx.wants_threads(2 * n * oc * oh * ow * c);
+    let (full, rem) = (oh / rows, oh % rows);
+    let mut out = Vec::new();
+    for (panels, prows) in [(full, rows), (usize::from(rem > 0), rem)] {
+        if panels == 0 {
+            continue;
+        }
+        // Chunks of whole channel tiles (a divisor of them): enough iterations for the cores,
+        // no more; the last chunk also takes the channels left over by the tiles.
+        let (whole, left) = (oc / tile_rows, oc % tile_rows);
+        let want = if threads { (cx.cores() * cx.per_core()).div_ceil(n * panels) } else { 1 };
+        let chunks = (1..=whole).find(|&d| whole % d == 0 && d >= want).unwrap_or(whole.max(1));
+        let per_chunk = whole / chunks * tile_rows;
+        let nest = outer(cx, &[n, panels, chunks], threads, "i");
+        let (ni, pi, ci) = (nest.idx[0].clone(), nest.idx[1].clone(), nest.idx[2].clone());
+        let y0 = if prows == rows { pi * int(rows) } else { int(full * rows) };
+        let width = padded_width(cx, prows * ow);
+        let panel = Buf::new(cx.fresh("panel"), TensorType::new(DType::F32, [c, width]));
+        let (k, r, q) = (cx.fresh("k"), cx.fresh("r"), cx.fresh("q"));
+        let copy = simple_loop(
+            LoopKind::Serial,
+            &k,
+            c,
+            vec![simple_loop(
+                LoopKind::Serial,
+                &r,
+                prows,
+                vec![simple_loop(
+                    cx.inner_kind(ow),
+                    &q,
+                    ow,
+                    vec![panel.store(
+                        &[var(&k), var(&r) * int(ow) + var(&q)],
+                        x.load(&[ni.clone(), var(&k), (y0.clone() + var(&r)) * int(sh), var(&q) * int(sw)]),
+                    )],
+                )],
+            )],
+        );
+        let mut body = vec![panel.alloc(), copy];
+        if width > prows * ow {
+            let (k, j) = (cx.fresh("k"), cx.fresh("j"));
+            let pad = loop_(
+                cx.inner_kind(width - prows * ow),
+                &j,
+                int(prows * ow),
+                int(width),
+                vec![panel.store(&[var(&k), var(&j)], f(0.0))],
+            );
+            body.push(simple_loop(LoopKind::Serial, &k, c, vec![pad]));
+        }
+        let site = Panel { n: &ni, y0: &y0, rows: prows, ow, panel: &panel };
+        let m_first = ci.clone() * int(per_chunk);
+        body.extend(tiles(cx, per_chunk, tile_rows, LoopKind::Serial, "t", |cx, m0, mr| {
+            channel_tile(cx, &site, (w, bias, y), (m_first.clone() + m0, mr))
+        }));
+        if left > 0 {
+            let tail = channel_tile(cx, &site, (w, bias, y), (int(oc - left), left));
+            if chunks > 1 {
+                body.push(if_(ci.eq(int(chunks - 1)), tail, vec![]));
+            } else {
+                body.extend(tail);
+            }
+        }
+        out.extend(nest.wrap(body));
+    }
+    out
+}
+
+/// What the channel tiles of one panel share.
+struct Panel<'a> {
+    n: &'a E,
+    /// The panel's first output row.
+    y0: &'a E,
+    rows: usize,
+    ow: usize,
+    panel: &'a Buf,
+}
+
+/// Output channels `m0..m0+mr` of one panel: the register tile into a `local` result, then its
+/// rows stored (+ bias).
+fn channel_tile(
+    cx: &mut Cx,
+    s: &Panel,
+    (w, bias, y): (&Buf, Option<&Buf>, &Buf),
+    (m0, mr): (E, usize),
+) -> Vec<Stmt> {
+    let width = s.panel.shape()[1];
+    let res = Buf::new(cx.fresh("res"), TensorType::new(DType::F32, [mr, width]));
+    let at = m0.clone();
+    let g = Gemm {
+        lead: vec![],
+        m: mr,
+        n: width,
+        k: s.panel.shape()[0],
+        a: Box::new(move |_: &[E], mi, ki| w.load(&[at.clone() + mi, ki, int(0), int(0)])),
+        b: Box::new(|_: &[E], ki, ni| s.panel.load(&[ki, ni])),
+        bias: None,
+        y: Box::new(|_: &[E], mi, ni, v| res.store(&[mi, ni], v)),
+        b_rows_contiguous: true,
+        acc: DType::F32,
+    };
+    let mut body = vec![res.alloc()];
+    body.extend(axpy_tile_body(cx, &g, &[], (int(0), mr), (int(0), width)));
+    let (o, r, q) = (cx.fresh("o"), cx.fresh("r"), cx.fresh("q"));
+    let mut value = res.load(&[var(&o), var(&r) * int(s.ow) + var(&q)]);
+    if let Some(b) = bias {
+        value = value + b.load(&[m0.clone() + var(&o)]);
+    }
+    let store = y.store(&[s.n.clone(), m0 + var(&o), s.y0.clone() + var(&r), var(&q)], value);
+    body.push(simple_loop(
+        LoopKind::Unroll,
+        &o,
+        mr,
+        vec![simple_loop(
+            LoopKind::Serial,
+            &r,
+            s.rows,
+            vec![simple_loop(cx.inner_kind(s.ow), &q, s.ow, vec![store])],
+        )],
+    ));
+    body
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::testing::knobs_match_reference;
+    use ekb_ir::l1::print::print;
+
+    #[test]
+    fn pointwise_convolutions_over_flattened_pixels_match_the_reference() {
+        // Two images with a bias and a fused relu (output channels no tile divides); stride 2;
+        // a panel per few rows with a remainder panel (11 rows of 6 with 8-column tiles); every
+        // chunk count the cores can ask for; then a padded 1x1, which keeps the direct layout.
+        let g = "graph g(x: f32[2,12,5,3], u: f32[1,7,9,6], v: f32[1,10,11,6]) \
+                 -> (y: f32[2,13,5,3], z: f32[1,6,5,3], s: f32[1,17,11,6], d: f32[1,6,11,8]) {
+  param w: f32[13,12,1,1] = kaiming_uniform
+  param b: f32[13] = uniform(-1, 1)
+  param w2: f32[6,7,1,1] = kaiming_uniform
+  param w3: f32[17,10,1,1] = kaiming_uniform
+  param w4: f32[6,10,1,1] = kaiming_uniform
+  %0 = conv2d(x, w, b)
+  %y = relu(%0)
+  %z = conv2d(u, w2, stride=[2,2])
+  %s = conv2d(v, w3)
+  %d = conv2d(v, w4, pad=[0,1,0,1])
+  fuse %0, %y
+  return %y, %z, %s, %d
+}
+";
+        for (tile_cols, per_core) in [(8, 1), (8, 4), (64, 16)] {
+            let set = [
+                ("conv.pointwise_max_ow", 7),
+                ("matmul.tile_cols", tile_cols),
+                ("threads.per_core", per_core),
+                ("threads.min_work", 1),
+            ];
+            let m = knobs_match_reference(g, &set, "rk3588");
+            let panels: Vec<bool> =
+                m.kernels.iter().map(|k| format!("{:?}", k.body).contains("name: \"panel\"")).collect();
+            assert_eq!(panels, [true, true, true, false], "{}", print(&m));
+        }
+        // Rows as wide as the knob keep the direct layout.
+        let m = knobs_match_reference(g, &[("conv.pointwise_max_ow", 3)], "rk3588");
+        let text = print(&m);
+        assert!(!text.contains("alloc panel"), "{text}");
+    }
+}
