@@ -32,6 +32,9 @@
 //! - default, pointwise ([`pointwise`]): ungrouped 1x1 f32 convolutions without padding whose
 //!   output rows are narrower than `conv.pointwise_max_ow` (a vector): a matrix product over
 //!   flattened pixels, each panel of whole rows copied first.
+//! - default, flattened planes ([`flat_planes`]): other ungrouped f32 convolutions of stride 1
+//!   whose output rows are narrower than `conv.flat_max_ow` (a vector): a product over the
+//!   zero-padded input planes flattened, each tap a shift of the same vector of pixels.
 //! - default, Winograd F(2x2, 3x3) ([`winograd`]): ungrouped 3x3 convolutions of stride 1, f32,
 //!   even output sizes, at least `conv.winograd_min_channels` input and output channels.
 //!
@@ -39,6 +42,7 @@
 //! the output's dtype: each i8 load is already an i32, products and wrapping sums are exact,
 //! and an i32 bias initialises the accumulator as an f32 one does.
 
+mod flat_planes;
 mod pointwise;
 mod winograd;
 
@@ -109,6 +113,9 @@ pub fn conv2d(cx: &mut Cx, a: &Conv2dAttrs, x: &Buf, w: &Buf, bias: Option<&Buf>
     }
     if pointwise::applies(cx, a, x, w, y) {
         return pointwise::conv2d(cx, a, x, w, bias, y);
+    }
+    if flat_planes::applies(cx, a, x, w, y) {
+        return flat_planes::conv2d(cx, a, x, w, bias, y);
     }
     if winograd::applies(cx, a, x, w, y) {
         return winograd::conv2d(cx, a, x, w, bias, y);

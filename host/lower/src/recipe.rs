@@ -35,6 +35,7 @@ pub enum Knob {
     ConvPlaneCopyBytes,
     ConvWinogradMinChannels,
     ConvPointwiseMaxOw,
+    ConvFlatMaxOw,
     ReduceRowTile,
     TransposeTile,
     GpuMatmulTile,
@@ -74,7 +75,7 @@ const fn spec(
 }
 
 /// Every knob, in the order recipes print them.
-pub const KNOBS: [KnobSpec; 25] = [
+pub const KNOBS: [KnobSpec; 26] = [
     spec(
         Knob::ThreadsMinWork,
         "threads.min_work",
@@ -168,6 +169,14 @@ pub const KNOBS: [KnobSpec; 25] = [
         "conv.pointwise_max_ow",
         "conv",
         "1x1 convolutions with output rows narrower than this are products over flattened pixels (0: never)",
+        0,
+        1 << 16,
+    ),
+    spec(
+        Knob::ConvFlatMaxOw,
+        "conv.flat_max_ow",
+        "conv",
+        "stride-1 convolutions with output rows narrower than this are products over flattened padded planes (0: never)",
         0,
         1 << 16,
     ),
@@ -312,6 +321,7 @@ impl Knobs {
                 // Rows narrower than half a vector leave most lanes of the direct tiles idle
                 // (7-wide rows of 16 lanes: 2.2x faster as products, 14-wide ones slower).
                 Knob::ConvPointwiseMaxOw => lanes / 2,
+                Knob::ConvFlatMaxOw => lanes,
                 Knob::ReduceRowTile => 256,
                 Knob::TransposeTile => 32,
                 Knob::GpuMatmulTile => 16,

@@ -53,6 +53,7 @@ fn candidates(knob: Knob, lanes: usize) -> Vec<usize> {
         Knob::ConvPlaneCopyBytes => vec![0, 16384, 65536, 262144],
         Knob::ConvWinogradMinChannels => vec![8, 16, 32, 64, 1 << 20],
         Knob::ConvPointwiseMaxOw => vec![0, lanes, 2 * lanes, 4 * lanes],
+        Knob::ConvFlatMaxOw => vec![0, lanes / 2, lanes, 2 * lanes],
         Knob::ReduceRowTile => (5..=13).map(|p| 1 << p).collect(),
         Knob::TransposeTile => vec![8, 16, 32, 64, 128],
         Knob::GpuMatmulTile => vec![8, 16, 32],

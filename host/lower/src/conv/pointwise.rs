@@ -227,8 +227,9 @@ mod tests {
                 m.kernels.iter().map(|k| format!("{:?}", k.body).contains("name: \"panel\"")).collect();
             assert_eq!(panels, [true, true, true, false], "{}", print(&m));
         }
-        // Rows as wide as the knob keep the direct layout.
-        let m = knobs_match_reference(g, &[("conv.pointwise_max_ow", 3)], "rk3588");
+        // Rows as wide as the knob keep the other layouts (the direct one, without the
+        // flattened planes).
+        let m = knobs_match_reference(g, &[("conv.pointwise_max_ow", 3), ("conv.flat_max_ow", 0)], "rk3588");
         let text = print(&m);
         assert!(!text.contains("alloc panel"), "{text}");
     }

@@ -1,0 +1,308 @@
+//! Ungrouped stride-1 f32 convolutions whose output rows are narrower than `conv.flat_max_ow`
+//! (a vector by default) as products over flattened zero-padded planes. With the input plane
+//! zero-padded to `Hp x Wp` and flattened, output `(oy, ox)` at column `q = oy * Wp + ox`
+//! reads tap `(kh, kw)` at `q + kh*dh*Wp + kw*dw`: for every tap, consecutive columns read
+//! consecutive elements, so a vector runs over the pixels of several rows at once (the `Wp -
+//! OW` columns past each row's end are computed and never stored). The direct layout
+//! vectorizes along one output row, so a 7-wide row leaves 9 of 16 lanes idle in every
+//! product, and it reads a block's weights once per output row; here each weight is read once
+//! per tile of columns.
+//!
+//! Layout: threads over `(n, chunk of output channels)`, just enough chunks (whole register
+//! tiles) to give every core `threads.per_core` iterations. Each iteration keeps its results
+//! `res[channels, Q]` in a `local` buffer and walks the input channels in chunks whose padded
+//! planes fit a quarter of the stack: per chunk it copies the planes into a `local` panel
+//! zeroed once (the padding stays zero), then per register tile (`mr` output channels by up to `matmul.tile_cols`
+//! columns, `matmul.tile_vectors` vector accumulators) loads the tile's partial sums, adds
+//! every channel and tap of the chunk (channels unrolled, columns vectorized), and stores them
+//! back. Last, the results are stored row by row (+ bias).
+//!
+//! What must stay true: each output sums its input channels in increasing order, taps in
+//! row-major order within a channel, as the direct layout does; every index is affine and
+//! provably in bounds (the panel holds the largest tap offset past the last column).
+
+use super::dims4;
+use crate::recipe::Knob;
+use crate::sched::{outer, simple_loop, tiles, Cx};
+use ekb_ir::l0::Conv2dAttrs;
+use ekb_ir::l1::build::{f, if_, int, let_, var, Buf, E};
+use ekb_ir::l1::{LoopKind, Stmt};
+use ekb_ir::{DType, TensorType};
+
+/// The geometry of one convolution in this layout.
+struct Flat {
+    c: usize,
+    oc: usize,
+    kh: usize,
+    kw: usize,
+    dh: usize,
+    dw: usize,
+    h: usize,
+    wd: usize,
+    oh: usize,
+    ow: usize,
+    pt: usize,
+    pl: usize,
+    /// Padded plane width, the row pitch of the flattened columns.
+    wp: usize,
+    /// Result columns, `oh * wp` rounded up to whole vectors.
+    q: usize,
+    /// Panel columns: `q` plus the largest tap offset.
+    pw: usize,
+    /// Input channels per chunk (a divisor of `c`), output channels per iteration.
+    cc: usize,
+    ocs: usize,
+    /// Register tile: output channels, and the columns of a full tile.
+    mr: usize,
+    nt: usize,
+}
+
+impl Flat {
+    fn new(cx: &Cx, a: &Conv2dAttrs, x: &Buf, w: &Buf, y: &Buf) -> Option<Flat> {
+        let [n, c, h, wd] = dims4(x);
+        let [oc, _, kh, kw] = dims4(w);
+        let [_, _, oh, ow] = dims4(y);
+        let [dh, dw] = a.dilation;
+        let (pt, pl) = (a.pad[0], a.pad[1]);
+        let lanes = cx.lanes();
+        let wp = ow + dw * (kw - 1);
+        let q = (oh * wp).next_multiple_of(lanes);
+        let pw = q + dh * (kh - 1) * wp + dw * (kw - 1);
+        let quarter = (cx.target.cpu.stack_bytes / 4) as usize;
+        // The largest divisor of the channels whose padded planes fit.
+        let cc = (1..=c).rev().find(|&d| c.is_multiple_of(d) && d * pw * 4 <= quarter)?;
+        // Register tile: up to `matmul.tile_cols` columns (whole vectors), and as many output
+        // channels as keep `matmul.tile_vectors` vector accumulators.
+        let nt = cx.knob(Knob::MatmulTileCols).max(lanes).next_multiple_of(lanes).min(q);
+        let mr = (cx.knob(Knob::MatmulTileVectors) / (nt / lanes)).clamp(1, oc);
+        // Chunks of whole tiles (a divisor of them) whose results fit a quarter of the stack:
+        // the fewest that give the cores enough iterations, else the most.
+        let whole = oc / mr;
+        let want = if cx.wants_threads(2 * n * oc * oh * ow * c * kh * kw) {
+            (cx.cores() * cx.per_core()).div_ceil(n)
+        } else {
+            1
+        };
+        let fitting: Vec<usize> = (1..=whole)
+            .filter(|&d| whole.is_multiple_of(d) && (whole / d * mr + oc % mr) * q * 4 <= quarter)
+            .collect();
+        let chunks = fitting.iter().copied().find(|&d| d >= want).or(fitting.last().copied())?;
+        let ocs = whole / chunks * mr;
+        Some(Flat { c, oc, kh, kw, dh, dw, h, wd, oh, ow, pt, pl, wp, q, pw, cc, ocs, mr, nt })
+    }
+}
+
+/// Whether `y = conv2d(x, w)` takes this layout under the default schedule.
+pub(super) fn applies(cx: &Cx, a: &Conv2dAttrs, x: &Buf, w: &Buf, y: &Buf) -> bool {
+    let [_, _, _, ow] = dims4(y);
+    let f32s = [x.ty.dtype, w.ty.dtype, y.ty.dtype].iter().all(|&d| d == DType::F32);
+    a.groups == 1
+        && a.stride == [1, 1]
+        && f32s
+        && ow < cx.knob(Knob::ConvFlatMaxOw)
+        && Flat::new(cx, a, x, w, y).is_some()
+}
+
+/// `y = conv2d(x, w, bias)` where [`applies`] holds.
+pub(super) fn conv2d(
+    cx: &mut Cx,
+    a: &Conv2dAttrs,
+    x: &Buf,
+    w: &Buf,
+    bias: Option<&Buf>,
+    y: &Buf,
+) -> Vec<Stmt> {
+    let g = Flat::new(cx, a, x, w, y).expect("checked by `applies`");
+    let n = dims4(x)[0];
+    let chunks = g.oc / g.mr / (g.ocs / g.mr);
+    let threads = cx.wants_threads(2 * n * g.oc * g.oh * g.ow * g.c * g.kh * g.kw);
+    let nest = outer(cx, &[n, chunks], threads, "i");
+    let (ni, ci) = (nest.idx[0].clone(), nest.idx[1].clone());
+    let res = Buf::new(cx.fresh("res"), TensorType::new(DType::F32, [g.ocs + g.oc % g.mr, g.q]));
+    let panel = Buf::new(cx.fresh("panel"), TensorType::new(DType::F32, [g.cc, g.pw]));
+    let (m_first, c0) = (cx.fresh("m0"), cx.fresh("c0"));
+    let (o, j) = (cx.fresh("o"), cx.fresh("j"));
+    let mut body = vec![
+        let_(&m_first, ci.clone() * int(g.ocs)),
+        res.alloc(),
+        simple_loop(
+            LoopKind::Serial,
+            &o,
+            res.shape()[0],
+            vec![simple_loop(cx.inner_kind(g.q), &j, g.q, vec![res.store(&[var(&o), var(&j)], f(0.0))])],
+        ),
+        panel.alloc(),
+        zero_panel(cx, &g, &panel),
+    ];
+    // The chunk's tiles; the last chunk also takes the channels the tiles leave over.
+    let chunk = cx.fresh("cc");
+    let mut per_chunk = vec![let_(&c0, var(&chunk) * int(g.cc))];
+    per_chunk.push(copy_planes(cx, &g, x, &panel, (&ni, &var(&c0))));
+    let site = Site { g: &g, w, res: &res, panel: &panel, m_first: &var(&m_first), c0: &var(&c0) };
+    per_chunk.extend(tiles(cx, g.ocs, g.mr, LoopKind::Serial, "t", |cx, r0, mr| {
+        channel_tile(cx, &site, (r0, mr))
+    }));
+    let left = g.oc % g.mr;
+    if left > 0 {
+        let tail = channel_tile(cx, &site, (int(g.ocs), left));
+        per_chunk.push(if_(ci.clone().eq(int(chunks - 1)), tail, vec![]));
+    }
+    body.push(simple_loop(LoopKind::Serial, &chunk, g.c / g.cc, per_chunk));
+
+    // The results, row by row (+ bias); the leftover channels by the last chunk.
+    let store_rows = |cx: &mut Cx, r0: usize, count: usize| {
+        let (o, oy, ox) = (cx.fresh("o"), cx.fresh("oy"), cx.fresh("ox"));
+        let m = var(&m_first) + int(r0) + var(&o);
+        let mut value = res.load(&[int(r0) + var(&o), var(&oy) * int(g.wp) + var(&ox)]);
+        if let Some(b) = bias {
+            value = value + b.load(std::slice::from_ref(&m));
+        }
+        let store = y.store(&[ni.clone(), m, var(&oy), var(&ox)], value);
+        simple_loop(
+            LoopKind::Serial,
+            &o,
+            count,
+            vec![simple_loop(
+                LoopKind::Serial,
+                &oy,
+                g.oh,
+                vec![simple_loop(cx.inner_kind(g.ow), &ox, g.ow, vec![store])],
+            )],
+        )
+    };
+    body.push(store_rows(cx, 0, g.ocs));
+    if left > 0 {
+        let tail = store_rows(cx, g.ocs, left);
+        body.push(if_(ci.eq(int(chunks - 1)), vec![tail], vec![]));
+    }
+    nest.wrap(body)
+}
+
+/// Zeros in every column of the panel; the copies then fill the same interior columns of each
+/// chunk, so the padding stays zero.
+fn zero_panel(cx: &mut Cx, g: &Flat, panel: &Buf) -> Stmt {
+    let (c, j) = (cx.fresh("c"), cx.fresh("j"));
+    simple_loop(
+        LoopKind::Serial,
+        &c,
+        g.cc,
+        vec![simple_loop(cx.inner_kind(g.pw), &j, g.pw, vec![panel.store(&[var(&c), var(&j)], f(0.0))])],
+    )
+}
+
+/// `panel[c, (iy + top) * Wp + ix + left] = x[n, c0 + c, iy, ix]`.
+fn copy_planes(cx: &mut Cx, g: &Flat, x: &Buf, panel: &Buf, (n, c0): (&E, &E)) -> Stmt {
+    let (c, iy, ix) = (cx.fresh("c"), cx.fresh("iy"), cx.fresh("ix"));
+    let at = (var(&iy) + int(g.pt)) * int(g.wp) + var(&ix) + int(g.pl);
+    simple_loop(
+        LoopKind::Serial,
+        &c,
+        g.cc,
+        vec![simple_loop(
+            LoopKind::Serial,
+            &iy,
+            g.h,
+            vec![simple_loop(
+                cx.inner_kind(g.wd),
+                &ix,
+                g.wd,
+                vec![panel
+                    .store(&[var(&c), at], x.load(&[n.clone(), c0.clone() + var(&c), var(&iy), var(&ix)]))],
+            )],
+        )],
+    )
+}
+
+/// What the register tiles of one iteration share.
+struct Site<'a> {
+    g: &'a Flat,
+    w: &'a Buf,
+    res: &'a Buf,
+    panel: &'a Buf,
+    /// The iteration's first output channel, and the chunk's first input channel.
+    m_first: &'a E,
+    c0: &'a E,
+}
+
+/// Output channels `r0..r0+mr` of the iteration (rows of `res`), every column tile: partial
+/// sums in, the chunk's channels and taps added, partial sums out.
+fn channel_tile(cx: &mut Cx, s: &Site, (r0, mr): (E, usize)) -> Vec<Stmt> {
+    let g = s.g;
+    tiles(cx, g.q, g.nt, LoopKind::Serial, "u", |cx, j0, nt| {
+        let acc = Buf::new(cx.fresh("acc"), TensorType::new(DType::F32, [mr, nt]));
+        let (ra, ja, rb, jb, rc, jc) =
+            (cx.fresh("r"), cx.fresh("j"), cx.fresh("r"), cx.fresh("j"), cx.fresh("r"), cx.fresh("j"));
+        let (c, kh, kw, av) = (cx.fresh("c"), cx.fresh("kh"), cx.fresh("kw"), cx.fresh("a"));
+        let lanes = cx.inner_kind(nt);
+        let rows = |r: &str, body: Vec<Stmt>| simple_loop(LoopKind::Unroll, r, mr, body);
+        let cols = |jv: &str, body: Vec<Stmt>| simple_loop(lanes, jv, nt, body);
+        let res_at = |r: &str, jv: &str| [r0.clone() + var(r), j0.clone() + var(jv)];
+        let tap = var(&kh) * int(g.dh * g.wp) + var(&kw) * int(g.dw);
+        let x_at = [var(&c), j0.clone() + var(&jb) + tap];
+        let w_at = [s.m_first.clone() + r0.clone() + var(&rb), s.c0.clone() + var(&c), var(&kh), var(&kw)];
+        let update = acc
+            .store(&[var(&rb), var(&jb)], acc.load(&[var(&rb), var(&jb)]) + var(&av) * s.panel.load(&x_at));
+        let taps = simple_loop(
+            LoopKind::Serial,
+            &kh,
+            g.kh,
+            vec![simple_loop(
+                LoopKind::Serial,
+                &kw,
+                g.kw,
+                vec![rows(&rb, vec![let_(&av, s.w.load(&w_at)), cols(&jb, vec![update])])],
+            )],
+        );
+        vec![
+            acc.alloc(),
+            rows(&ra, vec![cols(&ja, vec![acc.store(&[var(&ra), var(&ja)], s.res.load(&res_at(&ra, &ja)))])]),
+            simple_loop(LoopKind::Serial, &c, g.cc, vec![taps]),
+            rows(&rc, vec![cols(&jc, vec![s.res.store(&res_at(&rc, &jc), acc.load(&[var(&rc), var(&jc)]))])]),
+        ]
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::testing::knobs_match_reference;
+    use ekb_ir::l1::print::print;
+
+    #[test]
+    fn convolutions_over_flattened_padded_planes_match_the_reference() {
+        // Two images, 3x3 with padding, a bias and a fused relu, output channels no tile
+        // divides; uneven padding with dilation and a 2x3 kernel; a 5x5 kernel whose planes
+        // need several channel chunks on a small stack (rk3588's: 256 KiB); then stride 2,
+        // which keeps the other layouts.
+        let g = "graph g(x: f32[2,12,5,6], u: f32[1,7,6,5], v: f32[1,300,7,7]) \
+                 -> (y: f32[2,13,5,6], z: f32[1,6,6,5], s: f32[1,9,7,7], d: f32[1,6,2,2]) {
+  param w: f32[13,12,3,3] = kaiming_uniform
+  param b: f32[13] = uniform(-1, 1)
+  param w2: f32[6,7,2,3] = kaiming_uniform
+  param w3: f32[9,300,5,5] = kaiming_uniform
+  param w4: f32[6,7,3,3] = kaiming_uniform
+  %0 = conv2d(x, w, b, pad=[1,1,1,1])
+  %y = relu(%0)
+  %z = conv2d(u, w2, pad=[1,2,1,2], dilation=[2,2])
+  %s = conv2d(v, w3, pad=[2,2,2,2])
+  %d = conv2d(u, w4, stride=[2,2])
+  fuse %0, %y
+  return %y, %z, %s, %d
+}
+";
+        for (tile_cols, per_core) in [(4, 1), (8, 4), (64, 16)] {
+            let set = [
+                ("conv.flat_max_ow", 8),
+                ("matmul.tile_cols", tile_cols),
+                ("threads.per_core", per_core),
+                ("threads.min_work", 1),
+            ];
+            let m = knobs_match_reference(g, &set, "rk3588");
+            let flat: Vec<bool> =
+                m.kernels.iter().map(|k| format!("{:?}", k.body).contains("name: \"panel\"")).collect();
+            assert_eq!(flat, [true, true, true, false], "{}", print(&m));
+        }
+        // Only rows narrower than the knob: `z`'s 5 columns, not `y`'s 6 or `s`'s 7.
+        let m = knobs_match_reference(g, &[("conv.flat_max_ow", 6)], "rk3588");
+        assert_eq!(print(&m).matches("alloc panel").count(), 1, "{}", print(&m));
+    }
+}
