@@ -32,9 +32,10 @@
 //! - default, pointwise ([`pointwise`]): ungrouped 1x1 f32 convolutions without padding whose
 //!   output rows are narrower than `conv.pointwise_max_ow` (a vector): a matrix product over
 //!   flattened pixels, each panel of whole rows copied first.
-//! - default, flattened planes ([`flat_planes`]): other ungrouped f32 convolutions of stride 1
-//!   whose output rows are narrower than `conv.flat_max_ow` (a vector): a product over the
-//!   zero-padded input planes flattened, each tap a shift of the same vector of pixels.
+//! - default, flattened planes ([`flat_planes`]): other ungrouped f32 convolutions whose
+//!   output rows are narrower than `conv.flat_max_ow` (a vector): a product over the
+//!   zero-padded input planes flattened (split by stride phase), each tap a shift of the same
+//!   vector of pixels.
 //! - default, Winograd F(2x2, 3x3) ([`winograd`]): ungrouped 3x3 convolutions of stride 1, f32,
 //!   even output sizes, at least `conv.winograd_min_channels` input and output channels.
 //!

@@ -1,31 +1,34 @@
-//! Ungrouped stride-1 f32 convolutions whose output rows are narrower than `conv.flat_max_ow`
-//! (a vector by default) as products over flattened zero-padded planes. With the input plane
-//! zero-padded to `Hp x Wp` and flattened, output `(oy, ox)` at column `q = oy * Wp + ox`
-//! reads tap `(kh, kw)` at `q + kh*dh*Wp + kw*dw`: for every tap, consecutive columns read
-//! consecutive elements, so a vector runs over the pixels of several rows at once (the `Wp -
-//! OW` columns past each row's end are computed and never stored). The direct layout
-//! vectorizes along one output row, so a 7-wide row leaves 9 of 16 lanes idle in every
+//! Ungrouped f32 convolutions whose output rows are narrower than `conv.flat_max_ow` (a vector
+//! by default) as products over flattened zero-padded planes. Stride 1 first: with the input
+//! plane zero-padded and flattened with row pitch `Wp`, output `(oy, ox)` at column `q = oy *
+//! Wp + ox` reads tap `(kh, kw)` at `q + kh*dh*Wp + kw*dw`: for every tap, consecutive columns
+//! read consecutive elements, so a vector runs over the pixels of several rows at once (the
+//! `Wp - OW` columns past each row's end are computed and never stored). Stride `s`: the padded
+//! plane is split into `sh * sw` phase planes (`(a, b)` holds padded rows `a, a + sh, ...` and
+//! columns `b, b + sw, ...`), and tap `(kh, kw)` reads phase `(kh*dh % sh, kw*dw % sw)` shifted
+//! by `(kh*dh / sh) * Wp + kw*dw / sw`: again a shift of one vector of pixels. The direct
+//! layout vectorizes along one output row, so a 7-wide row leaves 9 of 16 lanes idle in every
 //! product, and it reads a block's weights once per output row; here each weight is read once
 //! per tile of columns.
 //!
 //! Layout: threads over `(n, chunk of output channels)`, just enough chunks (whole register
 //! tiles) to give every core `threads.per_core` iterations. Each iteration keeps its results
-//! `res[channels, Q]` in a `local` buffer and walks the input channels in chunks whose padded
+//! `res[channels, Q]` in a `local` buffer and walks the input channels in chunks whose phase
 //! planes fit a quarter of the stack: per chunk it copies the planes into a `local` panel
-//! zeroed once (the padding stays zero), then per register tile (`mr` output channels by up to `matmul.tile_cols`
-//! columns, `matmul.tile_vectors` vector accumulators) loads the tile's partial sums, adds
-//! every channel and tap of the chunk (channels unrolled, columns vectorized), and stores them
-//! back. Last, the results are stored row by row (+ bias).
+//! zeroed once (the padding stays zero), then per register tile (`mr` output channels by up to
+//! `matmul.tile_cols` columns, `matmul.tile_vectors` vector accumulators) loads the tile's
+//! partial sums, adds every channel and tap of the chunk (channels unrolled, columns
+//! vectorized), and stores them back. Last, the results are stored row by row (+ bias).
 //!
 //! What must stay true: each output sums its input channels in increasing order, taps in
 //! row-major order within a channel, as the direct layout does; every index is affine and
 //! provably in bounds (the panel holds the largest tap offset past the last column).
 
-use super::dims4;
+use super::{dims4, valid_range};
 use crate::recipe::Knob;
 use crate::sched::{outer, simple_loop, tiles, Cx};
 use ekb_ir::l0::Conv2dAttrs;
-use ekb_ir::l1::build::{f, if_, int, let_, var, Buf, E};
+use ekb_ir::l1::build::{f, if_, int, ints, let_, loop_, var, Buf, E};
 use ekb_ir::l1::{LoopKind, Stmt};
 use ekb_ir::{DType, TensorType};
 
@@ -41,10 +44,13 @@ struct Flat {
     wd: usize,
     oh: usize,
     ow: usize,
+    sh: usize,
+    sw: usize,
     pt: usize,
     pl: usize,
-    /// Padded plane width, the row pitch of the flattened columns.
+    /// Row pitch of the flattened columns (of each phase plane), and rows of a phase plane.
     wp: usize,
+    hq: usize,
     /// Result columns, `oh * wp` rounded up to whole vectors.
     q: usize,
     /// Panel columns: `q` plus the largest tap offset.
@@ -65,12 +71,15 @@ impl Flat {
         let [dh, dw] = a.dilation;
         let (pt, pl) = (a.pad[0], a.pad[1]);
         let lanes = cx.lanes();
-        let wp = ow + dw * (kw - 1);
+        let [sh, sw] = a.stride;
+        // The largest tap offsets within a phase plane, in rows and columns.
+        let (rows_off, cols_off) = (dh * (kh - 1) / sh, dw * (kw - 1) / sw);
+        let wp = ow + cols_off;
         let q = (oh * wp).next_multiple_of(lanes);
-        let pw = q + dh * (kh - 1) * wp + dw * (kw - 1);
+        let pw = q + rows_off * wp + cols_off;
         let quarter = (cx.target.cpu.stack_bytes / 4) as usize;
-        // The largest divisor of the channels whose padded planes fit.
-        let cc = (1..=c).rev().find(|&d| c.is_multiple_of(d) && d * pw * 4 <= quarter)?;
+        // The largest divisor of the channels whose padded phase planes fit.
+        let cc = (1..=c).rev().find(|&d| c.is_multiple_of(d) && d * sh * sw * pw * 4 <= quarter)?;
         // Register tile: up to `matmul.tile_cols` columns (whole vectors), and as many output
         // channels as keep `matmul.tile_vectors` vector accumulators.
         let nt = cx.knob(Knob::MatmulTileCols).max(lanes).next_multiple_of(lanes).min(q);
@@ -88,7 +97,8 @@ impl Flat {
             .collect();
         let chunks = fitting.iter().copied().find(|&d| d >= want).or(fitting.last().copied())?;
         let ocs = whole / chunks * mr;
-        Some(Flat { c, oc, kh, kw, dh, dw, h, wd, oh, ow, pt, pl, wp, q, pw, cc, ocs, mr, nt })
+        let hq = oh + rows_off;
+        Some(Flat { c, oc, kh, kw, dh, dw, h, wd, oh, ow, sh, sw, pt, pl, wp, hq, q, pw, cc, ocs, mr, nt })
     }
 }
 
@@ -96,11 +106,7 @@ impl Flat {
 pub(super) fn applies(cx: &Cx, a: &Conv2dAttrs, x: &Buf, w: &Buf, y: &Buf) -> bool {
     let [_, _, _, ow] = dims4(y);
     let f32s = [x.ty.dtype, w.ty.dtype, y.ty.dtype].iter().all(|&d| d == DType::F32);
-    a.groups == 1
-        && a.stride == [1, 1]
-        && f32s
-        && ow < cx.knob(Knob::ConvFlatMaxOw)
-        && Flat::new(cx, a, x, w, y).is_some()
+    a.groups == 1 && f32s && ow < cx.knob(Knob::ConvFlatMaxOw) && Flat::new(cx, a, x, w, y).is_some()
 }
 
 /// `y = conv2d(x, w, bias)` where [`applies`] holds.
@@ -119,7 +125,7 @@ pub(super) fn conv2d(
     let nest = outer(cx, &[n, chunks], threads, "i");
     let (ni, ci) = (nest.idx[0].clone(), nest.idx[1].clone());
     let res = Buf::new(cx.fresh("res"), TensorType::new(DType::F32, [g.ocs + g.oc % g.mr, g.q]));
-    let panel = Buf::new(cx.fresh("panel"), TensorType::new(DType::F32, [g.cc, g.pw]));
+    let panel = Buf::new(cx.fresh("panel"), TensorType::new(DType::F32, [g.cc, g.sh * g.sw, g.pw]));
     let (m_first, c0) = (cx.fresh("m0"), cx.fresh("c0"));
     let (o, j) = (cx.fresh("o"), cx.fresh("j"));
     let mut body = vec![
@@ -181,36 +187,36 @@ pub(super) fn conv2d(
 /// Zeros in every column of the panel; the copies then fill the same interior columns of each
 /// chunk, so the padding stays zero.
 fn zero_panel(cx: &mut Cx, g: &Flat, panel: &Buf) -> Stmt {
-    let (c, j) = (cx.fresh("c"), cx.fresh("j"));
-    simple_loop(
-        LoopKind::Serial,
-        &c,
-        g.cc,
-        vec![simple_loop(cx.inner_kind(g.pw), &j, g.pw, vec![panel.store(&[var(&c), var(&j)], f(0.0))])],
-    )
+    let (c, p, j) = (cx.fresh("c"), cx.fresh("p"), cx.fresh("j"));
+    let zero = panel.store(&[var(&c), var(&p), var(&j)], f(0.0));
+    let row = simple_loop(cx.inner_kind(g.pw), &j, g.pw, vec![zero]);
+    simple_loop(LoopKind::Serial, &c, g.cc, vec![simple_loop(LoopKind::Serial, &p, g.sh * g.sw, vec![row])])
 }
 
-/// `panel[c, (iy + top) * Wp + ix + left] = x[n, c0 + c, iy, ix]`.
+/// For each phase `(a, b)` (a literal: `sh * sw` copies of the loop), `panel[c, a*sw + b, i*Wp +
+/// j] = x[n, c0 + c, i*sh + a - top, j*sw + b - left]` over the `i`, `j` inside the image.
 fn copy_planes(cx: &mut Cx, g: &Flat, x: &Buf, panel: &Buf, (n, c0): (&E, &E)) -> Stmt {
-    let (c, iy, ix) = (cx.fresh("c"), cx.fresh("iy"), cx.fresh("ix"));
-    let at = (var(&iy) + int(g.pt)) * int(g.wp) + var(&ix) + int(g.pl);
-    simple_loop(
-        LoopKind::Serial,
-        &c,
-        g.cc,
-        vec![simple_loop(
-            LoopKind::Serial,
-            &iy,
-            g.h,
-            vec![simple_loop(
-                cx.inner_kind(g.wd),
-                &ix,
-                g.wd,
-                vec![panel
-                    .store(&[var(&c), at], x.load(&[n.clone(), c0.clone() + var(&c), var(&iy), var(&ix)]))],
-            )],
-        )],
-    )
+    let c = cx.fresh("c");
+    let mut phases = Vec::new();
+    for a in 0..g.sh {
+        for b in 0..g.sw {
+            let (ilo, ihi) = valid_range(g.hq, g.sh, a as i64 - g.pt as i64, g.h);
+            let (jlo, jhi) = valid_range(g.wp, g.sw, b as i64 - g.pl as i64, g.wd);
+            if ilo == ihi || jlo == jhi {
+                continue;
+            }
+            let (i, j) = (cx.fresh("i"), cx.fresh("j"));
+            let iy = var(&i) * int(g.sh) + ints(a as i64 - g.pt as i64);
+            let ix = var(&j) * int(g.sw) + ints(b as i64 - g.pl as i64);
+            let store = panel.store(
+                &[var(&c), int(a * g.sw + b), var(&i) * int(g.wp) + var(&j)],
+                x.load(&[n.clone(), c0.clone() + var(&c), iy, ix]),
+            );
+            let cols = loop_(cx.inner_kind(jhi - jlo), &j, int(jlo), int(jhi), vec![store]);
+            phases.push(loop_(LoopKind::Serial, &i, int(ilo), int(ihi), vec![cols]));
+        }
+    }
+    simple_loop(LoopKind::Serial, &c, g.cc, phases)
 }
 
 /// What the register tiles of one iteration share.
@@ -237,8 +243,12 @@ fn channel_tile(cx: &mut Cx, s: &Site, (r0, mr): (E, usize)) -> Vec<Stmt> {
         let rows = |r: &str, body: Vec<Stmt>| simple_loop(LoopKind::Unroll, r, mr, body);
         let cols = |jv: &str, body: Vec<Stmt>| simple_loop(lanes, jv, nt, body);
         let res_at = |r: &str, jv: &str| [r0.clone() + var(r), j0.clone() + var(jv)];
-        let tap = var(&kh) * int(g.dh * g.wp) + var(&kw) * int(g.dw);
-        let x_at = [var(&c), j0.clone() + var(&jb) + tap];
+        // Tap `(kh, kw)` reads phase `(kh*dh % sh, kw*dw % sw)`, shifted by `(kh*dh / sh,
+        // kw*dw / sw)` (stride 1: phase 0, the taps' own offsets).
+        let (ty, tx) = (var(&kh) * int(g.dh), var(&kw) * int(g.dw));
+        let phase = ty.clone() % int(g.sh) * int(g.sw) + tx.clone() % int(g.sw);
+        let shift = ty / int(g.sh) * int(g.wp) + tx / int(g.sw);
+        let x_at = [var(&c), phase, j0.clone() + var(&jb) + shift];
         let w_at = [s.m_first.clone() + r0.clone() + var(&rb), s.c0.clone() + var(&c), var(&kh), var(&kw)];
         let update = acc
             .store(&[var(&rb), var(&jb)], acc.load(&[var(&rb), var(&jb)]) + var(&av) * s.panel.load(&x_at));
@@ -271,22 +281,27 @@ mod tests {
     fn convolutions_over_flattened_padded_planes_match_the_reference() {
         // Two images, 3x3 with padding, a bias and a fused relu, output channels no tile
         // divides; uneven padding with dilation and a 2x3 kernel; a 5x5 kernel whose planes
-        // need several channel chunks on a small stack (rk3588's: 256 KiB); then stride 2,
+        // need several channel chunks on a small stack (rk3588's: 256 KiB); stride 2, and
+        // strides 2x3 with dilation and uneven padding (phase planes); then a grouped one,
         // which keeps the other layouts.
         let g = "graph g(x: f32[2,12,5,6], u: f32[1,7,6,5], v: f32[1,300,7,7]) \
-                 -> (y: f32[2,13,5,6], z: f32[1,6,6,5], s: f32[1,9,7,7], d: f32[1,6,2,2]) {
+                 -> (y: f32[2,13,5,6], z: f32[1,6,6,5], s: f32[1,9,7,7], d: f32[1,6,2,2], \
+                 e: f32[1,6,3,2], q: f32[1,7,6,5]) {
   param w: f32[13,12,3,3] = kaiming_uniform
   param b: f32[13] = uniform(-1, 1)
   param w2: f32[6,7,2,3] = kaiming_uniform
   param w3: f32[9,300,5,5] = kaiming_uniform
   param w4: f32[6,7,3,3] = kaiming_uniform
+  param w5: f32[7,1,3,3] = kaiming_uniform
   %0 = conv2d(x, w, b, pad=[1,1,1,1])
   %y = relu(%0)
   %z = conv2d(u, w2, pad=[1,2,1,2], dilation=[2,2])
   %s = conv2d(v, w3, pad=[2,2,2,2])
   %d = conv2d(u, w4, stride=[2,2])
+  %e = conv2d(u, w2, stride=[2,3], pad=[0,2,1,1], dilation=[1,2])
+  %q = conv2d(u, w5, pad=[1,1,1,1], groups=7)
   fuse %0, %y
-  return %y, %z, %s, %d
+  return %y, %z, %s, %d, %e, %q
 }
 ";
         for (tile_cols, per_core) in [(4, 1), (8, 4), (64, 16)] {
@@ -299,10 +314,11 @@ mod tests {
             let m = knobs_match_reference(g, &set, "rk3588");
             let flat: Vec<bool> =
                 m.kernels.iter().map(|k| format!("{:?}", k.body).contains("name: \"panel\"")).collect();
-            assert_eq!(flat, [true, true, true, false], "{}", print(&m));
+            assert_eq!(flat, [true, true, true, true, true, false], "{}", print(&m));
         }
-        // Only rows narrower than the knob: `z`'s 5 columns, not `y`'s 6 or `s`'s 7.
+        // Only rows narrower than the knob: 5 columns or fewer (`z`, `d`, `e`), not `y`'s 6 or
+        // `s`'s 7.
         let m = knobs_match_reference(g, &[("conv.flat_max_ow", 6)], "rk3588");
-        assert_eq!(print(&m).matches("alloc panel").count(), 1, "{}", print(&m));
+        assert_eq!(print(&m).matches("alloc panel").count(), 3, "{}", print(&m));
     }
 }
