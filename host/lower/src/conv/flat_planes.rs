@@ -32,6 +32,9 @@ use ekb_ir::l1::build::{f, if_, int, ints, let_, loop_, var, Buf, E};
 use ekb_ir::l1::{LoopKind, Stmt};
 use ekb_ir::{DType, TensorType};
 
+/// Most phase planes (`sh * sw`) this layout copies.
+const MAX_PHASES: usize = 4;
+
 /// The geometry of one convolution in this layout.
 struct Flat {
     c: usize,
@@ -106,7 +109,14 @@ impl Flat {
 pub(super) fn applies(cx: &Cx, a: &Conv2dAttrs, x: &Buf, w: &Buf, y: &Buf) -> bool {
     let [_, _, _, ow] = dims4(y);
     let f32s = [x.ty.dtype, w.ty.dtype, y.ty.dtype].iter().all(|&d| d == DType::F32);
-    a.groups == 1 && f32s && ow < cx.knob(Knob::ConvFlatMaxOw) && Flat::new(cx, a, x, w, y).is_some()
+    // Each phase plane is a copy loop of its own: strides up to 2x2 (a 16x16 patch embedding
+    // of stride 16 would be 256 loops, and its taps read one phase each anyway).
+    let phases = a.stride[0] * a.stride[1];
+    a.groups == 1
+        && f32s
+        && phases <= MAX_PHASES
+        && ow < cx.knob(Knob::ConvFlatMaxOw)
+        && Flat::new(cx, a, x, w, y).is_some()
 }
 
 /// `y = conv2d(x, w, bias)` where [`applies`] holds.
@@ -282,11 +292,11 @@ mod tests {
         // Two images, 3x3 with padding, a bias and a fused relu, output channels no tile
         // divides; uneven padding with dilation and a 2x3 kernel; a 5x5 kernel whose planes
         // need several channel chunks on a small stack (rk3588's: 256 KiB); stride 2, and
-        // strides 2x3 with dilation and uneven padding (phase planes); then a grouped one,
-        // which keeps the other layouts.
+        // strides 2x2 with dilation and uneven padding (phase planes); then a grouped one and
+        // one of stride 3 (9 phase planes), which keep the other layouts.
         let g = "graph g(x: f32[2,12,5,6], u: f32[1,7,6,5], v: f32[1,300,7,7]) \
                  -> (y: f32[2,13,5,6], z: f32[1,6,6,5], s: f32[1,9,7,7], d: f32[1,6,2,2], \
-                 e: f32[1,6,3,2], q: f32[1,7,6,5]) {
+                 e: f32[1,6,3,2], q: f32[1,7,6,5], t: f32[1,6,2,1]) {
   param w: f32[13,12,3,3] = kaiming_uniform
   param b: f32[13] = uniform(-1, 1)
   param w2: f32[6,7,2,3] = kaiming_uniform
@@ -298,10 +308,11 @@ mod tests {
   %z = conv2d(u, w2, pad=[1,2,1,2], dilation=[2,2])
   %s = conv2d(v, w3, pad=[2,2,2,2])
   %d = conv2d(u, w4, stride=[2,2])
-  %e = conv2d(u, w2, stride=[2,3], pad=[0,2,1,1], dilation=[1,2])
+  %e = conv2d(u, w2, stride=[2,2], pad=[0,2,1,1], dilation=[1,2])
   %q = conv2d(u, w5, pad=[1,1,1,1], groups=7)
+  %t = conv2d(u, w4, stride=[3,3])
   fuse %0, %y
-  return %y, %z, %s, %d, %e, %q
+  return %y, %z, %s, %d, %e, %q, %t
 }
 ";
         for (tile_cols, per_core) in [(4, 1), (8, 4), (64, 16)] {
@@ -314,7 +325,7 @@ mod tests {
             let m = knobs_match_reference(g, &set, "rk3588");
             let flat: Vec<bool> =
                 m.kernels.iter().map(|k| format!("{:?}", k.body).contains("name: \"panel\"")).collect();
-            assert_eq!(flat, [true, true, true, true, true, false], "{}", print(&m));
+            assert_eq!(flat, [true, true, true, true, true, false, false], "{}", print(&m));
         }
         // Only rows narrower than the knob: 5 columns or fewer (`z`, `d`, `e`), not `y`'s 6 or
         // `s`'s 7.
