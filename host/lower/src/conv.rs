@@ -33,9 +33,9 @@
 //!   output rows are narrower than `conv.pointwise_max_ow` (a vector): a matrix product over
 //!   flattened pixels, each panel of whole rows copied first.
 //! - default, flattened planes ([`flat_planes`]): other ungrouped f32 convolutions whose
-//!   output rows are narrower than `conv.flat_max_ow` (a vector): a product over the
-//!   zero-padded input planes flattened (split by stride phase), each tap a shift of the same
-//!   vector of pixels.
+//!   output rows are narrower than `conv.flat_max_ow` (a vector), and strided ones whose row
+//!   copy would not fit: a product over the zero-padded input planes flattened (split by
+//!   stride phase), each tap a shift of the same vector of pixels.
 //! - default, Winograd F(2x2, 3x3) ([`winograd`]): ungrouped 3x3 convolutions of stride 1, f32,
 //!   even output sizes, at least `conv.winograd_min_channels` input and output channels.
 //!
@@ -128,6 +128,11 @@ pub fn conv2d(cx: &mut Cx, a: &Conv2dAttrs, x: &Buf, w: &Buf, bias: Option<&Buf>
     let rows = copy_type(&c, kh, ow);
     if a.groups == 1 && icg * kh * kw >= cx.knob(Knob::ConvCopyMinTaps) && fits(&rows) {
         return padded_rows(cx, &c, rows, threads);
+    }
+    // Strided without the row copy, the direct layout's taps would be gathers: the flattened
+    // planes copy the input by phase, a chunk of channels at a time.
+    if a.stride != [1, 1] && flat_planes::fits(cx, a, x, w, y) {
+        return flat_planes::conv2d(cx, a, x, w, bias, y);
     }
     let planes = copy_type(&c, copy_height(&c, oh), ow);
     let enough = !threads || n * (oc / c.ocb) >= cx.cores();

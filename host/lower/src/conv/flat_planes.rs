@@ -11,6 +11,10 @@
 //! product, and it reads a block's weights once per output row; here each weight is read once
 //! per tile of columns.
 //!
+//! The default also takes this layout for strided convolutions of any width whose input rows
+//! do not fit the direct layout's row copy (`crate::conv`), which would otherwise read their
+//! taps with gathers: the phase planes are copied in chunks of channels instead.
+//!
 //! Layout: threads over `(n, chunk of output channels)`, just enough chunks (whole register
 //! tiles) to give every core `threads.per_core` iterations. Each iteration keeps its results
 //! `res[channels, Q]` in a `local` buffer and walks the input channels in chunks whose phase
@@ -105,21 +109,21 @@ impl Flat {
     }
 }
 
-/// Whether `y = conv2d(x, w)` takes this layout under the default schedule.
+/// Whether `y = conv2d(x, w)` takes this layout for its narrow rows (`conv.flat_max_ow`).
 pub(super) fn applies(cx: &Cx, a: &Conv2dAttrs, x: &Buf, w: &Buf, y: &Buf) -> bool {
-    let [_, _, _, ow] = dims4(y);
-    let f32s = [x.ty.dtype, w.ty.dtype, y.ty.dtype].iter().all(|&d| d == DType::F32);
-    // Each phase plane is a copy loop of its own: strides up to 2x2 (a 16x16 patch embedding
-    // of stride 16 would be 256 loops, and its taps read one phase each anyway).
-    let phases = a.stride[0] * a.stride[1];
-    a.groups == 1
-        && f32s
-        && phases <= MAX_PHASES
-        && ow < cx.knob(Knob::ConvFlatMaxOw)
-        && Flat::new(cx, a, x, w, y).is_some()
+    dims4(y)[3] < cx.knob(Knob::ConvFlatMaxOw) && fits(cx, a, x, w, y)
 }
 
-/// `y = conv2d(x, w, bias)` where [`applies`] holds.
+/// Whether this layout can lower `y = conv2d(x, w)` at all: ungrouped f32, strides up to 2x2
+/// (each phase plane is a copy loop of its own: a 16x16 patch embedding of stride 16 would be
+/// 256 of them, whose taps read one phase each anyway), and buffers that fit the stack.
+pub(super) fn fits(cx: &Cx, a: &Conv2dAttrs, x: &Buf, w: &Buf, y: &Buf) -> bool {
+    let f32s = [x.ty.dtype, w.ty.dtype, y.ty.dtype].iter().all(|&d| d == DType::F32);
+    let phases = a.stride[0] * a.stride[1];
+    a.groups == 1 && f32s && phases <= MAX_PHASES && Flat::new(cx, a, x, w, y).is_some()
+}
+
+/// `y = conv2d(x, w, bias)` where [`fits`] holds.
 pub(super) fn conv2d(
     cx: &mut Cx,
     a: &Conv2dAttrs,
@@ -128,7 +132,7 @@ pub(super) fn conv2d(
     bias: Option<&Buf>,
     y: &Buf,
 ) -> Vec<Stmt> {
-    let g = Flat::new(cx, a, x, w, y).expect("checked by `applies`");
+    let g = Flat::new(cx, a, x, w, y).expect("checked by `fits`");
     let n = dims4(x)[0];
     let chunks = g.oc / g.mr / (g.ocs / g.mr);
     let threads = cx.wants_threads(2 * n * g.oc * g.oh * g.ow * g.c * g.kh * g.kw);
@@ -327,6 +331,16 @@ mod tests {
                 m.kernels.iter().map(|k| format!("{:?}", k.body).contains("name: \"panel\"")).collect();
             assert_eq!(flat, [true, true, true, true, true, false, false], "{}", print(&m));
         }
+        // A strided 1-D convolution of wide rows whose row copy (76.8 KB) passes a quarter of
+        // rk3588's stack: flattened planes, two chunks of channels, whatever the knob.
+        let wide = "graph g(x: f32[1,64,1,300]) -> (y: f32[1,16,1,149]) {
+  param w: f32[16,64,1,3] = kaiming_uniform
+  %0 = conv2d(x, w, stride=[1,2])
+  return %0
+}
+";
+        let m = knobs_match_reference(wide, &[("conv.flat_max_ow", 0)], "rk3588");
+        assert!(print(&m).contains("alloc panel: f32[32,2,"), "{}", print(&m));
         // Only rows narrower than the knob: 5 columns or fewer (`z`, `d`, `e`), not `y`'s 6 or
         // `s`'s 7.
         let m = knobs_match_reference(g, &[("conv.flat_max_ow", 6)], "rk3588");
