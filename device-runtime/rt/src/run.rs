@@ -16,7 +16,8 @@
 //!    against the expected values — which only the parent can see;
 //! 5. if every seed is correct: warm-up, samples in batches until the relative standard error
 //!    of the median reaches the target, the samples reach the maximum, or the budget ends
-//!    (`docs/runtime.md`); then the counted executions; then the outputs are compared once
+//!    (`docs/runtime.md`), the inputs drawn again for another seed once on the way and the
+//!    outputs checked after that batch ([`fresh`]); then the counted executions; then the outputs are compared once
 //!    more (results that changed between runs are a `Parallel` failure) and guards and inputs
 //!    are checked again;
 //! 6. the child exits and is reaped (its maximum RSS).
@@ -46,6 +47,8 @@ use ekb_wire::protocol::{
 use ekb_wire::stats::{self, Rng};
 use std::os::fd::RawFd;
 use std::time::{Duration, Instant};
+
+mod fresh;
 
 /// Address space the kernel process may use beyond its program's memory budget: the
 /// runtime's own allocations while it runs.
@@ -181,9 +184,10 @@ struct Side<'a> {
     settings: TimingSettings,
     /// Checksums of the inputs of the last seed run, taken right after generating them.
     sums: Vec<Option<u64>>,
-    /// The seed value the inputs were last generated for, while they still hold it (the run
-    /// after it left them unchanged): another side's inputs for that seed are copied from here.
-    generated: Option<u64>,
+    /// The seed index the inputs were last generated for, while they still hold it (the run
+    /// after it left them unchanged): another side's inputs for that seed are copied from here,
+    /// and the outputs are checked against that seed's after timing.
+    inputs: Option<usize>,
 }
 
 impl<'a> Side<'a> {
@@ -281,8 +285,7 @@ impl<'a> Side<'a> {
             ));
         }
         let settings = timing.apply(&options.timing.apply(&m.timing));
-        let mut side =
-            Side { payload, report, bufs: None, seeds, settings, sums: Vec::new(), generated: None };
+        let mut side = Side { payload, report, bufs: None, seeds, settings, sums: Vec::new(), inputs: None };
         if side.report.failure.is_none() {
             match side.payload.allocate(options.layout) {
                 Ok(b) => side.bufs = Some(b),
@@ -369,7 +372,7 @@ fn start(
         })
         .fold(RUNTIME_HEADROOM, u64::saturating_add);
     let flush = if settings.cold_cache { worker::flush_bytes() } else { 0 };
-    let runs: u64 = sides.iter().map(|s| s.seeds.len() as u64 + 3).sum();
+    let runs: u64 = sides.iter().map(|s| s.seeds.len() as u64 + 4).sum();
     let wall =
         limit.as_secs().saturating_mul(runs) + (settings.budget_ms / 1000 + 1) * u64::from(attempts.max(1));
     let limits = Limits {
@@ -763,7 +766,7 @@ fn run_seed(proc: &mut Proc, sides: &[Side<'_>], p: usize, seed: usize) -> Resul
     let value = m.seeds[seed];
     let donor = sides[..p]
         .iter()
-        .find(|d| d.generated == Some(value))
+        .find(|d| d.inputs.map(|i| d.payload.manifest().seeds[i]) == Some(value))
         .map(|d| (d.bufs.as_ref().expect("allocated buffers"), d.payload.manifest()));
     bufs.generate_like(m, value, donor)
         .map_err(|e| Stop::Failed(Failure { kind: FailureKind::RuntimeError, evidence: e.to_string() }))?;
@@ -820,7 +823,7 @@ fn check_sides(proc: &mut Proc, sides: &mut [Side<'_>]) -> Result<(), Stop> {
                         sides[p].fail(f);
                         return Ok(());
                     }
-                    sides[p].generated = Some(sides[p].payload.manifest().seeds[seed]);
+                    sides[p].inputs = Some(seed);
                 }
                 Err(Stop::Failed(f)) => {
                     sides[p].fail(f);
@@ -870,12 +873,12 @@ fn read_back(_: &mut Proc, _: &mut [Side<'_>]) -> Result<(), Stop> {
     Ok(())
 }
 
-/// After timing: the outputs of the last seed again, guards, inputs (a GPU program's outputs
-/// copied back from the device first, with its device guards and inputs checked).
+/// After timing: the outputs of the seed the inputs hold again, guards, inputs (a GPU program's
+/// outputs copied back from the device first, with its device guards and inputs checked).
 fn recheck(proc: &mut Proc, sides: &mut [Side<'_>]) -> Result<(), Stop> {
     read_back(proc, sides)?;
     for side in sides.iter_mut() {
-        let Some(&seed) = side.seeds.last() else { continue };
+        let Some(seed) = side.inputs else { continue };
         let bufs = side.bufs.as_ref().expect("allocated buffers");
         let check = side.program().check(seed, bufs, |s, b| side.payload.expected(s, b));
         let mismatch = first_mismatch(
@@ -1003,10 +1006,12 @@ fn warm_up_and_calibrate(proc: &mut Proc, sides: &[Side<'_>]) -> Result<Vec<u32>
     Ok(calibrate(sides.len(), &order, &ns))
 }
 
-/// Samples one side (program 0) until a stop rule holds.
-fn sample_one(proc: &mut Proc, sides: &[Side<'_>]) -> Result<Timing, Stop> {
+/// Samples one side (program 0) until a stop rule holds, its inputs drawn again once on the
+/// way (`fresh`).
+fn sample_one(proc: &mut Proc, sides: &mut [Side<'_>]) -> Result<Timing, Stop> {
     let settings = sides[0].settings;
     let reps = warm_up_and_calibrate(proc, sides)?;
+    let mut switch = fresh::Switch::draw(sides);
     let started = Instant::now();
     let budget = Duration::from_millis(settings.budget_ms);
     let mut samples: Vec<u64> = Vec::new();
@@ -1020,8 +1025,17 @@ fn sample_one(proc: &mut Proc, sides: &[Side<'_>]) -> Result<Timing, Stop> {
             batch_size(samples.len(), &settings, s.median_ns * f64::from(reps[0]), left.as_nanos() as f64);
         let timeout = left + proc.exec_limit.saturating_mul(reps[0]);
         let cmd = Cmd::Sample { order: vec![0; k], cold: settings.cold_cache, reps: reps.clone() };
+        if let Some((_, f)) = switch.before_batch(proc, sides)? {
+            return Err(Stop::Failed(f));
+        }
         samples.extend(proc.sample(&cmd, timeout, &programs(sides))?);
+        if let Some((_, f)) = switch.after_batch(proc, sides)? {
+            return Err(Stop::Failed(f));
+        }
     };
+    if let Some((_, f)) = switch.finish(proc, sides, &reps)? {
+        return Err(Stop::Failed(f));
+    }
     Ok(timing(samples, &settings, stop, sides[0].clock(), reps[0]))
 }
 
@@ -1072,7 +1086,7 @@ pub fn run_payload(
     };
     check_sides(&mut proc, &mut sides).map_err(|_| host_gone())?;
     if sides[0].ok() {
-        match sample_one(&mut proc, &sides) {
+        match sample_one(&mut proc, &mut sides) {
             Ok(t) => {
                 let median = t.stats.median_ns;
                 sides[0].report.log.push(log(
@@ -1199,6 +1213,7 @@ fn pair(
 ) -> Result<(), Stop> {
     let t = sides[0].settings;
     let reps = warm_up_and_calibrate(proc, sides)?;
+    let mut switch = fresh::Switch::draw(sides);
     let attempts = settings.attempts.max(1);
     // The pairs of every attempt: a later attempt adds to them (a fresh budget, not a fresh
     // start), since the interval narrows with every pair, and the median is robust to the
@@ -1261,7 +1276,15 @@ fn pair(
             }
             let timeout = left + proc.exec_limit.saturating_mul(reps[0] + reps[1]);
             let cmd = Cmd::Sample { order, cold: t.cold_cache, reps: reps.clone() };
+            if let Some((p, f)) = switch.before_batch(proc, sides)? {
+                sides[p].fail(f);
+                return Ok(());
+            }
             let ns = proc.sample(&cmd, timeout, &programs(sides))?;
+            if let Some((p, f)) = switch.after_batch(proc, sides)? {
+                sides[p].fail(f);
+                return Ok(());
+            }
             for (pair_ns, &baseline_first) in ns.chunks_exact(2).zip(&firsts) {
                 let (b, c) = if baseline_first { (pair_ns[0], pair_ns[1]) } else { (pair_ns[1], pair_ns[0]) };
                 pairs.push(PairSample { baseline_ns: b, candidate_ns: c, baseline_first });
@@ -1308,6 +1331,10 @@ fn pair(
         if stable {
             break;
         }
+    }
+    if let Some((p, f)) = switch.finish(proc, sides, &reps)? {
+        sides[p].fail(f);
+        return Ok(());
     }
     if let (false, Some(r)) = (out.stable, &out.ratio) {
         let spreads: Vec<f64> =

@@ -18,6 +18,14 @@ const SYSCALL: &str = "static long sys3(long n, long a, long b, long c) {\n  lon
                        __asm__ volatile(\"syscall\" : \"=a\"(r) : \"a\"(n), \"D\"(a), \"S\"(b), \"d\"(c) \
                        : \"rcx\", \"r11\", \"memory\");\n  return r;\n}\n";
 
+/// A raw x86_64 system call with six arguments.
+const SYSCALL6: &str =
+    "static long sys6(long n, long a, long b, long c, long d, long e, long f) {\n  long r;\n  \
+                        register long r10 __asm__(\"r10\") = d;\n  register long r8 __asm__(\"r8\") = e;\n  \
+                        register long r9 __asm__(\"r9\") = f;\n  \
+                        __asm__ volatile(\"syscall\" : \"=a\"(r) : \"a\"(n), \"D\"(a), \"S\"(b), \"d\"(c), \
+                        \"r\"(r10), \"r\"(r8), \"r\"(r9) : \"rcx\", \"r11\", \"memory\");\n  return r;\n}\n";
+
 /// The kernel `k0_relu` in C: `prelude` at file scope, then `body` inside the entry.
 fn kernel(prelude: &str, body: &str) -> String {
     format!("{prelude}void ekb_k_k0_relu(void *const *args) {{\n{body}}}\n")
@@ -82,28 +90,47 @@ fn hostile_cpu_kernels_fail_with_evidence_and_the_runtime_survives_them() {
             ),
         ),
     );
+    // (b) state kept between executions in memory the kernel maps itself, at an address it
+    // chooses (`mmap` with MAP_FIXED_NOREPLACE: EEXIST once mapped): the relu computed for the
+    // three seeds checked first, then the last one's outputs replayed without reading the inputs.
+    c_sample(
+        root,
+        5,
+        &kernel(
+            SYSCALL6,
+            &format!(
+                "  float *m = (float *)0x5e0000000000L;\n  \
+                 sys6(9, (long)m, 4 * (128 * 128 + 16), 3, 0x100022, -1, 0);\n  \
+                 int *count = (int *)m;\n  float *memo = m + 16;\n  \
+                 if (++*count > 3) {{\n    float *y = args[1];\n    \
+                 for (int i = 0; i < 128 * 128; i++) y[i] = memo[i];\n    return;\n  }}\n\
+                 {RELU}  for (int i = 0; i < 128 * 128; i++) memo[i] = y[i];\n"
+            ),
+        ),
+    );
     // The honest kernel, evaluated last: the runtime survived everything before it.
     native_sample(
         root,
         "cpu",
-        5,
+        6,
         "candidate.c",
         &format!("void ekb_k_t_relu(void *const *args) {{\n{RELU}}}\n"),
     );
 
     let o = ok(ekb(root)
-        .args(["eval", "t_relu", "--samples", "6", "--budget", "0.2", "--max-ci", "1e9", "--plain"])
+        .args(["eval", "t_relu", "--samples", "7", "--budget", "0.2", "--max-ci", "1e9", "--plain"])
         .args(["--dir", "tasks", "--candidates", "cands", "--out", "run"])
         .output()
         .unwrap());
     let r = results(&root.join("run"));
-    assert_eq!(r.len(), 6, "{}", String::from_utf8_lossy(&o.stdout));
+    assert_eq!(r.len(), 7, "{}", String::from_utf8_lossy(&o.stdout));
     assert_failed(&r[0], "runtime", "`openat` (257)");
     assert!(!escaped.exists(), "the kernel process wrote {path}");
     assert_failed(&r[1], "runtime", "`clone` (56)");
     assert_failed(&r[2], "compile", "writable");
     assert_failed(&r[3], "correctness", "");
     assert_failed(&r[4], "correctness", "");
-    assert!(r[5]["correct"].as_bool().unwrap(), "{}", r[5]);
-    assert!(r[5]["timing"]["speedup"].as_f64().is_some(), "{}", r[5]);
+    assert_failed(&r[5], "correctness", "inputs drawn again during timing");
+    assert!(r[6]["correct"].as_bool().unwrap(), "{}", r[6]);
+    assert!(r[6]["timing"]["speedup"].as_f64().is_some(), "{}", r[6]);
 }
