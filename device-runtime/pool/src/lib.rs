@@ -31,6 +31,8 @@
 //! runs serially on the calling thread. Create pools in the process that runs kernels (after any
 //! `fork`: threads do not survive it).
 
+use nix::sched::{sched_getaffinity, sched_setaffinity, CpuSet};
+use nix::unistd::{Pid, SysconfVar};
 use std::cell::Cell;
 use std::ffi::c_void;
 use std::fmt;
@@ -95,48 +97,33 @@ impl std::error::Error for PoolError {}
 
 /// Pins the calling thread to `cpus` (`sched_setaffinity`).
 pub fn pin_current_thread(cpus: &[usize]) -> io::Result<()> {
-    // SAFETY: cpu_set_t is plain data; an all-zero set is the empty set.
-    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
-    let max = 8 * std::mem::size_of::<libc::cpu_set_t>();
+    let mut set = CpuSet::new();
     for &c in cpus {
-        if c >= max {
-            return Err(io::Error::new(
+        set.set(c).map_err(|_| {
+            io::Error::new(
                 io::ErrorKind::InvalidInput,
-                format!("CPU {c} is beyond the {max} a set holds"),
-            ));
-        }
-        // SAFETY: `c` is within the set (checked above).
-        unsafe { libc::CPU_SET(c, &mut set) };
+                format!("CPU {c} is beyond the {} a set holds", CpuSet::count()),
+            )
+        })?;
     }
-    // SAFETY: pid 0 is the calling thread; the set is initialised and of the size passed.
-    let r = unsafe { libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) };
-    if r != 0 {
-        return Err(io::Error::last_os_error());
-    }
-    Ok(())
+    // Pid 0 is the calling thread.
+    Ok(sched_setaffinity(Pid::from_raw(0), &set)?)
 }
 
 /// The CPUs this process may run on (`sched_getaffinity`), in increasing order; empty if the
 /// system will not say.
 pub fn allowed_cpus() -> Vec<usize> {
-    // SAFETY: as in `pin_current_thread`.
-    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
-    // SAFETY: pid 0 is the calling thread; the set is of the size passed.
-    let r = unsafe { libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) };
-    if r != 0 {
-        return Vec::new();
+    match sched_getaffinity(Pid::from_raw(0)) {
+        Ok(set) => (0..CpuSet::count()).filter(|&c| set.is_set(c).unwrap_or(false)).collect(),
+        Err(_) => Vec::new(),
     }
-    let max = 8 * std::mem::size_of::<libc::cpu_set_t>();
-    // SAFETY: every index is within the set.
-    (0..max).filter(|&c| unsafe { libc::CPU_ISSET(c, &set) }).collect()
 }
 
 /// `n` rounded up to a whole number of pages, or `None` on overflow.
 fn page_round_up(n: usize) -> Option<usize> {
-    // SAFETY: sysconf has no preconditions.
-    let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+    let page = nix::unistd::sysconf(SysconfVar::PAGE_SIZE).ok().flatten();
     // POSIX requires a page size; 4096 is the smallest any supported system uses.
-    let p = usize::try_from(page).ok().filter(|p| p.is_power_of_two()).unwrap_or(4096);
+    let p = page.and_then(|p| usize::try_from(p).ok()).filter(|p| p.is_power_of_two()).unwrap_or(4096);
     n.checked_add(p - 1).map(|x| x & !(p - 1))
 }
 

@@ -115,8 +115,12 @@ impl Region {
         if data_pages >= 2 << 20 {
             // Large buffers on huge pages where the system allows it for shared memory
             // (`shmem_enabled=advise`); a refusal changes nothing but the page size.
-            // SAFETY: advice on whole pages of this mapping.
-            unsafe { libc::madvise(map.as_ptr().add(fence + guard).cast(), data_pages, libc::MADV_HUGEPAGE) };
+            // SAFETY: advice on whole pages inside this mapping (so the address is not null),
+            // which changes no contents.
+            let _ = unsafe {
+                let start = std::ptr::NonNull::new_unchecked(map.as_ptr().add(fence + guard));
+                nix::sys::mman::madvise(start.cast(), data_pages, nix::sys::mman::MmapAdvise::MADV_HUGEPAGE)
+            };
         }
         let r = Region { map, fence, lead: fence + guard, len, data_pages };
         r.fill_guards();

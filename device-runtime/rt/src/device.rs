@@ -157,19 +157,10 @@ fn max_khz(cpu_dir: &Path, cpu: u32) -> Option<u64> {
 }
 
 fn os_name() -> String {
-    // SAFETY: utsname is plain data; uname fills it.
-    let mut u: libc::utsname = unsafe { std::mem::zeroed() };
-    // SAFETY: a valid, writable utsname.
-    if unsafe { libc::uname(&mut u) } != 0 {
-        return "unknown".to_string();
+    match nix::sys::utsname::uname() {
+        Ok(u) => format!("{} {}", u.sysname().to_string_lossy(), u.release().to_string_lossy()),
+        Err(_) => "unknown".to_string(),
     }
-    let field = |f: &[libc::c_char]| {
-        // SAFETY: c_char and u8 have the same size and alignment; the slice is the field.
-        let bytes = unsafe { std::slice::from_raw_parts(f.as_ptr().cast::<u8>(), f.len()) };
-        let text = bytes.split(|&b| b == 0).next().unwrap_or_default();
-        String::from_utf8_lossy(text).into_owned()
-    };
-    format!("{} {}", field(&u.sysname), field(&u.release))
 }
 
 /// What `/proc/cpuinfo` says.

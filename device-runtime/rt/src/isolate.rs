@@ -20,6 +20,10 @@
 //! dies is reaped with `wait4` (its maximum RSS comes from there) and its death is classified
 //! ([`Death::failure`]) with the fault record as evidence.
 //!
+//! The system calls go through `nix`'s checked wrappers; `wait4` (for the child's resource
+//! usage, which `nix` does not return) and `_exit` (async-signal-safe, never returning) are
+//! called directly.
+//!
 //! What it must keep true: the runtime survives anything the child does; the child never
 //! returns into the parent's code (it ends with `_exit`); every child is reaped; nothing the
 //! child writes reaches the protocol stream; the fault handler is async-signal-safe (it only
@@ -28,8 +32,15 @@
 use crate::device::Device;
 use crate::sys::{self, Mapping};
 use ekb_wire::protocol::Availability;
+use nix::fcntl::OFlag;
+use nix::poll::{PollFd, PollFlags, PollTimeout};
+use nix::sys::resource::{setrlimit, Resource};
+use nix::sys::signal::{self, SaFlags, SigAction, SigHandler, SigSet, Signal};
+use nix::sys::stat::Mode;
+use nix::unistd::{ForkResult, Pid};
 use std::io;
-use std::os::fd::{AsRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, IntoRawFd, OwnedFd, RawFd};
+use std::ptr::NonNull;
 use std::sync::atomic::{AtomicPtr, AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
@@ -118,15 +129,12 @@ extern "C" fn on_fault(sig: libc::c_int, info: *mut libc::siginfo_t, uc: *mut li
 }
 
 fn install_fault_handlers() -> io::Result<()> {
-    for sig in [libc::SIGSEGV, libc::SIGBUS, libc::SIGILL, libc::SIGFPE, libc::SIGSYS] {
-        // SAFETY: sigaction is plain data; the handler has the SA_SIGINFO signature.
-        let mut sa: libc::sigaction = unsafe { std::mem::zeroed() };
-        sa.sa_sigaction = on_fault as *const () as usize;
-        sa.sa_flags = libc::SA_SIGINFO | libc::SA_ONSTACK | libc::SA_RESETHAND;
-        // SAFETY: a valid sigaction for a catchable signal.
-        if unsafe { libc::sigaction(sig, &sa, std::ptr::null_mut()) } != 0 {
-            return Err(io::Error::last_os_error());
-        }
+    let flags = SaFlags::SA_SIGINFO | SaFlags::SA_ONSTACK | SaFlags::SA_RESETHAND;
+    let action = SigAction::new(SigHandler::SigAction(on_fault), flags, SigSet::empty());
+    for sig in [Signal::SIGSEGV, Signal::SIGBUS, Signal::SIGILL, Signal::SIGFPE, Signal::SIGSYS] {
+        // SAFETY: the handler is async-signal-safe (module notes) and has the SA_SIGINFO
+        // signature.
+        unsafe { signal::sigaction(sig, &action) }?;
     }
     Ok(())
 }
@@ -157,16 +165,8 @@ pub fn set_limits(limits: &Limits) -> Result<String, String> {
         .map(|pages| pages * sys::page_size() as u64)
         .ok_or("cannot read /proc/self/statm")?;
     let as_limit = current.saturating_add(limits.address_space_headroom);
-    let set = |res, soft: u64, hard: u64| {
-        let rl = libc::rlimit { rlim_cur: soft as libc::rlim_t, rlim_max: hard as libc::rlim_t };
-        // SAFETY: a valid rlimit for a known resource.
-        if unsafe { libc::setrlimit(res, &rl) } != 0 {
-            return Err(io::Error::last_os_error());
-        }
-        Ok(())
-    };
-    set(libc::RLIMIT_AS, as_limit, as_limit).map_err(|e| format!("RLIMIT_AS: {e}"))?;
-    set(libc::RLIMIT_CPU, limits.cpu_seconds, limits.cpu_seconds.saturating_add(1))
+    setrlimit(Resource::RLIMIT_AS, as_limit, as_limit).map_err(|e| format!("RLIMIT_AS: {e}"))?;
+    setrlimit(Resource::RLIMIT_CPU, limits.cpu_seconds, limits.cpu_seconds.saturating_add(1))
         .map_err(|e| format!("RLIMIT_CPU: {e}"))?;
     Ok(format!(
         "address space limited to {as_limit} bytes ({current} mapped + {} headroom), CPU time to {} s",
@@ -196,7 +196,7 @@ pub struct Reaped {
 
 /// The parent's handle on a kernel process.
 pub struct Child {
-    pid: libc::pid_t,
+    pid: Pid,
     commands: Option<OwnedFd>,
     replies: OwnedFd,
     fault: Mapping,
@@ -215,52 +215,55 @@ pub fn spawn(
     let (cmd_r, cmd_w) = sys::pipe()?;
     let (rep_r, rep_w) = sys::pipe()?;
     let fault = Mapping::shared(std::mem::size_of::<FaultPage>())?;
-    let parent = std::process::id() as libc::pid_t;
+    let parent = nix::unistd::getpid();
     // SAFETY: fork; the child only runs the code below and ends with _exit.
-    let pid = unsafe { libc::fork() };
-    if pid < 0 {
-        return Err(io::Error::last_os_error());
-    }
-    if pid == 0 {
-        drop(cmd_w);
-        drop(rep_r);
-        let status = child_start(parent, hidden, &fault, ChildIo { commands: cmd_r, replies: rep_w }, body);
-        // SAFETY: ends the child without running the parent's destructors or atexit handlers.
-        unsafe { libc::_exit(status) };
-    }
+    let pid = match unsafe { nix::unistd::fork() }? {
+        ForkResult::Parent { child } => child,
+        ForkResult::Child => {
+            drop(cmd_w);
+            drop(rep_r);
+            let status =
+                child_start(parent, hidden, &fault, ChildIo { commands: cmd_r, replies: rep_w }, body);
+            // SAFETY: ends the child without running the parent's destructors or atexit handlers.
+            unsafe { libc::_exit(status) };
+        }
+    };
     drop(cmd_r);
     drop(rep_w);
     Ok(Child { pid, commands: Some(cmd_w), replies: rep_r, fault, reaped: None, host })
 }
 
 fn child_start(
-    parent: libc::pid_t,
+    parent: Pid,
     hidden: &[(usize, usize)],
     fault: &Mapping,
     io: ChildIo,
     body: impl FnOnce(ChildIo) -> i32,
 ) -> i32 {
-    // SAFETY: prctl and setrlimit with plain arguments; dup2 onto the standard descriptors.
-    unsafe {
-        libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0);
-        if libc::getppid() != parent {
-            return EXIT_INTERNAL;
-        }
-        let none = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
-        libc::setrlimit(libc::RLIMIT_CORE, &none);
-        let null = libc::open(c"/dev/null".as_ptr(), libc::O_RDWR);
-        if null >= 0 {
-            libc::dup2(null, 0);
-            libc::dup2(null, 1);
-            if null > 2 {
-                libc::close(null);
+    // Best effort each: a child that cannot do one of these still runs isolated by the rest.
+    let _ = nix::sys::prctl::set_pdeathsig(Signal::SIGKILL);
+    if nix::unistd::getppid() != parent {
+        return EXIT_INTERNAL;
+    }
+    let _ = setrlimit(Resource::RLIMIT_CORE, 0, 0);
+    match nix::fcntl::open(c"/dev/null", OFlag::O_RDWR, Mode::empty()) {
+        Ok(null) => {
+            let _ = nix::unistd::dup2_stdin(&null);
+            let _ = nix::unistd::dup2_stdout(&null);
+            if null.as_raw_fd() <= 2 {
+                // It is a standard descriptor itself now: keep it open.
+                let _ = null.into_raw_fd();
             }
-        } else {
-            libc::close(0);
-            libc::close(1);
         }
-        for &(addr, len) in hidden {
-            libc::munmap(addr as *mut libc::c_void, len);
+        Err(_) => {
+            let _ = nix::unistd::close(0);
+            let _ = nix::unistd::close(1);
+        }
+    }
+    for &(addr, len) in hidden {
+        if let Some(start) = NonNull::new(addr as *mut libc::c_void) {
+            // SAFETY: the parent's payload mappings, which nothing in this process uses.
+            let _ = unsafe { nix::sys::mman::munmap(start, len) };
         }
     }
     FAULT.store(fault.as_ptr().cast(), Ordering::Release);
@@ -275,7 +278,7 @@ fn child_start(
 
 impl Child {
     pub fn pid(&self) -> libc::pid_t {
-        self.pid
+        self.pid.as_raw()
     }
 
     /// Sends `message` (a length-prefixed frame) and waits up to `timeout` for the answer.
@@ -307,7 +310,6 @@ impl Child {
     }
 
     fn read_deadline(&mut self, buf: &mut [u8], deadline: Instant, timeout: Duration) -> Result<(), Death> {
-        let fd = self.replies.as_raw_fd();
         let mut at = 0;
         while at < buf.len() {
             let left = deadline.saturating_duration_since(Instant::now());
@@ -315,39 +317,32 @@ impl Child {
                 self.kill();
                 return Err(Death::Timeout { after: timeout });
             }
-            let mut fds = [
-                libc::pollfd { fd, events: libc::POLLIN, revents: 0 },
-                libc::pollfd { fd: self.host.unwrap_or(-1), events: 0, revents: 0 },
-            ];
-            let ms = left.as_millis().clamp(1, 1000) as libc::c_int;
-            // SAFETY: a valid array of two pollfds (a negative fd is ignored by poll).
-            let r = unsafe { libc::poll(fds.as_mut_ptr(), 2, ms) };
-            if r < 0 {
-                let e = io::Error::last_os_error();
-                if e.kind() == io::ErrorKind::Interrupted {
-                    continue;
+            // SAFETY: the host's descriptor stays open for the whole run (the caller owns it).
+            let host = self.host.map(|h| unsafe { BorrowedFd::borrow_raw(h) });
+            let mut fds = vec![PollFd::new(self.replies.as_fd(), PollFlags::POLLIN)];
+            fds.extend(host.map(|h| PollFd::new(h, PollFlags::empty())));
+            let ms = PollTimeout::from(left.as_millis().clamp(1, 1000) as u16);
+            match nix::poll::poll(&mut fds, ms) {
+                Ok(_) => {}
+                Err(nix::errno::Errno::EINTR) => continue,
+                Err(e) => {
+                    self.kill();
+                    return Err(Death::Garbled(format!("poll: {e}")));
                 }
-                self.kill();
-                return Err(Death::Garbled(format!("poll: {e}")));
             }
-            if fds[1].revents & (libc::POLLERR | libc::POLLHUP) != 0 {
+            let broken = PollFlags::POLLERR | PollFlags::POLLHUP;
+            if fds.get(1).and_then(PollFd::revents).is_some_and(|r| r.intersects(broken)) {
                 self.kill();
                 return Err(Death::HostGone);
             }
-            if fds[0].revents == 0 {
+            if fds[0].revents().is_none_or(|r| r.is_empty()) {
                 continue;
             }
-            // SAFETY: the rest of `buf` is valid and writable.
-            let n = unsafe { libc::read(fd, buf[at..].as_mut_ptr().cast(), buf.len() - at) };
-            match n {
-                0 => return Err(self.died()),
-                n if n < 0 => {
-                    let e = io::Error::last_os_error();
-                    if e.kind() != io::ErrorKind::Interrupted {
-                        return Err(self.died());
-                    }
-                }
-                n => at += n as usize,
+            match nix::unistd::read(&self.replies, &mut buf[at..]) {
+                Ok(0) => return Err(self.died()),
+                Ok(n) => at += n,
+                Err(nix::errno::Errno::EINTR) => {}
+                Err(_) => return Err(self.died()),
             }
         }
         Ok(())
@@ -362,8 +357,8 @@ impl Child {
     /// Kills the child and reaps it.
     pub fn kill(&mut self) {
         if self.reaped.is_none() {
-            // SAFETY: signalling our own, not yet reaped child.
-            unsafe { libc::kill(self.pid, libc::SIGKILL) };
+            // Our own, not yet reaped child: it exists (perhaps as a zombie) until reaped.
+            let _ = signal::kill(self.pid, Signal::SIGKILL);
             self.reap(None);
         }
     }
@@ -381,8 +376,8 @@ impl Child {
         loop {
             let flags = if deadline.is_some() { libc::WNOHANG } else { 0 };
             // SAFETY: waiting for our own child with valid out-pointers.
-            let r = unsafe { libc::wait4(self.pid, &mut status, flags, &mut ru) };
-            if r == self.pid {
+            let r = unsafe { libc::wait4(self.pid.as_raw(), &mut status, flags, &mut ru) };
+            if r == self.pid.as_raw() {
                 break;
             }
             if r < 0 && io::Error::last_os_error().kind() != io::ErrorKind::Interrupted {
@@ -391,8 +386,7 @@ impl Child {
                 break;
             }
             if deadline.is_some_and(|d| Instant::now() >= d) {
-                // SAFETY: as in `kill`.
-                unsafe { libc::kill(self.pid, libc::SIGKILL) };
+                let _ = signal::kill(self.pid, Signal::SIGKILL);
                 return self.reap(None);
             }
             if r == 0 {

@@ -1,5 +1,5 @@
-//! The system-call filter of the kernel process: a classic-BPF seccomp program, written by hand
-//! (no extra crate), for x86_64 and aarch64.
+//! The system-call filter of the kernel process, built with `seccompiler` (Firecracker's
+//! seccomp compiler) for x86_64 and aarch64.
 //!
 //! Once installed (with `SECCOMP_FILTER_FLAG_TSYNC`, so it covers the kernel threads that were
 //! started before it), the process may only:
@@ -17,49 +17,47 @@
 //!
 //! Everything else — `openat`, `socket`, `clone`, `execve`, `kill`, `ptrace`, … — is answered
 //! with `SECCOMP_RET_TRAP`: the kernel sends `SIGSYS` with the system call's number, which the
-//! kernel process's handler records before exiting. A system call of another architecture
-//! (the x32 ABI on x86_64, or a foreign `AUDIT_ARCH`) kills the process outright.
+//! kernel process's handler records before exiting. A call made with another architecture's
+//! convention (a foreign `AUDIT_ARCH`) kills the process outright; an x32 call on x86_64 (bit
+//! 30 of the number set) matches no rule and traps like any other.
 //!
-//! What it must keep true: the program only ever returns ALLOW for the calls above (the tests
-//! run it through an interpreter of the BPF subset used here); every jump stays inside the
-//! program (offsets are computed, and a block longer than a jump can reach is an error); the
-//! filter is installed with `no_new_privs` set, as unprivileged seccomp requires.
+//! What it must keep true: the program only ever allows the calls above (the tests run the
+//! compiled program through an interpreter of the classic-BPF subset it uses, so they check
+//! what the kernel will execute, not the rule table); the filter is installed with
+//! `no_new_privs` set, as unprivileged seccomp requires (`seccompiler` sets it).
 
+use seccompiler::{
+    BpfProgram, SeccompAction, SeccompCmpArgLen, SeccompCmpOp, SeccompCondition, SeccompFilter, SeccompRule,
+    TargetArch,
+};
+use std::collections::BTreeMap;
 use std::io;
 use std::os::fd::RawFd;
 
 /// One BPF instruction (`struct sock_filter`).
-pub type Insn = libc::sock_filter;
-
-const BPF_LD_W_ABS: u16 = 0x20;
-const BPF_JEQ_K: u16 = 0x15;
-const BPF_JSET_K: u16 = 0x45;
-const BPF_RET_K: u16 = 0x06;
+pub type Insn = seccompiler::sock_filter;
 
 /// `SECCOMP_RET_ALLOW`.
-pub const RET_ALLOW: u32 = 0x7fff_0000;
+pub const RET_ALLOW: u32 = libc::SECCOMP_RET_ALLOW;
 /// `SECCOMP_RET_TRAP`: deliver `SIGSYS`.
-pub const RET_TRAP: u32 = 0x0003_0000;
+pub const RET_TRAP: u32 = libc::SECCOMP_RET_TRAP;
 /// `SECCOMP_RET_KILL_PROCESS`.
-pub const RET_KILL_PROCESS: u32 = 0x8000_0000;
+pub const RET_KILL_PROCESS: u32 = libc::SECCOMP_RET_KILL_PROCESS;
 
 /// `AUDIT_ARCH_X86_64`.
 pub const AUDIT_ARCH_X86_64: u32 = 0xc000_003e;
 /// `AUDIT_ARCH_AARCH64`.
 pub const AUDIT_ARCH_AARCH64: u32 = 0xc000_00b7;
 
-/// The audit architecture of this build.
+/// The audit architecture of this build, and `seccompiler`'s name for it.
 #[cfg(target_arch = "x86_64")]
 pub const AUDIT_ARCH: u32 = AUDIT_ARCH_X86_64;
+#[cfg(target_arch = "x86_64")]
+const ARCH: TargetArch = TargetArch::x86_64;
 #[cfg(target_arch = "aarch64")]
 pub const AUDIT_ARCH: u32 = AUDIT_ARCH_AARCH64;
-
-/// Offsets in `struct seccomp_data`.
-const OFF_NR: u32 = 0;
-const OFF_ARCH: u32 = 4;
-const fn off_arg_lo(i: u32) -> u32 {
-    16 + 8 * i
-}
+#[cfg(target_arch = "aarch64")]
+const ARCH: TargetArch = TargetArch::aarch64;
 
 /// `_IO('$', 0)`, `_IO('$', 1)`, `_IO('$', 3)`: perf enable, disable, reset.
 pub const PERF_IOC_ENABLE: u32 = 0x2400;
@@ -73,14 +71,6 @@ pub struct FilterSpec {
     pub write_fds: Vec<RawFd>,
     /// `read` is allowed from these only.
     pub read_fds: Vec<RawFd>,
-}
-
-fn stmt(code: u16, k: u32) -> Insn {
-    Insn { code, jt: 0, jf: 0, k }
-}
-
-fn jump(code: u16, k: u32, jt: u8, jf: u8) -> Insn {
-    Insn { code, jt, jf, k }
 }
 
 /// Syscalls allowed whatever their arguments.
@@ -104,95 +94,61 @@ fn plain_allowed() -> Vec<libc::c_long> {
     ]
 }
 
-/// Builds the filter program for `spec`.
-pub fn build(spec: &FilterSpec) -> io::Result<Vec<Insn>> {
-    let mut p = vec![
-        stmt(BPF_LD_W_ABS, OFF_ARCH),
-        jump(BPF_JEQ_K, AUDIT_ARCH, 1, 0),
-        stmt(BPF_RET_K, RET_KILL_PROCESS),
-        stmt(BPF_LD_W_ABS, OFF_NR),
-    ];
-    #[cfg(target_arch = "x86_64")]
-    {
-        // x32 system calls have bit 30 set: a second, unfiltered table. Refuse it outright.
-        p.push(jump(BPF_JSET_K, 0x4000_0000, 0, 1));
-        p.push(stmt(BPF_RET_K, RET_KILL_PROCESS));
-    }
-    for nr in plain_allowed() {
-        p.push(jump(BPF_JEQ_K, nr as u32, 0, 1));
-        p.push(stmt(BPF_RET_K, RET_ALLOW));
-    }
-    // Each guarded call: `jeq nr` over a block that ends in a return.
-    let mut guarded = |nr: libc::c_long, block: Vec<Insn>| -> io::Result<()> {
-        let skip = u8::try_from(block.len()).map_err(|_| {
-            io::Error::new(io::ErrorKind::InvalidInput, "a filter block is too long to jump over")
-        })?;
-        p.push(jump(BPF_JEQ_K, nr as u32, 0, skip));
-        p.extend(block);
-        Ok(())
-    };
-    guarded(libc::SYS_write, one_of(off_arg_lo(0), &fd_values(&spec.write_fds)))?;
-    guarded(libc::SYS_read, one_of(off_arg_lo(0), &fd_values(&spec.read_fds)))?;
-    guarded(libc::SYS_ioctl, one_of(off_arg_lo(1), &[PERF_IOC_ENABLE, PERF_IOC_DISABLE, PERF_IOC_RESET]))?;
-    guarded(libc::SYS_mmap, no_bits(off_arg_lo(2), libc::PROT_EXEC as u32))?;
-    guarded(libc::SYS_mprotect, no_bits(off_arg_lo(2), libc::PROT_EXEC as u32))?;
-    guarded(libc::SYS_tkill, one_of(off_arg_lo(1), &[libc::SIGABRT as u32]))?;
-    guarded(libc::SYS_tgkill, one_of(off_arg_lo(2), &[libc::SIGABRT as u32]))?;
-    p.push(stmt(BPF_RET_K, RET_TRAP));
-    Ok(p)
+fn invalid(e: impl std::fmt::Display) -> io::Error {
+    io::Error::new(io::ErrorKind::InvalidInput, format!("the system-call filter: {e}"))
+}
+
+/// Rules allowing the call when the low 32 bits of argument `arg` are one of `values` (no
+/// rule for an empty list: the call is then never allowed).
+fn one_of(arg: u8, values: &[u32]) -> io::Result<Vec<SeccompRule>> {
+    values
+        .iter()
+        .map(|&v| {
+            let c = SeccompCondition::new(arg, SeccompCmpArgLen::Dword, SeccompCmpOp::Eq, u64::from(v));
+            SeccompRule::new(vec![c.map_err(invalid)?]).map_err(invalid)
+        })
+        .collect()
+}
+
+/// A rule allowing the call when none of `bits` is set in the low 32 bits of argument `arg`.
+fn no_bits(arg: u8, bits: u32) -> io::Result<Vec<SeccompRule>> {
+    let c = SeccompCondition::new(arg, SeccompCmpArgLen::Dword, SeccompCmpOp::MaskedEq(u64::from(bits)), 0);
+    Ok(vec![SeccompRule::new(vec![c.map_err(invalid)?]).map_err(invalid)?])
 }
 
 fn fd_values(fds: &[RawFd]) -> Vec<u32> {
     fds.iter().map(|&f| f as u32).collect()
 }
 
-/// A block allowing the call when the low 32 bits at `offset` are one of `values`.
-fn one_of(offset: u32, values: &[u32]) -> Vec<Insn> {
-    let mut b = vec![stmt(BPF_LD_W_ABS, offset)];
-    for &v in values {
-        b.push(jump(BPF_JEQ_K, v, 0, 1));
-        b.push(stmt(BPF_RET_K, RET_ALLOW));
-    }
-    b.push(stmt(BPF_RET_K, RET_TRAP));
-    b
-}
-
-/// A block allowing the call when none of `bits` is set in the low 32 bits at `offset`.
-fn no_bits(offset: u32, bits: u32) -> Vec<Insn> {
-    vec![
-        stmt(BPF_LD_W_ABS, offset),
-        jump(BPF_JSET_K, bits, 0, 1),
-        stmt(BPF_RET_K, RET_TRAP),
-        stmt(BPF_RET_K, RET_ALLOW),
-    ]
+/// Builds the filter program for `spec`.
+pub fn build(spec: &FilterSpec) -> io::Result<BpfProgram> {
+    let mut rules: BTreeMap<i64, Vec<SeccompRule>> =
+        plain_allowed().into_iter().map(|nr| (nr, Vec::new())).collect();
+    let exec = libc::PROT_EXEC as u32;
+    let guarded = [
+        (libc::SYS_write, one_of(0, &fd_values(&spec.write_fds))?),
+        (libc::SYS_read, one_of(0, &fd_values(&spec.read_fds))?),
+        (libc::SYS_ioctl, one_of(1, &[PERF_IOC_ENABLE, PERF_IOC_DISABLE, PERF_IOC_RESET])?),
+        (libc::SYS_mmap, no_bits(2, exec)?),
+        (libc::SYS_mprotect, no_bits(2, exec)?),
+        (libc::SYS_tkill, one_of(1, &[libc::SIGABRT as u32])?),
+        (libc::SYS_tgkill, one_of(2, &[libc::SIGABRT as u32])?),
+    ];
+    // A call with no rule would be allowed unconditionally: one whose list is empty (no
+    // descriptor to read from) is left out, so it traps.
+    rules.extend(guarded.into_iter().filter(|(_, r)| !r.is_empty()));
+    let filter =
+        SeccompFilter::new(rules, SeccompAction::Trap, SeccompAction::Allow, ARCH).map_err(invalid)?;
+    BpfProgram::try_from(filter).map_err(invalid)
 }
 
 /// Installs `program` on every thread of the calling process (`no_new_privs`, then
 /// `seccomp(SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_TSYNC)`).
 pub fn install(program: &[Insn]) -> io::Result<()> {
-    // SAFETY: prctl with integer arguments only.
-    if unsafe { libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) } != 0 {
-        return Err(io::Error::last_os_error());
-    }
-    let len = u16::try_from(program.len())
-        .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "the filter is too long"))?;
-    let prog = libc::sock_fprog { len, filter: program.as_ptr().cast_mut() };
-    // SAFETY: `prog` points at `len` valid instructions for the duration of the call; the
-    // kernel copies them.
-    let r = unsafe {
-        libc::syscall(
-            libc::SYS_seccomp,
-            libc::SECCOMP_SET_MODE_FILTER,
-            libc::SECCOMP_FILTER_FLAG_TSYNC,
-            &prog as *const libc::sock_fprog,
-        )
-    };
-    match r {
-        0 => Ok(()),
-        r if r < 0 => Err(io::Error::last_os_error()),
-        // TSYNC answers with the id of a thread that could not be synchronised.
-        tid => Err(io::Error::other(format!("thread {tid} could not take the filter"))),
-    }
+    seccompiler::apply_filter_all_threads(program).map_err(|e| match e {
+        seccompiler::Error::Seccomp(e) | seccompiler::Error::Prctl(e) => e,
+        other => io::Error::other(other.to_string()),
+    })
 }
 
 /// The name of system call `nr` of this architecture, for the ones a kernel is likely to try
@@ -237,8 +193,16 @@ pub fn syscall_name(nr: libc::c_long) -> Option<&'static str> {
 mod tests {
     use super::*;
 
-    /// Runs the subset of classic BPF the builder emits over a `seccomp_data`.
+    /// Runs the subset of classic BPF the compiled filter uses over a `seccomp_data`.
     fn run(p: &[Insn], arch: u32, nr: libc::c_long, args: [u64; 6]) -> u32 {
+        const LD_W_ABS: u16 = 0x20;
+        const JA: u16 = 0x05;
+        const JEQ_K: u16 = 0x15;
+        const JGT_K: u16 = 0x25;
+        const JGE_K: u16 = 0x35;
+        const JSET_K: u16 = 0x45;
+        const AND_K: u16 = 0x54;
+        const RET_K: u16 = 0x06;
         let mut data = [0u8; 64];
         data[0..4].copy_from_slice(&(nr as i32).to_le_bytes());
         data[4..8].copy_from_slice(&arch.to_le_bytes());
@@ -247,16 +211,21 @@ mod tests {
         }
         let (mut pc, mut acc) = (0usize, 0u32);
         loop {
-            let i = p[pc];
+            let i = &p[pc];
             pc += 1;
+            let jump = |taken: bool| usize::from(if taken { i.jt } else { i.jf });
             match i.code {
-                BPF_LD_W_ABS => {
+                LD_W_ABS => {
                     let o = i.k as usize;
                     acc = u32::from_le_bytes(data[o..o + 4].try_into().unwrap());
                 }
-                BPF_JEQ_K => pc += usize::from(if acc == i.k { i.jt } else { i.jf }),
-                BPF_JSET_K => pc += usize::from(if acc & i.k != 0 { i.jt } else { i.jf }),
-                BPF_RET_K => return i.k,
+                JA => pc += i.k as usize,
+                JEQ_K => pc += jump(acc == i.k),
+                JGT_K => pc += jump(acc > i.k),
+                JGE_K => pc += jump(acc >= i.k),
+                JSET_K => pc += jump(acc & i.k != 0),
+                AND_K => acc &= i.k,
+                RET_K => return i.k,
                 c => panic!("unexpected opcode {c:#x}"),
             }
             assert!(pc < p.len(), "a jump left the program");
@@ -313,7 +282,11 @@ mod tests {
         let other = if AUDIT_ARCH == AUDIT_ARCH_X86_64 { AUDIT_ARCH_AARCH64 } else { AUDIT_ARCH_X86_64 };
         assert_eq!(run(&p, other, libc::SYS_futex, [0; 6]), RET_KILL_PROCESS);
         #[cfg(target_arch = "x86_64")]
-        assert_eq!(call(&p, libc::SYS_futex | 0x4000_0000, [0; 6]), RET_KILL_PROCESS);
+        assert_eq!(call(&p, libc::SYS_futex | 0x4000_0000, [0; 6]), RET_TRAP);
+        // Without a descriptor to read from, `read` is never allowed.
+        let none = build(&FilterSpec { write_fds: vec![7], read_fds: vec![] }).unwrap();
+        assert_eq!(call(&none, libc::SYS_read, [5, 0, 1, 0, 0, 0]), RET_TRAP);
+        assert_eq!(call(&none, libc::SYS_write, [7, 0, 1, 0, 0, 0]), RET_ALLOW);
     }
 
     #[test]

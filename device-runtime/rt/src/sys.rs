@@ -1,15 +1,22 @@
 //! The few operating-system services the runtime needs, behind checked wrappers: the page size,
 //! anonymous page-aligned memory mappings (private or shared with child processes) with page
-//! protections, read-only file mappings, pipes, and the monotonic clock.
+//! protections, read-only file mappings, pipes, and the monotonic clock. The system calls go
+//! through `nix`; what `nix` does not wrap (the alternate signal stack) is called here directly.
 //!
 //! What it must keep true: a [`Mapping`] owns exactly the pages it mapped and unmaps them once,
 //! on drop; every protection change is checked to lie inside the mapping and on page
 //! boundaries before the system call is made, so a caller's arithmetic mistake is an error and
 //! never a change to somebody else's pages.
 
+use nix::errno::Errno;
+use nix::fcntl::OFlag;
+use nix::sys::mman::{self, MapFlags, ProtFlags};
+use nix::time::ClockId;
+use nix::unistd::SysconfVar;
 use std::fs::File;
 use std::io;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::num::NonZeroUsize;
+use std::os::fd::{BorrowedFd, OwnedFd, RawFd};
 use std::ptr::NonNull;
 use std::sync::OnceLock;
 
@@ -18,10 +25,13 @@ use std::sync::OnceLock;
 pub fn page_size() -> usize {
     static PAGE: OnceLock<usize> = OnceLock::new();
     *PAGE.get_or_init(|| {
-        // SAFETY: sysconf has no preconditions.
-        let n = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
         // POSIX requires a page size; 4096 is the smallest any supported system uses.
-        usize::try_from(n).ok().filter(|n| n.is_power_of_two()).unwrap_or(4096)
+        nix::unistd::sysconf(SysconfVar::PAGE_SIZE)
+            .ok()
+            .flatten()
+            .and_then(|n| usize::try_from(n).ok())
+            .filter(|n| n.is_power_of_two())
+            .unwrap_or(4096)
     })
 }
 
@@ -41,12 +51,12 @@ pub enum Protection {
 }
 
 impl Protection {
-    fn bits(self) -> libc::c_int {
+    fn flags(self) -> ProtFlags {
         match self {
-            Protection::None => libc::PROT_NONE,
-            Protection::Read => libc::PROT_READ,
-            Protection::ReadWrite => libc::PROT_READ | libc::PROT_WRITE,
-            Protection::ReadExec => libc::PROT_READ | libc::PROT_EXEC,
+            Protection::None => ProtFlags::PROT_NONE,
+            Protection::Read => ProtFlags::PROT_READ,
+            Protection::ReadWrite => ProtFlags::PROT_READ | ProtFlags::PROT_WRITE,
+            Protection::ReadExec => ProtFlags::PROT_READ | ProtFlags::PROT_EXEC,
         }
     }
 
@@ -77,40 +87,24 @@ impl Mapping {
     /// `len` bytes (rounded up to whole pages, at least one page) of zeroed, private,
     /// read-write memory.
     pub fn anonymous(len: usize) -> io::Result<Mapping> {
-        let len = page_round_up(len.max(1))
-            .ok_or_else(|| io::Error::new(io::ErrorKind::OutOfMemory, "mapping size overflows"))?;
-        // SAFETY: an anonymous private mapping at an address of the system's choosing touches
-        // no existing memory.
-        let p = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                len,
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
-                -1,
-                0,
-            )
-        };
-        Mapping::from_mmap(p, len)
+        Mapping::new_anonymous(len, MapFlags::MAP_PRIVATE)
     }
 
     /// `len` bytes (whole pages, at least one) of zeroed read-write memory shared with the
     /// child processes forked after this call: what either side writes, the other sees.
     pub fn shared(len: usize) -> io::Result<Mapping> {
+        Mapping::new_anonymous(len, MapFlags::MAP_SHARED)
+    }
+
+    fn new_anonymous(len: usize, flags: MapFlags) -> io::Result<Mapping> {
         let len = page_round_up(len.max(1))
+            .and_then(NonZeroUsize::new)
             .ok_or_else(|| io::Error::new(io::ErrorKind::OutOfMemory, "mapping size overflows"))?;
-        // SAFETY: a new anonymous shared mapping touches no existing memory.
-        let p = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                len,
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_SHARED | libc::MAP_ANONYMOUS,
-                -1,
-                0,
-            )
-        };
-        Mapping::from_mmap(p, len)
+        let rw = ProtFlags::PROT_READ | ProtFlags::PROT_WRITE;
+        // SAFETY: a new anonymous mapping at an address of the system's choosing touches no
+        // existing memory.
+        let p = unsafe { mman::mmap_anonymous(None, len, rw, flags) }?;
+        Ok(Mapping { ptr: p.cast(), len: len.get() })
     }
 
     /// The whole of `file`, mapped read-only and private. `None` for an empty file (which
@@ -118,22 +112,10 @@ impl Mapping {
     pub fn file_readonly(file: &File) -> io::Result<Option<Mapping>> {
         let len = usize::try_from(file.metadata()?.len())
             .map_err(|_| io::Error::new(io::ErrorKind::OutOfMemory, "the file is larger than memory"))?;
-        if len == 0 {
-            return Ok(None);
-        }
+        let Some(len) = NonZeroUsize::new(len) else { return Ok(None) };
         // SAFETY: a new read-only private mapping of an open file; nothing aliases it.
-        let p = unsafe {
-            libc::mmap(std::ptr::null_mut(), len, libc::PROT_READ, libc::MAP_PRIVATE, file.as_raw_fd(), 0)
-        };
-        Mapping::from_mmap(p, len).map(Some)
-    }
-
-    fn from_mmap(p: *mut libc::c_void, len: usize) -> io::Result<Mapping> {
-        if p == libc::MAP_FAILED {
-            return Err(io::Error::last_os_error());
-        }
-        let ptr = NonNull::new(p.cast::<u8>()).ok_or_else(|| io::Error::other("mmap returned null"))?;
-        Ok(Mapping { ptr, len })
+        let p = unsafe { mman::mmap(None, len, ProtFlags::PROT_READ, MapFlags::MAP_PRIVATE, file, 0) }?;
+        Ok(Some(Mapping { ptr: p.cast(), len: len.get() }))
     }
 
     pub fn as_ptr(&self) -> *mut u8 {
@@ -172,11 +154,11 @@ impl Mapping {
         if len == 0 {
             return Ok(());
         }
-        // SAFETY: the range is whole pages of this mapping (checked above).
-        let r = unsafe { libc::mprotect(self.ptr.as_ptr().add(offset).cast(), len, prot.bits()) };
-        if r != 0 {
-            return Err(io::Error::last_os_error());
-        }
+        // SAFETY: the range is whole pages of this mapping (checked above), so the address is
+        // inside it and not null.
+        let start = unsafe { NonNull::new_unchecked(self.ptr.as_ptr().add(offset)) };
+        // SAFETY: as above; the pages are this mapping's own.
+        unsafe { mman::mprotect(start.cast(), len, prot.flags()) }?;
         Ok(())
     }
 
@@ -194,34 +176,30 @@ impl Drop for Mapping {
     fn drop(&mut self) {
         // SAFETY: exactly the pages mapped in the constructor. A failure cannot be handled in a
         // destructor and only leaks address space.
-        unsafe { libc::munmap(self.ptr.as_ptr().cast(), self.len) };
+        let _ = unsafe { mman::munmap(self.ptr.cast(), self.len) };
     }
 }
 
 /// A pipe: (read end, write end), both close-on-exec.
 pub fn pipe() -> io::Result<(OwnedFd, OwnedFd)> {
-    let mut fds = [0 as libc::c_int; 2];
-    // SAFETY: `fds` has room for the two descriptors pipe2 writes.
-    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
-        return Err(io::Error::last_os_error());
-    }
-    // SAFETY: both descriptors are new and owned by nobody else.
-    Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
+    Ok(nix::unistd::pipe2(OFlag::O_CLOEXEC)?)
+}
+
+/// `fd` borrowed for one call.
+fn borrow(fd: RawFd) -> BorrowedFd<'static> {
+    // SAFETY: the callers pass a descriptor they keep open across the call; the borrow does not
+    // outlive it (it is used for one system call and dropped).
+    unsafe { BorrowedFd::borrow_raw(fd) }
 }
 
 /// Writes all of `bytes` to `fd` (retrying on interruption and short writes).
 pub fn write_all(fd: RawFd, mut bytes: &[u8]) -> io::Result<()> {
     while !bytes.is_empty() {
-        // SAFETY: `bytes` is a valid buffer of the length passed.
-        let n = unsafe { libc::write(fd, bytes.as_ptr().cast(), bytes.len()) };
-        if n < 0 {
-            let e = io::Error::last_os_error();
-            if e.kind() == io::ErrorKind::Interrupted {
-                continue;
-            }
-            return Err(e);
+        match nix::unistd::write(borrow(fd), bytes) {
+            Ok(n) => bytes = &bytes[n..],
+            Err(Errno::EINTR) => {}
+            Err(e) => return Err(e.into()),
         }
-        bytes = &bytes[n as usize..];
     }
     Ok(())
 }
@@ -230,17 +208,11 @@ pub fn write_all(fd: RawFd, mut bytes: &[u8]) -> io::Result<()> {
 pub fn read_exact(fd: RawFd, buf: &mut [u8]) -> io::Result<bool> {
     let mut at = 0;
     while at < buf.len() {
-        // SAFETY: the rest of `buf` is a valid, writable buffer of the length passed.
-        let n = unsafe { libc::read(fd, buf[at..].as_mut_ptr().cast(), buf.len() - at) };
-        match n {
-            0 => return Ok(false),
-            n if n < 0 => {
-                let e = io::Error::last_os_error();
-                if e.kind() != io::ErrorKind::Interrupted {
-                    return Err(e);
-                }
-            }
-            n => at += n as usize,
+        match nix::unistd::read(borrow(fd), &mut buf[at..]) {
+            Ok(0) => return Ok(false),
+            Ok(n) => at += n,
+            Err(Errno::EINTR) => {}
+            Err(e) => return Err(e.into()),
         }
     }
     Ok(true)
@@ -249,10 +221,9 @@ pub fn read_exact(fd: RawFd, buf: &mut [u8]) -> io::Result<bool> {
 /// `CLOCK_MONOTONIC` in nanoseconds.
 #[inline]
 pub fn monotonic_ns() -> u64 {
-    let mut t = libc::timespec { tv_sec: 0, tv_nsec: 0 };
-    // SAFETY: a valid timespec; CLOCK_MONOTONIC always exists on Linux.
-    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut t) };
-    t.tv_sec as u64 * 1_000_000_000 + t.tv_nsec as u64
+    // CLOCK_MONOTONIC always exists on Linux; a zero time would only make a sample empty.
+    let t = nix::time::clock_gettime(ClockId::CLOCK_MONOTONIC).unwrap_or(nix::sys::time::TimeSpec::new(0, 0));
+    t.tv_sec() as u64 * 1_000_000_000 + t.tv_nsec() as u64
 }
 
 /// An alternate signal stack for the calling thread, so that a signal handler can run after a
@@ -286,32 +257,10 @@ impl Drop for AltStack {
     }
 }
 
-/// A file's bytes, memory-mapped read-only (an empty file is an empty slice).
-#[derive(Debug)]
-pub struct MappedFile {
-    map: Option<Mapping>,
-}
-
-impl MappedFile {
-    pub fn open(path: &std::path::Path) -> io::Result<MappedFile> {
-        let file = File::open(path)?;
-        Ok(MappedFile { map: Mapping::file_readonly(&file)? })
-    }
-
-    pub fn bytes(&self) -> &[u8] {
-        match &self.map {
-            // SAFETY: a read-only private mapping nobody in this process writes. (Another
-            // process truncating the file could make pages unreadable; payload files are the
-            // runtime's own copies.)
-            Some(m) => unsafe { m.bytes() },
-            None => &[],
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::os::fd::AsRawFd;
 
     #[test]
     fn pages_are_a_power_of_two_and_rounding_is_exact() {
@@ -346,13 +295,26 @@ mod tests {
     }
 
     #[test]
-    fn files_map_read_only_and_empty_files_are_empty() {
+    fn files_map_read_only_and_empty_files_are_not_mapped() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("f");
         std::fs::write(&path, b"payload bytes").unwrap();
-        assert_eq!(MappedFile::open(&path).unwrap().bytes(), b"payload bytes");
+        let m = Mapping::file_readonly(&File::open(&path).unwrap()).unwrap().unwrap();
+        assert_eq!(m.len(), 13);
+        // SAFETY: a read-only mapping nothing writes.
+        assert_eq!(unsafe { m.bytes() }, b"payload bytes");
         std::fs::write(&path, b"").unwrap();
-        assert_eq!(MappedFile::open(&path).unwrap().bytes(), b"");
-        assert!(MappedFile::open(&dir.path().join("missing")).is_err());
+        assert!(Mapping::file_readonly(&File::open(&path).unwrap()).unwrap().is_none());
+    }
+
+    #[test]
+    fn pipes_carry_whole_messages_and_report_their_end() {
+        let (r, w) = pipe().unwrap();
+        write_all(w.as_raw_fd(), b"twelve bytes").unwrap();
+        drop(w);
+        let mut buf = [0u8; 12];
+        assert!(read_exact(r.as_raw_fd(), &mut buf).unwrap());
+        assert_eq!(&buf, b"twelve bytes");
+        assert!(!read_exact(r.as_raw_fd(), &mut buf).unwrap(), "the write end is closed");
     }
 }
