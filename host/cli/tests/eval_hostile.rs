@@ -8,6 +8,7 @@ mod l2;
 
 use l2::{c_sample, ekb, evidence, native_sample, ok, results, task};
 use serde_json::Value;
+use std::path::Path;
 
 /// `y = relu(x)` over the 128x128 elements, the body every honest-looking kernel computes.
 const RELU: &str = "  const float *x = args[0];\n  float *y = args[1];\n  \
@@ -133,4 +134,56 @@ fn hostile_cpu_kernels_fail_with_evidence_and_the_runtime_survives_them() {
     assert_failed(&r[5], "correctness", "inputs drawn again during timing");
     assert!(r[6]["correct"].as_bool().unwrap(), "{}", r[6]);
     assert!(r[6]["timing"]["speedup"].as_f64().is_some(), "{}", r[6]);
+}
+
+/// A native OpenCL answer for `t_relu`: one work-item per element, `body` after `i` and `v`
+/// (the input element) are set, `prelude` at file scope.
+fn opencl(prelude: &str, body: &str) -> String {
+    format!(
+        "// launch: grid=[128] block=[128]\n{prelude}__kernel void t_relu(__global const float *x, __global float *y) {{\n  \
+         int i = get_group_id(0) * 128 + get_local_id(0);\n  float v = x[i];\n{body}}}\n"
+    )
+}
+
+#[test]
+fn hostile_opencl_kernels_fail_with_evidence_and_the_runtime_survives_them() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path();
+    task(root);
+    let answers = [
+        // State beyond its buffers: a write past the end of `y` (into the guard after it).
+        opencl("", "  y[i] = fmax(v, 0.0f);\n  if (i == 0) y[128 * 128 + 7] = 1.0f;\n"),
+        // (b) state kept between launches in program-scope variables, replayed from the fourth
+        // launch on: OpenCL C 1.2, which the runtime builds for, allows them in the constant
+        // address space only, so the build fails.
+        opencl(
+            "__global int launches;\n__global float memo[128 * 128];\n",
+            "  if (launches > 3) { y[i] = memo[i]; return; }\n  memo[i] = fmax(v, 0.0f);\n  y[i] = memo[i];\n  \
+             if (i == 0) launches++;\n",
+        ),
+        // (c) outputs hard-coded, whatever the inputs.
+        opencl("", "  y[i] = (float)(i % 7) * 0.25f;\n"),
+        // (g) reduced precision: the outputs rounded to bf16 (8 bits of mantissa).
+        opencl("", "  y[i] = as_float((as_uint(fmax(v, 0.0f)) + 0x8000u) & 0xffff0000u);\n"),
+    ];
+    for (s, text) in answers.iter().enumerate() {
+        native_sample(root, "opencl", s as u32, "candidate.cl", text);
+    }
+    // The honest answer, evaluated last: the runtime survived everything before it.
+    native_sample(root, "opencl", 4, "candidate.cl", &opencl("", "  y[i] = fmax(v, 0.0f);\n"));
+    let gpu_rt = ekb_e2e::opencl_runtime(Path::new(env!("CARGO_TARGET_TMPDIR")));
+    let o = ok(ekb(root)
+        .env("EKB_RT_GPU", &gpu_rt)
+        .args(["eval", "t_relu", "--backend", "opencl", "--samples", "5", "--budget", "0.2"])
+        .args(["--max-ci", "1e9", "--plain", "--dir", "tasks", "--candidates", "cands", "--out", "run"])
+        .output()
+        .unwrap());
+    let r = results(&root.join("run"));
+    assert_eq!(r.len(), 5, "{}", String::from_utf8_lossy(&o.stdout));
+    assert_failed(&r[0], "memory", "guard");
+    assert_failed(&r[1], "compile", "program scope variable");
+    assert_failed(&r[2], "correctness", "");
+    assert_failed(&r[3], "correctness", "");
+    assert!(r[4]["correct"].as_bool().unwrap(), "{}", r[4]);
+    assert!(r[4]["timing"]["speedup"].as_f64().is_some(), "{}", r[4]);
 }
