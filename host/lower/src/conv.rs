@@ -36,6 +36,9 @@
 //!   output rows are narrower than `conv.flat_max_ow` (a vector), and strided ones whose row
 //!   copy would not fit: a product over the zero-padded input planes flattened (split by
 //!   stride phase), each tap a shift of the same vector of pixels.
+//! - default, flattened depthwise planes ([`flat_depthwise`]): f32 convolutions of one input
+//!   channel per group whose output rows are narrower than `conv.flat_max_ow`: each channel's
+//!   zero-padded plane flattened, every tap a shift of the same vector of pixels.
 //! - default, Winograd F(2x2, 3x3) ([`winograd`]): ungrouped 3x3 convolutions of stride 1, f32,
 //!   even output sizes, at least `conv.winograd_min_channels` input and output channels.
 //!
@@ -43,6 +46,7 @@
 //! the output's dtype: each i8 load is already an i32, products and wrapping sums are exact,
 //! and an i32 bias initialises the accumulator as an f32 one does.
 
+mod flat_depthwise;
 mod flat_planes;
 mod pointwise;
 mod winograd;
@@ -117,6 +121,9 @@ pub fn conv2d(cx: &mut Cx, a: &Conv2dAttrs, x: &Buf, w: &Buf, bias: Option<&Buf>
     }
     if flat_planes::applies(cx, a, x, w, y) {
         return flat_planes::conv2d(cx, a, x, w, bias, y);
+    }
+    if flat_depthwise::applies(cx, a, x, w, y) {
+        return flat_depthwise::conv2d(cx, a, x, w, bias, y);
     }
     if winograd::applies(cx, a, x, w, y) {
         return winograd::conv2d(cx, a, x, w, bias, y);

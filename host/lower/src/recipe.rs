@@ -176,7 +176,7 @@ pub const KNOBS: [KnobSpec; 26] = [
         Knob::ConvFlatMaxOw,
         "conv.flat_max_ow",
         "conv",
-        "ungrouped convolutions with output rows narrower than this are products over flattened padded planes (0: never)",
+        "ungrouped and depthwise convolutions with output rows narrower than this are products over flattened padded planes (0: never)",
         0,
         1 << 16,
     ),

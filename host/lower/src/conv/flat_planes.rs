@@ -22,7 +22,7 @@
 //! zeroed once (the padding stays zero), then per register tile (`mr` output channels by up to
 //! `matmul.tile_cols` columns, `matmul.tile_vectors` vector accumulators) loads the tile's
 //! partial sums, adds every channel and tap of the chunk (channels unrolled, columns
-//! vectorized), and stores them back. Last, the results are stored row by row (+ bias).
+//! vectorized), and stores them back. Last, the results are stored plane by plane (+ bias).
 //!
 //! What must stay true: each output sums its input channels in increasing order, taps in
 //! row-major order within a channel, as the direct layout does; every index is affine and
@@ -39,40 +39,44 @@ use ekb_ir::{DType, TensorType};
 /// Most phase planes (`sh * sw`) this layout copies.
 const MAX_PHASES: usize = 4;
 
-/// The geometry of one convolution in this layout.
-struct Flat {
-    c: usize,
-    oc: usize,
-    kh: usize,
-    kw: usize,
-    dh: usize,
-    dw: usize,
-    h: usize,
-    wd: usize,
-    oh: usize,
-    ow: usize,
-    sh: usize,
-    sw: usize,
-    pt: usize,
-    pl: usize,
+/// The geometry of one convolution in this layout (and in the depthwise one,
+/// `super::flat_depthwise`, which copies one channel at a time).
+pub(super) struct Flat {
+    pub(super) c: usize,
+    pub(super) oc: usize,
+    pub(super) kh: usize,
+    pub(super) kw: usize,
+    pub(super) dh: usize,
+    pub(super) dw: usize,
+    pub(super) h: usize,
+    pub(super) wd: usize,
+    pub(super) oh: usize,
+    pub(super) ow: usize,
+    pub(super) sh: usize,
+    pub(super) sw: usize,
+    pub(super) pt: usize,
+    pub(super) pl: usize,
     /// Row pitch of the flattened columns (of each phase plane), and rows of a phase plane.
-    wp: usize,
-    hq: usize,
+    pub(super) wp: usize,
+    pub(super) hq: usize,
     /// Result columns, `oh * wp` rounded up to whole vectors.
-    q: usize,
+    pub(super) q: usize,
     /// Panel columns: `q` plus the largest tap offset.
-    pw: usize,
+    pub(super) pw: usize,
     /// Input channels per chunk (a divisor of `c`), output channels per iteration.
-    cc: usize,
-    ocs: usize,
+    pub(super) cc: usize,
+    pub(super) ocs: usize,
     /// Register tile: output channels, and the columns of a full tile.
-    mr: usize,
-    nt: usize,
+    pub(super) mr: usize,
+    pub(super) nt: usize,
 }
 
 impl Flat {
-    fn new(cx: &Cx, a: &Conv2dAttrs, x: &Buf, w: &Buf, y: &Buf) -> Option<Flat> {
-        let [n, c, h, wd] = dims4(x);
+    /// The planes of one channel: every field but the chunking (`cc` 1, one output channel
+    /// per tile and per iteration), with tiles of up to `matmul.tile_cols` columns (whole
+    /// vectors).
+    pub(super) fn planes(cx: &Cx, a: &Conv2dAttrs, x: &Buf, w: &Buf, y: &Buf) -> Flat {
+        let [_, c, h, wd] = dims4(x);
         let [oc, _, kh, kw] = dims4(w);
         let [_, _, oh, ow] = dims4(y);
         let [dh, dw] = a.dilation;
@@ -84,12 +88,22 @@ impl Flat {
         let wp = ow + cols_off;
         let q = (oh * wp).next_multiple_of(lanes);
         let pw = q + rows_off * wp + cols_off;
+        let nt = cx.knob(Knob::MatmulTileCols).max(lanes).next_multiple_of(lanes).min(q);
+        let hq = oh + rows_off;
+        Flat { c, oc, kh, kw, dh, dw, h, wd, oh, ow, sh, sw, pt, pl, wp, hq, q, pw, cc: 1, ocs: 1, mr: 1, nt }
+    }
+
+    fn new(cx: &Cx, a: &Conv2dAttrs, x: &Buf, w: &Buf, y: &Buf) -> Option<Flat> {
+        let g = Flat::planes(cx, a, x, w, y);
+        let (n, c, oc, pw, q) = (dims4(x)[0], g.c, g.oc, g.pw, g.q);
+        let (sh, sw, oh, ow, kh, kw) = (g.sh, g.sw, g.oh, g.ow, g.kh, g.kw);
+        let lanes = cx.lanes();
         let quarter = (cx.target.cpu.stack_bytes / 4) as usize;
         // The largest divisor of the channels whose padded phase planes fit.
         let cc = (1..=c).rev().find(|&d| c.is_multiple_of(d) && d * sh * sw * pw * 4 <= quarter)?;
-        // Register tile: up to `matmul.tile_cols` columns (whole vectors), and as many output
-        // channels as keep `matmul.tile_vectors` vector accumulators.
-        let nt = cx.knob(Knob::MatmulTileCols).max(lanes).next_multiple_of(lanes).min(q);
+        // Register tile: the columns of `planes`, and as many output channels as keep
+        // `matmul.tile_vectors` vector accumulators.
+        let nt = g.nt;
         let mr = (cx.knob(Knob::MatmulTileVectors) / (nt / lanes)).clamp(1, oc);
         // Chunks of whole tiles (a divisor of them) whose results fit a quarter of the stack:
         // the fewest that give the cores enough iterations, else the most.
@@ -104,8 +118,7 @@ impl Flat {
             .collect();
         let chunks = fitting.iter().copied().find(|&d| d >= want).or(fitting.last().copied())?;
         let ocs = whole / chunks * mr;
-        let hq = oh + rows_off;
-        Some(Flat { c, oc, kh, kw, dh, dw, h, wd, oh, ow, sh, sw, pt, pl, wp, hq, q, pw, cc, ocs, mr, nt })
+        Some(Flat { cc, ocs, mr, ..g })
     }
 }
 
@@ -118,9 +131,13 @@ pub(super) fn applies(cx: &Cx, a: &Conv2dAttrs, x: &Buf, w: &Buf, y: &Buf) -> bo
 /// (each phase plane is a copy loop of its own: a 16x16 patch embedding of stride 16 would be
 /// 256 of them, whose taps read one phase each anyway), and buffers that fit the stack.
 pub(super) fn fits(cx: &Cx, a: &Conv2dAttrs, x: &Buf, w: &Buf, y: &Buf) -> bool {
+    a.groups == 1 && f32_phases(a, x, w, y) && Flat::new(cx, a, x, w, y).is_some()
+}
+
+/// f32 operands and at most [`MAX_PHASES`] phase planes: what both flattened layouts need.
+pub(super) fn f32_phases(a: &Conv2dAttrs, x: &Buf, w: &Buf, y: &Buf) -> bool {
     let f32s = [x.ty.dtype, w.ty.dtype, y.ty.dtype].iter().all(|&d| d == DType::F32);
-    let phases = a.stride[0] * a.stride[1];
-    a.groups == 1 && f32s && phases <= MAX_PHASES && Flat::new(cx, a, x, w, y).is_some()
+    f32s && a.stride[0] * a.stride[1] <= MAX_PHASES
 }
 
 /// `y = conv2d(x, w, bias)` where [`fits`] holds.
@@ -170,24 +187,23 @@ pub(super) fn conv2d(
     body.push(simple_loop(LoopKind::Serial, &chunk, g.c / g.cc, per_chunk));
 
     // The results, row by row (+ bias); the leftover channels by the last chunk.
+    // One loop over each output plane's pixels (consecutive in `y`), so the epilogue fused
+    // into this store runs on whole vectors; pixel `p` reads column `p / OW * Wp + p % OW`.
     let store_rows = |cx: &mut Cx, r0: usize, count: usize| {
-        let (o, oy, ox) = (cx.fresh("o"), cx.fresh("oy"), cx.fresh("ox"));
+        let (o, p) = (cx.fresh("o"), cx.fresh("p"));
+        let (oy, ox) = (var(&p) / int(g.ow), var(&p) % int(g.ow));
         let m = var(&m_first) + int(r0) + var(&o);
-        let mut value = res.load(&[int(r0) + var(&o), var(&oy) * int(g.wp) + var(&ox)]);
+        let mut value = res.load(&[int(r0) + var(&o), oy.clone() * int(g.wp) + ox.clone()]);
         if let Some(b) = bias {
             value = value + b.load(std::slice::from_ref(&m));
         }
-        let store = y.store(&[ni.clone(), m, var(&oy), var(&ox)], value);
+        let store = y.store(&[ni.clone(), m, oy, ox], value);
+        let pixels = g.oh * g.ow;
         simple_loop(
             LoopKind::Serial,
             &o,
             count,
-            vec![simple_loop(
-                LoopKind::Serial,
-                &oy,
-                g.oh,
-                vec![simple_loop(cx.inner_kind(g.ow), &ox, g.ow, vec![store])],
-            )],
+            vec![simple_loop(cx.inner_kind(pixels), &p, pixels, vec![store])],
         )
     };
     body.push(store_rows(cx, 0, g.ocs));
@@ -200,7 +216,7 @@ pub(super) fn conv2d(
 
 /// Zeros in every column of the panel; the copies then fill the same interior columns of each
 /// chunk, so the padding stays zero.
-fn zero_panel(cx: &mut Cx, g: &Flat, panel: &Buf) -> Stmt {
+pub(super) fn zero_panel(cx: &mut Cx, g: &Flat, panel: &Buf) -> Stmt {
     let (c, p, j) = (cx.fresh("c"), cx.fresh("p"), cx.fresh("j"));
     let zero = panel.store(&[var(&c), var(&p), var(&j)], f(0.0));
     let row = simple_loop(cx.inner_kind(g.pw), &j, g.pw, vec![zero]);
@@ -209,7 +225,7 @@ fn zero_panel(cx: &mut Cx, g: &Flat, panel: &Buf) -> Stmt {
 
 /// For each phase `(a, b)` (a literal: `sh * sw` copies of the loop), `panel[c, a*sw + b, i*Wp +
 /// j] = x[n, c0 + c, i*sh + a - top, j*sw + b - left]` over the `i`, `j` inside the image.
-fn copy_planes(cx: &mut Cx, g: &Flat, x: &Buf, panel: &Buf, (n, c0): (&E, &E)) -> Stmt {
+pub(super) fn copy_planes(cx: &mut Cx, g: &Flat, x: &Buf, panel: &Buf, (n, c0): (&E, &E)) -> Stmt {
     let c = cx.fresh("c");
     let mut phases = Vec::new();
     for a in 0..g.sh {
@@ -296,8 +312,9 @@ mod tests {
         // Two images, 3x3 with padding, a bias and a fused relu, output channels no tile
         // divides; uneven padding with dilation and a 2x3 kernel; a 5x5 kernel whose planes
         // need several channel chunks on a small stack (rk3588's: 256 KiB); stride 2, and
-        // strides 2x2 with dilation and uneven padding (phase planes); then a grouped one and
-        // one of stride 3 (9 phase planes), which keep the other layouts.
+        // strides 2x2 with dilation and uneven padding (phase planes); then a depthwise one
+        // (its own form of these planes) and one of stride 3 (9 phase planes), which keeps the
+        // other layouts.
         let g = "graph g(x: f32[2,12,5,6], u: f32[1,7,6,5], v: f32[1,300,7,7]) \
                  -> (y: f32[2,13,5,6], z: f32[1,6,6,5], s: f32[1,9,7,7], d: f32[1,6,2,2], \
                  e: f32[1,6,3,2], q: f32[1,7,6,5], t: f32[1,6,2,1]) {
@@ -329,7 +346,8 @@ mod tests {
             let m = knobs_match_reference(g, &set, "rk3588");
             let flat: Vec<bool> =
                 m.kernels.iter().map(|k| format!("{:?}", k.body).contains("name: \"panel\"")).collect();
-            assert_eq!(flat, [true, true, true, true, true, false, false], "{}", print(&m));
+            // The depthwise `q` takes the depthwise form of these planes (`flat_depthwise`).
+            assert_eq!(flat, [true, true, true, true, true, true, false], "{}", print(&m));
         }
         // A strided 1-D convolution of wide rows whose row copy (76.8 KB) passes a quarter of
         // rk3588's stack: flattened planes, two chunks of channels, whatever the knob.
@@ -341,9 +359,9 @@ mod tests {
 ";
         let m = knobs_match_reference(wide, &[("conv.flat_max_ow", 0)], "rk3588");
         assert!(print(&m).contains("alloc panel: f32[32,2,"), "{}", print(&m));
-        // Only rows narrower than the knob: 5 columns or fewer (`z`, `d`, `e`), not `y`'s 6 or
-        // `s`'s 7.
+        // Only rows narrower than the knob: 5 columns or fewer (`z`, `d`, `e` and the depthwise
+        // `q`), not `y`'s 6 or `s`'s 7.
         let m = knobs_match_reference(g, &[("conv.flat_max_ow", 6)], "rk3588");
-        assert_eq!(print(&m).matches("alloc panel").count(), 3, "{}", print(&m));
+        assert_eq!(print(&m).matches("alloc panel").count(), 4, "{}", print(&m));
     }
 }

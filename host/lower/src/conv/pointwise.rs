@@ -10,7 +10,7 @@
 //! whole number of vectors (see [`padded_width`]), into a `local` buffer,
 //! then, per tile of output channels, runs the matmul's register tile over it
 //! (`matmul::axpy_tile_body`: channels unrolled, pixels vectorized) into a `local` result and
-//! stores that row by row (+ bias), so every index stays affine. More chunks mean more copies
+//! stores that over the panel's pixels (+ bias): its rows are consecutive in the output. More chunks mean more copies
 //! of the panel: there are just enough to give every core `threads.per_core` iterations.
 //!
 //! What must stay true: each output is the sum over input channels in increasing order, as in
@@ -169,22 +169,23 @@ fn channel_tile(
     };
     let mut body = vec![res.alloc()];
     body.extend(axpy_tile_body(cx, &g, &[], (int(0), mr), (int(0), width)));
-    let (o, r, q) = (cx.fresh("o"), cx.fresh("r"), cx.fresh("q"));
-    let mut value = res.load(&[var(&o), var(&r) * int(s.ow) + var(&q)]);
+    // The panel's rows are consecutive in `y`, so one loop over its pixels stores them: the
+    // row and column of pixel `p` are `p / OW` and `p % OW`, which the compiler folds back
+    // into `p` in the address, and the epilogue fused into this store runs on whole vectors
+    // where a loop per row of 7 would leave most lanes idle.
+    let (o, p) = (cx.fresh("o"), cx.fresh("p"));
+    let mut value = res.load(&[var(&o), var(&p)]);
     if let Some(b) = bias {
         value = value + b.load(&[m0.clone() + var(&o)]);
     }
-    let store = y.store(&[s.n.clone(), m0 + var(&o), s.y0.clone() + var(&r), var(&q)], value);
+    let at = [s.n.clone(), m0 + var(&o), s.y0.clone() + var(&p) / int(s.ow), var(&p) % int(s.ow)];
+    let store = y.store(&at, value);
+    let pixels = s.rows * s.ow;
     body.push(simple_loop(
         LoopKind::Unroll,
         &o,
         mr,
-        vec![simple_loop(
-            LoopKind::Serial,
-            &r,
-            s.rows,
-            vec![simple_loop(cx.inner_kind(s.ow), &q, s.ow, vec![store])],
-        )],
+        vec![simple_loop(cx.inner_kind(pixels), &p, pixels, vec![store])],
     ));
     body
 }
