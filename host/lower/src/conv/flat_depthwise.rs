@@ -133,7 +133,8 @@ mod tests {
         // Rows narrower than 16 columns (rk3588's vector is 4): two images, 5x5 with padding,
         // a bias and a fused relu; 3x3 of stride 2 (four phase planes) with uneven padding; a
         // depth multiplier of 2 with dilation; then a grouped convolution of three input
-        // channels per group and a depthwise one of 20-wide rows, which keep the other layouts.
+        // channels per group (the other flattened form) and a depthwise one of 20-wide rows,
+        // which keeps the other layouts.
         let g = "graph g(x: f32[2,6,7,7], u: f32[1,4,14,13], v: f32[1,4,9,20]) \
                  -> (y: f32[2,6,7,7], s: f32[1,4,7,6], d: f32[1,8,12,11], e: f32[2,6,7,7], t: f32[1,4,9,20]) {
   param w: f32[6,1,5,5] = kaiming_uniform
@@ -156,7 +157,8 @@ mod tests {
             let m = knobs_match_reference(g, &set, "rk3588");
             let flat: Vec<bool> =
                 m.kernels.iter().map(|k| format!("{:?}", k.body).contains("name: \"panel\"")).collect();
-            assert_eq!(flat, [true, true, true, false, false], "{}", print(&m));
+            // `e` takes the grouped form of the ungrouped planes (`flat_planes`).
+            assert_eq!(flat, [true, true, true, true, false], "{}", print(&m));
         }
         // Off when the knob says so.
         let m = knobs_match_reference(g, &[("conv.flat_max_ow", 0)], "rk3588");

@@ -1,5 +1,6 @@
-//! Ungrouped f32 convolutions whose output rows are narrower than `conv.flat_max_ow` (a vector
-//! by default) as products over flattened zero-padded planes. Stride 1 first: with the input
+//! f32 convolutions (ungrouped, or of several input channels per group) whose output rows are
+//! narrower than `conv.flat_max_ow` (a vector by default) as products over flattened
+//! zero-padded planes. Stride 1 first: with the input
 //! plane zero-padded and flattened with row pitch `Wp`, output `(oy, ox)` at column `q = oy *
 //! Wp + ox` reads tap `(kh, kw)` at `q + kh*dh*Wp + kw*dw`: for every tap, consecutive columns
 //! read consecutive elements, so a vector runs over the pixels of several rows at once (the
@@ -16,7 +17,7 @@
 //! taps with gathers: the phase planes are copied in chunks of channels instead.
 //!
 //! Layout: threads over `(n, chunk of output channels)`, just enough chunks (whole register
-//! tiles) to give every core `threads.per_core` iterations. Each iteration keeps its results
+//! tiles; grouped, within one group) to give every core `threads.per_core` iterations. Each iteration keeps its results
 //! `res[channels, Q]` in a `local` buffer and walks the input channels in chunks whose phase
 //! planes fit a quarter of the stack: per chunk it copies the planes into a `local` panel
 //! zeroed once (the padding stays zero), then per register tile (`mr` output channels by up to
@@ -42,7 +43,9 @@ const MAX_PHASES: usize = 4;
 /// The geometry of one convolution in this layout (and in the depthwise one,
 /// `super::flat_depthwise`, which copies one channel at a time).
 pub(super) struct Flat {
+    /// Input channels per group (all of them, ungrouped), and groups.
     pub(super) c: usize,
+    pub(super) groups: usize,
     pub(super) oc: usize,
     pub(super) kh: usize,
     pub(super) kw: usize,
@@ -76,8 +79,8 @@ impl Flat {
     /// per tile and per iteration), with tiles of up to `matmul.tile_cols` columns (whole
     /// vectors).
     pub(super) fn planes(cx: &Cx, a: &Conv2dAttrs, x: &Buf, w: &Buf, y: &Buf) -> Flat {
-        let [_, c, h, wd] = dims4(x);
-        let [oc, _, kh, kw] = dims4(w);
+        let [_, _, h, wd] = dims4(x);
+        let [oc, c, kh, kw] = dims4(w);
         let [_, _, oh, ow] = dims4(y);
         let [dh, dw] = a.dilation;
         let (pt, pl) = (a.pad[0], a.pad[1]);
@@ -90,7 +93,32 @@ impl Flat {
         let pw = q + rows_off * wp + cols_off;
         let nt = cx.knob(Knob::MatmulTileCols).max(lanes).next_multiple_of(lanes).min(q);
         let hq = oh + rows_off;
-        Flat { c, oc, kh, kw, dh, dw, h, wd, oh, ow, sh, sw, pt, pl, wp, hq, q, pw, cc: 1, ocs: 1, mr: 1, nt }
+        let groups = a.groups;
+        Flat {
+            c,
+            groups,
+            oc,
+            kh,
+            kw,
+            dh,
+            dw,
+            h,
+            wd,
+            oh,
+            ow,
+            sh,
+            sw,
+            pt,
+            pl,
+            wp,
+            hq,
+            q,
+            pw,
+            cc: 1,
+            ocs: 1,
+            mr: 1,
+            nt,
+        }
     }
 
     fn new(cx: &Cx, a: &Conv2dAttrs, x: &Buf, w: &Buf, y: &Buf) -> Option<Flat> {
@@ -103,18 +131,29 @@ impl Flat {
         let cc = (1..=c).rev().find(|&d| c.is_multiple_of(d) && d * sh * sw * pw * 4 <= quarter)?;
         // Register tile: the columns of `planes`, and as many output channels as keep
         // `matmul.tile_vectors` vector accumulators.
+        // Grouped, the tiles and an iteration's channels stay inside one group: the tile is
+        // the largest divisor of the group's output channels up to that.
         let nt = g.nt;
-        let mr = (cx.knob(Knob::MatmulTileVectors) / (nt / lanes)).clamp(1, oc);
+        let ocg = oc / g.groups;
+        let mut mr = (cx.knob(Knob::MatmulTileVectors) / (nt / lanes)).clamp(1, oc);
+        if g.groups > 1 {
+            mr = (1..=mr.min(ocg)).rev().find(|&d| ocg.is_multiple_of(d)).unwrap_or(1);
+        }
         // Chunks of whole tiles (a divisor of them) whose results fit a quarter of the stack:
         // the fewest that give the cores enough iterations, else the most.
         let whole = oc / mr;
+        let in_group = |ocs: usize| g.groups == 1 || ocg.is_multiple_of(ocs);
         let want = if cx.wants_threads(2 * n * oc * oh * ow * c * kh * kw) {
             (cx.cores() * cx.per_core()).div_ceil(n)
         } else {
             1
         };
         let fitting: Vec<usize> = (1..=whole)
-            .filter(|&d| whole.is_multiple_of(d) && (whole / d * mr + oc % mr) * q * 4 <= quarter)
+            .filter(|&d| {
+                whole.is_multiple_of(d)
+                    && in_group(whole / d * mr)
+                    && (whole / d * mr + oc % mr) * q * 4 <= quarter
+            })
             .collect();
         let chunks = fitting.iter().copied().find(|&d| d >= want).or(fitting.last().copied())?;
         let ocs = whole / chunks * mr;
@@ -127,11 +166,14 @@ pub(super) fn applies(cx: &Cx, a: &Conv2dAttrs, x: &Buf, w: &Buf, y: &Buf) -> bo
     dims4(y)[3] < cx.knob(Knob::ConvFlatMaxOw) && fits(cx, a, x, w, y)
 }
 
-/// Whether this layout can lower `y = conv2d(x, w)` at all: ungrouped f32, strides up to 2x2
-/// (each phase plane is a copy loop of its own: a 16x16 patch embedding of stride 16 would be
-/// 256 of them, whose taps read one phase each anyway), and buffers that fit the stack.
+/// Whether this layout can lower `y = conv2d(x, w)` at all: f32, ungrouped or of several
+/// input channels per group (one is the depthwise form's, `super::flat_depthwise`), strides
+/// up to 2x2 (each phase plane is a copy loop of its own: a 16x16 patch embedding of stride 16
+/// would be 256 of them, whose taps read one phase each anyway), and buffers that fit the
+/// stack.
 pub(super) fn fits(cx: &Cx, a: &Conv2dAttrs, x: &Buf, w: &Buf, y: &Buf) -> bool {
-    a.groups == 1 && f32_phases(a, x, w, y) && Flat::new(cx, a, x, w, y).is_some()
+    let shape = a.groups == 1 || dims4(w)[1] > 1;
+    shape && f32_phases(a, x, w, y) && Flat::new(cx, a, x, w, y).is_some()
 }
 
 /// f32 operands and at most [`MAX_PHASES`] phase planes: what both flattened layouts need.
@@ -157,10 +199,12 @@ pub(super) fn conv2d(
     let (ni, ci) = (nest.idx[0].clone(), nest.idx[1].clone());
     let res = Buf::new(cx.fresh("res"), TensorType::new(DType::F32, [g.ocs + g.oc % g.mr, g.q]));
     let panel = Buf::new(cx.fresh("panel"), TensorType::new(DType::F32, [g.cc, g.sh * g.sw, g.pw]));
-    let (m_first, c0) = (cx.fresh("m0"), cx.fresh("c0"));
+    let (m_first, xbase, c0) = (cx.fresh("m0"), cx.fresh("xb"), cx.fresh("c0"));
     let (o, j) = (cx.fresh("o"), cx.fresh("j"));
     let mut body = vec![
         let_(&m_first, ci.clone() * int(g.ocs)),
+        // The first input channel of the iteration's group (0 ungrouped).
+        let_(&xbase, var(&m_first) / int(g.oc / g.groups) * int(g.c)),
         res.alloc(),
         simple_loop(
             LoopKind::Serial,
@@ -174,7 +218,7 @@ pub(super) fn conv2d(
     // The chunk's tiles; the last chunk also takes the channels the tiles leave over.
     let chunk = cx.fresh("cc");
     let mut per_chunk = vec![let_(&c0, var(&chunk) * int(g.cc))];
-    per_chunk.push(copy_planes(cx, &g, x, &panel, (&ni, &var(&c0))));
+    per_chunk.push(copy_planes(cx, &g, x, &panel, (&ni, &(var(&xbase) + var(&c0)))));
     let site = Site { g: &g, w, res: &res, panel: &panel, m_first: &var(&m_first), c0: &var(&c0) };
     per_chunk.extend(tiles(cx, g.ocs, g.mr, LoopKind::Serial, "t", |cx, r0, mr| {
         channel_tile(cx, &site, (r0, mr))
@@ -255,7 +299,8 @@ struct Site<'a> {
     w: &'a Buf,
     res: &'a Buf,
     panel: &'a Buf,
-    /// The iteration's first output channel, and the chunk's first input channel.
+    /// The iteration's first output channel, and the chunk's first input channel within its
+    /// group (the weights' channel).
     m_first: &'a E,
     c0: &'a E,
 }
@@ -314,16 +359,17 @@ mod tests {
         // need several channel chunks on a small stack (rk3588's: 256 KiB); stride 2, and
         // strides 2x2 with dilation and uneven padding (phase planes); then a depthwise one
         // (its own form of these planes) and one of stride 3 (9 phase planes), which keeps the
-        // other layouts.
+        // other layouts; last, grouped ones of four input channels per group, stride 1 and 2.
         let g = "graph g(x: f32[2,12,5,6], u: f32[1,7,6,5], v: f32[1,300,7,7]) \
                  -> (y: f32[2,13,5,6], z: f32[1,6,6,5], s: f32[1,9,7,7], d: f32[1,6,2,2], \
-                 e: f32[1,6,3,2], q: f32[1,7,6,5], t: f32[1,6,2,1]) {
+                 e: f32[1,6,3,2], q: f32[1,7,6,5], t: f32[1,6,2,1], gr: f32[2,6,5,6], gs: f32[2,6,3,3]) {
   param w: f32[13,12,3,3] = kaiming_uniform
   param b: f32[13] = uniform(-1, 1)
   param w2: f32[6,7,2,3] = kaiming_uniform
   param w3: f32[9,300,5,5] = kaiming_uniform
   param w4: f32[6,7,3,3] = kaiming_uniform
   param w5: f32[7,1,3,3] = kaiming_uniform
+  param wg: f32[6,4,3,3] = kaiming_uniform
   %0 = conv2d(x, w, b, pad=[1,1,1,1])
   %y = relu(%0)
   %z = conv2d(u, w2, pad=[1,2,1,2], dilation=[2,2])
@@ -332,8 +378,10 @@ mod tests {
   %e = conv2d(u, w2, stride=[2,2], pad=[0,2,1,1], dilation=[1,2])
   %q = conv2d(u, w5, pad=[1,1,1,1], groups=7)
   %t = conv2d(u, w4, stride=[3,3])
+  %gr = conv2d(x, wg, pad=[1,1,1,1], groups=3)
+  %gs = conv2d(x, wg, stride=[2,2], pad=[1,1,1,1], groups=3)
   fuse %0, %y
-  return %y, %z, %s, %d, %e, %q, %t
+  return %y, %z, %s, %d, %e, %q, %t, %gr, %gs
 }
 ";
         for (tile_cols, per_core) in [(4, 1), (8, 4), (64, 16)] {
@@ -347,7 +395,7 @@ mod tests {
             let flat: Vec<bool> =
                 m.kernels.iter().map(|k| format!("{:?}", k.body).contains("name: \"panel\"")).collect();
             // The depthwise `q` takes the depthwise form of these planes (`flat_depthwise`).
-            assert_eq!(flat, [true, true, true, true, true, true, false], "{}", print(&m));
+            assert_eq!(flat, [true, true, true, true, true, true, false, true, true], "{}", print(&m));
         }
         // A strided 1-D convolution of wide rows whose row copy (76.8 KB) passes a quarter of
         // rk3588's stack: flattened planes, two chunks of channels, whatever the knob.
@@ -359,9 +407,9 @@ mod tests {
 ";
         let m = knobs_match_reference(wide, &[("conv.flat_max_ow", 0)], "rk3588");
         assert!(print(&m).contains("alloc panel: f32[32,2,"), "{}", print(&m));
-        // Only rows narrower than the knob: 5 columns or fewer (`z`, `d`, `e` and the depthwise
-        // `q`), not `y`'s 6 or `s`'s 7.
+        // Only rows narrower than the knob: 5 columns or fewer (`z`, `d`, `e`, the depthwise `q`
+        // and the strided grouped `gs`), not `y`'s and `gr`'s 6 or `s`'s 7.
         let m = knobs_match_reference(g, &[("conv.flat_max_ow", 6)], "rk3588");
-        assert_eq!(print(&m).matches("alloc panel").count(), 4, "{}", print(&m));
+        assert_eq!(print(&m).matches("alloc panel").count(), 5, "{}", print(&m));
     }
 }
