@@ -31,7 +31,8 @@
 //!
 //! - default, pointwise ([`pointwise`]): ungrouped 1x1 f32 convolutions without padding whose
 //!   output rows are narrower than `conv.pointwise_max_ow` (a vector): a matrix product over
-//!   flattened pixels, each panel of whole rows copied first.
+//!   flattened pixels, each panel of whole rows copied first; with at most a vector of
+//!   pixels per image, dot products along the input channels over the pixels transposed.
 //! - default, flattened planes ([`flat_planes`]): other ungrouped f32 convolutions whose
 //!   output rows are narrower than `conv.flat_max_ow` (a vector), and strided ones whose row
 //!   copy would not fit: a product over the zero-padded input planes flattened (split by

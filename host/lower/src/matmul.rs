@@ -339,7 +339,13 @@ pub(crate) fn axpy_tile_body(
 /// One `B^T`-contiguous tile: `mr x nc` dot products sharing one vectorized `k` loop (each
 /// element of `A` and `B` loaded once per tile), with `unroll`ed rows and columns inside, so the
 /// backend turns the tile into `mr * nc` vector reductions held in registers.
-fn dot_tile_body(cx: &mut Cx, g: &Gemm, l: &[E], (m0, mr): (E, usize), (n0, nc): (E, usize)) -> Vec<Stmt> {
+pub(crate) fn dot_tile_body(
+    cx: &mut Cx,
+    g: &Gemm,
+    l: &[E],
+    (m0, mr): (E, usize),
+    (n0, nc): (E, usize),
+) -> Vec<Stmt> {
     let acc = Buf::new(cx.fresh("acc"), TensorType::new(g.acc, [mr, nc]));
     let (r0, r1, r2) = (cx.fresh("r"), cx.fresh("r"), cx.fresh("r"));
     let (c0, c1, c2) = (cx.fresh("c"), cx.fresh("c"), cx.fresh("c"));
