@@ -112,7 +112,7 @@ pub const KNOBS: [KnobSpec; 26] = [
         Knob::MatmulDotRows,
         "matmul.dot_rows",
         "matmul",
-        "rows per tile of an integer (dot product) matmul",
+        "rows per dot-product tile (linear, integer matmul, 1x1 convolutions over a few pixels)",
         1,
         16,
     ),
@@ -120,7 +120,7 @@ pub const KNOBS: [KnobSpec; 26] = [
         Knob::MatmulDotCols,
         "matmul.dot_cols",
         "matmul",
-        "columns per tile of an integer (dot product) matmul",
+        "columns per dot-product tile (linear, integer matmul, 1x1 convolutions over a few pixels)",
         1,
         16,
     ),
@@ -176,7 +176,7 @@ pub const KNOBS: [KnobSpec; 26] = [
         Knob::ConvFlatMaxOw,
         "conv.flat_max_ow",
         "conv",
-        "ungrouped and depthwise convolutions with output rows narrower than this are products over flattened padded planes (0: never)",
+        "convolutions with output rows narrower than this (ungrouped, grouped or depthwise) are products over flattened padded planes (0: never)",
         0,
         1 << 16,
     ),
@@ -414,19 +414,24 @@ impl Knobs {
 pub fn families_of(g: &Graph, gpu: bool) -> Vec<&'static str> {
     let mut out: Vec<&'static str> = if gpu { Vec::new() } else { vec!["threads"] };
     for n in &g.nodes {
-        let family = match (&n.op, gpu) {
-            (Op::MatMul { .. } | Op::Linear | Op::Conv2d(_), true) => "gpu.matmul",
-            (Op::ConvTranspose2d(_), true) => "gpu.conv_transpose",
-            (Op::MatMul { .. } | Op::Linear, false) => "matmul",
-            (Op::Conv2d(_) | Op::ConvTranspose2d(_), false) => "conv",
+        let families: &[&'static str] = match (&n.op, gpu) {
+            (Op::MatMul { .. } | Op::Linear | Op::Conv2d(_), true) => &["gpu.matmul"],
+            (Op::ConvTranspose2d(_), true) => &["gpu.conv_transpose"],
+            (Op::MatMul { .. } | Op::Linear, false) => &["matmul"],
+            // The pointwise, flattened and depthwise layouts run the matmul's register and dot
+            // tiles, sized by its knobs.
+            (Op::Conv2d(_), false) => &["conv", "matmul"],
+            (Op::ConvTranspose2d(_), false) => &["conv"],
             (Op::Reduce { .. } | Op::ArgMax { .. } | Op::Softmax { .. } | Op::GlobalAvgPool2d, false) => {
-                "reduce"
+                &["reduce"]
             }
-            (Op::Transpose { .. }, false) => "movement",
+            (Op::Transpose { .. }, false) => &["movement"],
             _ => continue,
         };
-        if !out.contains(&family) {
-            out.push(family);
+        for family in families {
+            if !out.contains(family) {
+                out.push(family);
+            }
         }
     }
     out
