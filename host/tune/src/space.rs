@@ -65,6 +65,7 @@ fn candidates(knob: Knob, lanes: usize) -> Vec<usize> {
         Knob::GpuDotThreads => vec![32, 64, 128, 256, 512, 1024],
         Knob::GpuConvTransposeOc => vec![0, 1, 2, 4, 8],
         Knob::GpuConvTransposeRows => vec![1, 2, 4],
+        Knob::GpuConvTransposeMinThreads => vec![0, 64, 256, 1024],
     }
 }
 

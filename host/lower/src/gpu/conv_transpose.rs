@@ -15,9 +15,12 @@
 //! is also what lets the verifier prove every index in bounds.
 //!
 //! Where the accumulators (`rows * sh * sw * oc`) would pass 32 registers the channels, then
-//! the rows, are reduced; a kernel of more than 32 phases or 96 taps keeps the per-element form
-//! (one thread per output, `crate::conv_transpose::output_element`), as does
-//! `gpu.conv_transpose_oc = 0`.
+//! the rows, are reduced; likewise while the grid has fewer threads than
+//! `gpu.conv_transpose_min_threads` per compute unit (a cell's work is serial over the input
+//! channels, so few cells leave a large GPU waiting on loads). A kernel of more than 32 phases
+//! or 96 taps keeps the per-element form (one thread per output,
+//! `crate::conv_transpose::output_element`), as do `gpu.conv_transpose_oc = 0` and cells too
+//! few for that minimum even one channel and one row each.
 
 use super::{Gpu, Grid1d};
 use crate::conv::dims4;
@@ -76,6 +79,19 @@ pub fn cells(
     let mut rows = gpu.knobs.get(Knob::GpuConvTransposeRows).min(ch);
     while rows > 1 && rows * phases * r > MAX_ACC {
         rows /= 2;
+    }
+    // Fewer channels, then rows, per thread while the cells leave the GPU short of threads; a
+    // thread per output where even single cells would.
+    let min_threads = gpu.units * gpu.knobs.get(Knob::GpuConvTransposeMinThreads);
+    let threads = |r: usize, rows: usize| n * (oc / r) * ch.div_ceil(rows) * cw;
+    while threads(r, rows) < min_threads && r > 1 {
+        r = (1..r).rev().find(|d| oc % d == 0).unwrap_or(1);
+    }
+    while threads(r, rows) < min_threads && rows > 1 {
+        rows /= 2;
+    }
+    if threads(r, rows) < min_threads {
+        return None;
     }
     let (row_taps, col_taps) = (phase_taps(sh, a.pad[0], kh), phase_taps(sw, a.pad[1], kw));
     let grid = Grid1d::new(gpu, names, &[n, oc / r, ch.div_ceil(rows), cw]);
@@ -194,7 +210,11 @@ pub fn cells(
 #[cfg(test)]
 mod tests {
     use crate::testing::gpu_knobs_match_reference;
+    use crate::Schedule;
+    use ekb_ir::l0::check;
     use ekb_ir::l1::print::print;
+    use ekb_ir::l1::verify::verify;
+    use ekb_ir::{SourceFile, TargetProfile};
 
     #[test]
     fn transposed_convolutions_by_cells_match_the_reference_for_every_block_of_channels_and_rows() {
@@ -222,7 +242,11 @@ mod tests {
 ";
         for oc in [1, 2, 4] {
             for rows in [1, 2, 4] {
-                let set = [("gpu.conv_transpose_oc", oc), ("gpu.conv_transpose_rows", rows)];
+                let set = [
+                    ("gpu.conv_transpose_oc", oc),
+                    ("gpu.conv_transpose_rows", rows),
+                    ("gpu.conv_transpose_min_threads", 0),
+                ];
                 let m = gpu_knobs_match_reference(g, &set, "h200");
                 let text = print(&m);
                 // Every kernel keeps its accumulators `[rows, sh, sw, channels]` in registers,
@@ -237,5 +261,44 @@ mod tests {
         let text = print(&gpu_knobs_match_reference(g, &[("gpu.conv_transpose_oc", 0)], "h200"));
         let accs: Vec<&str> = text.lines().filter(|l| l.trim_start().starts_with("alloc acc")).collect();
         assert!(accs.len() == 4 && accs.iter().all(|l| l.ends_with("f32[1] local")), "{text}");
+    }
+
+    /// The accumulators of the default lowering of one transposed convolution for `target`.
+    fn accumulators(graph: &str, target: &str) -> Vec<String> {
+        let g = check::load(&SourceFile::new("t.ekir", graph)).unwrap_or_else(|ds| panic!("{}", ds[0]));
+        let target = TargetProfile::load(target).unwrap();
+        let m = crate::lower_gpu(&g, Schedule::Default, &target).unwrap_or_else(|d| panic!("{d}"));
+        let errors: Vec<_> = verify(&m, Some(&target)).into_iter().filter(|d| d.is_error()).collect();
+        assert!(errors.is_empty(), "{errors:?}");
+        let text = print(&m);
+        text.lines()
+            .filter(|l| l.trim_start().starts_with("alloc acc"))
+            .map(|l| l.trim().to_string())
+            .collect()
+    }
+
+    #[test]
+    fn cells_shrink_towards_the_threads_the_gpu_needs_else_one_thread_per_output() {
+        // LinkNet's decoder: 128 channels of 16x32 cells, 65536 in all. On an H200 (132 SMs, at
+        // least 256 threads each) one channel and one cell row per thread; on PoCL (2 compute
+        // units) the default 2 channels and 2 rows.
+        let linknet = "graph g(x: f32[1,128,16,32]) -> (y: f32[1,128,32,64]) {
+  param w: f32[128,128,3,3] = kaiming_uniform
+  %y = conv_transpose2d(x, w, stride=[2,2], pad=[1,1,1,1], output_padding=[1,1])
+  return %y
+}
+";
+        assert_eq!(accumulators(linknet, "h200"), ["alloc acc: f32[1,2,2,1] local"]);
+        assert_eq!(accumulators(linknet, "pocl"), ["alloc acc: f32[2,2,2,2] local"]);
+        // DCGAN's 4x4 layer: 64 channels of 16x16 cells, 16384, too few for an H200 even one
+        // each: one thread per output there; PoCL keeps the cells.
+        let dcgan = "graph g(x: f32[1,128,16,16]) -> (y: f32[1,64,32,32]) {
+  param w: f32[128,64,4,4] = normal(0.0, 0.02)
+  %y = conv_transpose2d(x, w, stride=[2,2], pad=[1,1,1,1])
+  return %y
+}
+";
+        assert_eq!(accumulators(dcgan, "h200"), ["alloc acc: f32[1] local"]);
+        assert_eq!(accumulators(dcgan, "pocl"), ["alloc acc: f32[2,2,2,2] local"]);
     }
 }
