@@ -49,6 +49,7 @@
 
 mod flat_depthwise;
 mod flat_planes;
+pub(crate) mod flat_transpose;
 mod pointwise;
 mod winograd;
 

@@ -25,7 +25,7 @@
 //! innermost and unguarded. Either way the guards are what let the verifier's interval analysis
 //! prove every index in bounds.
 
-use crate::conv::{block_channels, dims4};
+use crate::conv::{block_channels, dims4, flat_transpose};
 use crate::recipe::Knob;
 use crate::sched::{outer, serial, simple_loop, tiles, Cx, Nest};
 use ekb_ir::l0::ConvTranspose2dAttrs;
@@ -43,6 +43,9 @@ pub fn conv_transpose2d(
     y: &Buf,
 ) -> Vec<Stmt> {
     if !cx.naive() {
+        if flat_transpose::applies(cx, a, x, w, y) {
+            return flat_transpose::conv_transpose2d(cx, a, x, w, bias, y);
+        }
         if let Some(body) = phase_tiles(cx, a, [x, w, y], bias) {
             return body;
         }
@@ -60,6 +63,17 @@ pub fn conv_transpose2d(
     let idx = <[E; 4]>::try_from(nest.idx.clone()).expect("rank 4");
     let body = output_element(cx, a, [x, w, y], bias, idx);
     nest.wrap(body)
+}
+
+/// The taps of one axis by phase: for phase `a < s`, each `(k, d)` with kernel position `k`
+/// and input offset `d` from the cell (`i = q + d`).
+pub(crate) fn phase_taps(s: usize, pad: usize, kernel: usize) -> Vec<Vec<(usize, i64)>> {
+    (0..s)
+        .map(|a| {
+            let (first, base) = ((a + pad) % s, ((a + pad) / s) as i64);
+            (0..kernel.saturating_sub(first).div_ceil(s)).map(|j| (first + j * s, base - j as i64)).collect()
+        })
+        .collect()
 }
 
 /// One column phase of [`phase_tiles`]: the phase `rx`, its first kernel column `kw0 = (rx +

@@ -177,7 +177,7 @@ pub const KNOBS: [KnobSpec; 27] = [
         Knob::ConvFlatMaxOw,
         "conv.flat_max_ow",
         "conv",
-        "convolutions with output rows narrower than this (ungrouped, grouped or depthwise) are products over flattened padded planes (0: never)",
+        "convolutions with output rows narrower than this (ungrouped, grouped or depthwise), and transposed ones with phase rows narrower, are products over flattened padded planes (0: never)",
         0,
         1 << 16,
     ),
@@ -432,10 +432,9 @@ pub fn families_of(g: &Graph, gpu: bool) -> Vec<&'static str> {
             (Op::MatMul { .. } | Op::Linear | Op::Conv2d(_), true) => &["gpu.matmul"],
             (Op::ConvTranspose2d(_), true) => &["gpu.conv_transpose"],
             (Op::MatMul { .. } | Op::Linear, false) => &["matmul"],
-            // The pointwise, flattened and depthwise layouts run the matmul's register and dot
-            // tiles, sized by its knobs.
-            (Op::Conv2d(_), false) => &["conv", "matmul"],
-            (Op::ConvTranspose2d(_), false) => &["conv"],
+            // The pointwise, flattened and depthwise layouts (and the transposed convolutions'
+            // flattened plane) run the matmul's register and dot tiles, sized by its knobs.
+            (Op::Conv2d(_) | Op::ConvTranspose2d(_), false) => &["conv", "matmul"],
             (Op::Reduce { .. } | Op::ArgMax { .. } | Op::Softmax { .. } | Op::GlobalAvgPool2d, false) => {
                 &["reduce"]
             }

@@ -24,6 +24,7 @@
 
 use super::{Gpu, Grid1d};
 use crate::conv::dims4;
+use crate::conv_transpose::phase_taps;
 use crate::recipe::Knob;
 use ekb_ir::l0::ConvTranspose2dAttrs;
 use ekb_ir::l1::build::{f, if_, int, ints, let_, loop_, var, Buf, Names, E};
@@ -34,17 +35,6 @@ use std::collections::{BTreeSet, HashMap};
 /// Most accumulators per thread, and most weights a thread loads per input channel.
 const MAX_ACC: usize = 32;
 const MAX_WEIGHTS: usize = 96;
-
-/// The taps of one axis by phase: for phase `a < s`, each `(k, d)` with kernel position `k`
-/// and input offset `d` from the cell (`i = q + d`).
-fn phase_taps(s: usize, pad: usize, kernel: usize) -> Vec<Vec<(usize, i64)>> {
-    (0..s)
-        .map(|a| {
-            let (first, base) = ((a + pad) % s, ((a + pad) / s) as i64);
-            (0..kernel.saturating_sub(first).div_ceil(s)).map(|j| (first + j * s, base - j as i64)).collect()
-        })
-        .collect()
-}
 
 /// `y = conv_transpose2d(x, w[, bias])` by cells (see the module header); `None`, with no name
 /// taken from `names`, where the attributes or sizes leave it to the per-element form.
