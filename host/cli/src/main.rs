@@ -36,7 +36,7 @@ mod tasks;
 mod tasks_memory;
 mod tree;
 mod tune;
-mod tune_pool;
+mod tune_protocol;
 mod worker;
 
 use clap::{Parser, Subcommand};

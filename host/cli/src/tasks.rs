@@ -212,19 +212,25 @@ pub fn cpu_workloads(s: &Select, dir: &Option<PathBuf>) -> Result<Vec<Workload>,
 
 /// The tasks with a CPU instance that `s` selects (what [`cpu_workloads`] tunes).
 pub fn cpu_tasks(s: &Select, dir: &Option<PathBuf>) -> Result<Vec<Task>, String> {
-    let mut f = filter(s)?;
-    if f.backend.is_some_and(|b| b != Backend::Cpu) {
-        return Err(
+    match backend_tasks(s, dir)? {
+        (Backend::Cpu, tasks) => Ok(tasks),
+        _ => Err(
             "error: the workloads are CPU instances, measured on this machine\n  = hint: drop `--backend`"
                 .into(),
-        );
+        ),
     }
-    f.backend = Some(Backend::Cpu);
+}
+
+/// The backend `s` names (the CPU when it names none) and the tasks with an instance on it that
+/// `s` selects.
+pub fn backend_tasks(s: &Select, dir: &Option<PathBuf>) -> Result<(Backend, Vec<Task>), String> {
+    let mut f = filter(s)?;
+    let backend = *f.backend.get_or_insert(Backend::Cpu);
     let (suite, broken) = load(dir)?;
     if broken {
         return Err("error: fix the task files above first".into());
     }
-    Ok(select(&f, &suite)?.into_iter().cloned().collect())
+    Ok((backend, select(&f, &suite)?.into_iter().cloned().collect()))
 }
 
 /// A task as a workload of the tuner, checked at the task's tolerances.

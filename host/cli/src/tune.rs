@@ -2,42 +2,50 @@
 //! graph file, the anchor workloads of `ekb bench --engines`, or tasks of the suite), opens the
 //! tuning database, runs the search within the budget with a progress line, and prints a table
 //! of each workload's default and tuned times; `--export DIR` writes the tuned programs as a
-//! candidate folder for `ekb eval --candidates DIR`. With `--queue URL` the candidates are
-//! measured by a pool of workers instead of in this process (`tune_pool.rs`).
+//! candidate folder for `ekb eval --candidates DIR`. CPU candidates are measured in this
+//! process; a GPU backend's, and with `--protocol`, `--device` or `--queue URL` the CPU's too,
+//! by the evaluation protocol on a device runtime or a pool of workers (`tune_protocol.rs`).
 
 use crate::files;
 use crate::submit::QueueArgs;
 use crate::tasks::{self as task_cli, Select};
-use crate::tune_pool::PoolBench;
+use crate::tune_protocol::{ProtocolBench, Shared};
 use ekb_deploy::driver::{self, BackendChoice, CompileOptions, Program, Sources, Stage};
 use ekb_eval::evaluate::candidate::Candidates;
+use ekb_eval::tasks::{Backend, Task};
 use ekb_ir::l1::print::print as print_l1;
+use ekb_ir::Diagnostic;
 use ekb_ir::TargetProfile;
+use ekb_leka::evaluator::{Elsewhere, Protocol, Where};
 use ekb_lower::Schedule;
 use ekb_tune::remote::Remote;
 use ekb_tune::schedule::{self, Budget};
 use ekb_tune::space::Space;
 use ekb_tune::{Db, Event, Outcome, TuneOptions, Tuner, Workload};
+use std::cell::RefCell;
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::rc::Rc;
 use std::time::{Duration, Instant};
 
 /// Search the default schedule's knobs of each workload for the fastest correct point, measured
-/// on this machine: an evolutionary search guided by a cost model (gradient-boosted trees over
-/// loop-nest features) fitted online, every candidate timed paired with the best so far and
-/// recorded in the tuning database (docs/tuning.md).
+/// on the real device: an evolutionary search guided by a cost model (gradient-boosted trees
+/// over loop-nest features) fitted online, every candidate timed paired with the best so far (or
+/// the default) and recorded in the tuning database (docs/tuning.md).
 #[derive(clap::Args)]
 #[command(
     long_about = "Search the default schedule's knobs of each workload for the fastest correct point: an \
 evolutionary search guided by a cost model (gradient-boosted trees over loop-nest features) fitted \
 online, every candidate recorded in the tuning database (docs/tuning.md).\n\n\
-Here, each candidate is loaded into this process, checked on seed 0 and timed paired with the best \
-so far. With `--queue URL`, each batch is sent as jobs to a pool of workers (`ekb worker --target \
-TARGET`, docs/scaleout.md), which evaluate every candidate as `ekb eval` does (seeds 0, 1 and 2, \
-paired timing against the default schedule on their device); the database then holds each \
-candidate's ratio to the default times the default's time, under one device name for the pool. \
-The workloads are then tasks of the suite, and TARGET can be a board's profile.",
+CPU candidates are loaded into this process, checked on seed 0 and timed paired with the best so \
+far. Through the evaluation protocol instead, every candidate is evaluated as `ekb eval` does \
+(seeds 0, 1 and 2 in a kernel process of the device runtime, timed paired with the default \
+schedule on the device) and the database holds its ratio to the default times the default's \
+time: always for a GPU backend (`--backend cuda|opencl`: the GPU runtime here), and on the CPU \
+with `--protocol` (this machine's runtime), `--device D` (a board, any transport of `ekb eval`) or \
+`--queue URL` (a pool of workers, `ekb worker --target TARGET`, docs/scaleout.md). The workloads \
+are then tasks of the suite, and TARGET can be a board's profile.",
     after_help = "Examples:\n  \
 ekb tune model.ekir --trials 64                 one graph, 64 trials, database tuning/host.jsonl\n  \
 ekb tune --anchors --trials 64                  the five anchor workloads of ekb bench --engines\n  \
@@ -45,7 +53,9 @@ ekb tune --anchors conv --trials 256 --resume   continue a tune to 256 trials\n 
 ekb tune matmul --level 1 --total-trials 200    Level-1 CPU tasks, 200 trials shared\n  \
 ekb tune --anchors --export tuned/              the best programs as candidates for ekb eval\n  \
 ekb bench --engines --db tuning/host.jsonl      the tuned anchors next to the engines\n  \
-ekb tune matmul --level 1 --target rk3588 --queue redis://broker:6379   measured by the rk3588 workers\n\
+ekb tune matmul --level 1 --target rk3588 --queue redis://broker:6379   measured by the rk3588 workers\n  \
+ekb tune linear --level 1 --backend cuda --trials 32    CUDA kernels' knobs, on this machine's GPU\n  \
+ekb tune linear --level 1 --backend cuda --export tuned/   then: ekb eval --backend cuda --candidates tuned/\n\
 The database is JSON lines, one record per measured candidate; a killed tune loses at most the \
 candidate in flight, and --resume continues it."
 )]
@@ -68,10 +78,20 @@ pub struct Args {
     /// each).
     #[arg(long)]
     total_trials: Option<usize>,
-    /// Target profile: one of this machine (cpu = "native"), as candidates are measured here;
-    /// with `--queue`, any profile (its workers measure them).
-    #[arg(long, default_value = "host")]
-    target: String,
+    /// Target profile of the backend [default: `host` for the CPU, `h200` for cuda, `pocl` for
+    /// opencl]: on the CPU, one of this machine (cpu = "native") unless a device or the pool's
+    /// workers measure the candidates.
+    #[arg(long)]
+    target: Option<String>,
+    /// Measure CPU candidates by the evaluation protocol on this machine's runtime (a kernel
+    /// process, seeds 0, 1 and 2, paired with the default), as `ekb eval` would, instead of in
+    /// this process.
+    #[arg(long)]
+    protocol: bool,
+    /// The device the protocol measures on (`local`, `qemu`, `ssh://[user@]host[:port]`,
+    /// `adb[:serial]`, as for `ekb eval`); implies `--protocol`.
+    #[arg(long)]
+    device: Option<String>,
     /// The tuning database [default: tuning/TARGET.jsonl].
     #[arg(long)]
     db: Option<PathBuf>,
@@ -94,12 +114,12 @@ pub struct Args {
     #[arg(long, default_value_t = 0)]
     seed: u64,
     /// Do not tune: write the best record of each workload as a candidate folder
-    /// (DIR/WORKLOAD/cpu/sample-0/candidate.ekir, the tuned loop program, and its recipe).
+    /// (DIR/WORKLOAD/BACKEND/sample-0/candidate.ekir, the tuned loop program, and its recipe).
     #[arg(long)]
     export: Option<PathBuf>,
 }
 
-/// The workloads `args` selects.
+/// The workloads `args` selects to tune in this process: a graph file, anchors or CPU tasks.
 fn workloads(args: &Args) -> Result<Vec<Workload>, String> {
     let pattern = args.select.pattern.as_deref();
     if let Some(path) = pattern.map(Path::new).filter(|p| p.is_file() && !args.anchors) {
@@ -122,30 +142,76 @@ fn workloads(args: &Args) -> Result<Vec<Workload>, String> {
     Ok(tasks)
 }
 
+/// Where a tune's candidates are measured.
+enum Measured {
+    /// Loaded into this process.
+    Here,
+    /// By the evaluation protocol on this machine's device link (`local`, or `--device`).
+    Device,
+    /// By the evaluation protocol on a pool of workers.
+    Pool(crate::submit::Pool),
+}
+
 pub fn run(args: Args) -> Result<ExitCode, String> {
-    let target = crate::source::target(&args.target)?;
-    let pool = args.pool.pool()?;
-    if target.cpu.cpu != "native" && pool.is_none() {
+    let backend = match task_cli::filter(&args.select)?.backend {
+        Some(b) => b,
+        None => Backend::Cpu,
+    };
+    let gpu = backend != Backend::Cpu;
+    let target_name = args.target.clone().unwrap_or_else(|| {
+        match backend {
+            Backend::Cpu => "host",
+            Backend::Cuda => "h200",
+            Backend::Opencl => "pocl",
+        }
+        .to_string()
+    });
+    let target = crate::source::target(&target_name)?;
+    let measured = match args.pool.pool()? {
+        Some(_) if args.device.is_some() => {
+            return Err(
+                "error: `--device` names one device, and `--queue` sends the candidates to a pool\n  \
+                 = hint: name each worker's device when starting it: `ekb worker --queue URL --device D`"
+                    .into(),
+            )
+        }
+        Some(p) => Measured::Pool(p),
+        None if gpu || args.protocol || args.device.is_some() => Measured::Device,
+        None => Measured::Here,
+    };
+    if matches!(measured, Measured::Here) && target.cpu.cpu != "native" {
         return Err(format!(
-            "error: `ekb tune` measures candidates on this machine, and target `{}` is a board (cpu = \"{}\")\n  \
-             = hint: tune with a profile of this machine, such as `host`, or have the board's workers measure them: \
-             `--queue URL` (docs/scaleout.md)",
+            "error: `ekb tune` measures CPU candidates in this process, and target `{}` is a board (cpu = \"{}\")\n  \
+             = hint: tune with a profile of this machine, such as `host`, or measure them on the board: \
+             `--device ssh://HOST` or a pool of its workers, `--queue URL` (docs/scaleout.md)",
             target.name, target.cpu.cpu
         ));
     }
-    let tasks = match &pool {
-        Some(_) if args.anchors || args.select.pattern.as_deref().is_some_and(|p| Path::new(p).is_file()) => {
-            return Err("error: with `--queue`, the workloads are tasks of the suite (a job carries its task file)\n  \
-                 = hint: select tasks (`ekb tune PATTERN --level N --queue URL`), or tune a graph file or the anchors here"
-                .into())
+    let tasks: Vec<Task> = match measured {
+        Measured::Here => Vec::new(),
+        _ if args.anchors || args.select.pattern.as_deref().is_some_and(|p| Path::new(p).is_file()) => {
+            return Err(format!(
+                "error: {}, the workloads are tasks of the suite (the protocol evaluates a task's instance)\n  \
+                 = hint: select tasks (`ekb tune PATTERN --level N`), or tune a graph file or the anchors on this \
+                 machine's CPU, in this process",
+                match measured {
+                    Measured::Pool(_) => "with `--queue`",
+                    _ if gpu => "on a GPU backend",
+                    _ => "with `--protocol` or `--device`",
+                }
+            ))
         }
-        Some(_) => task_cli::cpu_tasks(&args.select, &args.dir)?,
-        None => Vec::new(),
+        _ => {
+            let tasks = task_cli::backend_tasks(&args.select, &args.dir)?.1;
+            if tasks.is_empty() {
+                return Err(format!("error: no task with a {} instance matches the selection", backend.name()));
+            }
+            tasks
+        }
     };
-    let list = match &pool {
-        Some(_) if tasks.is_empty() => return Err("error: no CPU task matches the selection".into()),
-        Some(_) => tasks.iter().map(task_cli::workload).collect(),
-        None => workloads(&args)?,
+    let list = match measured {
+        Measured::Here => workloads(&args)?,
+        _ => tasks.iter().map(task_cli::workload).collect(),
     };
     let db_path =
         args.db.clone().unwrap_or_else(|| PathBuf::from("tuning").join(format!("{}.jsonl", target.name)));
@@ -154,7 +220,7 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
         eprintln!("warning: {w}");
     }
     if let Some(dir) = &args.export {
-        return export(&list, &db, &target, dir);
+        return export(&list, &db, &target, backend, dir);
     }
     let opts = TuneOptions {
         threads: args.threads,
@@ -163,6 +229,7 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
         round: Duration::from_millis(args.round_ms.max(1)),
         resume: args.resume,
         seed: args.seed,
+        gpu,
         ..TuneOptions::default()
     };
     let budget = match args.total_trials {
@@ -173,22 +240,18 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
         Budget::Total(n) => n,
         Budget::PerWorkload(n) => n * list.len(),
     };
-    // A pooled tune: its jobs' settings, and where its batches are written.
-    let remote = match &pool {
-        Some(p) => {
-            let work = tempfile::tempdir().map_err(|e| format!("error: cannot create a work folder: {e}"))?;
-            Some((p, pool_config(&args)?, work))
-        }
-        None => None,
+    // A tune through the protocol: its evaluator, shared by the workloads, and the device name
+    // its records carry.
+    let work = tempfile::tempdir().map_err(|e| format!("error: cannot create a work folder: {e}"))?;
+    let protocol = match &measured {
+        Measured::Here => None,
+        _ => Some(protocol(&args, backend, &target, measured, work.path())?),
     };
     eprintln!(
         "tuning {} workload(s) on `{}` ({}), {} trial(s) {}, database {}",
         list.len(),
         target.name,
-        match &pool {
-            Some(p) => format!("the workers of the pool at {}", p.url),
-            None => ekb_tune::db::device_fingerprint(),
-        },
+        protocol.as_ref().map_or_else(ekb_tune::db::device_fingerprint, |(_, device)| device.clone()),
         match budget {
             Budget::Total(n) | Budget::PerWorkload(n) => n,
         },
@@ -197,9 +260,9 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
     );
     let mut tuners = Vec::new();
     for (i, w) in list.iter().enumerate() {
-        let measure: Option<Box<dyn Remote + '_>> = match &remote {
-            Some((p, config, work)) => {
-                Some(Box::new(PoolBench::new(p, config.clone(), &tasks[i], work.path().to_path_buf())?))
+        let measure: Option<Box<dyn Remote + '_>> = match &protocol {
+            Some((p, device)) => {
+                Some(Box::new(ProtocolBench::new(p.clone(), device.clone(), &tasks[i], backend)?))
             }
             None => None,
         };
@@ -214,20 +277,40 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
         eprintln!();
     }
     result.map_err(|e| format!("error: {e}"))?;
-    print_table(&tuners, started.elapsed(), pool.is_some());
+    print_table(&tuners, started.elapsed(), protocol.as_ref().map(|(_, d)| d.as_str()), backend);
     Ok(ExitCode::SUCCESS)
 }
 
-/// The evaluation settings of a pooled tune's jobs: the default schedule as the baseline, the
-/// seeds [`crate::tune_pool::SEEDS`], the tune's timing (`--rounds` of `--round-ms` each side)
-/// and threads, and `--target`.
-fn pool_config(args: &Args) -> Result<ekb_eval::evaluate::Config, String> {
+/// The evaluator of a tune through the protocol (batches kept under `work`) and the device name
+/// its records carry. Its settings: the default schedule as the baseline, the seeds
+/// [`crate::tune_protocol::SEEDS`], the tune's timing (`--rounds` of `--round-ms` each side),
+/// threads, the target and the device.
+fn protocol(
+    args: &Args,
+    backend: Backend,
+    target: &TargetProfile,
+    measured: Measured,
+    work: &Path,
+) -> Result<(Rc<RefCell<Shared>>, String), String> {
     let budget_s = (2 * args.rounds.max(1)) as f64 * args.round_ms.max(1) as f64 / 1000.0;
+    let target_flag = match backend {
+        Backend::Cpu => "--target",
+        Backend::Cuda => "--cuda-target",
+        Backend::Opencl => "--opencl-target",
+    };
     let mut flags: Vec<String> =
-        vec!["--baseline".into(), "default".into(), "--target".into(), args.target.clone()];
-    flags.extend(["--seeds".into(), crate::tune_pool::SEEDS.into(), "--budget".into(), budget_s.to_string()]);
+        vec!["--baseline".into(), "default".into(), target_flag.into(), target.name.clone()];
+    flags.extend([
+        "--seeds".into(),
+        crate::tune_protocol::SEEDS.into(),
+        "--budget".into(),
+        budget_s.to_string(),
+    ]);
     if args.threads > 0 {
         flags.extend(["--threads".into(), args.threads.to_string()]);
+    }
+    if let Some(d) = &args.device {
+        flags.extend(["--device".into(), d.clone()]);
     }
     let e = crate::eval::EvalArgs::from_flags(&flags)?;
     let plan = crate::eval::plan(
@@ -237,7 +320,29 @@ fn pool_config(args: &Args) -> Result<ekb_eval::evaluate::Config, String> {
         std::env::args().collect(),
         Path::new("."),
     )?;
-    Ok(plan.config)
+    let version = env!("CARGO_PKG_VERSION");
+    let (run_on, device) = match measured {
+        Measured::Pool(pool) => {
+            let device = format!("ekb workers of {} (a pool), ekb {version}", target.name);
+            let run: Elsewhere = Box::new(move |config, task, instance, run, notes| {
+                crate::submit::evaluate_into(&pool, config, &[task], vec![instance.clone()], run, true, notes)
+                    .map(|_| ())
+                    .map_err(Diagnostic::error)
+            });
+            (Where::Elsewhere(run), device)
+        }
+        _ => {
+            let on = format!("{} of `{}` by the evaluation protocol", backend.name(), target.name);
+            let device = match args.device.as_deref() {
+                None | Some("local") => format!("{}, {on}", ekb_tune::db::device_fingerprint()),
+                Some(_) => format!("{}, {on}, ekb {version}", plan.device),
+            };
+            let mut connect = plan.connector();
+            (Where::Device(Box::new(move |b| connect(b).map_err(Diagnostic::error))), device)
+        }
+    };
+    let protocol = Protocol { config: plan.config, dir: work.to_path_buf(), run_on, notes: Vec::new() };
+    Ok((Rc::new(RefCell::new(Shared::new(protocol))), device))
 }
 
 /// The progress line: trials, the current workload's best so far, and the time left.
@@ -282,7 +387,7 @@ impl Progress {
     }
 }
 
-fn print_table(tuners: &[Tuner<'_>], wall: Duration, pooled: bool) {
+fn print_table(tuners: &[Tuner<'_>], wall: Duration, protocol: Option<&str>, backend: Backend) {
     let width = tuners.iter().map(|t| t.summary().workload.len()).max().unwrap_or(8).max(8);
     println!(
         "{:width$}  {:>6}  {:>11}  {:>11}  {:>9}  {:>7}  {:>7}",
@@ -319,16 +424,18 @@ fn print_table(tuners: &[Tuner<'_>], wall: Duration, pooled: bool) {
         "{illegal} bred point(s) refused while lowering (never measured); {:.1} s in all",
         wall.as_secs_f64()
     );
-    if pooled {
-        println!(
-            "times measured by the pool's workers with the evaluation protocol (ratio to the default schedule, times \
-             the default's first time); confirm with --export DIR, then ekb eval --candidates DIR --baseline default"
-        );
-    } else {
-        println!(
-            "times measured in this process; the evaluation protocol can differ on memory-bound kernels: \
-             confirm with --export DIR, then ekb eval --candidates DIR --baseline default"
-        );
+    let confirm = format!(
+        "confirm with --export DIR, then ekb eval --backend {} --candidates DIR --baseline default",
+        backend.name()
+    );
+    match protocol {
+        Some(device) => println!(
+            "times measured on {device} (ratio to the default schedule, times the default's first time); \
+             {confirm}"
+        ),
+        None => println!(
+            "times measured in this process; the evaluation protocol can differ on memory-bound kernels: {confirm}"
+        ),
     }
     for t in tuners {
         if let Some(r) = &t.summary().best_recipe {
@@ -342,7 +449,13 @@ fn indent(text: &str) -> String {
 }
 
 /// Writes each workload's best record as a candidate: the loop program its recipe lowers to.
-fn export(list: &[Workload], db: &Db, target: &TargetProfile, dir: &Path) -> Result<ExitCode, String> {
+fn export(
+    list: &[Workload],
+    db: &Db,
+    target: &TargetProfile,
+    backend: Backend,
+    dir: &Path,
+) -> Result<ExitCode, String> {
     let mut written = 0;
     for w in list {
         let sha = ekb_tune::tuner::graph_sha256(&w.graph);
@@ -350,18 +463,19 @@ fn export(list: &[Workload], db: &Db, target: &TargetProfile, dir: &Path) -> Res
             eprintln!("{}: no correct record in the database; not exported", w.name);
             continue;
         };
-        let space = Space::new(&w.graph, target, false);
+        let gpu = backend != Backend::Cpu;
+        let space = Space::new(&w.graph, target, gpu);
         let point = space.point_of(&best.recipe).map_err(|d| format!("error: {}: {d}", w.name))?;
         let options = CompileOptions {
             knobs: Some(space.knobs(&point)),
-            backend: BackendChoice::Cpu,
+            backend: if gpu { BackendChoice::Gpu } else { BackendChoice::Cpu },
             until: Stage::Verify,
             ..CompileOptions::default()
         };
         let sources = Sources { graph: Some(&w.source), module: None };
         let a = driver::compile(Program::Graph(&w.graph), sources, target, &options)
             .map_err(|f| format!("error: {}: the {} stage failed", w.name, f.stage))?;
-        let sample = dir.join(&w.name).join("cpu").join("sample-0");
+        let sample = dir.join(&w.name).join(backend.name()).join("sample-0");
         std::fs::create_dir_all(&sample)
             .map_err(|e| format!("error: cannot create `{}`: {e}", sample.display()))?;
         files::write_set(&[

@@ -311,7 +311,7 @@ fn ekb_tune_with_a_queue_has_its_candidates_measured_by_the_workers() {
     let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
     let log = std::fs::read_to_string(&workers.0[0].2).unwrap();
     assert!(out.status.success(), "{stderr}\nworker:\n{log}");
-    assert!(stdout.contains("times measured by the pool's workers"), "{stdout}");
+    assert!(stdout.contains("times measured on ekb workers of host (a pool)"), "{stdout}");
     // Four trials, each a job the worker evaluated: the default first, then a batch of three.
     let pooled = tune_records(&tmp.path().join("pooled.jsonl"));
     assert_eq!(pooled.iter().map(|r| r["trial"].as_u64().unwrap()).collect::<Vec<_>>(), [1, 2, 3, 4]);

@@ -1,9 +1,11 @@
 //! `ekb tune` end to end on a small matmul: trials recorded one per line, a killed tune resumed
 //! from its database without measuring a program twice, a database of one profile refused for
-//! another, and the export read back as a candidate loop program.
+//! another, and the export read back as a candidate loop program. And through the evaluation
+//! protocol: a Level-1 task's GPU kernels tuned on OpenCL (PoCL), their export evaluated by
+//! `ekb eval`, and the CPU's candidates measured by this machine's runtime.
 
 use std::io::{BufRead, BufReader};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
 const GRAPH: &str = "graph mm(a: f32[48,96], b: f32[96,80]) -> (c: f32[48,80]) {\n  %0 = matmul(a, b)\n  %1 = relu(%0)\n  return %1\n}\n";
@@ -99,4 +101,104 @@ fn a_killed_tune_resumes_from_its_database() {
     assert!(check.status.success(), "{}", String::from_utf8_lossy(&check.stderr));
     let recipe = std::fs::read_to_string(d.join("cands/mm/cpu/sample-0/tuned.recipe")).unwrap();
     assert!(recipe.starts_with("set "), "{recipe}");
+}
+
+fn tasks_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tasks")
+}
+
+fn succeeded(out: &Output) -> String {
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(out.status.success(), "{}\n{stdout}", String::from_utf8_lossy(&out.stderr));
+    stdout
+}
+
+#[test]
+fn a_gpu_tune_measures_its_kernels_through_the_protocol_and_exports_them_for_ekb_eval() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let gpu_rt = ekb_e2e::opencl_runtime(Path::new(env!("CARGO_TARGET_TMPDIR")));
+    let tasks = tasks_dir();
+    let task = "gemv_mobilenetv2_classifier";
+    let tune = |extra: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_ekb"))
+            .env("EKB_RT_GPU", &gpu_rt)
+            .args(["tune", task, "--level", "1", "--dir", tasks.to_str().unwrap(), "--backend", "opencl"])
+            .args(["--db", "gpu.jsonl"])
+            .args(extra)
+            .current_dir(d)
+            .output()
+            .unwrap()
+    };
+    let stdout = succeeded(&tune(&["--trials", "4"].iter().chain(&FAST).copied().collect::<Vec<_>>()));
+    assert!(stdout.contains("opencl of `pocl` by the evaluation protocol"), "{stdout}");
+    let recs = records(&d.join("gpu.jsonl"));
+    assert_eq!(recs.len(), 4, "{recs:?}");
+    // The default first: the GPU kernels' knobs, timed against itself.
+    let default = &recs[0];
+    assert!(default["recipe"].as_str().unwrap().contains("set gpu.dot_threads = "), "{default}");
+    assert!(!default["recipe"].as_str().unwrap().contains("set matmul."), "no CPU knob: {default}");
+    assert_eq!(default["outcome"], "ok", "{default}");
+    assert!((0.5..2.0).contains(&default["vs_best"].as_f64().unwrap()), "{default}");
+    for r in &recs {
+        assert!(
+            r["device"].as_str().unwrap().ends_with("opencl of `pocl` by the evaluation protocol"),
+            "{r}"
+        );
+        assert_eq!(r["outcome"], "ok", "every point of this space runs on PoCL: {r}");
+    }
+
+    // The export is the tuned GPU loop program, which `ekb eval` finds correct on the GPU.
+    succeeded(&tune(&["--export", "cands"]));
+    let cand = d.join(format!("cands/{task}/opencl/sample-0/candidate.ekir"));
+    assert!(std::fs::read_to_string(&cand).unwrap().contains("launch grid("), "a GPU kernel");
+    let eval = Command::new(env!("CARGO_BIN_EXE_ekb"))
+        .env("EKB_RT_GPU", &gpu_rt)
+        .args([
+            "eval",
+            task,
+            "--dir",
+            tasks.to_str().unwrap(),
+            "--backend",
+            "opencl",
+            "--candidates",
+            "cands",
+        ])
+        .args(["--baseline", "default", "--budget", "0.2", "--max-ci", "1e9", "--plain", "--out", "run"])
+        .current_dir(d)
+        .output()
+        .unwrap();
+    succeeded(&eval);
+    let result: serde_json::Value = serde_json::from_str(
+        std::fs::read_to_string(d.join("run/results.jsonl")).unwrap().lines().next().unwrap(),
+    )
+    .unwrap();
+    assert_eq!(result["correct"], true, "{result}");
+    assert!(result["timing"]["speedup"].as_f64().unwrap() > 0.0, "{result}");
+
+    // A graph file is not a task the protocol can evaluate.
+    std::fs::write(d.join("mm.ekir"), GRAPH).unwrap();
+    let refused = ekb(&["tune", "mm.ekir", "--backend", "cuda"], d);
+    assert!(!refused.status.success());
+    let err = String::from_utf8_lossy(&refused.stderr);
+    assert!(err.contains("on a GPU backend, the workloads are tasks of the suite"), "{err}");
+}
+
+#[test]
+fn with_protocol_the_cpu_candidates_are_measured_by_the_runtime() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let tasks = tasks_dir();
+    let args = ["tune", "gemv_mobilenetv2_classifier", "--level", "1", "--dir", tasks.to_str().unwrap()];
+    let extra = ["--protocol", "--trials", "3", "--db", "p.jsonl"];
+    let all: Vec<&str> = args.iter().chain(&extra).chain(&FAST).copied().collect();
+    let stdout = succeeded(&ekb(&all, d));
+    assert!(stdout.contains("cpu of `host` by the evaluation protocol"), "{stdout}");
+    let recs = records(&d.join("p.jsonl"));
+    assert_eq!(recs.len(), 3, "{recs:?}");
+    assert!(recs[0]["recipe"].as_str().unwrap().contains("set matmul.tile_cols = "), "{}", recs[0]);
+    assert!(recs.iter().all(|r| r["outcome"] == "ok" && r["time_ms"].as_f64().unwrap() > 0.0), "{recs:?}");
+    // A board's profile needs a device or a pool to measure on.
+    let board = ekb(&["tune", "gemv_mobilenetv2_classifier", "--level", "1", "--target", "rk3588"], d);
+    assert!(String::from_utf8_lossy(&board.stderr).contains("`--device ssh://HOST`"));
 }

@@ -43,6 +43,9 @@ pub struct TuneOptions {
     pub resume: bool,
     pub seed: u64,
     pub search: SearchParams,
+    /// Whether the graph is lowered for the target's GPU (its kernels' knobs searched) rather
+    /// than its CPU; such a tune measures its candidates elsewhere ([`crate::remote`]).
+    pub gpu: bool,
 }
 
 impl Default for TuneOptions {
@@ -55,6 +58,7 @@ impl Default for TuneOptions {
             resume: false,
             seed: 0,
             search: SearchParams::default(),
+            gpu: false,
         }
     }
 }
@@ -133,9 +137,10 @@ struct Lowered {
 }
 
 impl<'w> Tuner<'w> {
-    /// Prepares the tune of `w` for `target`'s CPU: the space, the reference outputs (measured
-    /// here) or `remote`, where candidates are measured instead, the records the database holds
-    /// for the graph, and the model fitted on them.
+    /// Prepares the tune of `w` for `target`'s CPU (or its GPU, with `opts.gpu`): the space, the
+    /// reference outputs (measured here) or `remote`, where candidates are measured instead, the
+    /// records the database holds for the graph, and the model fitted on them. A GPU tune needs
+    /// `remote`: this process runs CPU candidates only.
     pub fn new(
         w: &'w Workload,
         target: &'w TargetProfile,
@@ -144,6 +149,11 @@ impl<'w> Tuner<'w> {
         remote: Option<Box<dyn Remote + 'w>>,
     ) -> Result<Tuner<'w>, String> {
         let (bench, device) = match remote {
+            None if opts.gpu => {
+                return Err(
+                    "a GPU tune measures its candidates through a device runtime, not in this process".into(),
+                )
+            }
             None => {
                 (Bench::Here(HostBench::new(w, opts.threads, opts.rounds, opts.round)?), device_fingerprint())
             }
@@ -156,7 +166,7 @@ impl<'w> Tuner<'w> {
         let mut t = Tuner {
             w,
             target,
-            space: Space::new(&w.graph, target, false),
+            space: Space::new(&w.graph, target, opts.gpu),
             bench,
             search: Search::new(opts.search, opts.seed),
             model: Model::default(),
@@ -318,7 +328,7 @@ impl<'w> Tuner<'w> {
     fn compile(&self, knobs: Knobs, until: Stage) -> Result<driver::Artifact, String> {
         let options = CompileOptions {
             knobs: Some(knobs),
-            backend: BackendChoice::Cpu,
+            backend: if self.opts.gpu { BackendChoice::Gpu } else { BackendChoice::Cpu },
             until,
             ..CompileOptions::default()
         };
