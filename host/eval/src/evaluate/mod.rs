@@ -28,6 +28,7 @@ pub mod evaluator;
 pub mod identity;
 pub mod outcome;
 pub mod passes;
+pub mod references;
 pub mod selfcheck;
 pub mod torch;
 
@@ -76,20 +77,12 @@ pub struct Config {
 
 impl Config {
     /// Build options for the payloads of one task, compared at the task's tolerance, whose
-    /// reference outputs on the seeds are computed once here, the seeds side by side on their
-    /// own threads (every payload of the instance shares them; nothing is timed meanwhile). If
-    /// the interpreter fails, each build computes them again and reports the failure located in
-    /// the task's file.
+    /// reference outputs on the seeds are computed once in this process ([`references`]: every
+    /// payload of the instance, and every later batch of it, shares them; nothing is timed
+    /// meanwhile). If the interpreter fails, each build computes them again and reports the
+    /// failure located in the task's file.
     fn build_options(&self, task: &Task) -> BuildOptions {
-        let references = std::thread::scope(|scope| {
-            let seeds: Vec<_> = self
-                .seeds
-                .iter()
-                .map(|&s| scope.spawn(move || ekb_deploy::build::reference_outputs(&task.graph, s)))
-                .collect();
-            seeds.into_iter().map(|h| h.join().ok().and_then(Result::ok)).collect::<Option<Vec<_>>>()
-        })
-        .map(std::sync::Arc::new);
+        let references = references::on_seeds(&task.graph, &self.seeds);
         BuildOptions {
             schedule: Schedule::Default,
             seeds: self.seeds.clone(),
