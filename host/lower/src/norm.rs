@@ -3,7 +3,8 @@
 //! channels of one image, over those channels and every later axis).
 //!
 //! `layer_norm` is two-pass per row (mean, then biased variance of `x - mean`), then the output
-//! pass; `rms_norm` one pass for `mean(x^2)`, then the output pass. Both schedules compute the
+//! pass; `rms_norm` one pass for `mean(x^2)`, then the output pass. Under the default schedule a
+//! row along one axis sums on `4 * lanes` partial results (`reduce::lane_partials`). Both schedules compute the
 //! same sums; the default one threads over rows, vectorizes the innermost pass loops, and
 //! multiplies by a per-row `1 / sqrt(var + eps)` instead of dividing every element. `group_norm`
 //! is the same three passes per (image, group), its channel index `group * C/G + c`.
@@ -42,25 +43,30 @@ pub fn layer_norm(cx: &mut Cx, eps: f64, x: &Buf, w: &Buf, b: Option<&Buf>, y: &
     let acc = Buf::new(cx.fresh("acc"), TensorType::new(DType::F32, [1]));
     let a0 = || acc.load(&[int(0)]);
     let mut body = vec![acc.alloc(), acc.store(&[int(0)], f(0.0))];
-    let pass1 = row_nest(cx, inner, "r");
     let mean = cx.fresh("mean");
     let scale = cx.fresh("scale");
     let centered = |t: &[E]| if b.is_some() { x.load(&at(t)) - var(&mean) } else { x.load(&at(t)) };
+    // Under the default schedule a row along one axis sums on partial vectors
+    // (`reduce::lane_partials`): a single accumulator would be one chain of dependent vector
+    // additions, its latency, not the loads, setting the time of each pass.
+    let partials = !cx.naive() && inner.len() == 1;
+    let add = |s: E, v: E| s + v;
+    let sum = |cx: &mut Cx, body: &mut Vec<Stmt>, term: &dyn Fn(&[E]) -> E| {
+        if partials {
+            body.extend(crate::reduce::lane_partials(cx, n, f(0.0), add, &acc, &|k| term(&[k])));
+        } else {
+            let pass = row_nest(cx, inner, "r");
+            let step = acc.store(&[int(0)], a0() + term(&pass.idx));
+            body.extend(pass.wrap(vec![step]));
+        }
+    };
     if b.is_some() {
-        // Mean, then the biased variance of the centred values.
-        let step = acc.store(&[int(0)], a0() + x.load(&at(&pass1.idx)));
-        body.extend(pass1.wrap(vec![step]));
+        // The mean first; then the biased variance of the centred values.
+        sum(cx, &mut body, &|t| x.load(&at(t)));
         body.push(let_(&mean, a0() / f(n as f64)));
         body.push(acc.store(&[int(0)], f(0.0)));
-        let pass2 = row_nest(cx, inner, "r");
-        let d = cx.fresh("d");
-        let step = vec![let_(&d, centered(&pass2.idx)), acc.store(&[int(0)], a0() + var(&d) * var(&d))];
-        body.extend(pass2.wrap(step));
-    } else {
-        let v = cx.fresh("v");
-        let step = vec![let_(&v, x.load(&at(&pass1.idx))), acc.store(&[int(0)], a0() + var(&v) * var(&v))];
-        body.extend(pass1.wrap(step));
     }
+    sum(cx, &mut body, &|t| centered(t) * centered(t));
     let var_eps = a0() / f(n as f64) + f(eps);
     let out = row_nest(cx, inner, "r");
     let normed = if cx.naive() {

@@ -124,7 +124,7 @@ fn partial_lanes_apply(cx: &Cx, kind: ReduceKind, dtype: DType) -> bool {
 /// the elements `j`, `j + 4 lanes`, .. (the last tile shorter), then the partials are folded in
 /// halves (`part[j] = combine(part[j], part[j + w])` for `w` = p/2, p/4, .., 1) and the last one
 /// into `acc[0]`. Runs shorter than two tiles get the plain loop.
-fn lane_partials(
+pub(crate) fn lane_partials(
     cx: &mut Cx,
     n: usize,
     init: E,
