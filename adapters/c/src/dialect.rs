@@ -67,11 +67,12 @@ impl Dialect {
         }
     }
 
-    /// The qualifier of a block-shared array, with its trailing space.
-    pub fn shared_qualifier(self) -> &'static str {
+    /// The declaration of a block-shared array of `n` elements of C type `elem`, aligned to 16
+    /// bytes (so that vector loads may read it at any offset of a multiple of 4 elements).
+    pub fn shared_array(self, elem: &str, c: &str, n: usize) -> String {
         match self {
-            Dialect::Cuda => "__shared__ ",
-            Dialect::OpenCl => "__local ",
+            Dialect::Cuda => format!("__shared__ __align__(16) {elem} {c}[{n}];"),
+            Dialect::OpenCl => format!("__local {elem} {c}[{n}] __attribute__((aligned(16)));"),
         }
     }
 

@@ -165,6 +165,9 @@ struct KernelCx<'a> {
     values: HashMap<String, Expr>,
     /// Inside one lane of a vectorised loop: what its reads become.
     lane: Option<vector::Lane>,
+    /// The scope of each allocation, by its C name (shared arrays are 16-byte aligned, local
+    /// ones are registers: what [`vector`] may load as vectors or access lane by lane).
+    allocs: HashMap<String, Scope>,
 }
 
 impl<'a> KernelCx<'a> {
@@ -183,6 +186,7 @@ impl<'a> KernelCx<'a> {
             uses_float_min_max: false,
             values: HashMap::new(),
             lane: None,
+            allocs: HashMap::new(),
         }
     }
 
@@ -401,9 +405,7 @@ impl<'a> KernelCx<'a> {
                 let n = ty.numel().max(1);
                 match (scope, dynamic) {
                     (Scope::Local, _) => self.line(&format!("{elem} {c}[{n}];")),
-                    (Scope::Shared, None) => {
-                        self.line(&format!("{}{elem} {c}[{n}];", self.d.shared_qualifier()))
-                    }
+                    (Scope::Shared, None) => self.line(&self.d.shared_array(elem, &c, n)),
                     (Scope::Shared, Some(offset)) => {
                         let at = *offset;
                         *offset = (at + ekb_ir::l1::memory::type_bytes(ty)).div_ceil(DYNAMIC_SHARED_ALIGN)
@@ -411,6 +413,7 @@ impl<'a> KernelCx<'a> {
                         self.line(&format!("{elem}* {c} = ({elem}*)(ekb_smem + {at});"));
                     }
                 }
+                self.allocs.insert(c.clone(), *scope);
                 self.bind(name, Binding::Buf { ty: ty.clone(), c });
             }
             Stmt::Barrier { .. } => self.line(self.d.barrier()),

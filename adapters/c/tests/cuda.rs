@@ -118,10 +118,10 @@ fn vector_loads_and_stores_compute_what_the_plain_loops_do() {
     let inputs = HashMap::from([("x".to_string(), f32s(x, &[64, 256])), ("b".to_string(), f32s(b, &[256]))]);
     let report = gpu.run(&m, &inputs).unwrap_or_else(|d| panic!("{d}"));
     let want = ekb_ir::l1::interp::run(&m, &inputs).unwrap();
-    for name in ["y", "z", "w"] {
+    for name in ["y", "z", "w", "f"] {
         assert_eq!(report.outputs[name].data, want[name].data, "{name}");
     }
     let times: Vec<String> =
         report.steps.iter().map(|s| format!("{:.4} ms", s.time_ns as f64 / 1e6)).collect();
-    println!("vector: bias_relu, signs (float4/int4) and strided (plain) correct; {}", times.join(", "));
+    println!("vector: bias_relu, signs (float4/int4), strided (plain) and fragments (float4 from shared) correct; {}", times.join(", "));
 }

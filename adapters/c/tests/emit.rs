@@ -66,16 +66,16 @@ fn the_dialects_differ_only_in_their_spellings() {
     assert!(ocl.contains(
         "__kernel __attribute__((reqd_work_group_size(64, 1, 1))) void rowsum(__global const float* restrict x, __global float* restrict y) {"
     ), "{ocl}");
-    assert!(cuda.contains("  const int row = (int)blockIdx.x;\n  const int tx = (int)threadIdx.x;\n  __shared__ float part[64];\n"));
-    assert!(ocl.contains("  const int row = (int)get_group_id(0);\n  const int tx = (int)get_local_id(0);\n  __local float part[64];\n"));
+    assert!(cuda.contains("  const int row = (int)blockIdx.x;\n  const int tx = (int)threadIdx.x;\n  __shared__ __align__(16) float part[64];\n"));
+    assert!(ocl.contains("  const int row = (int)get_group_id(0);\n  const int tx = (int)get_local_id(0);\n  __local float part[64] __attribute__((aligned(16)));\n"));
     assert_eq!(cuda.matches("__syncthreads();").count(), 6);
     assert_eq!(ocl.matches("barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);").count(), 6);
     // Past the spellings, the two sources are the same text.
     let normalise = |s: &str| {
         s.replace("__syncthreads();", "BARRIER")
             .replace("barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);", "BARRIER")
-            .replace("__shared__ ", "SHARED ")
-            .replace("__local ", "SHARED ")
+            .replace("__shared__ __align__(16) float part[64];", "SHARED part;")
+            .replace("__local float part[64] __attribute__((aligned(16)));", "SHARED part;")
             .replace("(int)blockIdx.x", "BX")
             .replace("(int)get_group_id(0)", "BX")
             .replace("(int)threadIdx.x", "TX")

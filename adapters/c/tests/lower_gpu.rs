@@ -114,6 +114,11 @@ fn dedicated_schedules_use_shared_memory_and_others_one_thread_per_element() {
     // for a block per PoCL compute unit (2): 32 threads of 8x4 outputs.
     let k = &kernels(&m).unwrap()[0];
     assert_eq!((k.launch.grid, k.launch.block), ([2, 1, 1], [32, 1, 1]));
+    // Each thread's fragments of a stage row come out of shared memory as vectors: 8 rows of
+    // `a` in two, 4 columns of `b` in one.
+    let src = emit(&m, Dialect::OpenCl, &t).unwrap();
+    assert_eq!(src.matches("vload4(0, &sa[").count(), 1, "{src}");
+    assert_eq!(src.matches("vload4(0, &sb[").count(), 1, "{src}");
     let m = corpus("softmax");
     let ks = kernels(&m).unwrap();
     // Softmax over the last axis: one block per row (3 * 9 rows) and a tree; over axis 1: one

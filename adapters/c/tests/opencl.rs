@@ -180,23 +180,30 @@ fn vector_loads_and_stores_compute_what_the_plain_loops_do() {
         ("b".to_string(), f32s(b.clone(), &[256])),
     ]);
     let src = emit(&m, Dialect::OpenCl, &TargetProfile::load("pocl").unwrap()).unwrap();
-    assert_eq!(src.matches("vload4(0, &").count(), 3, "{src}");
+    assert_eq!(src.matches("vload4(0, &").count(), 4, "{src}");
+    assert!(src.contains("vload4(0, &tile[1 * 260 + t4 + 0]);"), "{src}");
     assert_eq!(src.matches("vstore4(").count(), 2, "{src}");
     let report = gpu.run(&m, &inputs).unwrap_or_else(|d| panic!("{d}"));
     let want = interp::run(&m, &inputs).unwrap();
-    for name in ["y", "z", "w"] {
+    for name in ["y", "z", "w", "f"] {
         assert_eq!(report.outputs[name].data, want[name].data, "{name}");
     }
     // And by hand: y = relu(x + b) * x[r, 0], z = sign, w the strided copy.
     let BufData::F32(y) = &report.outputs["y"].data else { panic!() };
     let BufData::I32(z) = &report.outputs["z"].data else { panic!() };
     let BufData::F32(w) = &report.outputs["w"].data else { panic!() };
+    let BufData::F32(f) = &report.outputs["f"].data else { panic!() };
     for r in 0..64 {
         for c in 0..256 {
             let i = r * 256 + c;
             assert_eq!(y[i], (x[i] + b[c]).max(0.0) * x[r * 256], "y[{r}, {c}]");
             assert_eq!(z[i], if x[i] > 0.0 { 1 } else { -1 }, "z[{r}, {c}]");
             assert_eq!(w[r * 256 + (c % 4) * 64 + c / 4], x[i], "w at x[{r}, {c}]");
+            // A thread's fragment is its mirror thread's 4 elements, reversed and doubled, plus
+            // one of the two elements after their first.
+            let (t, j) = (c / 4, c % 4);
+            let (m, off) = ((63 - t) * 4, |k: usize| if k < 256 { x[r * 256 + k] } else { 0.5 });
+            assert_eq!(f[i], x[r * 256 + m + 3 - j] * 2.0 + off(m + 1 + j % 2), "f[{r}, {c}]");
         }
     }
 }

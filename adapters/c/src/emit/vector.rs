@@ -1,28 +1,33 @@
 //! Vector types for `vectorize` loops in GPU kernels: a loop `vectorize v in 0..W` (W 2 or 4)
-//! whose iterations touch W consecutive, aligned elements of global buffers is written with one
-//! vector load per such buffer read (`float4`, `int2`, ...: CUDA through a pointer cast, OpenCL
-//! through `vloadW`), the body once per lane with `v` a constant and each of those reads a
-//! component, and one vector store per buffer written (`make_float4` / `vstoreW`). GPUs move
-//! 8 or 16 bytes per thread in one access that way instead of W.
+//! whose iterations touch W consecutive, aligned elements of global or shared buffers is written
+//! with one vector load per such buffer read (`float4`, `int2`, ...: CUDA through a pointer cast,
+//! OpenCL through `vloadW`), the body once per lane with `v` a constant and each of those reads a
+//! component, and one vector store per global or shared buffer written (`make_float4` /
+//! `vstoreW`). Local (per-thread) arrays are registers: the lanes read and write them element by
+//! element. GPUs move 8 or 16 bytes per thread in one access that way instead of W, and a
+//! register tile's fragments come out of shared memory in a quarter of the instructions.
 //!
 //! A loop qualifies when, and only when (anything else is written as a plain `for`, which means
 //! the same):
 //! - `lo` is 0 and `hi` is the literal 2 or 4;
 //! - its body is `let`s and stores only (no loops, branches, allocations or barriers);
-//! - every store and every read that uses `v` is of a kernel parameter (global memory) of f32 or
-//!   i32 whose last index is `v` or `BASE + v` and whose other indices do not use `v`, where the
-//!   last dimension's extent and BASE are multiples of W (so the first element's offset is a
-//!   multiple of W; BASE is a literal, a product with such a literal, a sum of such terms, or a
-//!   `let` bound to one). Buffers are allocated aligned to at least 16 bytes by every runner;
+//! - every store and every read that uses `v` is either of a local array (any index), or of a
+//!   kernel parameter (global memory) or a shared array, of f32 or i32, whose last index is `v`
+//!   or `BASE + v` and whose other indices do not use `v`, where the last dimension's extent and
+//!   BASE are multiples of W (so the first element's offset is a multiple of W; BASE is a
+//!   literal, a product with such a literal, a sum of such terms, or a `let` bound to one).
+//!   Buffers are allocated aligned to at least 16 bytes by every runner, and shared arrays are
+//!   declared so;
+//! - at least one access is a vector access;
 //! - each buffer is stored at most once, and a buffer that is stored is not read.
 //!
 //! What must stay true: the vector form computes exactly what the plain loop does, lane by lane,
 //! in the same order of evaluation within each lane (lanes are independent by the conditions
-//! above).
+//! above: no lane reads what another writes).
 
 use super::{Binding, CExpr, KernelCx, ATOM, R};
 use ekb_ir::l1::print::print_expr;
-use ekb_ir::l1::{BinOp, Expr, ExprKind, Name, Stmt, Ty};
+use ekb_ir::l1::{BinOp, Expr, ExprKind, Name, Scope, Stmt, Ty};
 use ekb_ir::DType;
 
 /// A vector access: the buffer, its index (with the loop variable), and the C name of the vector
@@ -31,6 +36,15 @@ struct Access<'b> {
     buf: &'b Name,
     index: &'b [Expr],
     key: String,
+}
+
+/// How a vectorised loop reaches one buffer access that uses its variable.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Reach {
+    /// W consecutive aligned elements of global or shared memory: one vector access.
+    Vector,
+    /// An element of a local array: lane by lane.
+    Lane,
 }
 
 /// One lane of a vectorised loop being written: its component and the vector-loaded reads
@@ -76,6 +90,7 @@ impl<'a> KernelCx<'a> {
                         self.values.insert(c.clone(), value.clone());
                         self.bind(name, Binding::Var { ty: v.ty, c });
                     }
+                    Stmt::Store { buf, .. } if self.local_array(buf) => self.stmt(s, None)?,
                     Stmt::Store { buf, value, .. } => {
                         let v = self.expr(value)?;
                         let c = self.fresh(&format!("{}_{lane}", buf.name));
@@ -99,7 +114,7 @@ impl<'a> KernelCx<'a> {
         Ok(true)
     }
 
-    /// The reads that use `var` and the stores of a qualifying body, or `None` when it does not
+    /// The vector reads and the vector stores of a qualifying body, or `None` when it does not
     /// qualify.
     #[allow(clippy::type_complexity)]
     fn vector_accesses<'b>(
@@ -110,6 +125,7 @@ impl<'a> KernelCx<'a> {
     ) -> R<Option<(Vec<Access<'b>>, Vec<Access<'b>>)>> {
         let mut reads: Vec<Access<'b>> = Vec::new();
         let mut writes: Vec<Access<'b>> = Vec::new();
+        let mut stored: Vec<&'b str> = Vec::new();
         let mut lets = Vec::new();
         for s in body {
             let value = match s {
@@ -118,12 +134,15 @@ impl<'a> KernelCx<'a> {
                     value
                 }
                 Stmt::Store { buf, index, value, .. } => {
-                    if !self.vector_access(var, width, buf, index, &lets)?
-                        || writes.iter().any(|w| w.buf.name == buf.name)
-                    {
+                    if stored.contains(&buf.name.as_str()) {
                         return Ok(None);
                     }
-                    writes.push(Access { buf, index, key: key(buf, index) });
+                    match self.reach(var, width, buf, index, &lets)? {
+                        Some(Reach::Vector) => writes.push(Access { buf, index, key: key(buf, index) }),
+                        Some(Reach::Lane) => {}
+                        None => return Ok(None),
+                    }
+                    stored.push(&buf.name);
                     value
                 }
                 _ => return Ok(None),
@@ -133,13 +152,14 @@ impl<'a> KernelCx<'a> {
                 if !ok || !index.iter().any(|e| mentions(e, var, &lets)) {
                     return;
                 }
-                match self.vector_access(var, width, buf, index, &lets) {
-                    Ok(true) => {
+                match self.reach(var, width, buf, index, &lets) {
+                    Ok(Some(Reach::Vector)) => {
                         let k = key(buf, index);
                         if !reads.iter().any(|r| r.key == k) {
                             reads.push(Access { buf, index, key: k });
                         }
                     }
+                    Ok(Some(Reach::Lane)) => {}
                     _ => ok = false,
                 }
             });
@@ -147,28 +167,37 @@ impl<'a> KernelCx<'a> {
                 return Ok(None);
             }
         }
-        let read_and_written = reads.iter().any(|r| writes.iter().any(|w| w.buf.name == r.buf.name))
-            || writes.iter().any(|w| body.iter().any(|s| stmt_reads(s, &w.buf.name)));
-        Ok((!read_and_written && !writes.is_empty()).then_some((reads, writes)))
+        let read_and_written = stored.iter().any(|w| body.iter().any(|s| stmt_reads(s, w)));
+        let vectors = !reads.is_empty() || !writes.is_empty();
+        Ok((!read_and_written && vectors).then_some((reads, writes)))
     }
 
-    /// Whether `buf[index]` is an aligned run of `width` elements along `var` in global memory.
-    fn vector_access(&self, var: &str, width: u32, buf: &Name, index: &[Expr], lets: &[&str]) -> R<bool> {
-        if !self.k.params.iter().any(|p| p.name == buf.name) {
-            return Ok(false);
+    /// Whether `buf` is a local (per-thread) array.
+    fn local_array(&self, buf: &Name) -> bool {
+        matches!(self.lookup(&buf.name, buf.span), Ok(Binding::Buf { c, .. }) if self.allocs.get(c) == Some(&Scope::Local))
+    }
+
+    /// How the loop reaches `buf[index]`: lane by lane in a local array, as an aligned run of
+    /// `width` elements along `var` in global or shared memory, or not at all (`None`).
+    fn reach(&self, var: &str, width: u32, buf: &Name, index: &[Expr], lets: &[&str]) -> R<Option<Reach>> {
+        let Binding::Buf { ty, c } = self.lookup(&buf.name, buf.span)? else { return Ok(None) };
+        match self.allocs.get(c) {
+            Some(Scope::Local) => return Ok(Some(Reach::Lane)),
+            Some(Scope::Shared) => {}
+            None if self.k.params.iter().any(|p| p.name == buf.name) => {}
+            None => return Ok(None),
         }
-        let Binding::Buf { ty, .. } = self.lookup(&buf.name, buf.span)? else { return Ok(false) };
         let (Some((last, outer)), Some(&extent)) = (index.split_last(), ty.shape.last()) else {
-            return Ok(false);
+            return Ok(None);
         };
         if !matches!(ty.dtype, DType::F32 | DType::I32)
             || extent % width as usize != 0
             || outer.iter().any(|e| mentions(e, var, lets))
         {
-            return Ok(false);
+            return Ok(None);
         }
         let is_var = |e: &Expr| matches!(&e.kind, ExprKind::Var(v) if v == var);
-        Ok(match &last.kind {
+        let aligned = match &last.kind {
             ExprKind::Var(v) => v == var,
             ExprKind::Binary { op: BinOp::Add, lhs, rhs } => {
                 let base = if is_var(lhs) {
@@ -176,12 +205,13 @@ impl<'a> KernelCx<'a> {
                 } else if is_var(rhs) {
                     lhs
                 } else {
-                    return Ok(false);
+                    return Ok(None);
                 };
                 !mentions(base, var, lets) && self.multiple_of(base, width as i32)
             }
             _ => false,
-        })
+        };
+        Ok(aligned.then_some(Reach::Vector))
     }
 
     /// Whether `e` is provably a multiple of `w` for every value of its variables.
@@ -208,7 +238,7 @@ impl<'a> KernelCx<'a> {
     /// bound to 0 by the caller).
     fn first_element(&mut self, a: &Access<'_>) -> R<(Ty, String)> {
         let Binding::Buf { ty, .. } = self.lookup(&a.buf.name, a.buf.span)? else {
-            unreachable!("checked to be a parameter buffer")
+            unreachable!("checked to be a global or shared buffer")
         };
         let ty = Ty::of(ty.dtype);
         let lane = self.lane.take();

@@ -6,8 +6,8 @@ __kernel __attribute__((reqd_work_group_size(8, 8, 1))) void mm(__global const f
   const int by = (int)get_group_id(1);
   const int tx = (int)get_local_id(0);
   const int ty = (int)get_local_id(1);
-  __local float ta[64];
-  __local float tb[72];
+  __local float ta[64] __attribute__((aligned(16)));
+  __local float tb[72] __attribute__((aligned(16)));
   float acc[1];
   const int row = by * 8 + ty;
   const int col = bx * 8 + tx;

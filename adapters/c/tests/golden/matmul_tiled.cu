@@ -6,8 +6,8 @@ extern "C" __global__ void __launch_bounds__(64) mm(const float* __restrict__ a,
   const int by = (int)blockIdx.y;
   const int tx = (int)threadIdx.x;
   const int ty = (int)threadIdx.y;
-  __shared__ float ta[64];
-  __shared__ float tb[72];
+  __shared__ __align__(16) float ta[64];
+  __shared__ __align__(16) float tb[72];
   float acc[1];
   const int row = by * 8 + ty;
   const int col = bx * 8 + tx;

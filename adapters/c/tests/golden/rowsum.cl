@@ -4,7 +4,7 @@
 __kernel __attribute__((reqd_work_group_size(64, 1, 1))) void rowsum(__global const float* restrict x, __global float* restrict y) {
   const int row = (int)get_group_id(0);
   const int tx = (int)get_local_id(0);
-  __local float part[64];
+  __local float part[64] __attribute__((aligned(16)));
   float acc[1];
   acc[0] = 0.0f;
   for (int r = 0; r < 2; ++r) {

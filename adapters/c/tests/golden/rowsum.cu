@@ -4,7 +4,7 @@
 extern "C" __global__ void __launch_bounds__(64) rowsum(const float* __restrict__ x, float* __restrict__ y) {
   const int row = (int)blockIdx.x;
   const int tx = (int)threadIdx.x;
-  __shared__ float part[64];
+  __shared__ __align__(16) float part[64];
   float acc[1];
   acc[0] = 0.0f;
   for (int r = 0; r < 2; ++r) {

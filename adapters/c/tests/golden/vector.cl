@@ -51,3 +51,31 @@ __kernel __attribute__((reqd_work_group_size(256, 1, 1))) void strided(__global 
     w[r * 256 + v * 64 + c] = x[r * 256 + c * 4 + v];
   }
 }
+
+// kernel fragments: grid (64, 1, 1), block (64, 1, 1), 2080 bytes of shared memory
+__kernel __attribute__((reqd_work_group_size(64, 1, 1))) void fragments(__global const float* restrict x, __global float* restrict f) {
+  const int bx = (int)get_group_id(0);
+  const int tx = (int)get_local_id(0);
+  __local float tile[520] __attribute__((aligned(16)));
+  float frag[4];
+  float off[2];
+  for (int j = 0; j < 4; ++j) {
+    tile[1 * 260 + tx * 4 + j] = x[bx * 256 + tx * 4 + j];
+  }
+  tile[1 * 260 + 256 + tx % 4] = 0.5f;
+  barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
+  const int t4 = (63 - tx) * 4;
+  { // vectorize v in 0..4: 4-wide loads and stores
+    const float4 tile_v_ = vload4(0, &tile[1 * 260 + t4 + 0]);
+    frag[0] = tile_v_.x * 2.0f;
+    frag[1] = tile_v_.y * 2.0f;
+    frag[2] = tile_v_.z * 2.0f;
+    frag[3] = tile_v_.w * 2.0f;
+  }
+  for (int v = 0; v < 2; ++v) {
+    off[v] = tile[1 * 260 + t4 + 1 + v];
+  }
+  for (int j = 0; j < 4; ++j) {
+    f[bx * 256 + tx * 4 + j] = frag[3 - j] + off[j % 2];
+  }
+}

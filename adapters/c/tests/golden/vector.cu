@@ -51,3 +51,31 @@ extern "C" __global__ void __launch_bounds__(256) strided(const float* __restric
     w[r * 256 + v * 64 + c] = x[r * 256 + c * 4 + v];
   }
 }
+
+// kernel fragments: grid (64, 1, 1), block (64, 1, 1), 2080 bytes of shared memory
+extern "C" __global__ void __launch_bounds__(64) fragments(const float* __restrict__ x, float* __restrict__ f) {
+  const int bx = (int)blockIdx.x;
+  const int tx = (int)threadIdx.x;
+  __shared__ __align__(16) float tile[520];
+  float frag[4];
+  float off[2];
+  for (int j = 0; j < 4; ++j) {
+    tile[1 * 260 + tx * 4 + j] = x[bx * 256 + tx * 4 + j];
+  }
+  tile[1 * 260 + 256 + tx % 4] = 0.5f;
+  __syncthreads();
+  const int t4 = (63 - tx) * 4;
+  { // vectorize v in 0..4: 4-wide loads and stores
+    const float4 tile_v_ = *(const float4*)(&tile[1 * 260 + t4 + 0]);
+    frag[0] = tile_v_.x * 2.0f;
+    frag[1] = tile_v_.y * 2.0f;
+    frag[2] = tile_v_.z * 2.0f;
+    frag[3] = tile_v_.w * 2.0f;
+  }
+  for (int v = 0; v < 2; ++v) {
+    off[v] = tile[1 * 260 + t4 + 1 + v];
+  }
+  for (int j = 0; j < 4; ++j) {
+    f[bx * 256 + tx * 4 + j] = frag[3 - j] + off[j % 2];
+  }
+}

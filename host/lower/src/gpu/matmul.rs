@@ -8,9 +8,11 @@
 //! columns, accumulated in a `local` array (128 threads of 32 accumulators). Along `k`, stages of
 //! `gpu.matmul_k_tile` (16) are staged in shared memory, both tiles `k`-major (`a` transposed:
 //! `sa[kk][row]`), so that at each `k` a thread reads its rows of `a` and its columns of `b` as
-//! contiguous fragments into `local` arrays and adds their outer product. Every loop inside a
-//! stage is `unroll` with literal bounds: once unrolled, every index into a `local` array is a
-//! constant, so the GPU compiler keeps them in registers.
+//! contiguous fragments into `local` arrays and adds their outer product; an f32 fragment is read
+//! 4 (or 2) elements per `vectorize` loop, one vector load from shared memory each (shared
+//! memory's load instructions, not its bandwidth, bound the step otherwise). Every other loop
+//! inside a stage is `unroll` with literal bounds: once unrolled, every index into a `local`
+//! array is a constant, so the GPU compiler keeps them in registers.
 //!
 //! All threads load each stage together, each `block_rows * k_tile / threads` elements of `a`
 //! and `block_cols * k_tile / threads` of `b` (the stage is made shallower where either is over
@@ -375,9 +377,23 @@ fn registers(mut names: Names, p: &Product, t: Tiling) -> Vec<Stmt> {
         let loads = ops.iter().map(|o| o.load(&mut names, &s, var(&nt))).collect();
         step.extend([let_(&nt, var(&st) + int(1)), if_(var(&nt).lt(int(stages)), loads, Vec::new())]);
     }
-    let fragment = |f: &Buf, o: &Operand, first: &str, v: &str, len: usize| {
-        let at = [var(&cur), var(&kk), var(first) + var(v)];
-        simple_loop(LoopKind::Unroll, v, len, vec![f.store1(var(v), o.tile.load(&at))])
+    let [fio, fjo] = ["fio", "fjo"].map(|n| names.fresh(n));
+    // A thread's fragment of a stage row: 4 (or 2) consecutive elements per vector load from the
+    // shared tile (`row0` and `col0` are multiples of the fragment, the tile's rows 16-byte
+    // aligned), a quarter of the load instructions of scalar ones.
+    // (i8 tiles, which no vector type of the emitters reads, keep scalar loads.)
+    let vectors = p.operands == DType::F32;
+    let fragment = |f: &Buf, o: &Operand, first: &str, (outer, v): (&str, &str), len: usize| {
+        let width = [4, 2, 1].into_iter().find(|w| vectors && len.is_multiple_of(*w)).unwrap_or(1);
+        let at = |e: E| o.tile.load(&[var(&cur), var(&kk), e]);
+        if width == 1 {
+            return simple_loop(LoopKind::Unroll, v, len, vec![f.store1(var(v), at(var(first) + var(v)))]);
+        }
+        // `first + outer * width + v`: the vector's base, then its lane.
+        let base = var(first) + var(outer) * int(width);
+        let load = f.store1(var(outer) * int(width) + var(v), at(base + var(v)));
+        let vector = simple_loop(LoopKind::Vectorize, v, width, vec![load]);
+        simple_loop(LoopKind::Unroll, outer, len / width, vec![vector])
     };
     let cell = var(&i) * int(tn) + var(&j);
     let fma = acc.store1(cell.clone(), acc.load1(cell) + fa.load1(var(&i)) * fb.load1(var(&j)));
@@ -386,8 +402,8 @@ fn registers(mut names: Names, p: &Product, t: Tiling) -> Vec<Stmt> {
         &kk,
         bk,
         vec![
-            fragment(&fa, &ops[0], &row0, &fi, tm),
-            fragment(&fb, &ops[1], &col0, &fj, tn),
+            fragment(&fa, &ops[0], &row0, (&fio, &fi), tm),
+            fragment(&fb, &ops[1], &col0, (&fjo, &fj), tn),
             simple_loop(LoopKind::Unroll, &i, tm, vec![simple_loop(LoopKind::Unroll, &j, tn, vec![fma])]),
         ],
     ));
@@ -768,8 +784,9 @@ mod tests {
             local(8),
         ];
         assert_eq!(allocs, want);
-        // One serial loop over the stages, everything inside a stage unrolled, and no `if` but
-        // the two around the next stage's loads and stores.
+        // One serial loop over the stages, everything inside a stage unrolled but the fragments'
+        // vector loads from shared memory (two of `a`'s 8 rows, one of `b`'s 4 columns, per `k`),
+        // and no `if` but the two around the next stage's loads and stores.
         let (mut ifs, mut loops) = (0, Vec::new());
         l1::visit::for_each_stmt(&m.kernels[0].body, &mut |s| match s {
             Stmt::If { .. } => ifs += 1,
@@ -778,7 +795,8 @@ mod tests {
         });
         assert_eq!(ifs, 2);
         assert_eq!(loops.iter().filter(|k| **k == LoopKind::Serial).count(), 1);
-        assert!(loops.iter().filter(|k| **k != LoopKind::Serial).all(|k| *k == LoopKind::Unroll));
+        assert_eq!(loops.iter().filter(|k| **k == LoopKind::Vectorize).count(), 2);
+        assert!(loops.iter().all(|k| matches!(k, LoopKind::Serial | LoopKind::Unroll | LoopKind::Vectorize)));
     }
 
     #[test]
