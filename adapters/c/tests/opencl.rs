@@ -207,3 +207,39 @@ fn vector_loads_and_stores_compute_what_the_plain_loops_do() {
         }
     }
 }
+
+#[test]
+fn register_tiled_products_on_dividing_shapes_move_whole_vectors_and_match() {
+    // Tiles that divide the matrices: each thread's share of a stage is loaded as float4s (along
+    // `k` or along the rows, by the operand's layout), `b`-like tiles are stored to shared memory
+    // as float4s, and every fragment is read back as float4s.
+    let text = "graph g(a: f32[128,64], b: f32[64,128], at: f32[64,128], bt: f32[128,64], \
+                x: f32[2,64,64], w: f32[128,64], c: f32[128]) \
+                -> (y: f32[128,128], ya: f32[128,128], yb: f32[128,128], l: f32[2,64,128]) {
+  %y = matmul(a, b, transpose_a=false, transpose_b=false)
+  %ya = matmul(at, b, transpose_a=true, transpose_b=false)
+  %yb = matmul(a, bt, transpose_a=false, transpose_b=true)
+  %l = linear(x, w, c)
+  return %y, %ya, %yb, %l
+}
+";
+    let g = ekb_ir::l0::check::load(&SourceFile::new("g.ekir", text)).unwrap_or_else(|d| panic!("{}", d[0]));
+    let t = TargetProfile::load("pocl").unwrap();
+    let m = lower_gpu(&g, Schedule::Default, &t).unwrap_or_else(|d| panic!("{d}"));
+    let src = emit(&m, Dialect::OpenCl, &t).unwrap();
+    assert_eq!(m.kernels.len(), 4, "{src}");
+    for operand in ["a", "b", "at", "bt", "x", "w"] {
+        assert!(src.contains(&format!("vload4(0, &{operand}[")), "{operand} loaded as vectors:\n{src}");
+    }
+    // Per kernel, the fragments' two vector loads from shared memory.
+    assert_eq!(src.matches("vload4(0, &sa[").count(), 4, "{src}");
+    assert_eq!(src.matches("vload4(0, &sb[").count(), 4, "{src}");
+    assert!(src.contains(", 0, &sb["), "a tile of rows stored as vectors:\n{src}");
+    let gpu = Gpu::open(Api::OpenCl).unwrap_or_else(|d| panic!("{d}"));
+    for seed in SEEDS {
+        let (inputs, want) = reference(&g, seed);
+        let report = gpu.run(&m, &inputs).unwrap_or_else(|d| panic!("seed {seed}: {d}"));
+        let problems = check_outputs(&g, &want, &report.outputs);
+        assert!(problems.is_empty(), "seed {seed}: {problems:?}");
+    }
+}

@@ -236,6 +236,36 @@ impl Operand<'_> {
         (self.rows * s.bk).div_ceil(s.threads)
     }
 
+    /// Elements of the operand's contiguous dimension a thread loads as one vector: 4 where
+    /// every thread takes whole runs of 4 of the tile without guards (f32, the matrix and `k`
+    /// divided by the tile, the threads by the runs per tile line), else 1.
+    fn width(&self, s: &Stage, f32: bool) -> usize {
+        let run = if self.along_k { s.bk } else { self.rows };
+        let vectors = f32
+            && self.extent.is_multiple_of(self.rows)
+            && s.k.is_multiple_of(s.bk)
+            && run.is_multiple_of(4)
+            && self.per_thread(s).is_multiple_of(4)
+            && (self.rows * s.bk).is_multiple_of(s.threads * 4)
+            && s.threads.is_multiple_of(run / 4);
+        if vectors {
+            4
+        } else {
+            1
+        }
+    }
+
+    /// A thread's vector `lo` of `width` consecutive elements along the contiguous dimension, the
+    /// vectors of consecutive threads consecutive: its line of the tile (a row where `k` is
+    /// contiguous, else a `k`) and its first element along that line (a multiple of `width`).
+    fn vector(&self, s: &Stage, width: usize, lo: &str) -> (E, E) {
+        let run = if self.along_k { s.bk } else { self.rows };
+        let per_line = run / width;
+        let tid = var(s.tid);
+        let line = var(lo) * int(s.threads / per_line) + tid.clone() / int(per_line);
+        (line, tid % int(per_line) * int(width))
+    }
+
     /// The `lets` placing element `l` of the thread's share in the tile, that element's (row,
     /// `k`) in the tile, and, where the threads do not divide the tile, the condition that it
     /// is in the tile. Consecutive threads take consecutive elements along the operand's
@@ -259,8 +289,22 @@ impl Operand<'_> {
     }
 
     /// Loads the thread's share of stage `stage` (an index of `k_tile`s) into its registers,
-    /// zero outside the matrix.
-    fn load(&self, names: &mut Names, s: &Stage, stage: E) -> Stmt {
+    /// zero outside the matrix; `width` elements per vector load where [`Operand::width`] allows.
+    fn load(&self, names: &mut Names, s: &Stage, stage: E, width: usize) -> Stmt {
+        if width > 1 {
+            let (lo, v) = (names.fresh("l"), names.fresh("v"));
+            let (line, first) = self.vector(s, width, &lo);
+            // Indices written out, not `let`s, so that the load's last index is `BASE + v`.
+            let (row, kg) = if self.along_k {
+                (self.origin.clone() + line, stage * int(s.bk) + first + var(&v))
+            } else {
+                (self.origin.clone() + first + var(&v), stage * int(s.bk) + line)
+            };
+            let value = (self.at)(row, kg);
+            let set = self.regs.store1(var(&lo) * int(width) + var(&v), value);
+            let vector = simple_loop(LoopKind::Vectorize, &v, width, vec![set]);
+            return simple_loop(LoopKind::Unroll, &lo, self.per_thread(s) / width, vec![vector]);
+        }
         let l = names.fresh("l");
         let (mut body, row, kk, inside) = self.element(names, s, &l);
         let (r, kg) = (names.fresh("r"), names.fresh("kg"));
@@ -282,8 +326,19 @@ impl Operand<'_> {
         simple_loop(LoopKind::Unroll, &l, self.per_thread(s), body)
     }
 
-    /// Stores the thread's registers into buffer `buf` of the shared tile.
-    fn stage(&self, names: &mut Names, s: &Stage, buf: E) -> Stmt {
+    /// Stores the thread's registers into buffer `buf` of the shared tile, as [`Operand::load`]
+    /// placed them: one vector store per vector where the tile's rows are the contiguous
+    /// dimension, else (`k` contiguous: the tile is transposed) element by element.
+    fn stage(&self, names: &mut Names, s: &Stage, buf: E, width: usize) -> Stmt {
+        if width > 1 {
+            let (lo, v) = (names.fresh("l"), names.fresh("v"));
+            let (line, first) = self.vector(s, width, &lo);
+            let (row, kk) = if self.along_k { (line, first + var(&v)) } else { (first + var(&v), line) };
+            let set = self.tile.store(&[buf, kk, row], self.regs.load1(var(&lo) * int(width) + var(&v)));
+            let kind = if self.along_k { LoopKind::Unroll } else { LoopKind::Vectorize };
+            let inner = simple_loop(kind, &v, width, vec![set]);
+            return simple_loop(LoopKind::Unroll, &lo, self.per_thread(s) / width, vec![inner]);
+        }
         let l = names.fresh("l");
         let (mut body, row, kk, inside) = self.element(names, s, &l);
         body.extend(within(inside, vec![self.tile.store(&[buf, kk, row], self.regs.load1(var(&l)))]));
@@ -320,6 +375,7 @@ fn registers(mut names: Names, p: &Product, t: Tiling) -> Vec<Stmt> {
     let a_at = |r: E, kk: E| (p.a_at)(&bidx, r, kk);
     let b_at = |c: E, kk: E| (p.b_at)(&bidx, kk, c);
     let s = Stage { tid: &tid, threads, k: p.k, bk, zero: zero(p.result) };
+    let f32 = p.operands == DType::F32;
     // An operand's shared tile (two buffers, `k`-major) and the registers of its loads.
     let mut bufs = |rows: usize, along_k: bool, base: &str| {
         let tile = TensorType::new(p.operands, [2, bk, rows + padding(along_k)]);
@@ -362,11 +418,12 @@ fn registers(mut names: Names, p: &Product, t: Tiling) -> Vec<Stmt> {
     let z = names.fresh("z");
     body.push(simple_loop(LoopKind::Unroll, &z, tm * tn, vec![acc.store1(var(&z), zero(p.result))]));
     // Stage 0 into buffer 0.
-    for o in &ops {
-        body.push(o.load(&mut names, &s, int(0)));
+    let widths = ops.each_ref().map(|o| o.width(&s, f32));
+    for (o, w) in ops.iter().zip(widths) {
+        body.push(o.load(&mut names, &s, int(0), w));
     }
-    for o in &ops {
-        body.push(o.stage(&mut names, &s, int(0)));
+    for (o, w) in ops.iter().zip(widths) {
+        body.push(o.stage(&mut names, &s, int(0), w));
     }
     body.push(barrier());
     // Each stage: load the next one into registers, multiply this one out, store the next.
@@ -374,7 +431,7 @@ fn registers(mut names: Names, p: &Product, t: Tiling) -> Vec<Stmt> {
         ["st", "cur", "nt", "nb", "kk", "fi", "fj", "i", "j"].map(|n| names.fresh(n));
     let mut step = vec![let_(&cur, var(&st) % int(2))];
     if stages > 1 {
-        let loads = ops.iter().map(|o| o.load(&mut names, &s, var(&nt))).collect();
+        let loads = ops.iter().zip(widths).map(|(o, w)| o.load(&mut names, &s, var(&nt), w)).collect();
         step.extend([let_(&nt, var(&st) + int(1)), if_(var(&nt).lt(int(stages)), loads, Vec::new())]);
     }
     let [fio, fjo] = ["fio", "fjo"].map(|n| names.fresh(n));
@@ -382,7 +439,7 @@ fn registers(mut names: Names, p: &Product, t: Tiling) -> Vec<Stmt> {
     // shared tile (`row0` and `col0` are multiples of the fragment, the tile's rows 16-byte
     // aligned), a quarter of the load instructions of scalar ones.
     // (i8 tiles, which no vector type of the emitters reads, keep scalar loads.)
-    let vectors = p.operands == DType::F32;
+    let vectors = f32;
     let fragment = |f: &Buf, o: &Operand, first: &str, (outer, v): (&str, &str), len: usize| {
         let width = [4, 2, 1].into_iter().find(|w| vectors && len.is_multiple_of(*w)).unwrap_or(1);
         let at = |e: E| o.tile.load(&[var(&cur), var(&kk), e]);
@@ -409,7 +466,7 @@ fn registers(mut names: Names, p: &Product, t: Tiling) -> Vec<Stmt> {
     ));
     if stages > 1 {
         let mut stores = vec![let_(&nb, var(&nt) % int(2))];
-        stores.extend(ops.iter().map(|o| o.stage(&mut names, &s, var(&nb))));
+        stores.extend(ops.iter().zip(widths).map(|(o, w)| o.stage(&mut names, &s, var(&nb), w)));
         step.push(if_(var(&nt).lt(int(stages)), stores, Vec::new()));
     }
     step.push(barrier());
@@ -784,9 +841,12 @@ mod tests {
             local(8),
         ];
         assert_eq!(allocs, want);
-        // One serial loop over the stages, everything inside a stage unrolled but the fragments'
-        // vector loads from shared memory (two of `a`'s 8 rows, one of `b`'s 4 columns, per `k`),
-        // and no `if` but the two around the next stage's loads and stores.
+        // One serial loop over the stages, everything inside a stage unrolled but the vector
+        // loops: the fragments' loads from shared memory (`a`'s and `b`'s, per `k`), each
+        // operand's share of a stage loaded from global memory as one float4 (before the loop
+        // and inside it), and `b`'s stored to shared memory as one (twice; `a`'s tile is
+        // transposed, stored element by element); and no `if` but the two around the next
+        // stage's loads and stores.
         let (mut ifs, mut loops) = (0, Vec::new());
         l1::visit::for_each_stmt(&m.kernels[0].body, &mut |s| match s {
             Stmt::If { .. } => ifs += 1,
@@ -795,7 +855,7 @@ mod tests {
         });
         assert_eq!(ifs, 2);
         assert_eq!(loops.iter().filter(|k| **k == LoopKind::Serial).count(), 1);
-        assert_eq!(loops.iter().filter(|k| **k == LoopKind::Vectorize).count(), 2);
+        assert_eq!(loops.iter().filter(|k| **k == LoopKind::Vectorize).count(), 2 + 4 + 2);
         assert!(loops.iter().all(|k| matches!(k, LoopKind::Serial | LoopKind::Unroll | LoopKind::Vectorize)));
     }
 
