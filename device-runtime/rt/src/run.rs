@@ -45,6 +45,7 @@ use ekb_wire::protocol::{
     PairedSettings, RatioStats, RunReport, SeedCheck, StopReason, Timing, TimingOverrides, Verdict,
 };
 use ekb_wire::stats::{self, Rng};
+use std::hash::{BuildHasher, RandomState};
 use std::os::fd::RawFd;
 use std::time::{Duration, Instant};
 
@@ -336,6 +337,11 @@ impl<'a> Side<'a> {
 /// The kernel process with what it said when it started.
 struct Proc {
     child: Child,
+    /// Where each request's tag comes from: a keyed hash (keys drawn from the system's
+    /// randomness) of the request's number. The kernel process echoes the tag with its answer;
+    /// an answer without it was written by something else there (a kernel).
+    tags: RandomState,
+    requests: u64,
     exec_limit: Duration,
     any_counter: bool,
     counter_errors: Vec<Option<String>>,
@@ -397,7 +403,7 @@ fn start(
         })
     })?;
     let reply = child.receive(START_TIMEOUT).map_err(|d| to_stop(d, &[], START_TIMEOUT))?;
-    match postcard::from_bytes::<Reply>(&reply) {
+    match postcard::from_bytes::<(u64, Reply)>(&reply).map(|(_, r)| r) {
         Ok(Reply::Ready { seccomp, counters, limits, threads, flush_bytes, notes }) => {
             for (s, notes) in sides.iter_mut().zip(notes) {
                 // A GPU program's kernels run on the device, not on the runtime's threads.
@@ -434,6 +440,8 @@ fn start(
             }
             Ok(Proc {
                 child,
+                tags: RandomState::new(),
+                requests: 0,
                 exec_limit: limit,
                 any_counter: counters.iter().any(Option::is_none),
                 counter_errors: counters,
@@ -462,9 +470,24 @@ impl Proc {
         timeout: Duration,
         programs: &[(&Program, &Buffers)],
     ) -> Result<Reply, Stop> {
-        let body = postcard::to_allocvec(cmd).map_err(|e| Stop::Failed(garbled(e.to_string())))?;
+        self.requests += 1;
+        let tag = self.tags.hash_one(self.requests) | 1;
+        let body = postcard::to_allocvec(&(tag, cmd)).map_err(|e| Stop::Failed(garbled(e.to_string())))?;
         let reply = self.child.request(&body, timeout).map_err(|d| to_stop(d, programs, timeout))?;
-        match postcard::from_bytes::<Reply>(&reply) {
+        let reply = match postcard::from_bytes::<(u64, Reply)>(&reply) {
+            Ok((answered, _)) if answered != tag => {
+                self.child.kill();
+                return Err(Stop::Failed(Failure {
+                    kind: FailureKind::RuntimeError,
+                    evidence: format!(
+                        "forged answer: a message on the kernel process's reply pipe carried the tag {answered:#x} \
+                         where the request's was {tag:#x} (a kernel wrote to the runtime's reply pipe)"
+                    ),
+                }));
+            }
+            other => other.map(|(_, r)| r),
+        };
+        match reply {
             #[cfg(feature = "gpu")]
             Ok(Reply::GpuFailed { fault, message }) => Err(Stop::Failed(gpu_failure(fault, message))),
             Ok(r) => Ok(r),

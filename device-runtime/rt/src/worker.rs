@@ -37,6 +37,11 @@
 //! drivers open device files, map memory, start threads and (PoCL) compile kernels while
 //! kernels are enqueued; `Ready` says so, and every report's log with it.
 //!
+//! Every command comes with a tag the parent drew at random, and its answer carries it back
+//! (the answers before the first command carry 0): a message a kernel writes to the reply pipe
+//! itself (the filter allows `write` to it) cannot pass for an answer unless the kernel found
+//! the tag in this process's memory.
+//!
 //! What it must keep true: no kernel runs before the filter is in place (where it can be);
 //! nothing of the payload file is mapped here (the parent hid it before the body starts); the
 //! process only writes to its reply pipe and reads its command pipe and counters (GPU programs:
@@ -178,8 +183,9 @@ pub struct Setup<'a> {
     pub flush_bytes: usize,
 }
 
-fn send(io: &ChildIo, reply: &Reply) -> bool {
-    match postcard::to_allocvec(reply) {
+/// Answers with `reply`, tagged with the tag of the command it answers (0 before the first).
+fn send(io: &ChildIo, tag: u64, reply: &Reply) -> bool {
+    match postcard::to_allocvec(&(tag, reply)) {
         Ok(body) => isolate::write_message(io.replies.as_raw_fd(), &body).is_ok(),
         Err(_) => false,
     }
@@ -198,7 +204,7 @@ pub fn main(io: ChildIo, setup: Setup<'_>) -> i32 {
     let pool = match pool::start(&config) {
         Ok(p) => p,
         Err(e) => {
-            send(&io, &Reply::Failed { message: e.to_string() });
+            send(&io, 0, &Reply::Failed { message: e.to_string() });
             return EXIT_INTERNAL;
         }
     };
@@ -215,7 +221,7 @@ pub fn main(io: ChildIo, setup: Setup<'_>) -> i32 {
     match driver {
         Ok(status) => status,
         Err(e) => {
-            send(&io, &Reply::Failed { message: format!("cannot start the kernel thread: {e}") });
+            send(&io, 0, &Reply::Failed { message: format!("cannot start the kernel thread: {e}") });
             EXIT_INTERNAL
         }
     }
@@ -240,7 +246,7 @@ impl SpawnWait for std::thread::Builder {
 fn drive(io: &ChildIo, setup: &Setup<'_>, pool: &Pool, counters: &mut CounterSet) -> i32 {
     let _alt = AltStack::install();
     if let Err(e) = pool.pin_caller() {
-        send(io, &Reply::Failed { message: format!("cannot pin the kernel thread: {e}") });
+        send(io, 0, &Reply::Failed { message: format!("cannot pin the kernel thread: {e}") });
         return EXIT_INTERNAL;
     }
     let _active = pool.activate();
@@ -253,7 +259,7 @@ fn drive(io: &ChildIo, setup: &Setup<'_>, pool: &Pool, counters: &mut CounterSet
                 notes.push(lines);
             }
             Err(message) => {
-                send(io, &Reply::Failed { message });
+                send(io, 0, &Reply::Failed { message });
                 return EXIT_INTERNAL;
             }
         }
@@ -261,7 +267,7 @@ fn drive(io: &ChildIo, setup: &Setup<'_>, pool: &Pool, counters: &mut CounterSet
     let gpu = setup.programs.iter().find(|(p, _)| p.is_gpu()).map(|(p, _)| p.manifest().backend);
     for (_, b) in &setup.programs {
         if let Err(e) = b.protect_generated(true) {
-            send(io, &Reply::Failed { message: format!("cannot make the inputs read-only: {e}") });
+            send(io, 0, &Reply::Failed { message: format!("cannot make the inputs read-only: {e}") });
             return EXIT_INTERNAL;
         }
     }
@@ -270,7 +276,7 @@ fn drive(io: &ChildIo, setup: &Setup<'_>, pool: &Pool, counters: &mut CounterSet
         n => match Mapping::anonymous(n) {
             Ok(m) => Some(m),
             Err(e) => {
-                send(io, &Reply::Failed { message: format!("cannot map the cache-flush buffer: {e}") });
+                send(io, 0, &Reply::Failed { message: format!("cannot map the cache-flush buffer: {e}") });
                 return EXIT_INTERNAL;
             }
         },
@@ -302,14 +308,14 @@ fn drive(io: &ChildIo, setup: &Setup<'_>, pool: &Pool, counters: &mut CounterSet
         flush_bytes: flush.as_ref().map_or(0, |m| m.len() as u64),
         notes,
     };
-    if !send(io, &ready) {
+    if !send(io, 0, &ready) {
         return EXIT_INTERNAL;
     }
     let mut flush_round = 0u8;
     let mut raw = [Raw::default(); NAMES.len()];
     loop {
-        let cmd = match isolate::read_message(io.commands.as_raw_fd()) {
-            Ok(Some(body)) => match postcard::from_bytes::<Cmd>(&body) {
+        let (tag, cmd) = match isolate::read_message(io.commands.as_raw_fd()) {
+            Ok(Some(body)) => match postcard::from_bytes::<(u64, Cmd)>(&body) {
                 Ok(c) => c,
                 Err(_) => return EXIT_INTERNAL,
             },
@@ -418,7 +424,7 @@ fn drive(io: &ChildIo, setup: &Setup<'_>, pool: &Pool, counters: &mut CounterSet
                 }
             }
         };
-        if !send(io, &reply) {
+        if !send(io, tag, &reply) {
             return EXIT_INTERNAL;
         }
     }

@@ -303,3 +303,46 @@ fn a_short_timing_budget_does_not_shorten_the_limit_of_one_execution() {
     assert_eq!(t.samples_ns.len(), 1);
     assert!(t.samples_ns[0] >= 1_200_000_000, "{:?}", t.samples_ns);
 }
+
+#[test]
+fn an_answer_a_kernel_writes_to_the_reply_pipe_is_caught_as_forged() {
+    // A `Samples` answer claiming 1 ns per execution, framed as the kernel process frames its
+    // answers, under a tag the kernel made up (it would have to find the request's in the
+    // process's memory).
+    let body =
+        postcard::to_allocvec(&(0x5eed_u64, ekb_rt::worker::Reply::Samples { ns: vec![1; 8] })).unwrap();
+    let mut frame = (body.len() as u32).to_le_bytes().to_vec();
+    frame.extend(body);
+    let bytes: String = frame.iter().map(|b| format!("\\{b:02X}")).collect();
+    let constant = format!("@msg = private constant [{} x i8] c\"{bytes}\"", frame.len());
+    let mut c = Client::start(Path::new(env!("CARGO_BIN_EXE_ekb-rt")), &["--timeout-ms", "1000"]);
+    c.hello();
+    // The filter lets `write` reach the reply pipe only, so a kernel must find its descriptor: a
+    // write to any other traps. Each descriptor tried in its own run; the session goes on.
+    let mut forged = Vec::new();
+    for fd in 0..12 {
+        let name = format!("forge{fd}");
+        let object = kernel(
+            &name,
+            &copy_then(&format!(
+                r#"  %r = call i64 asm sideeffect "syscall", "={{rax}},{{rax}},{{rdi}},{{rsi}},{{rdx}},~{{rcx}},~{{r11}},~{{memory}}"(i64 1, i64 {fd}, ptr @msg, i64 {})
+  ret void"#,
+                frame.len()
+            )),
+            &format!("{MEMCPY}\n{constant}"),
+        );
+        let (kind, ev) = failure(&run(&mut c, &payload(&name, object)));
+        if kind == FailureKind::RuntimeError {
+            assert!(ev.contains("forged answer") && ev.contains("0x5eed"), "fd {fd}: {ev}");
+            forged.push(fd);
+        } else {
+            assert_eq!(kind, FailureKind::Crash { signal: libc::SIGSYS }, "fd {fd}: {ev}");
+            assert!(ev.contains("system call `write` (1) is not allowed"), "fd {fd}: {ev}");
+        }
+    }
+    assert_eq!(forged.len(), 1, "exactly the reply pipe takes the write: {forged:?}");
+    // And the runtime still serves an honest kernel.
+    let honest = kernel("honest", &copy_then("  ret void"), MEMCPY);
+    let r = run(&mut c, &payload("honest", honest));
+    assert!(r.failure.is_none(), "{:?}", r.failure);
+}
