@@ -336,6 +336,9 @@ impl<'a> KernelCx<'a> {
                 if *kind == LoopKind::Vectorize && self.vector_loop(var, lo, hi, body)? {
                     return Ok(());
                 }
+                // A `vectorize` loop written as a plain loop is unrolled where its bounds are
+                // literals, as its lanes would have been.
+                let literal = matches!((&lo.kind, &hi.kind), (ExprKind::Int(_), ExprKind::Int(_)));
                 let lo = self.expr(lo)?;
                 let hi_e = self.expr(hi)?;
                 let c = self.c_name(var);
@@ -346,7 +349,7 @@ impl<'a> KernelCx<'a> {
                 } else {
                     hi_e.at(5)
                 };
-                if *kind == LoopKind::Unroll {
+                if *kind == LoopKind::Unroll || (*kind == LoopKind::Vectorize && literal) {
                     self.line("#pragma unroll");
                 }
                 self.line(&format!("for (int {c} = {}; {c} < {end}; ++{c}) {{", lo.text));

@@ -47,6 +47,7 @@ extern "C" __global__ void __launch_bounds__(256) strided(const float* __restric
   const int t = bx * 256 + tx;
   const int r = t / 64;
   const int c = t % 64;
+  #pragma unroll
   for (int v = 0; v < 4; ++v) {
     w[r * 256 + v * 64 + c] = x[r * 256 + c * 4 + v];
   }
@@ -72,6 +73,7 @@ extern "C" __global__ void __launch_bounds__(64) fragments(const float* __restri
     frag[2] = tile_v_.z * 2.0f;
     frag[3] = tile_v_.w * 2.0f;
   }
+  #pragma unroll
   for (int v = 0; v < 2; ++v) {
     off[v] = tile[1 * 260 + t4 + 1 + v];
   }
