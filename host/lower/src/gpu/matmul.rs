@@ -19,7 +19,10 @@
 //! 16), strided by the thread count, consecutive threads at consecutive addresses of the
 //! operand: along `k` where `k` is its contiguous dimension (`a`, `linear`'s `w`, `b`
 //! transposed), and then the shared tile has 4 columns of padding (rows stay 16-byte aligned) so
-//! that the transposing stores spread over the banks. Stages are double-buffered: a thread loads
+//! that the transposing stores spread over the banks. Where the tiles divide the matrices (f32,
+//! no guards), a thread takes runs of 4 consecutive elements instead, one float4 load each, and
+//! a tile whose rows are the operand's contiguous dimension is stored as float4s too. Stages are
+//! double-buffered: a thread loads
 //! the next stage from global memory into registers, multiplies the current one out of shared
 //! memory, then stores the registers into the other buffer, one barrier per stage. Outside the
 //! matrices the tiles hold zeros and the output stores are guarded, each guard emitted only on a
