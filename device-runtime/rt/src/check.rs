@@ -27,42 +27,35 @@ pub fn compare(buffer: &str, dtype: DType, got: &[u8], expected: &[u8], tol: Tol
         first_mismatch: None,
         mismatches: 0,
     };
-    let mut note = |i: usize, r: f64, g: f64, pass: bool| {
-        let abs = if r == g || (r.is_nan() && g.is_nan()) {
-            0.0
-        } else if r.is_finite() && g.is_finite() {
-            (g - r).abs()
-        } else {
-            f64::INFINITY
-        };
-        c.max_abs_err = c.max_abs_err.max(abs);
-        if r != 0.0 && r.is_finite() {
-            c.max_rel_err = c.max_rel_err.max(abs / r.abs());
-        }
-        if !pass {
-            c.ok = false;
-            c.mismatches += 1;
-            c.first_mismatch.get_or_insert(i as u64);
-        }
-    };
     match dtype {
         DType::F32 => {
-            let got = got.chunks_exact(4).map(|b| f32::from_ne_bytes([b[0], b[1], b[2], b[3]]));
-            for (i, (r, g)) in le_f32s(expected).zip(got).enumerate() {
-                let (r, g) = (f64::from(r), f64::from(g));
-                note(i, r, g, float_passes(r, g, tol));
+            // Whole chunks where every element is finite and passes take the fast form (no
+            // branch per element); any other chunk is noted element by element, so the figures
+            // are the same either way.
+            let chunks = expected.chunks_exact(4 * CHUNK).zip(got.chunks_exact(4 * CHUNK));
+            let (mut done, mut abs, mut rel) = (0, 0f64, 0f64);
+            for (e, g) in chunks {
+                match passing_chunk(e, g, tol) {
+                    Some((a, r)) => (abs, rel) = (abs.max(a), rel.max(r)),
+                    None => note_f32s(&mut c, done, e, g, tol),
+                }
+                done += CHUNK;
             }
+            let at = 4 * done;
+            note_f32s(&mut c, done, &expected[at.min(expected.len())..], &got[at.min(got.len())..], tol);
+            c.max_abs_err = c.max_abs_err.max(abs);
+            c.max_rel_err = c.max_rel_err.max(rel);
         }
         DType::I32 => {
             let got = got.chunks_exact(4).map(|b| i32::from_ne_bytes([b[0], b[1], b[2], b[3]]));
             for (i, (r, g)) in le_i32s(expected).zip(got).enumerate() {
-                note(i, f64::from(r), f64::from(g), r == g);
+                note(&mut c, i, f64::from(r), f64::from(g), r == g);
             }
         }
         DType::I8 => {
             for (i, (r, &g)) in le_i8s(expected).zip(got).enumerate() {
                 let g = g as i8;
-                note(i, f64::from(r), f64::from(g), r == g);
+                note(&mut c, i, f64::from(r), f64::from(g), r == g);
             }
         }
         DType::F16 => {
@@ -71,7 +64,7 @@ pub fn compare(buffer: &str, dtype: DType, got: &[u8], expected: &[u8], tol: Tol
             let got = got.chunks_exact(2).map(|b| f16::to_f32(u16::from_ne_bytes([b[0], b[1]])));
             for (i, (r, g)) in le_f16s(expected).map(f16::to_f32).zip(got).enumerate() {
                 let (r, g) = (f64::from(r), f64::from(g));
-                note(i, r, g, float_passes(r, g, tol));
+                note(&mut c, i, r, g, float_passes(r, g, tol));
             }
         }
     }
@@ -81,6 +74,61 @@ pub fn compare(buffer: &str, dtype: DType, got: &[u8], expected: &[u8], tol: Tol
         c.first_mismatch.get_or_insert((got.len().min(expected.len()) / dtype.size_bytes() as usize) as u64);
     }
     c
+}
+
+/// Takes element `i` (reference `r`, output `g`, as f64) into the figures of `c`.
+fn note(c: &mut OutputCheck, i: usize, r: f64, g: f64, pass: bool) {
+    let abs = if r == g || (r.is_nan() && g.is_nan()) {
+        0.0
+    } else if r.is_finite() && g.is_finite() {
+        (g - r).abs()
+    } else {
+        f64::INFINITY
+    };
+    c.max_abs_err = c.max_abs_err.max(abs);
+    if r != 0.0 && r.is_finite() {
+        c.max_rel_err = c.max_rel_err.max(abs / r.abs());
+    }
+    if !pass {
+        c.ok = false;
+        c.mismatches += 1;
+        c.first_mismatch.get_or_insert(i as u64);
+    }
+}
+
+/// Elements per chunk of the f32 fast form.
+const CHUNK: usize = 64;
+
+/// `max |g - r|` and `max |g - r| / |r|` (over non-zero `r`) of a chunk of f32 elements (`e`
+/// little-endian, `g` native) in which every reference is finite and every element passes;
+/// `None` when any is not (then the chunk is noted element by element).
+fn passing_chunk(e: &[u8], g: &[u8], tol: Tolerance) -> Option<(f64, f64)> {
+    let (mut r, mut o) = ([0f64; CHUNK], [0f64; CHUNK]);
+    for i in 0..CHUNK {
+        r[i] = f64::from(f32::from_le_bytes([e[4 * i], e[4 * i + 1], e[4 * i + 2], e[4 * i + 3]]));
+        o[i] = f64::from(f32::from_ne_bytes([g[4 * i], g[4 * i + 1], g[4 * i + 2], g[4 * i + 3]]));
+    }
+    let (mut all, mut abs, mut rel) = (true, 0f64, 0f64);
+    for i in 0..CHUNK {
+        let d = (o[i] - r[i]).abs();
+        // False for a NaN on either side and for an infinite reference (`|r| <= MAX`), and
+        // for an infinite output where the reference is finite (`d` is then infinite).
+        all &= r[i].abs() <= f64::MAX && d <= tol.atol + tol.rtol * r[i].abs();
+        abs = if d > abs { d } else { abs };
+        let q = if r[i] != 0.0 { d / r[i].abs() } else { 0.0 };
+        rel = if q > rel { q } else { rel };
+    }
+    all.then_some((abs, rel))
+}
+
+/// Notes each f32 element of `e` (little-endian) against `g` (native) into `c`, the first at
+/// index `first`.
+fn note_f32s(c: &mut OutputCheck, first: usize, e: &[u8], g: &[u8], tol: Tolerance) {
+    let got = g.chunks_exact(4).map(|b| f32::from_ne_bytes([b[0], b[1], b[2], b[3]]));
+    for (i, (r, g)) in le_f32s(e).zip(got).enumerate() {
+        let (r, g) = (f64::from(r), f64::from(g));
+        note(c, first + i, r, g, float_passes(r, g, tol));
+    }
 }
 
 /// The float rule: NaN matches NaN, infinity the same infinity, a finite reference a finite
@@ -139,6 +187,40 @@ mod tests {
             TOL,
         );
         assert!(c.ok && c.max_abs_err == 0.0, "{c:?}");
+    }
+
+    #[test]
+    fn whole_chunks_give_the_same_figures_as_element_by_element() {
+        // 300 elements: four whole chunks and a tail; close values, exact ones, zeros, and in
+        // turn a failure, a NaN, an infinite reference and an infinite output in some chunk.
+        let reference: Vec<f32> =
+            (0..300).map(|i| if i % 7 == 0 { 0.0 } else { (i as f32 - 150.0) * 0.37 }).collect();
+        let near: Vec<f32> = reference.iter().enumerate().map(|(i, r)| r + (i % 5) as f32 * 1e-5).collect();
+        let cases: [(usize, f32, f32); 5] = [
+            (0, 0.0, 0.0),
+            (70, 5.0, 5.5),
+            (130, 1.0, f32::NAN),
+            (200, f32::INFINITY, 3.0),
+            (299, 2.0, f32::INFINITY),
+        ];
+        for (at, r, g) in cases {
+            let (mut exp, mut got) = (reference.clone(), near.clone());
+            if at > 0 {
+                (exp[at], got[at]) = (r, g);
+            }
+            let (exp, got) = (f32s_to_le(&exp), ne_f32(&got));
+            let mut want = OutputCheck {
+                buffer: "y".into(),
+                ok: true,
+                max_abs_err: 0.0,
+                max_rel_err: 0.0,
+                first_mismatch: None,
+                mismatches: 0,
+            };
+            note_f32s(&mut want, 0, &exp, &got, TOL);
+            assert_eq!(compare("y", DType::F32, &got, &exp, TOL), want, "case at {at}");
+            assert_eq!(want.ok, at == 0, "case at {at}");
+        }
     }
 
     #[test]

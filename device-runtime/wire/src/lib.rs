@@ -10,9 +10,15 @@
 //!   frames, used over byte streams and, as files, for air-gapped boards. Needs `alloc`.
 //! - [`stats`]: the statistics of timing samples and paired ratios both sides judge with.
 //!
+//! The `std` feature (the runtime and the host enable it) lets the CRC pick its fastest form at
+//! run time and draws large seeded tensors on the machine's threads; the bytes are the same.
+//!
 //! `docs/protocol.md` describes the payload and frame layouts byte for byte; the checksums are
 //! the IEEE CRC-32 ([`crc32`]).
 #![no_std]
+
+#[cfg(feature = "std")]
+extern crate std;
 
 extern crate alloc;
 

@@ -177,57 +177,123 @@ pub fn fill_f32(init: &Init, shape: &[usize], key: u64, out: &mut [f32]) -> Resu
     fill_float(init, shape, key, out, |x| x)
 }
 
-/// The float initialisers: each f32 value drawn is stored as `store` makes it.
-fn fill_float<T>(
+/// What a float initialiser draws for each element, its parameters checked.
+#[derive(Clone, Copy)]
+enum FloatDraw {
+    /// One draw: `lo + width * u`.
+    Uniform { lo: f64, width: f64 },
+    /// Twelve draws: Irwin–Hall.
+    Normal { mean: f64, std: f64 },
+    /// No draw.
+    Const(f32),
+}
+
+impl FloatDraw {
+    fn of(init: &Init, shape: &[usize]) -> Result<FloatDraw, InitError> {
+        Ok(match *init {
+            Init::Uniform { lo, hi } => {
+                check_uniform(lo, hi)?;
+                FloatDraw::Uniform { lo, width: hi - lo }
+            }
+            Init::Normal { mean, std } => {
+                let in_range = mean.is_finite()
+                    && std.is_finite()
+                    && std >= 0.0
+                    && mean.abs() + 6.0 * std <= f64::from(f32::MAX);
+                if !in_range {
+                    return Err(InitError::BadNormal { mean, std });
+                }
+                FloatDraw::Normal { mean, std }
+            }
+            Init::KaimingUniform => {
+                let b = kaiming_bound(shape)?;
+                FloatDraw::Uniform { lo: -b, width: b - -b }
+            }
+            Init::Const(v) => {
+                // NaN becomes the one canonical quiet NaN: conversions need not keep payloads.
+                let x = if v.is_nan() { f32::NAN } else { v as f32 };
+                if v.is_finite() && x.is_infinite() {
+                    return Err(InitError::BadConst { value: v, dtype: "f32" });
+                }
+                FloatDraw::Const(x)
+            }
+            Init::RandInt { .. } => return Err(InitError::WrongDType { init: "randint", dtype: "f32" }),
+        })
+    }
+
+    /// Draws of the stream each element takes.
+    fn per_element(self) -> u64 {
+        match self {
+            FloatDraw::Uniform { .. } => 1,
+            FloatDraw::Normal { .. } => 12,
+            FloatDraw::Const(_) => 0,
+        }
+    }
+
+    /// Fills `out`, elements `first..` of the tensor: the stream is entered at the state it
+    /// has after the draws of the elements before (`key + first * per_element * gamma`), so
+    /// any split of a tensor into ranges gives the values of one pass.
+    fn fill<T>(self, key: u64, first: usize, out: &mut [T], store: &impl Fn(f32) -> T) {
+        let skipped = (first as u64).wrapping_mul(self.per_element());
+        let mut rng = SplitMix64::new(key.wrapping_add(skipped.wrapping_mul(GOLDEN_GAMMA)));
+        match self {
+            FloatDraw::Uniform { lo, width } => {
+                for x in out.iter_mut() {
+                    let u = rng.next_u24() as f64 * TWO_POW_M24;
+                    *x = store((lo + width * u) as f32);
+                }
+            }
+            FloatDraw::Normal { mean, std } => {
+                for x in out.iter_mut() {
+                    let mut s: u64 = 0;
+                    for _ in 0..12 {
+                        s += rng.next_u24();
+                    }
+                    // (s + 6) < 2^28 and the subtraction is of two multiples of 2^-24 below
+                    // 2^5: both exact in f64.
+                    let z = (s + 6) as f64 * TWO_POW_M24 - 6.0;
+                    *x = store((mean + std * z) as f32);
+                }
+            }
+            FloatDraw::Const(x) => out.iter_mut().for_each(|o| *o = store(x)),
+        }
+    }
+}
+
+/// Elements below which a float tensor is drawn on one thread.
+#[cfg(feature = "std")]
+const THREADED_MIN: usize = 1 << 20;
+
+/// The float initialisers: each f32 value drawn is stored as `store` makes it. With the `std`
+/// feature a large tensor is drawn in ranges on the machine's threads (the same values).
+fn fill_float<T: Send>(
     init: &Init,
     shape: &[usize],
     key: u64,
     out: &mut [T],
-    store: impl Fn(f32) -> T,
+    store: impl Fn(f32) -> T + Sync,
 ) -> Result<(), InitError> {
     let expected = numel(shape)?;
     if out.len() != expected {
         return Err(InitError::LengthMismatch { expected, got: out.len() });
     }
-    let mut rng = SplitMix64::new(key);
-    match *init {
-        Init::Uniform { lo, hi } => {
-            check_uniform(lo, hi)?;
-            fill_uniform(lo, hi, &mut rng, out, &store);
-        }
-        Init::Normal { mean, std } => {
-            let in_range = mean.is_finite()
-                && std.is_finite()
-                && std >= 0.0
-                && mean.abs() + 6.0 * std <= f64::from(f32::MAX);
-            if !in_range {
-                return Err(InitError::BadNormal { mean, std });
-            }
-            for x in out.iter_mut() {
-                let mut s: u64 = 0;
-                for _ in 0..12 {
-                    s += rng.next_u24();
+    let draw = FloatDraw::of(init, shape)?;
+    #[cfg(feature = "std")]
+    {
+        let threads =
+            std::thread::available_parallelism().map_or(1, usize::from).min(out.len() / THREADED_MIN);
+        if threads > 1 {
+            let per = out.len().div_ceil(threads);
+            std::thread::scope(|s| {
+                for (i, part) in out.chunks_mut(per).enumerate() {
+                    let store = &store;
+                    s.spawn(move || draw.fill(key, i * per, part, store));
                 }
-                // (s + 6) < 2^28 and the subtraction is of two multiples of 2^-24 below 2^5:
-                // both exact in f64.
-                let z = (s + 6) as f64 * TWO_POW_M24 - 6.0;
-                *x = store((mean + std * z) as f32);
-            }
+            });
+            return Ok(());
         }
-        Init::KaimingUniform => {
-            let b = kaiming_bound(shape)?;
-            fill_uniform(-b, b, &mut rng, out, &store);
-        }
-        Init::Const(v) => {
-            // NaN becomes the one canonical quiet NaN: conversions need not keep payloads.
-            let x = if v.is_nan() { f32::NAN } else { v as f32 };
-            if v.is_finite() && x.is_infinite() {
-                return Err(InitError::BadConst { value: v, dtype: "f32" });
-            }
-            out.iter_mut().for_each(|o| *o = store(x));
-        }
-        Init::RandInt { .. } => return Err(InitError::WrongDType { init: "randint", dtype: "f32" }),
     }
+    draw.fill(key, 0, out, &store);
     Ok(())
 }
 
@@ -318,14 +384,6 @@ fn check_uniform(lo: f64, hi: f64) -> Result<(), InitError> {
     }
 }
 
-fn fill_uniform<T>(lo: f64, hi: f64, rng: &mut SplitMix64, out: &mut [T], store: impl Fn(f32) -> T) {
-    let width = hi - lo;
-    for x in out.iter_mut() {
-        let u = rng.next_u24() as f64 * TWO_POW_M24;
-        *x = store((lo + width * u) as f32);
-    }
-}
-
 /// An unbiased integer in `[0, n)`, `1 <= n <= 2^32` (Lemire, "Fast Random Integer Generation
 /// in an Interval", 2019).
 fn lemire(rng: &mut SplitMix64, n: u64) -> u64 {
@@ -362,6 +420,31 @@ mod tests {
     fn f32_err(init: Init, shape: &[usize], len: usize) -> InitError {
         let mut out = [0f32; 8];
         fill_f32(&init, shape, 1, &mut out[..len]).unwrap_err()
+    }
+
+    #[test]
+    fn a_tensor_drawn_in_ranges_has_the_values_of_one_pass() {
+        // Ranges entered at any element; and (with `std`) a tensor large enough to be drawn
+        // on several threads equals one pass on one.
+        for init in
+            [Init::Normal { mean: 0.5, std: 2.0 }, Init::Uniform { lo: -3.0, hi: 1.0 }, Init::KaimingUniform]
+        {
+            let draw = FloatDraw::of(&init, &[40, 25]).unwrap();
+            let mut whole = [0f32; 1000];
+            draw.fill(17, 0, &mut whole, &|x| x);
+            for first in [0, 1, 13, 999] {
+                let mut part = [0f32; 1000];
+                let part = &mut part[..1000 - first];
+                draw.fill(17, first, part, &|x| x);
+                assert_eq!(part, &whole[first..], "{init:?} from element {first}");
+            }
+            let n = (1 << 21) + 7;
+            let mut one = alloc::vec![0f32; n];
+            FloatDraw::of(&init, &[n, 1]).unwrap().fill(5, 0, &mut one, &|x| x);
+            let mut threaded = alloc::vec![0f32; n];
+            fill_f32(&init, &[n, 1], 5, &mut threaded).unwrap();
+            assert!(one.iter().zip(&threaded).all(|(a, b)| a.to_bits() == b.to_bits()), "{init:?}");
+        }
     }
 
     #[test]
