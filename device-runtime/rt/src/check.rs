@@ -16,7 +16,8 @@ use ekb_wire::payload::{le_f16s, le_f32s, le_i32s, le_i8s, DType, Tolerance};
 use ekb_wire::protocol::OutputCheck;
 
 /// Compares `got` (native-endian elements as the kernel wrote them) with `expected`
-/// (little-endian elements, as stored in the payload) for buffer `buffer`.
+/// (little-endian elements, as stored in the payload) for buffer `buffer`. A large buffer is
+/// compared in ranges on the machine's threads, their figures merged (the same figures).
 pub fn compare(buffer: &str, dtype: DType, got: &[u8], expected: &[u8], tol: Tolerance) -> OutputCheck {
     let tol = tol.for_dtype(dtype);
     let mut c = OutputCheck {
@@ -27,6 +28,57 @@ pub fn compare(buffer: &str, dtype: DType, got: &[u8], expected: &[u8], tol: Tol
         first_mismatch: None,
         mismatches: 0,
     };
+    let size = dtype.size_bytes() as usize;
+    let n = got.len().min(expected.len()) / size;
+    let threads = std::thread::available_parallelism().map_or(1, usize::from).min(n / THREADED_MIN);
+    if threads > 1 {
+        let per = n.div_ceil(threads).next_multiple_of(CHUNK);
+        let parts: Vec<OutputCheck> = std::thread::scope(|s| {
+            let handles: Vec<_> = (0..n)
+                .step_by(per)
+                .map(|first| {
+                    let (at, end) = (first * size, (first + per).min(n) * size);
+                    let (g, e) = (&got[at..end], &expected[at..end]);
+                    let mut part = OutputCheck { buffer: String::new(), ..c.clone() };
+                    s.spawn(move || {
+                        compare_elements(&mut part, dtype, first, g, e, tol);
+                        part
+                    })
+                })
+                .collect();
+            handles.into_iter().map(|h| h.join().expect("a comparison thread panicked")).collect()
+        });
+        for p in parts {
+            c.ok &= p.ok;
+            c.max_abs_err = c.max_abs_err.max(p.max_abs_err);
+            c.max_rel_err = c.max_rel_err.max(p.max_rel_err);
+            c.mismatches += p.mismatches;
+            c.first_mismatch = c.first_mismatch.or(p.first_mismatch);
+        }
+    } else {
+        compare_elements(&mut c, dtype, 0, got, expected, tol);
+    }
+    if got.len() != expected.len() {
+        // A validated payload never gets here; a short buffer must not pass by omission.
+        c.ok = false;
+        c.first_mismatch.get_or_insert((got.len().min(expected.len()) / dtype.size_bytes() as usize) as u64);
+    }
+    c
+}
+
+/// Elements below which a buffer is compared on one thread.
+const THREADED_MIN: usize = 1 << 20;
+
+/// Notes elements `first..` of a buffer (`got` native, `expected` little-endian, as many
+/// elements each) into `c`.
+fn compare_elements(
+    c: &mut OutputCheck,
+    dtype: DType,
+    first: usize,
+    got: &[u8],
+    expected: &[u8],
+    tol: Tolerance,
+) {
     match dtype {
         DType::F32 => {
             // Whole chunks where every element is finite and passes take the fast form (no
@@ -37,25 +89,25 @@ pub fn compare(buffer: &str, dtype: DType, got: &[u8], expected: &[u8], tol: Tol
             for (e, g) in chunks {
                 match passing_chunk(e, g, tol) {
                     Some((a, r)) => (abs, rel) = (abs.max(a), rel.max(r)),
-                    None => note_f32s(&mut c, done, e, g, tol),
+                    None => note_f32s(c, first + done, e, g, tol),
                 }
                 done += CHUNK;
             }
             let at = 4 * done;
-            note_f32s(&mut c, done, &expected[at.min(expected.len())..], &got[at.min(got.len())..], tol);
+            note_f32s(c, first + done, &expected[at.min(expected.len())..], &got[at.min(got.len())..], tol);
             c.max_abs_err = c.max_abs_err.max(abs);
             c.max_rel_err = c.max_rel_err.max(rel);
         }
         DType::I32 => {
             let got = got.chunks_exact(4).map(|b| i32::from_ne_bytes([b[0], b[1], b[2], b[3]]));
             for (i, (r, g)) in le_i32s(expected).zip(got).enumerate() {
-                note(&mut c, i, f64::from(r), f64::from(g), r == g);
+                note(c, first + i, f64::from(r), f64::from(g), r == g);
             }
         }
         DType::I8 => {
             for (i, (r, &g)) in le_i8s(expected).zip(got).enumerate() {
                 let g = g as i8;
-                note(&mut c, i, f64::from(r), f64::from(g), r == g);
+                note(c, first + i, f64::from(r), f64::from(g), r == g);
             }
         }
         DType::F16 => {
@@ -64,16 +116,10 @@ pub fn compare(buffer: &str, dtype: DType, got: &[u8], expected: &[u8], tol: Tol
             let got = got.chunks_exact(2).map(|b| f16::to_f32(u16::from_ne_bytes([b[0], b[1]])));
             for (i, (r, g)) in le_f16s(expected).map(f16::to_f32).zip(got).enumerate() {
                 let (r, g) = (f64::from(r), f64::from(g));
-                note(&mut c, i, r, g, float_passes(r, g, tol));
+                note(c, first + i, r, g, float_passes(r, g, tol));
             }
         }
     }
-    if got.len() != expected.len() {
-        // A validated payload never gets here; a short buffer must not pass by omission.
-        c.ok = false;
-        c.first_mismatch.get_or_insert((got.len().min(expected.len()) / dtype.size_bytes() as usize) as u64);
-    }
-    c
 }
 
 /// Takes element `i` (reference `r`, output `g`, as f64) into the figures of `c`.
@@ -221,6 +267,23 @@ mod tests {
             assert_eq!(compare("y", DType::F32, &got, &exp, TOL), want, "case at {at}");
             assert_eq!(want.ok, at == 0, "case at {at}");
         }
+    }
+
+    #[test]
+    fn a_large_buffer_compared_in_ranges_gives_the_figures_of_one_pass() {
+        let n = (1 << 21) + 100;
+        let reference: Vec<f32> = (0..n).map(|i| (i % 1000) as f32 * 0.01 - 3.0).collect();
+        let mut out: Vec<f32> = reference.iter().map(|r| r + 1e-6).collect();
+        // Mismatches in the second half first, then in the first: the first index is the least.
+        for (i, v) in [(n - 5, 7.0), (1 << 20, f32::NAN), (123_457, 0.5)] {
+            out[i] = v;
+        }
+        let (exp, got) = (f32s_to_le(&reference), ne_f32(&out));
+        let mut want = compare("y", DType::F32, &[], &[], TOL);
+        compare_elements(&mut want, DType::F32, 0, &got, &exp, TOL);
+        let c = compare("y", DType::F32, &got, &exp, TOL);
+        assert_eq!(c, want);
+        assert_eq!((c.ok, c.first_mismatch, c.mismatches), (false, Some(123_457), 3));
     }
 
     #[test]
