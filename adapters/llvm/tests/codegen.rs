@@ -146,3 +146,30 @@ fn multiply_adds_fuse_only_inside_vectorize() {
         assert!(dot.contains(fma), "{profile}: `vectorize` reduction did not fuse:\n{dot}");
     }
 }
+
+/// A quotient of loop invariants multiplying each element stays outside the `vectorize` loop:
+/// with `reassoc` on the product LLVM rewrote `x * (a / b)` as `(x * a) / b`, one division per
+/// vector (a batch norm's `gamma / sqrt(var + eps)` in a convolution's epilogue).
+#[test]
+fn a_quotient_of_invariants_is_not_divided_per_element() {
+    clang();
+    let text = "module scale {
+  input x: f32[1024]
+  input g: f32[1]
+  input v: f32[1]
+  output y: f32[1024]
+  kernel k(x: f32[1024] in, g: f32[1] in, v: f32[1] in, y: f32[1024] out) {
+    vectorize i in 0..1024 {
+      y[i] = x[i] * (g[0] / sqrt(v[0] + 0.001)) + 1.0
+    }
+  }
+  run k(x, g, v, y)
+}
+";
+    for (profile, vector_div) in [("host", "divps"), ("rk3588", "fdiv\tv")] {
+        let target = TargetProfile::load(profile).unwrap();
+        let asm = asm_of(text, &target);
+        let k = asm_function(&asm, "ekb_k_k");
+        assert!(!k.contains(vector_div), "{profile}: a division per vector:\n{k}");
+    }
+}

@@ -42,9 +42,12 @@ pub fn lower_with(
         let ins: Vec<Buf> = node.args.iter().map(|a| typed(&a.name)).collect();
         let out = typed(&node.name);
         let name = kernel_name(i, node);
-        let schedule = if folded.contains(node.name.as_str()) { Schedule::Naive } else { schedule };
-        kernels
-            .push(kernel(name, &ins, &out, (schedule, knobs), target, |cx| lower_node(cx, node, &ins, &out)));
+        let member = folded.contains(node.name.as_str());
+        let schedule = if member { Schedule::Naive } else { schedule };
+        kernels.push(kernel(name, &ins, &out, (schedule, knobs), target, |cx| {
+            cx.folded = member;
+            lower_node(cx, node, &ins, &out)
+        }));
     }
     // Copies last: their sources (inputs, or outputs written above) are final by then.
     for (j, c) in storage.copies.iter().enumerate() {
@@ -105,7 +108,7 @@ fn kernel(
     }
     params.push(param(out, Access::Out));
     names.reserve(&out.name);
-    let mut cx = Cx { schedule, target, names, knobs: *knobs };
+    let mut cx = Cx { schedule, target, names, knobs: *knobs, folded: false };
     let body = if out.ty.numel() == 0 {
         // Nothing to write (a slice or `full` of an empty shape).
         Vec::new()

@@ -85,7 +85,10 @@ pub fn layer_norm(cx: &mut Cx, eps: f64, x: &Buf, w: &Buf, b: Option<&Buf>, y: &
 }
 
 /// `batch_norm(x, gamma, beta, mean, var)`: `(x - mean[c]) / sqrt(var[c] + eps) * gamma[c] + beta[c]`
-/// with `c` the index on axis 1.
+/// with `c` the index on axis 1. The default schedule (a folded member too) multiplies by the channel's
+/// `gamma[c] / sqrt(var[c] + eps)` instead: an expression of the channel alone, which the
+/// compiler computes once per channel where the loop over a channel's elements is innermost (a
+/// fused convolution's epilogue), so no element is divided.
 pub fn batch_norm(
     cx: &mut Cx,
     eps: f64,
@@ -93,10 +96,16 @@ pub fn batch_norm(
     [gamma, beta, mean, var_]: [&Buf; 4],
     y: &Buf,
 ) -> Vec<Stmt> {
+    let naive = cx.baseline_arithmetic();
     elementwise(cx, y.shape(), 4, |_, idx| {
         let c = [idx[1].clone()];
-        let value =
-            (x.load(idx) - mean.load(&c)) / (var_.load(&c) + f(eps)).sqrt() * gamma.load(&c) + beta.load(&c);
+        let centered = x.load(idx) - mean.load(&c);
+        let sd = (var_.load(&c) + f(eps)).sqrt();
+        let value = if naive {
+            centered / sd * gamma.load(&c) + beta.load(&c)
+        } else {
+            centered * (gamma.load(&c) / sd) + beta.load(&c)
+        };
         vec![y.store(idx, value)]
     })
 }
@@ -177,6 +186,34 @@ mod tests {
         for schedule in Schedule::ALL {
             let m = lowered_matches_reference(g, schedule, "rk3588");
             assert_eq!(print(&m).contains("parallel "), schedule == Schedule::Default);
+        }
+    }
+
+    #[test]
+    fn batch_norm_multiplies_by_the_channel_scale_also_folded_into_a_convolution() {
+        // Alone, then folded into the convolution's stores: the default schedule multiplies by
+        // `gamma / sqrt(var + eps)`; the naive one divides by the square root, as written.
+        let g = "graph g(x: f32[1,3,6,6]) -> (y: f32[1,4,6,6], z: f32[1,4,6,6]) {
+  param w: f32[4,3,3,3] = kaiming_uniform
+  param ga: f32[4] = uniform(0.5, 1.5)
+  param be: f32[4] = uniform(-0.5, 0.5)
+  param mu: f32[4] = uniform(-0.5, 0.5)
+  param va: f32[4] = uniform(0.5, 1.5)
+  %c = conv2d(x, w, pad=[1,1,1,1])
+  %y = batch_norm(%c, ga, be, mu, va, eps=0.001)
+  %d = conv2d(x, w, pad=[1,1,1,1])
+  %z = batch_norm(%d, ga, be, mu, va, eps=0.001)
+  fuse %d, %z
+  return %y, %z
+}
+";
+        let scale = "* (ga[";
+        let divided = ") / sqrt(va[";
+        for schedule in Schedule::ALL {
+            let text = print(&lowered_matches_reference(g, schedule, "rk3588"));
+            let default = schedule == Schedule::Default;
+            assert_eq!(text.matches(scale).count(), if default { 2 } else { 0 }, "{text}");
+            assert_eq!(text.matches(divided).count(), if default { 0 } else { 2 }, "{text}");
         }
     }
 }

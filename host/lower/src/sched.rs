@@ -26,11 +26,20 @@ pub struct Cx<'a> {
     pub target: &'a TargetProfile,
     pub names: Names,
     pub knobs: Knobs,
+    /// The node is a fusion group's member folded into another kernel under the default
+    /// schedule: it gets the naive schedule's plain nests, which the folding needs, and the
+    /// default schedule's arithmetic.
+    pub folded: bool,
 }
 
 impl Cx<'_> {
     pub fn naive(&self) -> bool {
         self.schedule == Schedule::Naive
+    }
+
+    /// Whether the arithmetic is the baseline's: the naive schedule's, not a folded member's.
+    pub fn baseline_arithmetic(&self) -> bool {
+        self.naive() && !self.folded
     }
 
     pub fn cores(&self) -> usize {

@@ -4,7 +4,8 @@
 //!   the function's trap block (`llvm.trap`); `i32::MIN / -1` is `i32::MIN` and
 //!   `i32::MIN % -1` is `0` (wrapping, as Rust's `wrapping_div`/`wrapping_rem`): the divisor
 //!   `-1` is replaced by `1` and the quotient negated, so no division ever overflows.
-//! - Float arithmetic is plain IEEE; inside `vectorize` loops it carries `reassoc contract`.
+//! - Float arithmetic is plain IEEE; inside `vectorize` loops it carries `reassoc contract`, but
+//!   a quotient only `contract` ([`FnCx::fmf_quotient`] says why).
 //! - `f32 -> i32` saturates, NaN -> 0 (`llvm.fptosi.sat` on aarch64, `ekb_f2i` elsewhere);
 //!   `bool -> i32/f32` is 0/1.
 //! - `min`/`max` on f32 are `llvm.minimum`/`maximum` (a NaN operand gives NaN), marked `nsz`:
@@ -52,6 +53,18 @@ impl FnCx<'_> {
     fn fmf(&self) -> &'static str {
         if self.fast {
             " reassoc contract"
+        } else {
+            ""
+        }
+    }
+
+    /// The flags of a quotient: `contract` only, inside `vectorize` loops. With `reassoc` on
+    /// both, LLVM sinks a division into the product that reads it (`x * (a / b)` becomes `(x *
+    /// a) / b`), turning a quotient of loop invariants computed once into one division per
+    /// element.
+    fn fmf_quotient(&self) -> &'static str {
+        if self.fast {
+            " contract"
         } else {
             ""
         }
@@ -170,7 +183,8 @@ impl FnCx<'_> {
                         BinOp::Mul => "fmul",
                         _ => "fdiv",
                     };
-                    let inst = format!("{name}{} float {x}, {y}", self.fmf());
+                    let flags = if op == BinOp::Div { self.fmf_quotient() } else { self.fmf() };
+                    let inst = format!("{name}{flags} float {x}, {y}");
                     Ok(self.op(&name[1..], Ty::F32, inst))
                 }
                 Ty::F32 => Err(self.err(span, "`%` needs i32 operands, found f32")),
@@ -300,7 +314,7 @@ impl FnCx<'_> {
                     s
                 } else {
                     let one = float_lit(1.0);
-                    self.op(name, Ty::F32, format!("fdiv{fmf} float {one}, {}", s.repr))
+                    self.op(name, Ty::F32, format!("fdiv{} float {one}, {}", self.fmf_quotient(), s.repr))
                 }
             }
             (Intrinsic::Round, _) => {

@@ -9,8 +9,8 @@
 //! channel's phase planes, copies the plane in (the padding stays zero), then for each of its
 //! group's output channels computes the flattened results `res[Q]` in tiles of up to
 //! `matmul.tile_cols` columns (whole vectors; the accumulators in registers across the taps,
-//! each weight loaded once per tile) and stores them row by row (+ bias; the `Wp - OW` columns
-//! past each row's end are computed and dropped).
+//! each weight loaded once per tile) and stores them (+ bias; the `Wp - OW` columns past each
+//! row's end are computed and dropped).
 //!
 //! What must stay true: each output sums its taps in row-major order, as the direct layout
 //! does; every index is affine and provably in bounds (the panel holds the largest tap offset
@@ -61,16 +61,14 @@ pub(super) fn conv2d(
     per_output.extend(tiles(cx, g.q, g.nt, LoopKind::Serial, "u", |cx, j0, nt| {
         column_tile(cx, &g, (w, &panel, &res), &var(&m), (j0, nt))
     }));
-    // One loop over the output plane's pixels (consecutive in `y`), so the epilogue fused into
-    // this store runs on whole vectors; `p` reads its result column `p / OW * Wp + p % OW`.
-    let p = cx.fresh("p");
-    let (oy, ox) = (var(&p) / int(g.ow), var(&p) % int(g.ow));
-    let mut value = res.load(&[oy.clone() * int(g.wp) + ox.clone()]);
-    if let Some(b) = bias {
-        value = value + b.load(&[var(&m)]);
-    }
-    let store = y.store(&[ni.clone(), var(&m), oy, ox], value);
-    per_output.push(simple_loop(cx.inner_kind(g.oh * g.ow), &p, g.oh * g.ow, vec![store]));
+    // The output plane (+ bias), [`Flat::store_plane`].
+    per_output.push(g.store_plane(cx, |oy, ox, q| {
+        let mut value = res.load(&[q]);
+        if let Some(b) = bias {
+            value = value + b.load(&[var(&m)]);
+        }
+        y.store(&[ni.clone(), var(&m), oy, ox], value)
+    }));
     let body = vec![
         panel.alloc(),
         zero_panel(cx, &g, &panel),
@@ -134,9 +132,11 @@ mod tests {
         // a bias and a fused relu; 3x3 of stride 2 (four phase planes) with uneven padding; a
         // depth multiplier of 2 with dilation; then a grouped convolution of three input
         // channels per group (the other flattened form) and a depthwise one of 20-wide rows,
-        // which keeps the other layouts.
-        let g = "graph g(x: f32[2,6,7,7], u: f32[1,4,14,13], v: f32[1,4,9,20]) \
-                 -> (y: f32[2,6,7,7], s: f32[1,4,7,6], d: f32[1,8,12,11], e: f32[2,6,7,7], t: f32[1,4,9,20]) {
+        // which keeps the other layouts; last, rows of one column, narrower than half a vector,
+        // stored as one loop over the plane's pixels (the others row by row).
+        let g = "graph g(x: f32[2,6,7,7], u: f32[1,4,14,13], v: f32[1,4,9,20], c: f32[1,4,6,1]) \
+                 -> (y: f32[2,6,7,7], s: f32[1,4,7,6], d: f32[1,8,12,11], e: f32[2,6,7,7], t: f32[1,4,9,20], \
+                 o: f32[1,4,6,1]) {
   param w: f32[6,1,5,5] = kaiming_uniform
   param b: f32[6] = uniform(-1, 1)
   param w2: f32[4,1,3,3] = kaiming_uniform
@@ -148,17 +148,20 @@ mod tests {
   %d = conv2d(u, w3, pad=[1,1,1,1], dilation=[2,2], groups=4)
   %e = conv2d(x, w4, pad=[1,1,1,1], groups=2)
   %t = conv2d(v, w2, pad=[1,1,1,1], groups=4)
+  %o = conv2d(c, w2, pad=[1,1,1,1], groups=4)
   fuse %0, %y
-  return %y, %s, %d, %e, %t
+  return %y, %s, %d, %e, %t, %o
 }
 ";
         for tile_cols in [4, 8, 64] {
             let set = [("conv.flat_max_ow", 16), ("matmul.tile_cols", tile_cols), ("threads.min_work", 1)];
             let m = knobs_match_reference(g, &set, "rk3588");
-            let flat: Vec<bool> =
-                m.kernels.iter().map(|k| format!("{:?}", k.body).contains("name: \"panel\"")).collect();
+            let has = |what: &str| -> Vec<bool> {
+                m.kernels.iter().map(|k| format!("{:?}", k.body).contains(what)).collect()
+            };
             // `e` takes the grouped form of the ungrouped planes (`flat_planes`).
-            assert_eq!(flat, [true, true, true, true, false], "{}", print(&m));
+            assert_eq!(has("name: \"panel\""), [true, true, true, true, false, true], "{}", print(&m));
+            assert_eq!(has("var: \"oy\""), [true, true, true, true, false, false], "{}", print(&m));
         }
         // Off when the knob says so.
         let m = knobs_match_reference(g, &[("conv.flat_max_ow", 0)], "rk3588");

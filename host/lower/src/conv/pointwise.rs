@@ -5,20 +5,22 @@
 //! vector runs over the pixels of several rows at once.
 //!
 //! Layout: threads over `(n, panel, chunk of output channels)`; a panel is as many whole output
-//! rows as fit `matmul.tile_cols` columns (at least one). Each iteration copies its panel's
-//! input pixels, `[C, rows * OW]` (strided where the convolution is) and zero columns up to a
-//! whole number of vectors (see [`padded_width`]), into a `local` buffer,
-//! then, per tile of output channels, runs the matmul's register tile over it
-//! (`matmul::axpy_tile_body`: channels unrolled, pixels vectorized) into a `local` result and
-//! stores that over the panel's pixels (+ bias): its rows are consecutive in the output. More chunks mean more copies
-//! of the panel: there are just enough to give every core `threads.per_core` iterations.
+//! rows as fit `matmul.tile_cols` columns (at least one). A panel's input pixels, `[C, rows *
+//! OW]` (strided where the convolution is) and zero columns up to a whole number of vectors
+//! (see [`padded_width`]), are copied into a `local` buffer: once per panel, by all threads
+//! before the products, when a panel has several chunks and every panel's copy fits a quarter
+//! of the stack; else by each iteration. Then, per tile of output channels, the matmul's
+//! register tile runs over it (`matmul::axpy_tile_body`: channels unrolled, pixels vectorized)
+//! into a `local` result, stored over the panel's pixels (+ bias): its rows are consecutive in
+//! the output. There are just enough chunks to give every core `threads.per_core` iterations.
 //!
 //! With at most a vector of pixels per image, the product runs as dot products along the
 //! input channels instead ([`by_dots`]).
 //!
 //! What must stay true: each output is the sum over input channels (in increasing order in
 //! the product over pixels; the dot products add them lane by lane, then across the lanes),
-//! and every copy fits a quarter of the stack.
+//! every copy fits a quarter of the stack, and a copy shared by the threads is complete before
+//! any product reads it (it is made by a `parallel` loop of its own, which ends first).
 
 use super::dims4;
 use crate::matmul::{axpy_tile, axpy_tile_body, dot_tile_body, Gemm};
@@ -70,7 +72,6 @@ pub(super) fn conv2d(
 ) -> Vec<Stmt> {
     let [n, c, _, _] = dims4(x);
     let [_, oc, oh, ow] = dims4(y);
-    let [sh, sw] = a.stride;
     if few_pixels(cx, oh, ow) {
         return by_dots(cx, a, x, w, bias, y);
     }
@@ -90,44 +91,39 @@ pub(super) fn conv2d(
         let want = if threads { (cx.cores() * cx.per_core()).div_ceil(n * panels) } else { 1 };
         let chunks = (1..=whole).find(|&d| whole % d == 0 && d >= want).unwrap_or(whole.max(1));
         let per_chunk = whole / chunks * tile_rows;
-        let nest = outer(cx, &[n, panels, chunks], threads, "i");
-        let (ni, pi, ci) = (nest.idx[0].clone(), nest.idx[1].clone(), nest.idx[2].clone());
-        let y0 = if prows == rows { pi * int(rows) } else { int(full * rows) };
         let width = padded_width(cx, prows * ow);
-        let panel = Buf::new(cx.fresh("panel"), TensorType::new(DType::F32, [c, width]));
-        let (k, r, q) = (cx.fresh("k"), cx.fresh("r"), cx.fresh("q"));
-        let copy = simple_loop(
-            LoopKind::Serial,
-            &k,
-            c,
-            vec![simple_loop(
-                LoopKind::Serial,
-                &r,
-                prows,
-                vec![simple_loop(
-                    cx.inner_kind(ow),
-                    &q,
-                    ow,
-                    vec![panel.store(
-                        &[var(&k), var(&r) * int(ow) + var(&q)],
-                        x.load(&[ni.clone(), var(&k), (y0.clone() + var(&r)) * int(sh), var(&q) * int(sw)]),
-                    )],
-                )],
-            )],
+        let y0_of = |pi: &E| if prows == rows { pi.clone() * int(rows) } else { int(full * rows) };
+        // The chunks of one panel read the same copy: with several, it is made once, by every
+        // thread, before the products, where the copies of all panels fit the stack's quarter.
+        let shared = chunks > 1 && n * panels * c * width * 4 <= cx.target.cpu.stack_bytes as usize / 4;
+        let panel = Buf::new(
+            cx.fresh("panel"),
+            TensorType::new(DType::F32, [if shared { n * panels } else { 1 }, c, width]),
         );
-        let mut body = vec![panel.alloc(), copy];
-        if width > prows * ow {
-            let (k, j) = (cx.fresh("k"), cx.fresh("j"));
-            let pad = loop_(
-                cx.inner_kind(width - prows * ow),
-                &j,
-                int(prows * ow),
-                int(width),
-                vec![panel.store(&[var(&k), var(&j)], f(0.0))],
-            );
-            body.push(simple_loop(LoopKind::Serial, &k, c, vec![pad]));
+        let slot_of = |ni: &E, pi: &E| if shared { ni.clone() * int(panels) + pi.clone() } else { int(0) };
+        let site = |ni: &E, pi: &E| Panel {
+            buf: &panel,
+            slot: slot_of(ni, pi),
+            n: ni.clone(),
+            y0: y0_of(pi),
+            rows: prows,
+            ow,
+        };
+        if shared {
+            let nest = outer(cx, &[n, panels, c], threads, "i");
+            let body = site(&nest.idx[0], &nest.idx[1]).copy_channel(cx, x, nest.idx[2].clone(), a.stride);
+            out.push(panel.alloc());
+            out.extend(nest.wrap(body));
         }
-        let site = Panel { n: &ni, y0: &y0, rows: prows, ow, panel: &panel };
+        let nest = outer(cx, &[n, panels, chunks], threads, "i");
+        let ci = nest.idx[2].clone();
+        let site = site(&nest.idx[0], &nest.idx[1]);
+        let mut body = Vec::new();
+        if !shared {
+            let k = cx.fresh("k");
+            let copy = site.copy_channel(cx, x, var(&k), a.stride);
+            body.extend([panel.alloc(), simple_loop(LoopKind::Serial, &k, c, copy)]);
+        }
         let m_first = ci.clone() * int(per_chunk);
         body.extend(tiles(cx, per_chunk, tile_rows, LoopKind::Serial, "t", |cx, m0, mr| {
             channel_tile(cx, &site, (w, bias, y), (m_first.clone() + m0, mr))
@@ -155,8 +151,9 @@ fn few_pixels(cx: &Cx, oh: usize, ow: usize) -> bool {
 
 /// The product of the few-pixel form as dot products along the input channels:
 /// `y[n, m, p] = sum_c x^T[p, c] * w[m, c]`, both operands contiguous along `c`. Threads over
-/// `(n, chunk of output channels)`; each iteration copies the image's pixels transposed,
-/// `[P, C]`, into a `local` buffer, then covers its channels with the matmul's dot tiles
+/// `(n, chunk of output channels)`; the image's pixels are copied transposed, `[P, C]`, into a
+/// `local` buffer (once per image before the products, as the panels are, or by each
+/// iteration), then each iteration covers its channels with the matmul's dot tiles
 /// (`matmul.dot_rows` pixels by `matmul.dot_cols` channels), so the weights stream past as
 /// vector loads, each used for every pixel of the tile.
 fn by_dots(cx: &mut Cx, a: &Conv2dAttrs, x: &Buf, w: &Buf, bias: Option<&Buf>, y: &Buf) -> Vec<Stmt> {
@@ -170,29 +167,40 @@ fn by_dots(cx: &mut Cx, a: &Conv2dAttrs, x: &Buf, w: &Buf, bias: Option<&Buf>, y
     let want = if threads { (cx.cores() * cx.per_core()).div_ceil(n) } else { 1 };
     let chunks = (1..=oc).find(|&d| oc % d == 0 && d >= want).unwrap_or(oc);
     let per_chunk = oc / chunks;
+    // Every chunk reads the image's transposed pixels: with several, they are copied once, by
+    // every thread, before the products, where all images' copies fit the stack's quarter.
+    let shared = chunks > 1 && n * pixels * c * 4 <= cx.target.cpu.stack_bytes as usize / 4;
+    let xt = Buf::new(cx.fresh("xt"), TensorType::new(DType::F32, [if shared { n } else { 1 }, pixels, c]));
+    let slot = |ni: &E| if shared { ni.clone() } else { int(0) };
+    // Pixel `p` of image `ni`, its channels along the vector.
+    let copy_pixel = |cx: &mut Cx, ni: &E, p: E| {
+        let k = cx.fresh("k");
+        let at = [ni.clone(), var(&k), p.clone() / int(ow) * int(sh), p.clone() % int(ow) * int(sw)];
+        let store = xt.store(&[slot(ni), p, var(&k)], x.load(&at));
+        simple_loop(cx.inner_kind(c), &k, c, vec![store])
+    };
+    let mut out = Vec::new();
+    if shared {
+        let nest = outer(cx, &[n, pixels], threads, "i");
+        let copy = copy_pixel(cx, &nest.idx[0], nest.idx[1].clone());
+        out.push(xt.alloc());
+        out.extend(nest.wrap(vec![copy]));
+    }
     let nest = outer(cx, &[n, chunks], threads, "i");
     let (ni, ci) = (nest.idx[0].clone(), nest.idx[1].clone());
-    let xt = Buf::new(cx.fresh("xt"), TensorType::new(DType::F32, [pixels, c]));
-    let (p, k) = (cx.fresh("p"), cx.fresh("k"));
-    let (py, px) = (var(&p) / int(ow), var(&p) % int(ow));
-    let copy = simple_loop(
-        LoopKind::Serial,
-        &p,
-        pixels,
-        vec![simple_loop(
-            cx.inner_kind(c),
-            &k,
-            c,
-            vec![xt.store(&[var(&p), var(&k)], x.load(&[ni.clone(), var(&k), py * int(sh), px * int(sw)]))],
-        )],
-    );
+    let mut body = Vec::new();
+    if !shared {
+        let p = cx.fresh("p");
+        let copy = copy_pixel(cx, &ni, var(&p));
+        body.extend([xt.alloc(), simple_loop(LoopKind::Serial, &p, pixels, vec![copy])]);
+    }
     let yn = ni.clone();
     let g = Gemm {
         lead: vec![],
         m: pixels,
         n: oc,
         k: c,
-        a: Box::new(|_: &[E], pi, ki| xt.load(&[pi, ki])),
+        a: Box::new(|_: &[E], pi, ki| xt.load(&[slot(&ni), pi, ki])),
         b: Box::new(|_: &[E], ki, mi| w.load(&[mi, ki, int(0), int(0)])),
         bias: bias.map(|b| Box::new(move |mi: E| b.load(&[mi])) as Box<dyn Fn(E) -> E>),
         y: Box::new(move |_: &[E], pi: E, mi, v| {
@@ -203,23 +211,65 @@ fn by_dots(cx: &mut Cx, a: &Conv2dAttrs, x: &Buf, w: &Buf, bias: Option<&Buf>, y
     };
     let (dr, dc) = (cx.knob(Knob::MatmulDotRows), cx.knob(Knob::MatmulDotCols));
     let m_first = ci * int(per_chunk);
-    let mut body = vec![xt.alloc(), copy];
     body.extend(tiles(cx, pixels, dr, LoopKind::Serial, "pt", |cx, p0, pr| {
         tiles(cx, per_chunk, dc, LoopKind::Serial, "ct", |cx, m0, mc| {
             dot_tile_body(cx, &g, &[], (p0.clone(), pr), (m_first.clone() + m0, mc))
         })
     }));
-    nest.wrap(body)
+    out.extend(nest.wrap(body));
+    out
 }
 
-/// What the channel tiles of one panel share.
+/// One panel's copy of the input and where its pixels are: the channel tiles of the panel
+/// read it.
 struct Panel<'a> {
-    n: &'a E,
+    /// `[slots, C, width]`: one slot per panel when the copies are made before the products,
+    /// else one per parallel iteration.
+    buf: &'a Buf,
+    slot: E,
+    n: E,
     /// The panel's first output row.
-    y0: &'a E,
+    y0: E,
     rows: usize,
     ow: usize,
-    panel: &'a Buf,
+}
+
+impl Panel<'_> {
+    fn width(&self) -> usize {
+        self.buf.shape()[2]
+    }
+
+    fn load(&self, k: E, j: E) -> E {
+        self.buf.load(&[self.slot.clone(), k, j])
+    }
+
+    fn store(&self, k: E, j: E, v: E) -> Stmt {
+        self.buf.store(&[self.slot.clone(), k, j], v)
+    }
+
+    /// Copies input channel `k` of the panel's pixels (strided where the convolution is), then
+    /// zeroes its padding columns.
+    fn copy_channel(&self, cx: &mut Cx, x: &Buf, k: E, [sh, sw]: [usize; 2]) -> Vec<Stmt> {
+        let (r, q) = (cx.fresh("r"), cx.fresh("q"));
+        let row = (self.y0.clone() + var(&r)) * int(sh);
+        let value = x.load(&[self.n.clone(), k.clone(), row, var(&q) * int(sw)]);
+        let store = self.store(k.clone(), var(&r) * int(self.ow) + var(&q), value);
+        let inner = simple_loop(cx.inner_kind(self.ow), &q, self.ow, vec![store]);
+        let mut out = vec![simple_loop(LoopKind::Serial, &r, self.rows, vec![inner])];
+        let pixels = self.rows * self.ow;
+        if self.width() > pixels {
+            let j = cx.fresh("j");
+            let zero = self.store(k, var(&j), f(0.0));
+            out.push(loop_(
+                cx.inner_kind(self.width() - pixels),
+                &j,
+                int(pixels),
+                int(self.width()),
+                vec![zero],
+            ));
+        }
+        out
+    }
 }
 
 /// Output channels `m0..m0+mr` of one panel: the register tile into a `local` result, then its
@@ -230,16 +280,16 @@ fn channel_tile(
     (w, bias, y): (&Buf, Option<&Buf>, &Buf),
     (m0, mr): (E, usize),
 ) -> Vec<Stmt> {
-    let width = s.panel.shape()[1];
+    let width = s.width();
     let res = Buf::new(cx.fresh("res"), TensorType::new(DType::F32, [mr, width]));
     let at = m0.clone();
     let g = Gemm {
         lead: vec![],
         m: mr,
         n: width,
-        k: s.panel.shape()[0],
+        k: s.buf.shape()[1],
         a: Box::new(move |_: &[E], mi, ki| w.load(&[at.clone() + mi, ki, int(0), int(0)])),
-        b: Box::new(|_: &[E], ki, ni| s.panel.load(&[ki, ni])),
+        b: Box::new(|_: &[E], ki, ni| s.load(ki, ni)),
         bias: None,
         y: Box::new(|_: &[E], mi, ni, v| res.store(&[mi, ni], v)),
         b_rows_contiguous: true,
@@ -272,6 +322,7 @@ fn channel_tile(
 mod tests {
     use crate::testing::knobs_match_reference;
     use ekb_ir::l1::print::print;
+    use ekb_ir::l1::{LoopKind, Stmt};
 
     #[test]
     fn pointwise_convolutions_over_flattened_pixels_match_the_reference() {
@@ -301,12 +352,13 @@ mod tests {
   return %y, %z, %s, %d, %f, %h
 }
 ";
-        for (tile_cols, per_core) in [(8, 1), (8, 4), (64, 16)] {
+        // On one thread a panel has one chunk: its iteration copies it.
+        for (tile_cols, per_core, min_work) in [(8, 1, 1), (8, 4, 1), (64, 16, 1), (8, 4, 1 << 30)] {
             let set = [
                 ("conv.pointwise_max_ow", 7),
                 ("matmul.tile_cols", tile_cols),
                 ("threads.per_core", per_core),
-                ("threads.min_work", 1),
+                ("threads.min_work", min_work),
             ];
             let m = knobs_match_reference(g, &set, "rk3588");
             let form = |name: &str| -> Vec<bool> {
@@ -317,6 +369,26 @@ mod tests {
             };
             assert_eq!(form("panel"), [true, true, true, false, false, false], "{}", print(&m));
             assert_eq!(form("xt"), [false, false, false, false, true, true], "{}", print(&m));
+            // Copies made once before the products: an allocation of the kernel's own block,
+            // followed by the parallel loops that write and read it.
+            let before = |name: &str| -> Vec<bool> {
+                m.kernels
+                    .iter()
+                    .map(|k| {
+                        let at = k
+                            .body
+                            .iter()
+                            .position(|s| matches!(s, Stmt::Alloc { name: n, .. } if n.starts_with(name)));
+                        let parallel = |s: &Stmt| matches!(s, Stmt::Loop { kind: LoopKind::Parallel, .. });
+                        at.is_some_and(|i| k.body[i..].iter().filter(|s| parallel(s)).count() >= 2)
+                    })
+                    .collect()
+            };
+            let threads = min_work == 1;
+            // (Under 64 columns a tile covers 4 of `%z`'s six channels: one chunk and the rest.)
+            let z = threads && tile_cols == 64;
+            assert_eq!(before("panel"), [threads, z, threads, false, false, false], "{}", print(&m));
+            assert_eq!(before("xt"), [false, false, false, false, threads, threads], "{}", print(&m));
         }
         // Rows as wide as the knob keep the other layouts (the direct one, without the
         // flattened planes).
