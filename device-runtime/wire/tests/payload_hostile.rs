@@ -269,6 +269,10 @@ fn plan_arity_type_and_access() {
             found: "f32[3,4] (buffer `w`)".into(),
         }
     );
+    // A parameter of another shape with the buffer's element count views it.
+    let mut m = sample_manifest();
+    m.kernels[0].params[0].shape = vec![3, 2];
+    Payload::parse(&with_manifest(&m)).expect("a parameter viewing its buffer as f32[3,2]");
     let e = manifest_err(|m| {
         m.buffers[2].dtype = DType::I32;
     });

@@ -275,10 +275,11 @@ fn plan_checks() {
         &plan_module("  run copy(x, y)\n  run copy(x)"),
         "run 1 passes 1 argument to kernel copy, which has 2 parameters",
     );
-    one_error(
+    let d = one_error(
         &plan_module("  run copy(x, y)\n  run copy(x, u)"),
         "run 1 passes `u` of type f32[2] to parameter `b` of kernel copy, of type f32[4]",
     );
+    assert_eq!(d.expected.as_deref(), Some("a buffer of type f32[4] (or another shape of 4 f32 elements)"));
     one_error(
         &plan_module("  run copy(x, y)\n  run copy(y, x)"),
         "run 1 passes input `x` to parameter `b` of kernel copy, which is `out`: inputs are never written",
@@ -449,4 +450,27 @@ fn generated_modules_get_self_contained_messages() {
         ]
     );
     assert!(ds.iter().all(|d| d.span.is_none()));
+}
+
+/// A parameter may take a buffer under another shape of its element count: the kernel sees the
+/// buffer's elements in row-major order under its own shape (a reshape without a copy). Another
+/// element type or count is still refused.
+#[test]
+fn a_parameter_views_a_buffer_of_its_element_count() {
+    let module = |param: &str| {
+        format!(
+            "module m {{\n  input x: f32[2,6]\n  output y: f32[12]\n\n  \
+             kernel flat(a: {param} in, b: f32[12] out) {{\n    for i in 0..12 {{\n      b[i] = a[i / 4, i % 4 / 2, i % 2]\n    }}\n  }}\n\n  \
+             run flat(x, y)\n}}\n"
+        )
+    };
+    assert!(errors(&module("f32[3,2,2]")).is_empty(), "{}", render(&errors(&module("f32[3,2,2]"))));
+    one_error(
+        &module("f32[3,2,3]"),
+        "run 0 passes `x` of type f32[2,6] to parameter `a` of kernel flat, of type f32[3,2,3]",
+    );
+    // (The kernel's store of an i32 into f32 is an error of its own.)
+    let want = "run 0 passes `x` of type f32[2,6] to parameter `a` of kernel flat, of type i32[3,2,2]";
+    let ds = errors(&module("i32[3,2,2]"));
+    assert!(ds.iter().any(|d| d.message.contains(want)), "{}", render(&ds));
 }

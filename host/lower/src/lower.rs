@@ -39,12 +39,15 @@ pub fn lower_with(
     // Node order is a topological order (every value is defined before its uses), so running
     // the kernels in this order respects every dependence.
     for (i, node) in g.nodes.iter().enumerate() {
+        if storage.is_view(&node.name) {
+            continue;
+        }
         let ins: Vec<Buf> = node.args.iter().map(|a| typed(&a.name)).collect();
         let out = typed(&node.name);
         let name = kernel_name(i, node);
         let member = folded.contains(node.name.as_str());
         let schedule = if member { Schedule::Naive } else { schedule };
-        kernels.push(kernel(name, &ins, &out, (schedule, knobs), target, |cx| {
+        kernels.push(kernel(name, &ins, &out, (schedule, knobs), (target, &storage), |cx| {
             cx.folded = member;
             lower_node(cx, node, &ins, &out)
         }));
@@ -54,9 +57,14 @@ pub fn lower_with(
         let name = format!("k{}_copy", g.nodes.len() + j);
         let src = Buf::new(c.src.clone(), c.ty.clone());
         let dst = Buf::new(c.dst.clone(), c.ty.clone());
-        kernels.push(kernel(name, std::slice::from_ref(&src), &dst, (schedule, knobs), target, |cx| {
-            movement::copy(cx, &src, &dst)
-        }));
+        kernels.push(kernel(
+            name,
+            std::slice::from_ref(&src),
+            &dst,
+            (schedule, knobs),
+            (target, &storage),
+            |cx| movement::copy(cx, &src, &dst),
+        ));
     }
     let (kernels, plan): (Vec<Kernel>, Vec<Run>) = kernels.into_iter().unzip();
     let mut module =
@@ -88,14 +96,15 @@ pub(crate) fn node_kernel(g: &Graph, name: &str) -> String {
     kernel_name(i, node)
 }
 
-/// Builds one kernel reading `ins` (each distinct buffer once, in order) and writing `out`,
-/// with the body `emit` produces, and the plan step that runs it.
+/// Builds one kernel reading `ins` (each distinct buffer or view once, in order) and writing
+/// `out`, with the body `emit` produces, and the plan step that runs it (a view's parameter
+/// passed its buffer).
 fn kernel(
     name: String,
     ins: &[Buf],
     out: &Buf,
     (schedule, knobs): (Schedule, &Knobs),
-    target: &TargetProfile,
+    (target, storage): (&TargetProfile, &plan::Storage),
     emit: impl FnOnce(&mut Cx) -> Vec<Stmt>,
 ) -> (Kernel, Run) {
     let mut params: Vec<KernelParam> = Vec::new();
@@ -115,7 +124,7 @@ fn kernel(
     } else {
         emit(&mut cx)
     };
-    let args = params.iter().map(|p| Name::new(p.name.clone())).collect();
+    let args = params.iter().map(|p| Name::new(storage.buffer(&p.name))).collect();
     let run = Run { kernel: name.clone(), args, span: Span::NONE };
     (Kernel { name, params, body, span: Span::NONE }, run)
 }

@@ -989,7 +989,9 @@ impl Manifest {
             for (a, (&arg, param)) in step.args.iter().zip(&kernel.params).enumerate() {
                 let field = || format!("plan[{s}].args[{a}]");
                 let buf = &self.buffers[index(field, arg, self.buffers.len())?];
-                if buf.dtype != param.dtype || buf.shape != param.shape {
+                // A parameter may view the buffer under another shape of its element count.
+                let count = |shape: &[u64]| shape.iter().product::<u64>();
+                if buf.dtype != param.dtype || count(&buf.shape) != count(&param.shape) {
                     return Err(PayloadError::TypeMismatch {
                         field: field(),
                         expected: format!(

@@ -996,14 +996,20 @@ fn plan(m: &Module, diags: &mut Vec<Diagnostic>) {
                 diags.push(d);
                 continue;
             };
-            if b.ty != p.ty {
+            // A parameter may view the buffer under another shape of its element count.
+            if b.ty.dtype != p.ty.dtype || b.ty.numel() != p.ty.numel() {
                 diags.push(
                     Diagnostic::error(format!(
                         "run {step} passes `{}` of type {} to parameter `{}` of kernel {}, of type {}",
                         a.name, b.ty, p.name, k.name, p.ty
                     ))
                     .at(a.span)
-                    .with_expected(format!("a buffer of type {}", p.ty)),
+                    .with_expected(format!(
+                        "a buffer of type {} (or another shape of {} {} elements)",
+                        p.ty,
+                        p.ty.numel(),
+                        p.ty.dtype.name()
+                    )),
                 );
             }
             let writes = p.access != Access::In;

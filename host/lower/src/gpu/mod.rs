@@ -52,7 +52,7 @@ use ekb_ir::l1::build::{if_, int, let_, var, Buf, Names, E};
 use ekb_ir::l1::verify::verify_code;
 use ekb_ir::l1::{Kernel, LaunchDim, Module, Run, Stmt};
 use ekb_ir::{Diagnostic, Span, TargetProfile};
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 /// What GPU lowering reads from the target.
 pub(crate) struct Gpu {
@@ -143,9 +143,12 @@ pub fn lower_gpu_with(
     let mut kernels = Vec::new();
     let mut runs = Vec::new();
     let mut unbound: HashSet<String> = HashSet::new();
-    for (i, (k, run)) in naive.kernels.iter().zip(&naive.plan).enumerate() {
+    // The node each kernel computes (views have none, copies are no node's).
+    let node_of: HashMap<String, &Node> =
+        g.nodes.iter().enumerate().map(|(i, n)| (crate::lower::kernel_name(i, n), n)).collect();
+    for (k, run) in naive.kernels.iter().zip(&naive.plan) {
         // Step 2, else step 3 (now, or after step 2b for a group's members).
-        let node = g.nodes.get(i);
+        let node = node_of.get(&k.name).copied();
         let special = node.filter(|node| schedule_uses_special(schedule, node)).and_then(|node| {
             let ins: Vec<Buf> = node
                 .args

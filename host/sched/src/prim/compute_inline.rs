@@ -188,8 +188,12 @@ fn rewrite_reader(
     let mut rename: HashMap<String, String> = HashMap::new();
     let mut new_args = run.args.clone();
     for (module_buf, pp) in inputs {
-        let have =
-            run.args.iter().zip(&k.params).find(|(a, p)| a.name == *module_buf && p.access == Access::In);
+        // (A parameter viewing the buffer under another shape is not the same operand.)
+        let have = run
+            .args
+            .iter()
+            .zip(&k.params)
+            .find(|(a, p)| a.name == *module_buf && p.access == Access::In && p.ty == pp.ty);
         let name = match have {
             Some((_, p)) => p.name.clone(),
             None => {

@@ -164,7 +164,11 @@ pub fn apply(m: &mut Module, buf: &str) -> Result<(), Diagnostic> {
     let mut rename: HashMap<String, String> = HashMap::new();
     let wanted = inputs.iter().map(|(b, p)| (b, p, Access::In)).chain([(&y, *out, Access::Out)]);
     for (module_buf, p, access) in wanted {
-        let have = args.iter().zip(&k.params).find(|(a, q)| a.name == *module_buf && q.access == Access::In);
+        // (A parameter viewing the buffer under another shape is not the same operand.)
+        let have = args
+            .iter()
+            .zip(&k.params)
+            .find(|(a, q)| a.name == *module_buf && q.access == Access::In && q.ty == p.ty);
         let name = match have {
             Some((_, q)) if access == Access::In => q.name.clone(),
             _ => {
