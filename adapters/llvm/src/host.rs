@@ -267,7 +267,8 @@ impl HostModule {
                     Diagnostic::error(format!("`run {}` passes unknown buffer `{}`", k.name, a.name))
                         .at(a.span)
                 })?;
-                if b.ty != p.ty {
+                // A parameter may view the buffer under another shape of its element count.
+                if b.ty.dtype != p.ty.dtype || b.ty.numel() != p.ty.numel() {
                     return Err(Diagnostic::error(format!(
                         "buffer `{}` is {} but parameter `{}` of `{}` is {}",
                         a.name, b.ty, p.name, k.name, p.ty

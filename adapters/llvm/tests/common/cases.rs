@@ -73,7 +73,57 @@ pub fn all() -> Vec<Case> {
         Case { name: "trig", text: TRIG, inputs: trig_inputs, expect: trig_expect },
         Case { name: "int8", text: INT8, inputs: int8_inputs, expect: int8_expect },
         Case { name: "half", text: HALF, inputs: half_inputs, expect: half_expect },
+        Case { name: "views", text: VIEWS, inputs: views_inputs, expect: views_expect },
     ]
+}
+
+// ---- views: a buffer passed under another shape of its element count, twice in one run ----
+
+pub const VIEWS: &str = "module views {
+  input x: f32[2,6]
+  output y: f32[3,4]
+  output z: f32[12]
+  buffer t: f32[12]
+
+  kernel flat(a: f32[12] in, b: f32[12] out) {
+    vectorize i in 0..12 {
+      b[i] = a[i] * 2.0
+    }
+  }
+
+  kernel both(a: f32[3,4] in, f: f32[2,2,3] in, y: f32[3,4] out) {
+    for r in 0..3 {
+      vectorize c in 0..4 {
+        let q = r * 4 + c
+        y[r, c] = a[r, c] + f[q / 6, q % 6 / 3, q % 3]
+      }
+    }
+  }
+
+  kernel copy(a: f32[3,4] in, z: f32[3,4] out) {
+    for r in 0..3 {
+      for c in 0..4 {
+        z[r, c] = a[r, c]
+      }
+    }
+  }
+
+  run flat(x, t)
+  run both(t, t, y)
+  run copy(x, z)
+}
+";
+
+fn views_inputs() -> Bufs {
+    inputs(vec![("x", f32s(&[2, 6], sixty_fourths(9, 12)))])
+}
+
+fn views_expect(i: &Bufs) -> Bufs {
+    let x = as_f32(get(i, "x"));
+    let t: Vec<f32> = x.iter().map(|v| v * 2.0).collect();
+    // `f` reads the same elements as `a`: row-major order is the buffer's whatever the shape.
+    let y: Vec<f32> = t.iter().map(|v| v + v).collect();
+    out(vec![("y", f32s(&[3, 4], y)), ("z", f32s(&[12], x.to_vec()))])
 }
 
 fn get<'a>(b: &'a Bufs, n: &str) -> &'a Buffer {
