@@ -6,8 +6,8 @@
 //! edge-replicated source indices of `pad` are clamped into the source dim (a no-op on the
 //! values the formulas produce, there so the bound is evident). Under the default schedule
 //! `pad` splits the last dim into left border, interior and right border ranges with literal
-//! bounds, so the interior copy is a branch-free vector loop; `reshape` copies blocks that stay
-//! contiguous in both shapes; `transpose` walks square tiles when the contiguous dim moves.
+//! bounds, so the interior copy is a branch-free vector loop; `reshape` (a returned one: any other
+//! is a view, `crate::plan`) copies blocks that stay contiguous in both shapes; `transpose` walks square tiles when the contiguous dim moves.
 //! `gather` reads its index from the indices buffer, wraps a negative one and clamps the result
 //! into the axis: an index the reference rejects (out of range) then reads some element of the
 //! axis instead of memory outside the buffer.
