@@ -11,7 +11,7 @@ use crate::{
 use ekb_ir::l0::ops::infer;
 use ekb_ir::l0::{Graph, Node, Op, ReduceKind};
 use ekb_ir::l1::build::{Buf, Names};
-use ekb_ir::l1::{verify, Access, Kernel, KernelParam, Module, Name, Run, Stmt};
+use ekb_ir::l1::{verify, Access, ExprKind, Kernel, KernelParam, Module, Name, Run, Stmt};
 use ekb_ir::{Diagnostic, Span, TargetProfile};
 
 /// Lowers a checked L0 graph into an L1 module under `schedule`, for `target` (the default
@@ -117,14 +117,31 @@ fn kernel(
     }
     params.push(param(out, Access::Out));
     names.reserve(&out.name);
-    let mut cx = Cx { schedule, target, names, knobs: *knobs, folded: false };
+    let mut cx = Cx::new(schedule, target, names, *knobs);
     let body = if out.ty.numel() == 0 {
         // Nothing to write (a slice or `full` of an empty shape).
         Vec::new()
     } else {
         emit(&mut cx)
     };
-    let args = params.iter().map(|p| Name::new(storage.buffer(&p.name))).collect();
+    // Views join the parameters before the output, bound to their operand's buffer; an operand
+    // the body reads only through views leaves them.
+    let mut read = std::collections::HashSet::new();
+    ekb_ir::l1::visit::for_each_expr(&body, |e| {
+        if let ExprKind::Load { buf, .. } = &e.kind {
+            read.insert(buf.name.as_str());
+        }
+    });
+    params.retain(|p| {
+        p.access != Access::In || read.contains(p.name.as_str()) || !cx.views.iter().any(|v| v.of == p.name)
+    });
+    let mut sources: Vec<String> = params.iter().map(|p| p.name.clone()).collect();
+    for v in cx.views {
+        let at = params.len() - 1;
+        params.insert(at, KernelParam { name: v.name, ty: v.ty, access: Access::In, span: Span::NONE });
+        sources.insert(at, v.of);
+    }
+    let args = sources.iter().map(|s| Name::new(storage.buffer(s))).collect();
     let run = Run { kernel: name.clone(), args, span: Span::NONE };
     (Kernel { name, params, body, span: Span::NONE }, run)
 }

@@ -15,9 +15,9 @@
 
 use crate::recipe::Knob;
 use crate::{Knobs, Schedule};
-use ekb_ir::l1::build::{int, let_, loop_, var, wrap, Header, Names, E};
+use ekb_ir::l1::build::{int, let_, loop_, var, wrap, Buf, Header, Names, E};
 use ekb_ir::l1::{LoopKind, Stmt};
-use ekb_ir::TargetProfile;
+use ekb_ir::{TargetProfile, TensorType};
 
 /// What lowering one node sees: the schedule, the target, the kernel's name supply, and the
 /// recipe's knobs.
@@ -30,9 +30,38 @@ pub struct Cx<'a> {
     /// schedule: it gets the naive schedule's plain nests, which the folding needs, and the
     /// default schedule's arithmetic.
     pub folded: bool,
+    /// Parameters the kernel reads under another shape than their operand's (see
+    /// [`Cx::view`]), in the order they were asked for.
+    pub views: Vec<View>,
 }
 
-impl Cx<'_> {
+/// A kernel parameter reading an operand's buffer under another shape of the same element
+/// type and count (docs/ir-l1.md: a parameter may view the buffer a run passes it).
+#[derive(Debug, Clone)]
+pub struct View {
+    /// The parameter's name, fresh in the kernel.
+    pub name: String,
+    /// The operand's parameter name: the run passes its buffer.
+    pub of: String,
+    pub ty: TensorType,
+}
+
+impl<'a> Cx<'a> {
+    pub fn new(schedule: Schedule, target: &'a TargetProfile, names: Names, knobs: Knobs) -> Self {
+        Cx { schedule, target, names, knobs, folded: false, views: Vec::new() }
+    }
+
+    /// Operand `b` read under `shape` (its element count): a parameter of its own, bound to
+    /// the same buffer. An operand the body then never reads directly leaves the kernel's
+    /// parameters.
+    pub fn view(&mut self, b: &Buf, shape: &[usize]) -> Buf {
+        let ty = TensorType::new(b.ty.dtype, shape.to_vec());
+        assert_eq!(ty.numel(), b.ty.numel(), "a view of `{}` keeps its element count", b.name);
+        let name = self.fresh(&format!("{}_view", b.name));
+        self.views.push(View { name: name.clone(), of: b.name.clone(), ty: ty.clone() });
+        Buf::new(name, ty)
+    }
+
     pub fn naive(&self) -> bool {
         self.schedule == Schedule::Naive
     }

@@ -138,6 +138,7 @@ fn geometry(cx: &Cx, a: &ConvTranspose2dAttrs, x: &Buf, w: &Buf, y: &Buf) -> Opt
         ocs,
         mr,
         nt,
+        direct: false,
     };
     Some(Geometry { g, phases })
 }

@@ -279,7 +279,7 @@ fn special(
             if let Some(body) = conv_transpose::cells(gpu, &mut names, a, &ins[0], &ins[1], ins.get(2), out) {
                 return Some(body);
             }
-            let mut cx = crate::sched::Cx { schedule, target, names, knobs: gpu.knobs, folded: false };
+            let mut cx = crate::sched::Cx::new(schedule, target, names, gpu.knobs);
             let grid = Grid1d::new(gpu, &mut cx.names, out.shape());
             let idx = <[_; 4]>::try_from(grid.idx.clone()).ok()?;
             let body =

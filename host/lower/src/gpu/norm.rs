@@ -132,7 +132,7 @@ pub fn group_norm_per_thread(
     [x, scale, bias]: [&Buf; 3],
     y: &Buf,
 ) -> Vec<Stmt> {
-    let mut cx = Cx { schedule: Schedule::Naive, target, names, knobs: gpu.knobs, folded: false };
+    let mut cx = Cx::new(Schedule::Naive, target, names, gpu.knobs);
     let grid = Grid1d::new(gpu, &mut cx.names, &[x.shape()[0], groups]);
     let (img, grp) = (grid.idx[0].clone(), grid.idx[1].clone());
     let body = crate::norm::group_body(&mut cx, groups, eps, [x, scale, bias, y], img, grp);

@@ -106,6 +106,17 @@ pub fn apply(m: &mut Module, buf: &str) -> Result<(), Diagnostic> {
             .with_hint("inline a temp whose readers' kernels run once each"));
         }
     }
+    for &s in &readers {
+        let r = &m.plan[s];
+        let k = m.kernel(&r.kernel).expect("the plan verifies");
+        if let Some((_, p)) = r.args.iter().zip(&k.params).find(|(a, p)| a.name == buf && p.ty != decl.ty) {
+            return Err(Diagnostic::error(format!(
+                "run {s} (kernel {}) reads `{buf}` as `{}`, of type {}: a view under another shape than its {}",
+                k.name, p.name, p.ty, decl.ty
+            ))
+            .with_hint("inline a temp its readers read under its own shape"));
+        }
+    }
     for s in readers {
         rewrite_reader(m, s, buf, &inputs, &vars, &value);
     }

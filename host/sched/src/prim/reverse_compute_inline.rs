@@ -84,6 +84,13 @@ pub fn apply(m: &mut Module, buf: &str) -> Result<(), Diagnostic> {
     };
     let y =
         m.plan[pr].args[rk.params.iter().position(|p| p.name == out.name).expect("a parameter")].name.clone();
+    if let Some(p) = [pw, pr].iter().flat_map(|&s| params(s, buf)).find(|p| p.ty != decl.ty) {
+        return Err(Diagnostic::error(format!(
+            "`{buf}` is passed as `{}`, of type {}: a view under another shape than its {}",
+            p.name, p.ty, decl.ty
+        ))
+        .with_hint("fold a temp its producer and reader take under its own shape"));
+    }
     let t_param = params(pr, buf).pop().expect("the reader reads it").name;
     let (vars, value) = super::compute_inline::plain_nest(&rk.body, &out.name, &out.ty.shape)
         .filter(|_| out.ty.shape == decl.ty.shape)
