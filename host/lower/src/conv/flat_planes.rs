@@ -248,13 +248,16 @@ pub(super) fn conv2d(
         // The first input channel of the iteration's group (0 ungrouped).
         let_(&xbase, var(&m_first) / int(g.oc / g.groups) * int(g.c)),
         res.alloc(),
-        simple_loop(
+    ];
+    // (The direct form's tiles start from zero.)
+    if !g.direct {
+        body.push(simple_loop(
             LoopKind::Serial,
             &o,
             res.shape()[0],
             vec![simple_loop(cx.inner_kind(g.q), &j, g.q, vec![res.store(&[var(&o), var(&j)], f(0.0))])],
-        ),
-    ];
+        ));
+    }
     if let Planes::Panel(panel) = &planes {
         body.extend([panel.alloc(), zero_panel(cx, &g, panel)]);
     }
@@ -372,10 +375,13 @@ impl Site<'_> {
 }
 
 /// Output channels `r0..r0+mr` of the iteration (rows of `res`), every column tile: partial
-/// sums in, the chunk's channels and taps added, partial sums out.
+/// sums in, the chunk's channels and taps added, partial sums out. The direct form has one
+/// chunk: its tiles start from zero, so a last tile of one vector may end at the last column,
+/// overlapping the one before, instead of leaving fewer columns than a vector to scalar code.
 fn channel_tile(cx: &mut Cx, s: &Site, (r0, mr): (E, usize)) -> Vec<Stmt> {
     let g = s.g;
-    tiles(cx, g.q, g.nt, LoopKind::Serial, "u", |cx, j0, nt| {
+    let lanes = cx.lanes();
+    let mut tile = |cx: &mut Cx, j0: E, nt: usize| {
         let acc = Buf::new(cx.fresh("acc"), TensorType::new(DType::F32, [mr, nt]));
         let (ra, ja, rb, jb, rc, jc) =
             (cx.fresh("r"), cx.fresh("j"), cx.fresh("r"), cx.fresh("j"), cx.fresh("r"), cx.fresh("j"));
@@ -403,13 +409,20 @@ fn channel_tile(cx: &mut Cx, s: &Site, (r0, mr): (E, usize)) -> Vec<Stmt> {
                 vec![rows(&rb, vec![let_(&av, s.w.load(&w_at)), cols(&jb, vec![update])])],
             )],
         );
+        let start = if g.direct { f(0.0) } else { s.res.load(&res_at(&ra, &ja)) };
         vec![
             acc.alloc(),
-            rows(&ra, vec![cols(&ja, vec![acc.store(&[var(&ra), var(&ja)], s.res.load(&res_at(&ra, &ja)))])]),
+            rows(&ra, vec![cols(&ja, vec![acc.store(&[var(&ra), var(&ja)], start)])]),
             simple_loop(LoopKind::Serial, &c, g.cc, vec![taps]),
             rows(&rc, vec![cols(&jc, vec![s.res.store(&res_at(&rc, &jc), acc.load(&[var(&rc), var(&jc)]))])]),
         ]
-    })
+    };
+    let whole = if g.direct && g.q > lanes { g.q / lanes * lanes } else { g.q };
+    let mut out = tiles(cx, whole, g.nt, LoopKind::Serial, "u", &mut tile);
+    if whole < g.q {
+        out.extend(tile(cx, int(g.q - lanes), lanes));
+    }
+    out
 }
 
 #[cfg(test)]
