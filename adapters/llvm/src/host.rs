@@ -200,12 +200,13 @@ impl HostModule {
     ) -> Result<HashMap<String, Buffer>, Diagnostic> {
         let bufs = Buffers::new(m, inputs)?;
         let plan = self.bind(m, &bufs)?;
+        plan.prepare();
         plan.execute();
         Ok(bufs.outputs(m))
     }
 
-    /// Times the plan: buffers are set up once, then `warmup` untimed and `iters` timed runs of
-    /// the whole plan; one duration per timed run.
+    /// Times the plan: buffers are set up and the `prepare` steps run once, then `warmup`
+    /// untimed and `iters` timed executions of the other steps; one duration per timed one.
     pub fn time(
         &self,
         m: &Module,
@@ -215,6 +216,7 @@ impl HostModule {
     ) -> Result<Vec<Duration>, Diagnostic> {
         let bufs = Buffers::new(m, inputs)?;
         let plan = self.bind(m, &bufs)?;
+        plan.prepare();
         for _ in 0..warmup {
             plan.execute();
         }
@@ -289,19 +291,32 @@ impl HostModule {
             }
             steps.push((entry.f, args));
         }
-        Ok(Plan { steps, _bufs: std::marker::PhantomData })
+        let prepare = m.plan.iter().take_while(|r| r.prepare).count();
+        Ok(Plan { steps, prepare, _bufs: std::marker::PhantomData })
     }
 }
 
-/// The plan bound to buffers: kernel entries with their argument arrays.
+/// The plan bound to buffers: kernel entries with their argument arrays, the `prepare` steps
+/// first.
 struct Plan<'b> {
     steps: Vec<(KernelFn, Vec<*mut c_void>)>,
+    prepare: usize,
     _bufs: std::marker::PhantomData<&'b Buffers>,
 }
 
 impl Plan<'_> {
+    /// The prepare steps: once, before the first execution.
+    fn prepare(&self) {
+        Self::call(&self.steps[..self.prepare]);
+    }
+
+    /// One execution: every step after the prepare steps.
     fn execute(&self) {
-        for (f, args) in &self.steps {
+        Self::call(&self.steps[self.prepare..]);
+    }
+
+    fn call(steps: &[(KernelFn, Vec<*mut c_void>)]) {
+        for (f, args) in steps {
             // SAFETY: `bind` checked that each pointer is a live, aligned buffer of exactly the
             // parameter's type and that written parameters do not overlap; the kernel is
             // verified L1 compiled to the ABI.

@@ -24,6 +24,12 @@
 //! a temp that overruns into a neighbouring slot is not caught by them (the host's verifier
 //! proves every access in bounds; the guards are the runtime's second line).
 //!
+//! Temps that the manifest's prepare steps write (`Manifest::prepared`, validated: never in the
+//! arena) hold what those steps computed from the parameters across executions: the poison
+//! before each execution passes them over ([`Buffers::poison`]); they are poisoned once before
+//! the prepare steps run ([`Buffers::poison_prepared`]) and can be made read-only like inputs
+//! ([`Buffers::protect_prepared`]).
+//!
 //! What it must keep true: the memory is only ever reached through raw pointers (kernels write
 //! it while the runtime holds `&Buffers`); the safe accessors that hand out slices say when
 //! they may be called (never while kernels run). Inputs and seeded parameters are generated with
@@ -32,7 +38,8 @@
 //! when the buffers are made, and hold the same values for every seed (nothing writes them
 //! afterwards: kernels see them read-only, and their checksums are checked after every run);
 //! outputs and temporaries hold [`POISON_F32_BITS`] / [`POISON_I32`] / [`POISON_I8`] /
-//! [`POISON_F16_BITS`] (the L1 interpreter's patterns) before every run.
+//! [`POISON_F16_BITS`] (the L1 interpreter's patterns) before every run, prepared temps before
+//! the prepare steps.
 
 use crate::sys::{self, Mapping, Protection};
 use ekb_wire::payload::{DType, Manifest, Role, Source};
@@ -341,6 +348,8 @@ pub struct Buffers {
     slots: Vec<Slot>,
     names: Vec<String>,
     roles: Vec<Role>,
+    /// Per buffer: a temp the prepare steps write.
+    prepared: Vec<bool>,
 }
 
 impl Buffers {
@@ -386,6 +395,7 @@ impl Buffers {
             slots,
             names: manifest.buffers.iter().map(|b| b.name.clone()).collect(),
             roles: manifest.buffers.iter().map(|b| b.role).collect(),
+            prepared: manifest.prepared(),
         })
     }
 
@@ -457,9 +467,34 @@ impl Buffers {
         self.roles[i]
     }
 
+    /// Whether buffer `i` is a temp the prepare steps write.
+    pub fn is_prepared(&self, i: usize) -> bool {
+        self.prepared[i]
+    }
+
+    /// Whether kernels see buffer `i` read-only while they execute: an input, a parameter or a
+    /// prepared temp.
+    pub fn is_read_only(&self, i: usize) -> bool {
+        self.is_generated(i) || self.is_prepared(i)
+    }
+
+    /// What buffer `i` is, in words: its role, or `prepared temp`.
+    pub fn kind(&self, i: usize) -> &'static str {
+        if self.prepared[i] {
+            "prepared temp"
+        } else {
+            self.roles[i].name()
+        }
+    }
+
     /// Checksums of every input and parameter, in buffer order (`None` for the others).
     pub fn input_checksums(&self) -> Vec<Option<u64>> {
         (0..self.len()).map(|i| self.roles[i].is_generated().then(|| self.data(i).checksum())).collect()
+    }
+
+    /// Checksums of every prepared temp, in buffer order (`None` for the others).
+    pub fn prepared_checksums(&self) -> Vec<Option<u64>> {
+        (0..self.len()).map(|i| self.prepared[i].then(|| self.data(i).checksum())).collect()
     }
 
     /// Copies every data parameter's values from its blob (`blob(index)` returns a blob's
@@ -499,9 +534,22 @@ impl Buffers {
         seed: u64,
         donor: Option<(&Buffers, &Manifest)>,
     ) -> Result<(), BufferError> {
+        self.generate_role_like(manifest, seed, donor, Role::Param)?;
+        self.generate_role_like(manifest, seed, donor, Role::Input)
+    }
+
+    /// As [`Buffers::generate_like`], for the buffers of `role` only (`Input` or `Param`): the
+    /// parameters can be bound, and the prepare steps run on them, before the inputs are.
+    pub fn generate_role_like(
+        &self,
+        manifest: &Manifest,
+        seed: u64,
+        donor: Option<(&Buffers, &Manifest)>,
+        role: Role,
+    ) -> Result<(), BufferError> {
         for (i, b) in manifest.buffers.iter().enumerate() {
             let region = self.data(i);
-            let Some(Source::Seeded(init)) = b.source.as_ref().filter(|_| b.role.is_generated()) else {
+            let Some(Source::Seeded(init)) = b.source.as_ref().filter(|_| b.role == role) else {
                 continue;
             };
             let twin = donor.filter(|(_, m)| m.task == manifest.task).and_then(|(bufs, m)| {
@@ -551,7 +599,8 @@ impl Buffers {
         Ok(())
     }
 
-    /// Writes the poison pattern into every output and temporary.
+    /// Writes the poison pattern into every output and temporary but the prepared temps, which
+    /// keep what the prepare steps computed.
     pub fn poison(&self, manifest: &Manifest) {
         self.poison_with(manifest, fill_pattern);
     }
@@ -559,8 +608,23 @@ impl Buffers {
     /// As [`Buffers::poison`], each buffer filled by `fill(data, word)`, which must leave `data`
     /// as [`fill_pattern`] does (the kernel process fills large buffers on all its threads).
     pub fn poison_with(&self, manifest: &Manifest, fill: impl Fn(&mut [u8], &[u8; 4])) {
+        self.poison_where(manifest, |i| !self.roles[i].is_generated() && !self.prepared[i], fill);
+    }
+
+    /// Writes the poison pattern into every prepared temp (before the prepare steps run; the
+    /// temps must be writable).
+    pub fn poison_prepared(&self, manifest: &Manifest) {
+        self.poison_where(manifest, |i| self.prepared[i], fill_pattern);
+    }
+
+    fn poison_where(
+        &self,
+        manifest: &Manifest,
+        which: impl Fn(usize) -> bool,
+        fill: impl Fn(&mut [u8], &[u8; 4]),
+    ) {
         for (i, b) in manifest.buffers.iter().enumerate() {
-            if b.role.is_generated() {
+            if !which(i) {
                 continue;
             }
             let region = self.data(i);
@@ -582,6 +646,17 @@ impl Buffers {
         for (role, slot) in self.roles.iter().zip(&self.slots) {
             if role.is_generated() {
                 // Inputs and parameters never live in the arena: the region is theirs alone.
+                self.regions[slot.region].protect_data(read_only)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Makes every prepared temp read-only (`true`) or writable again (`false`).
+    pub fn protect_prepared(&self, read_only: bool) -> std::io::Result<()> {
+        for (&prepared, slot) in self.prepared.iter().zip(&self.slots) {
+            if prepared {
+                // Prepared temps never live in the arena: the region is theirs alone.
                 self.regions[slot.region].protect_data(read_only)?;
             }
         }
@@ -744,6 +819,7 @@ mod tests {
                 buffer("y", DType::F32, 2, Role::Output, None),
             ],
             plan: vec![],
+            prepare_steps: 0,
             seeds: vec![0, 1],
             tolerance: Tolerance { atol: 0.0, rtol: 0.0 },
             expected: vec![],
@@ -851,6 +927,57 @@ mod tests {
             bufs.check_guards(),
             vec![GuardViolation { buffer: ARENA_NAME.into(), hit: GuardHit { offset: 80, bytes: 1 } }]
         );
+    }
+
+    #[test]
+    fn the_poison_before_each_execution_passes_prepared_temps_over() {
+        use ekb_wire::payload::{Access, KernelDecl, Launch, LaunchStep, ParamDecl};
+        // A prepare step `pack(w) -> p` (`p`: buffer 4, a temp of 3 f32) before the execution
+        // step `run(x) -> y`.
+        let mut m = data_manifest();
+        m.buffers.push(ekb_wire::payload::BufferDecl {
+            name: "p".into(),
+            dtype: DType::F32,
+            shape: vec![3],
+            role: Role::Temp,
+            source: None,
+        });
+        let param = |name: &str, n, access| ParamDecl {
+            name: name.into(),
+            dtype: DType::F32,
+            shape: vec![n],
+            access,
+        };
+        let kernel = |name: &str, params| KernelDecl {
+            name: name.into(),
+            symbol: name.into(),
+            blob: 1,
+            params,
+            launch: Launch::Cpu,
+            allocs: vec![],
+        };
+        m.kernels = vec![
+            kernel("pack", vec![param("w", 3, Access::In), param("p", 3, Access::Out)]),
+            kernel("run", vec![param("x", 2, Access::In), param("y", 2, Access::Out)]),
+        ];
+        m.plan = vec![LaunchStep { kernel: 0, args: vec![1, 4] }, LaunchStep { kernel: 1, args: vec![0, 3] }];
+        m.prepare_steps = 1;
+        let bufs = Buffers::allocate(&m, RegionLayout::one_page()).unwrap();
+        assert!(bufs.is_prepared(4) && bufs.is_read_only(4) && !bufs.is_prepared(3));
+        assert_eq!((bufs.kind(4), bufs.kind(3)), ("prepared temp", "output"));
+        bufs.data(4).with_bytes_mut(|d| d.fill(1));
+        bufs.poison(&m);
+        assert_eq!(bufs.data(4).bytes(), [1; 12], "prepared values kept");
+        assert_eq!(bufs.data(3).bytes()[..4], POISON_F32_BITS.to_ne_bytes());
+        assert_eq!(bufs.prepared_checksums().iter().flatten().count(), 1);
+        bufs.poison_prepared(&m);
+        assert_eq!(f32s(bufs.data(4)).iter().map(|v| v.to_bits()).collect::<Vec<_>>(), [POISON_F32_BITS; 3]);
+        // Read-only like an input, and writable again for the next binding.
+        bufs.protect_prepared(true).unwrap();
+        assert_eq!(bufs.data(4).bytes()[..4], POISON_F32_BITS.to_ne_bytes(), "still readable");
+        bufs.protect_prepared(false).unwrap();
+        bufs.data(4).with_bytes_mut(|d| d[0] = 7);
+        assert_eq!(bufs.data(4).bytes()[0], 7);
     }
 
     #[test]

@@ -373,6 +373,7 @@ mod tests {
                 })
                 .collect(),
             plan: vec![],
+            prepare_steps: 0,
             seeds: vec![0],
             tolerance: Tolerance { atol: 0.0, rtol: 0.0 },
             expected: vec![],

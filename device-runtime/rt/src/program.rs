@@ -5,9 +5,10 @@
 //! they belong: [`Program::load`] links the code (no expected outputs involved), [`Buffers`]
 //! are allocated with the payload's parameter data in them ([`Program::allocate`]) and prepared
 //! per seed ([`Program::prepare`]), [`Program::bind`] turns the plan
-//! into argument arrays once, [`Bound::execute`] runs one whole execution of the plan (what one
-//! timing sample measures), and [`crate::check`] compares outputs afterwards, outside the code
-//! path that runs kernels.
+//! into argument arrays once, [`Bound::prepare`] runs the plan's prepare steps (once per binding
+//! of the parameters), [`Bound::execute`] runs one whole execution of the plan's other steps (what
+//! one timing sample measures), and [`crate::check`] compares outputs afterwards, outside the
+//! code path that runs kernels.
 //!
 //! What it must keep true: the manifest was validated by `Payload::parse`, so every kernel,
 //! buffer and blob index in it is in range and every plan step passes buffers of exactly its
@@ -19,7 +20,7 @@ use crate::buffers::{BufferError, Buffers, RegionLayout};
 use crate::check;
 use crate::loader::{KernelFn, LoadError, LoadedObject};
 use crate::pool::STACK_RESERVE;
-use ekb_wire::payload::{Backend, Manifest, PayloadView};
+use ekb_wire::payload::{Backend, LaunchStep, Manifest, PayloadView};
 use ekb_wire::protocol::SeedCheck;
 use std::fmt;
 use std::marker::PhantomData;
@@ -178,31 +179,39 @@ impl Program {
 
     /// Prepares `bufs` for a run under `seeds[seed_index]`: inputs and seeded parameters
     /// generated (data parameters keep the values [`Program::allocate`] copied), outputs and
-    /// temporaries poisoned. (Inputs must be writable.)
+    /// temporaries poisoned, prepared temps too (the parameters they were computed from may have
+    /// changed: [`Bound::prepare`] computes them again). (Inputs and prepared temps must be
+    /// writable.)
     pub fn prepare(&self, bufs: &Buffers, seed_index: usize) -> Result<(), BufferError> {
         bufs.generate(&self.manifest, self.manifest.seeds[seed_index])?;
         bufs.poison(&self.manifest);
+        bufs.poison_prepared(&self.manifest);
         Ok(())
     }
 
     /// The plan with each step's kernel entry and argument array, for buffers `bufs` (which
-    /// must come from [`Program::allocate`] of this program). A GPU program has no entries: its
-    /// plan is empty here (the GPU executor runs it).
+    /// must come from [`Program::allocate`] of this program), its prepare steps apart from its
+    /// execution steps. A GPU program has no entries: its plan is empty here (the GPU executor
+    /// runs it).
     pub fn bind<'b>(&self, bufs: &'b Buffers) -> Bound<'b> {
         if self.is_gpu() {
-            return Bound { steps: Vec::new(), _bufs: PhantomData };
+            return Bound { prepare: Vec::new(), steps: Vec::new(), _bufs: PhantomData };
         }
         assert_eq!(bufs.len(), self.manifest.buffers.len(), "buffers of another program");
-        let steps = self
-            .manifest
-            .plan
-            .iter()
-            .map(|s| {
-                let args = s.args.iter().map(|&a| bufs.data(a as usize).ptr()).collect();
-                (self.entries[s.kernel as usize], args)
-            })
-            .collect();
-        Bound { steps, _bufs: PhantomData }
+        let bind = |steps: &[LaunchStep]| -> Vec<Step> {
+            steps
+                .iter()
+                .map(|s| {
+                    let args = s.args.iter().map(|&a| bufs.data(a as usize).ptr()).collect();
+                    (self.entries[s.kernel as usize], args)
+                })
+                .collect()
+        };
+        Bound {
+            prepare: bind(self.manifest.prepare_plan()),
+            steps: bind(self.manifest.execution_plan()),
+            _bufs: PhantomData,
+        }
     }
 
     /// Compares the outputs in `bufs` with the expected values of `seeds[seed_index]`, which
@@ -231,15 +240,32 @@ impl Program {
     }
 }
 
-/// The plan bound to buffers: one entry point and argument array per step.
+/// One bound plan step: the kernel's entry point and its argument array.
+type Step = (KernelFn, Vec<*mut u8>);
+
+/// The plan bound to buffers: one entry point and argument array per step, the prepare steps
+/// apart from the execution steps.
 pub struct Bound<'b> {
-    steps: Vec<(KernelFn, Vec<*mut u8>)>,
+    prepare: Vec<Step>,
+    steps: Vec<Step>,
     _bufs: PhantomData<&'b Buffers>,
 }
 
 impl Bound<'_> {
-    /// Runs every step of the plan once, in order (one execution of the program). Parallel
-    /// loops run on the active pool ([`crate::pool::Pool::activate`]), or serially without one.
+    /// Runs the plan's prepare steps once, in order: what they write (the prepared temps, which
+    /// must be writable) the execution steps then read. Once per binding of the parameters,
+    /// before the first execution; nothing when the plan has none.
+    ///
+    /// # Safety
+    /// As [`Bound::execute`].
+    pub unsafe fn prepare(&self) {
+        // SAFETY: as in `execute`.
+        unsafe { call(&self.prepare) };
+    }
+
+    /// Runs every execution step of the plan once, in order (one execution of the program; the
+    /// prepare steps are not part of it). Parallel loops run on the active pool
+    /// ([`crate::pool::Pool::activate`]), or serially without one.
     ///
     /// # Safety
     /// Kernels are native code from the payload: the loader checked their form, not their
@@ -248,11 +274,8 @@ impl Bound<'_> {
     /// buffers may be live during the call, and the calling thread needs
     /// [`Program::kernel_stack_bytes`] of stack.
     pub unsafe fn execute(&self) {
-        for (f, args) in &self.steps {
-            // SAFETY: the caller accepts the kernel's behaviour; every pointer is a live,
-            // page-aligned buffer of exactly the parameter's type (validated plan).
-            unsafe { f(args.as_ptr()) };
-        }
+        // SAFETY: the caller's contract.
+        unsafe { call(&self.steps) };
     }
 
     /// As [`Bound::execute`], adding each step's time by `clock` (nanoseconds) to `step_ns`.
@@ -268,8 +291,25 @@ impl Bound<'_> {
         }
     }
 
-    /// Number of kernel launches per execution.
+    /// Number of kernel launches per execution (the prepare steps are not counted).
     pub fn steps(&self) -> usize {
         self.steps.len()
+    }
+
+    /// Number of prepare steps.
+    pub fn prepare_steps(&self) -> usize {
+        self.prepare.len()
+    }
+}
+
+/// Calls each step's kernel once, in order.
+///
+/// # Safety
+/// As [`Bound::execute`].
+unsafe fn call(steps: &[Step]) {
+    for (f, args) in steps {
+        // SAFETY: the caller accepts the kernel's behaviour; every pointer is a live,
+        // page-aligned buffer of exactly the parameter's type (validated plan).
+        unsafe { f(args.as_ptr()) };
     }
 }

@@ -9,11 +9,13 @@
 //! 2. the buffers, in memory shared with the kernel process, with guards and fences, and the
 //!    values of data parameters copied into them from the payload;
 //! 3. the kernel process (threads, limits, filter), which answers `Ready`;
-//! 4. per seed: the parent generates the inputs and seeded parameters (data parameters keep
-//!    their values) and records the checksums of all inputs and parameters, the child poisons
-//!    the outputs and runs the plan once, the parent checks the guards (guard corruption by
-//!    buffer), the inputs' checksums (an input written despite the protection) and the outputs
-//!    against the expected values — which only the parent can see;
+//! 4. per seed: the parent generates the seeded parameters (data parameters keep their
+//!    values), the child runs the plan's prepare steps on them where it has some, then the
+//!    parent generates the inputs (every side's parameters are bound and prepared before any
+//!    side's inputs) and records the checksums of all inputs, parameters and prepared temps,
+//!    the child poisons the outputs and runs the plan once, the parent checks the guards (guard
+//!    corruption by buffer), the checksums (an input written despite the protection) and the
+//!    outputs against the expected values — which only the parent can see;
 //! 5. if every seed is correct: warm-up, samples in batches until the relative standard error
 //!    of the median reaches the target, the samples reach the maximum, or the budget ends
 //!    (`docs/runtime.md`), the inputs drawn again for another seed once on the way and the
@@ -183,8 +185,12 @@ struct Side<'a> {
     bufs: Option<Buffers>,
     seeds: Vec<usize>,
     settings: TimingSettings,
-    /// Checksums of the inputs of the last seed run, taken right after generating them.
+    /// Checksums of the inputs and parameters of the last seed run, taken right after
+    /// generating them, and of its prepared temps, taken after the prepare steps computed them.
     sums: Vec<Option<u64>>,
+    /// The seed index the parameters were last generated for: another side's parameters for
+    /// that seed are copied from here.
+    params: Option<usize>,
     /// The seed index the inputs were last generated for, while they still hold it (the run
     /// after it left them unchanged): another side's inputs for that seed are copied from here,
     /// and the outputs are checked against that seed's after timing.
@@ -285,8 +291,35 @@ impl<'a> Side<'a> {
                 ),
             ));
         }
+        if m.prepare_steps > 0 {
+            let prepared = m.prepared();
+            let names: Vec<&str> =
+                m.prepare_plan().iter().map(|s| m.kernels[s.kernel as usize].name.as_str()).collect();
+            let temps = m.buffers.iter().zip(&prepared).filter(|(_, &p)| p).map(|(b, _)| b);
+            let bytes: u64 = temps.clone().map(|b| b.size_bytes().unwrap_or(0)).sum();
+            report.log.push(log(
+                LogLevel::Info,
+                format!(
+                    "plan: {} prepare step(s) ({}) compute {} temp(s) ({bytes} bytes) from the parameters once \
+                     per seed, untimed; an execution is the other {} step(s)",
+                    names.len(),
+                    names.join(", "),
+                    temps.count(),
+                    m.execution_plan().len()
+                ),
+            ));
+        }
         let settings = timing.apply(&options.timing.apply(&m.timing));
-        let mut side = Side { payload, report, bufs: None, seeds, settings, sums: Vec::new(), inputs: None };
+        let mut side = Side {
+            payload,
+            report,
+            bufs: None,
+            seeds,
+            settings,
+            sums: Vec::new(),
+            params: None,
+            inputs: None,
+        };
         if side.report.failure.is_none() {
             match side.payload.allocate(options.layout) {
                 Ok(b) => side.bufs = Some(b),
@@ -699,11 +732,11 @@ fn memory_fault(sig: i32, fault: Option<&Fault>, programs: &[(&Program, &Buffers
         if let Some((i, zone)) = bufs.locate(fl.addr) {
             let buffer = bufs.name(i).to_string();
             return match zone {
-                Zone::Data { offset } if bufs.is_generated(i) => Failure {
+                Zone::Data { offset } if bufs.is_read_only(i) => Failure {
                     kind: FailureKind::Memory(MemoryFault::InputWrite { buffer: buffer.clone() }),
                     evidence: format!(
                         "{name}: write to byte {offset} of read-only {} `{buffer}` (address {:#x}) at {at}",
-                        bufs.role(i),
+                        bufs.kind(i),
                         fl.addr
                     ),
                 },
@@ -750,7 +783,8 @@ fn memory_fault(sig: i32, fault: Option<&Fault>, programs: &[(&Program, &Buffers
     }
 }
 
-/// Checks guards and inputs after a run; the first violation as a failure.
+/// Checks guards, and the read-only buffers whose checksums `sums` holds (inputs, parameters,
+/// prepared temps), after a run; the first violation as a failure.
 fn after_run(bufs: &Buffers, sums: &[Option<u64>]) -> Option<Failure> {
     if let Some(g) = bufs.check_guards().first() {
         return Some(Failure {
@@ -761,15 +795,15 @@ fn after_run(bufs: &Buffers, sums: &[Option<u64>]) -> Option<Failure> {
             ),
         });
     }
-    for (i, (now, before)) in bufs.input_checksums().iter().zip(sums).enumerate() {
-        if now != before {
+    for (i, before) in sums.iter().enumerate() {
+        if before.is_some_and(|sum| sum != bufs.data(i).checksum()) {
             let buffer = bufs.name(i).to_string();
             return Some(Failure {
                 kind: FailureKind::Memory(MemoryFault::InputWrite { buffer: buffer.clone() }),
                 evidence: format!(
                     "the bytes of read-only {} `{buffer}` changed during the run (the kernel process \
                      removed the protection)",
-                    bufs.role(i)
+                    bufs.kind(i)
                 ),
             });
         }
@@ -777,24 +811,87 @@ fn after_run(bufs: &Buffers, sums: &[Option<u64>]) -> Option<Failure> {
     None
 }
 
-/// What one seed's run found: the outputs' check, the inputs' checksums, and a guard or
-/// input violation.
+/// What one seed's run found: the outputs' check, the checksums of the inputs, parameters and
+/// prepared temps that must hold from then on, and a guard or input violation.
 type SeedRun = (SeedCheck, Vec<Option<u64>>, Option<Failure>);
 
-/// Runs seed `seed` of side `side` (program index `p`), or says why it stopped.
-fn run_seed(proc: &mut Proc, sides: &[Side<'_>], p: usize, seed: usize) -> Result<SeedRun, Stop> {
+/// Binds the parameters of seed `seed` in the buffers of side `p` (copied from a side that
+/// holds the same ones for that seed, else drawn) and runs the program's prepare steps on them,
+/// where it has some; returns the checksums that hold from then on: the parameters', and the
+/// prepared temps' as the prepare steps left them. Every side's parameters are bound and
+/// prepared before any side's inputs for the seed ([`run_seed`]), so no prepare step runs while
+/// the kernel process holds those inputs: it cannot compute from them, even by reading memory
+/// it was not given.
+fn bind_params(
+    proc: &mut Proc,
+    sides: &mut [Side<'_>],
+    p: usize,
+    seed: usize,
+) -> Result<Vec<Option<u64>>, Stop> {
     let side = &sides[p];
     let bufs = side.bufs.as_ref().expect("allocated buffers");
     let m = side.payload.manifest();
     let value = m.seeds[seed];
-    let donor = sides[..p]
-        .iter()
-        .find(|d| d.inputs.map(|i| d.payload.manifest().seeds[i]) == Some(value))
-        .map(|d| (d.bufs.as_ref().expect("allocated buffers"), d.payload.manifest()));
-    bufs.generate_like(m, value, donor)
-        .map_err(|e| Stop::Failed(Failure { kind: FailureKind::RuntimeError, evidence: e.to_string() }))?;
+    let donor = donor(&sides[..p], value, |d| d.params);
+    bufs.generate_role_like(m, value, donor, Role::Param).map_err(runtime_error)?;
     bufs.fill_guards();
-    let sums = bufs.input_checksums();
+    let params: Vec<Option<u64>> = bufs
+        .input_checksums()
+        .into_iter()
+        .enumerate()
+        .map(|(i, sum)| sum.filter(|_| bufs.role(i) == Role::Param))
+        .collect();
+    if m.prepare_steps > 0 {
+        match proc.request(&Cmd::Prepare { program: p as u8 }, proc.exec_limit, &programs(sides))? {
+            Reply::Prepared => {}
+            other => return Err(Stop::Failed(garbled(format!("{other:?}")))),
+        }
+    }
+    let sums = params
+        .into_iter()
+        .zip(bufs.prepared_checksums())
+        .map(|(param, prepared)| param.or(prepared))
+        .collect();
+    sides[p].params = Some(seed);
+    Ok(sums)
+}
+
+/// A side of `earlier` whose buffers hold the values of seed `value`, by the seed index `held`
+/// says it holds (its parameters' or its inputs'), with its manifest: a copy of its buffers
+/// saves drawing them again.
+fn donor<'s>(
+    earlier: &'s [Side<'_>],
+    value: u64,
+    held: impl Fn(&Side<'_>) -> Option<usize>,
+) -> Option<(&'s Buffers, &'s ekb_wire::payload::Manifest)> {
+    earlier
+        .iter()
+        .find(|d| held(d).map(|i| d.payload.manifest().seeds[i]) == Some(value))
+        .map(|d| (d.bufs.as_ref().expect("allocated buffers"), d.payload.manifest()))
+}
+
+fn runtime_error(e: BufferError) -> Stop {
+    Stop::Failed(Failure { kind: FailureKind::RuntimeError, evidence: e.to_string() })
+}
+
+/// Runs seed `seed` of side `p`, whose parameters [`bind_params`] bound (`bound`: the checksums
+/// it returned): binds the inputs (copied from a side that holds the same ones for that seed,
+/// else drawn), runs the plan once and checks; or says why it stopped.
+fn run_seed(
+    proc: &mut Proc,
+    sides: &[Side<'_>],
+    p: usize,
+    seed: usize,
+    bound: Vec<Option<u64>>,
+) -> Result<SeedRun, Stop> {
+    let side = &sides[p];
+    let bufs = side.bufs.as_ref().expect("allocated buffers");
+    let m = side.payload.manifest();
+    let value = m.seeds[seed];
+    let donor = donor(&sides[..p], value, |d| d.inputs);
+    bufs.generate_role_like(m, value, donor, Role::Input).map_err(runtime_error)?;
+    let sums: Vec<Option<u64>> =
+        bound.into_iter().zip(bufs.input_checksums()).map(|(bound, now)| bound.or(now)).collect();
     let programs = programs(sides);
     let device = match proc.request(&Cmd::Run { program: p as u8 }, proc.exec_limit, &programs)? {
         Reply::Ran { .. } => None,
@@ -831,14 +928,29 @@ fn first_mismatch(seeds: &[SeedCheck], kind: FailureKind, what: &str) -> Option<
 }
 
 /// Correctness of every side on its seeds, seed by seed (each seed's inputs drawn once and
-/// copied to the other side, where they are the same tensors); failures go into the sides'
-/// reports.
+/// copied to the other side, where they are the same tensors; every side's parameters bound
+/// and prepared before any side's inputs); failures go into the sides' reports.
 fn check_sides(proc: &mut Proc, sides: &mut [Side<'_>]) -> Result<(), Stop> {
     let rounds = sides.iter().map(|s| s.seeds.len()).max().unwrap_or(0);
     for i in 0..rounds {
+        let mut bound = Vec::with_capacity(sides.len());
         for p in 0..sides.len() {
-            let Some(&seed) = sides[p].seeds.get(i) else { continue };
-            match run_seed(proc, sides, p, seed) {
+            let Some(&seed) = sides[p].seeds.get(i) else {
+                bound.push(None);
+                continue;
+            };
+            match bind_params(proc, sides, p, seed) {
+                Ok(sums) => bound.push(Some((seed, sums))),
+                Err(Stop::Failed(f)) => {
+                    sides[p].fail(f);
+                    return Ok(());
+                }
+                Err(Stop::HostGone) => return Err(Stop::HostGone),
+            }
+        }
+        for (p, bound) in bound.into_iter().enumerate() {
+            let Some((seed, params)) = bound else { continue };
+            match run_seed(proc, sides, p, seed, params) {
                 Ok((check, sums, violation)) => {
                     sides[p].report.seeds.push(check);
                     sides[p].sums = sums;
@@ -954,10 +1066,11 @@ fn count(proc: &mut Proc, sides: &[Side<'_>], p: usize, median_ns: f64) -> Resul
     Ok(out)
 }
 
-/// The kernel each plan step of program `p` launches.
+/// The kernel each execution step of program `p` launches (the prepare steps are not part of
+/// an execution, and are neither counted nor timed).
 fn step_names(sides: &[Side<'_>], p: usize) -> Vec<String> {
     let m = sides[p].payload.manifest();
-    m.plan.iter().map(|s| m.kernels[s.kernel as usize].name.clone()).collect()
+    m.execution_plan().iter().map(|s| m.kernels[s.kernel as usize].name.clone()).collect()
 }
 
 fn batch_size(done: usize, settings: &TimingSettings, median_ns: f64, left_ns: f64) -> usize {

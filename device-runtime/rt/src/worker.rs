@@ -8,6 +8,8 @@
 //! the system-call filter (skipped, with the reason, where seccomp is unavailable), and
 //! answer [`Reply::Ready`]. From then on the process only answers commands:
 //!
+//! - [`Cmd::Prepare`]: run a CPU program's prepare steps on the parameters the parent has just
+//!   bound (see below), answer [`Reply::Prepared`];
 //! - [`Cmd::Run`]: poison the program's outputs and temporaries, run the plan once, answer
 //!   [`Reply::Ran`] with its time (the parent then checks outputs, guards and inputs);
 //! - [`Cmd::Sample`]: for each program index in `order`, one sample: `reps` executions of
@@ -21,6 +23,15 @@
 //! - `Cmd::Readback` (GPU builds): nothing for a CPU program (its outputs are the shared
 //!   buffers);
 //! - [`Cmd::Exit`] (or the parent gone): `_exit(0)`.
+//!
+//! **Prepare steps** (a CPU program's first `Manifest::prepare_steps` plan steps, which compute
+//! temps from the parameters alone) run once per binding of the parameters, untimed, outside
+//! every execution: at each `Prepare` (the parent sends one after it generated a seed's
+//! parameters, before it generates that seed's inputs), and before a `Run`, `Sample` or `Count`
+//! of a program no `Prepare` prepared yet. Each time, the prepared temps are made writable,
+//! poisoned, computed by the prepare steps and made read-only again, so the execution steps
+//! see them as they see the parameters; the poison before each execution passes them over.
+//! Executions and samples time the plan's other steps only.
 //!
 //! **GPU programs** (features `opencl` and `cuda`) are built and allocated on the device here,
 //! in setup, after the fork (the driver is initialised in this process, never in the
@@ -51,7 +62,7 @@ use crate::buffers::{fill_pattern, Buffers};
 use crate::counters::{CounterSet, Raw, NAMES};
 use crate::isolate::{self, ChildIo, Limits, EXIT_INTERNAL};
 use crate::pool::{self, Pool, PoolConfig, STACK_RESERVE};
-use crate::program::Program;
+use crate::program::{Bound, Program};
 use crate::seccomp;
 use crate::sys::{self, AltStack, Mapping};
 use serde::{Deserialize, Serialize};
@@ -63,6 +74,11 @@ pub const RUNTIME_STACK: usize = 256 << 10;
 /// A command from the parent.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Cmd {
+    /// The prepare steps of `program` (a CPU program), on the parameters the parent has just
+    /// bound in its buffers.
+    Prepare {
+        program: u8,
+    },
     Run {
         program: u8,
     },
@@ -125,6 +141,7 @@ pub enum Reply {
         /// Per program: lines for its report's log (a GPU program's device and build logs).
         notes: Vec<Vec<String>>,
     },
+    Prepared,
     Ran {
         ns: u64,
     },
@@ -313,6 +330,8 @@ fn drive(io: &ChildIo, setup: &Setup<'_>, pool: &Pool, counters: &mut CounterSet
     }
     let mut flush_round = 0u8;
     let mut raw = [Raw::default(); NAMES.len()];
+    // Per program: whether its prepare steps ran for the parameters its buffers hold.
+    let mut prepared = vec![false; execs.len()];
     loop {
         let (tag, cmd) = match isolate::read_message(io.commands.as_raw_fd()) {
             Ok(Some(body)) => match postcard::from_bytes::<(u64, Cmd)>(&body) {
@@ -322,8 +341,35 @@ fn drive(io: &ChildIo, setup: &Setup<'_>, pool: &Pool, counters: &mut CounterSet
             // The parent is gone, or asked nothing more.
             _ => return 0,
         };
+        // `Prepare`: the parameters were bound anew. A program the command executes runs its
+        // prepare steps first unless they ran for the parameters its buffers hold.
+        let programs: &[u8] = match &cmd {
+            Cmd::Prepare { program } => {
+                prepared[usize::from(*program)] = false;
+                std::slice::from_ref(program)
+            }
+            Cmd::Run { program } | Cmd::Count { program, .. } => std::slice::from_ref(program),
+            Cmd::Sample { order, .. } => order,
+            _ => &[],
+        };
+        let failed = programs.iter().find_map(|&p| {
+            let p = usize::from(p);
+            let (prog, bufs) = setup.programs[p];
+            match &execs[p] {
+                Exec::Cpu(bound) => prepare(prog, bufs, bound, &mut prepared[p]).err(),
+                #[cfg(feature = "gpu")]
+                Exec::Gpu(_) => None,
+            }
+        });
+        if let Some(reply) = failed {
+            if !send(io, tag, &reply) {
+                return EXIT_INTERNAL;
+            }
+            continue;
+        }
         let reply = match cmd {
             Cmd::Exit => return 0,
+            Cmd::Prepare { .. } => Reply::Prepared,
             Cmd::Run { program } => {
                 let p = program as usize;
                 let (prog, bufs) = setup.programs[p];
@@ -428,6 +474,29 @@ fn drive(io: &ChildIo, setup: &Setup<'_>, pool: &Pool, counters: &mut CounterSet
             return EXIT_INTERNAL;
         }
     }
+}
+
+/// Runs a CPU program's prepare steps unless `done` says they ran for the parameters its
+/// buffers hold: the prepared temps made writable, poisoned, computed (untimed) and made
+/// read-only again. Nothing for a plan without prepare steps. The error is the answer that says
+/// why the prepared temps could not be protected.
+fn prepare(prog: &Program, bufs: &Buffers, bound: &Bound<'_>, done: &mut bool) -> Result<(), Reply> {
+    if *done || bound.prepare_steps() == 0 {
+        return Ok(());
+    }
+    let protect = |read_only: bool| {
+        bufs.protect_prepared(read_only).map_err(|e| Reply::Failed {
+            message: format!("cannot change the protection of the prepared temps: {e}"),
+        })
+    };
+    protect(false)?;
+    bufs.poison_prepared(prog.manifest());
+    // SAFETY: this is the kernel process (module notes); no slice of the buffers is live; this
+    // thread has the kernel stack.
+    unsafe { bound.prepare() };
+    protect(true)?;
+    *done = true;
+    Ok(())
 }
 
 /// Bytes from which the kernel process poisons a buffer on all its threads: a large output

@@ -11,7 +11,7 @@
 //!
 //! Compatibility is append-only: a new format version may add blob kinds and change the
 //! manifest's types, and this crate keeps reading every version in [`SUPPORTED_VERSIONS`] (a
-//! version 1, 2 or 3 manifest is decoded by its own types and converted); a blob kind newer than
+//! version 1, 2, 3 or 4 manifest is decoded by its own types and converted); a blob kind newer than
 //! the file's version is unknown in that file.
 //!
 //! What this module must keep true:
@@ -44,10 +44,11 @@ pub const MAGIC: [u8; 4] = *b"EKBP";
 /// The format version this crate writes. Version 2 added parameter data (the `param-data`
 /// blob kind and [`Source`]); version 3 added GPU launches' shared-memory opt-in
 /// (`Launch::Grid::shared_optin`) and the target's GPU limits ([`Manifest::gpu`]); version 4
-/// added the temp arena ([`Manifest::arena`]).
-pub const FORMAT_VERSION: u16 = 4;
+/// added the temp arena ([`Manifest::arena`]); version 5, the plan's prepare steps
+/// ([`Manifest::prepare_steps`]).
+pub const FORMAT_VERSION: u16 = 5;
 /// The format versions this crate reads.
-pub const SUPPORTED_VERSIONS: &[u16] = &[1, 2, 3, 4];
+pub const SUPPORTED_VERSIONS: &[u16] = &[1, 2, 3, 4, 5];
 /// Length of the fixed header.
 pub const HEADER_LEN: usize = 56;
 /// Length of one blob table entry: offset u64, length u64, kind u32.

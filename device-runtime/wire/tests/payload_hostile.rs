@@ -70,12 +70,12 @@ fn bad_magic() {
 #[test]
 fn wrong_version() {
     let mut b = sample_payload();
-    b[VERSION..VERSION + 2].copy_from_slice(&5u16.to_le_bytes());
+    b[VERSION..VERSION + 2].copy_from_slice(&6u16.to_le_bytes());
     reseal(&mut b);
-    assert_eq!(err(&b), PayloadError::UnsupportedVersion { found: 5, supported: &[1, 2, 3, 4] });
+    assert_eq!(err(&b), PayloadError::UnsupportedVersion { found: 6, supported: &[1, 2, 3, 4, 5] });
     assert_eq!(
         err(&b).to_string(),
-        "payload format version 5 is not supported (this build reads [1, 2, 3, 4])"
+        "payload format version 6 is not supported (this build reads [1, 2, 3, 4, 5])"
     );
 }
 
@@ -769,4 +769,117 @@ fn temps_never_live_together_share_an_arena_slot() {
         ],
     });
     assert_eq!(Payload::parse(&with_manifest(&m)).unwrap().manifest(), &m);
+}
+
+fn prepare_err(edit: impl FnOnce(&mut Manifest)) -> PayloadError {
+    let mut m = prepare_manifest();
+    edit(&mut m);
+    err(&with_manifest(&m))
+}
+
+/// The `BadValue` parts of an error, or a panic naming it.
+fn bad_value(e: PayloadError) -> (String, String, &'static str) {
+    match e {
+        PayloadError::BadValue { field, value, rule } => (field, value, rule),
+        e => panic!("{e:?}"),
+    }
+}
+
+#[test]
+fn prepare_steps_are_checked() {
+    let temp = |name: &str, role, source| BufferDecl {
+        name: name.into(),
+        dtype: DType::F32,
+        shape: vec![3, 4],
+        role,
+        source,
+    };
+    // At least one execution step remains.
+    for n in [3, 4, u32::MAX] {
+        let (field, value, rule) = bad_value(prepare_err(|m| m.prepare_steps = n));
+        assert_eq!(field, "prepare_steps");
+        assert_eq!(value, format!("{n} of a plan of 3 step(s)"));
+        assert_eq!(rule, "fewer than the plan's steps (at least one step is an execution step)");
+    }
+    let reads = "a prepare step reads only params and temps an earlier prepare step wrote";
+    // An input (work on the inputs must stay in the timed executions).
+    let e = prepare_err(|m| {
+        let uniform = Init::Uniform { lo: -1.0, hi: 1.0 };
+        m.buffers.push(temp("z", Role::Input, Some(Source::Seeded(uniform))));
+        m.plan[0].args[0] = 5;
+    });
+    assert_eq!(bad_value(e), ("plan[0].args[0]".into(), "`z` (input, in)".into(), reads));
+    // A temp no earlier prepare step wrote: never written, or written only later.
+    let e = prepare_err(|m| {
+        m.buffers.push(temp("wq", Role::Temp, None));
+        m.plan[0].args[0] = 5;
+    });
+    assert_eq!(bad_value(e), ("plan[0].args[0]".into(), "`wq` (temp, in)".into(), reads));
+    let e = prepare_err(|m| {
+        m.buffers.push(temp("wq", Role::Temp, None));
+        m.plan.insert(0, LaunchStep { kernel: 2, args: vec![4, 5] });
+        m.prepare_steps = 2;
+    });
+    assert_eq!(bad_value(e), ("plan[0].args[0]".into(), "`wp` (temp, in)".into(), reads));
+    // An `inout` parameter reads too.
+    let e = prepare_err(|m| m.kernels[2].params[1].access = Access::InOut);
+    assert_eq!(bad_value(e), ("plan[0].args[1]".into(), "`wp` (temp, inout)".into(), reads));
+    // In order, a chain of prepare steps is fine.
+    let mut m = prepare_manifest();
+    m.buffers.push(temp("wq", Role::Temp, None));
+    m.plan.insert(1, LaunchStep { kernel: 2, args: vec![4, 5] });
+    m.plan[2].args[1] = 5;
+    m.prepare_steps = 2;
+    assert_eq!(
+        Payload::parse(&with_manifest(&m)).unwrap().manifest().prepared(),
+        [false, false, false, false, true, true]
+    );
+    // A second step updating `wp` in place (`inout`) after the first wrote it.
+    m.kernels.push(KernelDecl { name: "update".into(), ..m.kernels[2].clone() });
+    m.kernels[3].params[1].access = Access::InOut;
+    m.plan[1] = LaunchStep { kernel: 3, args: vec![1, 4] };
+    m.plan[2].args[1] = 4;
+    assert_eq!(Payload::parse(&with_manifest(&m)).unwrap().manifest(), &m);
+    // A prepare step writes temps only.
+    let e = prepare_err(|m| {
+        m.buffers.push(temp("o2", Role::Output, None));
+        m.plan[0].args[1] = 5;
+    });
+    assert_eq!(
+        bad_value(e),
+        ("plan[0].args[1]".into(), "`o2` (output, out)".into(), "a prepare step writes only temps")
+    );
+    // An execution step never writes a prepared temp.
+    let e = prepare_err(|m| m.plan.push(LaunchStep { kernel: 2, args: vec![1, 4] }));
+    assert_eq!(
+        bad_value(e),
+        (
+            "plan[3].args[1]".into(),
+            "`wp` (temp, out)".into(),
+            "execution steps only read the temps prepare steps wrote"
+        )
+    );
+    // A prepared temp keeps its values across executions: it has no slot in the arena.
+    let e =
+        prepare_err(|m| m.arena = Some(Arena { bytes: 64, slots: vec![ArenaSlot { buffer: 4, offset: 0 }] }));
+    assert_eq!(
+        bad_value(e),
+        (
+            "arena.slots[0]".into(),
+            "`wp` (written by a prepare step)".into(),
+            "prepared temps live apart (they keep their values across executions)"
+        )
+    );
+    // The CPU backend only.
+    let mut m = gpu_manifest();
+    m.prepare_steps = 1;
+    let e = Payload::parse(&assemble(&postcard::to_allocvec(&m).unwrap(), &gpu_blobs())).unwrap_err();
+    assert_eq!(
+        bad_value(e),
+        (
+            "prepare_steps".into(),
+            "1".into(),
+            "0 for GPU payloads (prepare steps are supported on the CPU backend only)"
+        )
+    );
 }

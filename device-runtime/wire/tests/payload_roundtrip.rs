@@ -61,7 +61,7 @@ fn golden_header_bytes() {
 
     let mut want = Vec::new();
     want.extend_from_slice(b"EKBP"); // magic
-    want.extend_from_slice(&[4, 0]); // format version 4
+    want.extend_from_slice(&[5, 0]); // format version 5
     want.extend_from_slice(&[0, 0]); // flags
     for v in [total, 56, m, table, 80] {
         want.extend_from_slice(&v.to_le_bytes());
@@ -184,7 +184,7 @@ fn elements_convert_to_and_from_little_endian() {
 fn a_payload_with_parameter_data_round_trips() {
     let bytes = data_payload();
     let view = Payload::parse(&bytes).unwrap();
-    assert_eq!(view.header().version, 4);
+    assert_eq!(view.header().version, 5);
     assert_eq!(view.manifest(), &data_manifest());
     let w = &view.manifest().buffers[1];
     assert_eq!(w.data_blob(), Some(4));
@@ -257,6 +257,44 @@ fn version_3_payloads_still_parse() {
     // No arena: every buffer apart, otherwise today's sample.
     assert_eq!(view.manifest(), &sample_manifest());
     assert_eq!(view.manifest().arena, None);
+}
+
+#[test]
+fn version_4_payloads_still_parse_without_prepare_steps() {
+    let bytes = version_4_payload();
+    assert_eq!(&bytes[4..6], &[4, 0], "the file is format version 4");
+    let view = Payload::parse(&bytes).unwrap();
+    assert_eq!(view.header().version, 4);
+    // Its arena is kept, and every step is an execution step: otherwise today's sample.
+    let arena = Arena { bytes: 64, slots: vec![ArenaSlot { buffer: 2, offset: 0 }] };
+    assert_eq!(view.manifest(), &Manifest { arena: Some(arena), ..sample_manifest() });
+    assert_eq!(view.manifest().prepare_steps, 0);
+    assert!(view.manifest().prepare_plan().is_empty());
+    assert_eq!(view.manifest().execution_plan(), &sample_manifest().plan[..]);
+    assert_eq!(view.manifest().prepared(), [false; 4]);
+}
+
+#[test]
+fn a_payload_with_a_prepare_step_round_trips() {
+    let m = prepare_manifest();
+    let bytes = build(&m, &sample_blobs());
+    assert_eq!(&bytes[4..6], &[5, 0], "written as format version 5");
+    let view = Payload::parse(&bytes).unwrap();
+    assert_eq!(view.manifest(), &m);
+    let got = view.manifest();
+    assert_eq!(got.prepare_steps, 1);
+    // `pack` is the prepare step; `matmul` and `relu` are one execution.
+    let kernels = |steps: &[LaunchStep]| -> Vec<&str> {
+        steps.iter().map(|s| got.kernels[s.kernel as usize].name.as_str()).collect()
+    };
+    assert_eq!(kernels(got.prepare_plan()), ["pack"]);
+    assert_eq!(kernels(got.execution_plan()), ["matmul", "relu"]);
+    // Only `wp` is prepared: `h` is written by an execution step.
+    assert_eq!(got.prepared(), [false, false, false, false, true]);
+    // A temp of the execution steps may still live in the arena next to it.
+    let mut m = prepare_manifest();
+    m.arena = Some(Arena { bytes: 64, slots: vec![ArenaSlot { buffer: 2, offset: 0 }] });
+    assert_eq!(Payload::parse(&build(&m, &sample_blobs())).unwrap().manifest(), &m);
 }
 
 #[test]

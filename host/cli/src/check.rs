@@ -49,6 +49,8 @@ struct Memory {
     inputs_bytes: u64,
     outputs_bytes: u64,
     arena_bytes: u64,
+    /// Temps the prepare steps compute (docs/ir-l1.md), apart from the arena.
+    prepared_bytes: u64,
     temps_bytes: u64,
     stack_bytes: u64,
     /// The budget the program is held to (`cpu.memory_bytes`, or `gpu.memory_bytes` for a
@@ -69,6 +71,7 @@ impl Memory {
             inputs_bytes: f.inputs_bytes,
             outputs_bytes: f.outputs_bytes,
             arena_bytes: f.arena_bytes,
+            prepared_bytes: f.prepared_bytes,
             temps_bytes: f.temps_bytes,
             stack_bytes: f.stack_bytes,
             memory_limit_bytes: limit,
@@ -76,12 +79,18 @@ impl Memory {
     }
 
     /// `planned 2048 bytes (inputs 512 + outputs 512 + arena 1024 + stack 0), unplanned 3072
-    /// bytes (0.67x), budget 4096 bytes`.
+    /// bytes (0.67x), budget 4096 bytes` (with `+ prepared N` after the outputs where prepare
+    /// steps compute temps).
     fn line(&self) -> String {
         let ratio = self.planned_peak_bytes as f64 / self.unplanned_peak_bytes.max(1) as f64;
         let budget = self.memory_limit_bytes.map(|b| format!(", budget {b} bytes")).unwrap_or_default();
+        let prepared = if self.prepared_bytes > 0 {
+            format!(" + prepared {}", self.prepared_bytes)
+        } else {
+            String::new()
+        };
         format!(
-            "planned {} bytes (inputs {} + outputs {} + arena {} + stack {}), unplanned {} bytes ({ratio:.2}x){budget}",
+            "planned {} bytes (inputs {} + outputs {}{prepared} + arena {} + stack {}), unplanned {} bytes ({ratio:.2}x){budget}",
             self.planned_peak_bytes,
             self.inputs_bytes,
             self.outputs_bytes,

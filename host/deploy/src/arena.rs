@@ -5,7 +5,8 @@
 //! What it must keep true: the arena satisfies the manifest's validation (temps that share bytes
 //! are never live at the same step, offsets aligned, every temp inside), because its lifetimes
 //! are the manifest's ([`Manifest::lifetimes`], the rule the validation checks); GPU payloads
-//! get none (their runtimes allocate every buffer apart).
+//! get none (their runtimes allocate every buffer apart), nor do prepared temps (a prepare step
+//! writes them; the runtime protects their pages after it, so they live apart).
 
 use ekb_ir::l1::arena::{place, TempLife};
 use ekb_wire::payload::{Arena, ArenaSlot, Backend, Manifest, Role};
@@ -16,11 +17,12 @@ pub fn plan(m: &Manifest) -> Option<Arena> {
         return None;
     }
     let lives = m.lifetimes();
+    let prepared = m.prepared();
     let temps: Vec<(usize, TempLife)> = m
         .buffers
         .iter()
         .enumerate()
-        .filter(|(_, b)| b.role == Role::Temp)
+        .filter(|&(i, b)| b.role == Role::Temp && !prepared[i])
         .map(|(i, b)| (i, TempLife { bytes: b.size_bytes().unwrap_or(u64::MAX), live: lives[i] }))
         .collect();
     if temps.is_empty() {

@@ -237,9 +237,10 @@ pub fn build_for(
     package(artifact, graph, sources, target, options)
 }
 
-/// `payload` with its plan repeated `times` times in one execution: the same code, buffers,
-/// seeds and expected outputs (running the plan again recomputes the same outputs from the
-/// same inputs), so its time is `times` times the original's. The known-effect check of the
+/// `payload` with its execution steps repeated `times` times in one execution (its prepare
+/// steps once, first): the same code, buffers, seeds and expected outputs (running the steps
+/// again recomputes the same outputs from the same inputs), so its time is `times` times the
+/// original's. The known-effect check of the
 /// measurement (`ekb bench --self-check`) times it against the original.
 pub fn repeat_plan(payload: &[u8], times: usize) -> Result<Vec<u8>, PayloadError> {
     let view = Payload::parse(payload)?;
@@ -248,8 +249,10 @@ pub fn repeat_plan(payload: &[u8], times: usize) -> Result<Vec<u8>, PayloadError
         out.add_blob(blob.kind, blob.data);
     }
     let mut manifest = view.manifest().clone();
-    let once = std::mem::take(&mut manifest.plan);
-    manifest.plan = (0..times).flat_map(|_| once.iter().cloned()).collect();
+    let mut plan = manifest.prepare_plan().to_vec();
+    let once = manifest.execution_plan().to_vec();
+    plan.extend((0..times).flat_map(|_| once.iter().cloned()));
+    manifest.plan = plan;
     // Each temp now lives across the repetitions: placed again over the longer plan.
     manifest.arena = crate::arena::plan(&manifest);
     out.finish(&manifest)
@@ -421,6 +424,7 @@ pub fn assemble(
         kernels,
         buffers,
         plan,
+        prepare_steps: module.plan.iter().take_while(|r| r.prepare).count() as u32,
         seeds: options.seeds.clone(),
         tolerance: options.tolerance,
         expected,

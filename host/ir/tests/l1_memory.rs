@@ -116,3 +116,21 @@ fn an_empty_plan_holds_inputs_and_outputs() {
     assert_eq!((plan.peak_bytes, plan.step, plan.temps_bytes), (40 + 24, None, 0));
     assert_eq!(plan.to_string(), "peak 64 bytes: inputs 40 + outputs 24 + temps 0 + local 0");
 }
+
+#[test]
+fn a_prepared_temp_lives_to_the_last_step() {
+    // Step 0 prepares t0 from the parameter `x`: the executions after the first read it
+    // without step 0, so it stays live to the end: step 2 now holds 1344 + t0 4096 + t1 2048
+    // + t2 512 = 8000, the peak; the memory plan keeps t0 out of the arena, apart.
+    let text = PIPELINE.replace("run a(x, t0)", "prepare a(x, t0)");
+    let m = module(&text);
+    let lives = ekb_ir::l1::arena::temp_lives(&m);
+    assert_eq!(lives[0], ("t0", ekb_ir::l1::arena::TempLife { bytes: 4096, live: Some((0, 3)) }));
+    assert_eq!(lives[2].1.live, Some((2, 3)));
+    let plan = peak_memory(&m);
+    assert_eq!((plan.peak_bytes, plan.step), (8000, Some(2)));
+    let footprint = ekb_ir::l1::arena::plan(&m);
+    assert_eq!(footprint.prepared_bytes, 4096);
+    assert_eq!(footprint.offsets.iter().map(|(n, _)| n.as_str()).collect::<Vec<_>>(), ["t1", "t2"]);
+    assert_eq!(footprint.planned_bytes(), 1344 + 4096 + footprint.arena_bytes + footprint.stack_bytes);
+}

@@ -318,7 +318,7 @@ mod generated {
                     span: Span::NONE,
                 }],
                 kernels: vec![Kernel { name: "k".into(), params: vec![], body, span: Span::NONE }],
-                plan: vec![Run { kernel: "k".into(), args: vec![Name::new("a")], span: Span::NONE }],
+                plan: vec![Run { kernel: "k".into(), args: vec![Name::new("a")], span: Span::NONE, prepare: false }],
                 span: Span::NONE,
             };
             let text = print(&m);

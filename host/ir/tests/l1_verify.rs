@@ -304,6 +304,36 @@ fn plan_checks() {
     );
 }
 
+#[test]
+fn prepare_steps_come_first_write_temps_and_stay_unwritten_after() {
+    let clean = plan_module("  prepare copy(x, t)\n  prepare acc(x, t)\n  run copy(t, y)\n  run acc(t, y)");
+    assert!(errors(&clean).is_empty(), "{}", render(&errors(&clean)));
+    let d = one_error(
+        &plan_module("  run copy(x, y)\n  prepare copy(x, t)\n  run acc(t, y)"),
+        "prepare step 1 (kernel copy) follows a `run` step",
+    );
+    assert_eq!(
+        d.hint.as_deref(),
+        Some("the prepare steps come first in the plan: they run once, before the first execution")
+    );
+    one_error(
+        &plan_module("  prepare copy(x, y)"),
+        "prepare step 0 (kernel copy) writes output `y`: prepare steps write temps only",
+    );
+    one_error(
+        &plan_module("  prepare copy(x, t)\n  run acc(x, t)\n  run copy(t, y)"),
+        "run 1 (kernel acc) writes `t`, which prepare step 0 computes: prepared temps are read-only to the executions",
+    );
+    one_error(
+        &plan_module("  prepare acc(x, t)\n  run copy(t, y)"),
+        "prepare step 0 (kernel acc) reads temp `t`, which no earlier prepare step writes",
+    );
+    one_error(
+        &plan_module("  prepare copy(y, t)\n  run copy(t, y)"),
+        "prepare step 0 (kernel copy) reads output `y`, which no earlier prepare step writes",
+    );
+}
+
 fn profile(stack: u64, memory: u64) -> TargetProfile {
     TargetProfile::parse(
         "small-board",
@@ -436,7 +466,12 @@ fn generated_modules_get_self_contained_messages() {
             }],
             span: Span::NONE,
         }],
-        plan: vec![Run { kernel: "k7".into(), args: vec![Name::new("a"), Name::new("b")], span: Span::NONE }],
+        plan: vec![Run {
+            kernel: "k7".into(),
+            args: vec![Name::new("a"), Name::new("b")],
+            span: Span::NONE,
+            prepare: false,
+        }],
         span: Span::NONE,
     };
     let ds = verify(&m, None);

@@ -26,6 +26,7 @@ mod movement;
 mod norm;
 mod plan;
 mod pool;
+mod prepack;
 mod recipe;
 mod reduce;
 mod resize;

@@ -1,8 +1,11 @@
 //! The lowering pipeline, as an ordered list of steps: check that the graph can be lowered,
 //! place every value in a module buffer, emit one kernel per node in node order, emit copy
 //! kernels for outputs no node writes, assemble the plan, and (default schedule) fold each
-//! fusion group's kernels into one (`fusion`).
+//! fusion group's kernels into one (`fusion`) and move the kernels of nodes computed from
+//! parameters alone to the front as `prepare` steps, which run once, before the first execution
+//! ([`prepared_nodes`]).
 
+use crate::prepack::Packing;
 use crate::sched::Cx;
 use crate::{
     conv, conv_transpose, elementwise, fusion, matmul, movement, norm, plan, pool, reduce, resize, scan,
@@ -11,8 +14,11 @@ use crate::{
 use ekb_ir::l0::ops::infer;
 use ekb_ir::l0::{Graph, Node, Op, ReduceKind};
 use ekb_ir::l1::build::{Buf, Names};
-use ekb_ir::l1::{verify, Access, ExprKind, Kernel, KernelParam, Module, Name, Run, Stmt};
+use ekb_ir::l1::{
+    verify, Access, BufferDecl, BufferRole, ExprKind, Kernel, KernelParam, Module, Name, Run, Stmt,
+};
 use ekb_ir::{Diagnostic, Span, TargetProfile};
+use std::collections::{HashMap, HashSet};
 
 /// Lowers a checked L0 graph into an L1 module under `schedule`, for `target` (the default
 /// schedule reads its core count and SIMD width, and the target's default knobs).
@@ -36,20 +42,62 @@ pub fn lower_with(
     // members folded into another kernel the plain nests the folding needs.
     let fused = schedule == Schedule::Default && !g.groups.is_empty();
     let folded = if fused { fusion::folded_members(g) } else { Default::default() };
+    let default = schedule == Schedule::Default;
+    let (ready, prepared) = if default { prepared_nodes(g, &storage) } else { Default::default() };
+    // Weights packed by prepare steps: the weight's buffer -> the packed temp.
+    let mut packed: HashMap<String, BufferDecl> = HashMap::new();
+    // The kernels of the prepare steps, flagged once the groups are folded (the folding works
+    // on spans of the plan as single executions; no group member is prepared).
+    let mut prepare_kernels: HashSet<String> = HashSet::new();
     // Node order is a topological order (every value is defined before its uses), so running
     // the kernels in this order respects every dependence.
     for (i, node) in g.nodes.iter().enumerate() {
         if storage.is_view(&node.name) {
             continue;
         }
-        let ins: Vec<Buf> = node.args.iter().map(|a| typed(&a.name)).collect();
+        let mut ins: Vec<Buf> = node.args.iter().map(|a| typed(&a.name)).collect();
         let out = typed(&node.name);
         let name = kernel_name(i, node);
         let member = folded.contains(node.name.as_str());
         let schedule = if member { Schedule::Naive } else { schedule };
+        // A weight computed from parameters alone, packed once by a prepare step.
+        let packing =
+            (default && !member && ready.contains(node.args.get(1).map_or("", |a| a.name.as_str())))
+                .then(|| Packing::of(node, &ins, &out))
+                .flatten();
+        if let Some(packing) = packing {
+            let w = ins[1].clone();
+            let decl = packed.entry(w.name.clone()).or_insert_with(|| {
+                let mut name = format!("{}_packed", w.name);
+                while storage.buffers.iter().any(|b| b.name == name) {
+                    name.push('_');
+                }
+                let ty = packing.packed_type(&w.ty);
+                let wt = Buf::new(name.clone(), ty.clone());
+                let kernel_name = format!("{}_pack", kernel_name(i, node));
+                let pack = kernel(
+                    kernel_name,
+                    std::slice::from_ref(&w),
+                    &wt,
+                    (schedule, knobs),
+                    (target, &storage),
+                    |cx| packing.pack(cx, &w, &wt),
+                );
+                prepare_kernels.insert(pack.0.name.clone());
+                kernels.push(pack);
+                BufferDecl { name, ty, role: BufferRole::Temp, span: Span::NONE }
+            });
+            ins[1] = Buf::new(decl.name.clone(), decl.ty.clone());
+        }
+        if prepared.contains(node.name.as_str()) {
+            prepare_kernels.insert(name.clone());
+        }
         kernels.push(kernel(name, &ins, &out, (schedule, knobs), (target, &storage), |cx| {
             cx.folded = member;
-            lower_node(cx, node, &ins, &out)
+            match packing {
+                Some(p) => p.lower(cx, node, &ins, &out),
+                None => lower_node(cx, node, &ins, &out),
+            }
         }));
     }
     // Copies last: their sources (inputs, or outputs written above) are final by then.
@@ -67,11 +115,22 @@ pub fn lower_with(
         ));
     }
     let (kernels, plan): (Vec<Kernel>, Vec<Run>) = kernels.into_iter().unzip();
-    let mut module =
-        Module { name: g.name.clone(), buffers: storage.buffers.clone(), kernels, plan, span: Span::NONE };
+    let mut buffers = storage.buffers.clone();
+    let mut packed: Vec<BufferDecl> = packed.into_values().collect();
+    packed.sort_by(|a, b| a.name.cmp(&b.name));
+    buffers.extend(packed);
+    let mut module = Module { name: g.name.clone(), buffers, kernels, plan, span: Span::NONE };
     if fused {
         module = fusion::fuse_groups(g, module, &|v| storage.loc(v).to_string(), &|n| node_kernel(g, n))?;
     }
+    // The prepare steps first: they read parameters and each other's temps only, so moving
+    // them ahead of the other steps keeps every dependence.
+    for r in &mut module.plan {
+        r.prepare = prepare_kernels.contains(&r.kernel);
+    }
+    let (mut plan, rest): (Vec<Run>, Vec<Run>) = module.plan.into_iter().partition(|r| r.prepare);
+    plan.extend(rest);
+    module.plan = plan;
     // Lowering bugs surface here in debug builds rather than as wrong numbers later; a graph
     // too large for the target's memory is the verify stage's finding, not a lowering bug.
     debug_assert!(
@@ -83,6 +142,34 @@ pub fn lower_with(
             .collect::<Vec<_>>()
     );
     Ok(module)
+}
+
+/// The nodes whose kernels are `prepare` steps: computed from parameters and other prepared
+/// values alone (a node without operands, `full` or `iota`, included), by a kernel of their own
+/// (not a view, not a fusion group's member) into a temp (a returned value is computed by every
+/// execution). Their results then stay in memory across executions: a weight transposed for a
+/// product is transposed once, as inference engines pack weights when they load a model.
+/// Returns the values ready before the first execution (parameters, prepared nodes and views
+/// of them), and the prepared nodes.
+fn prepared_nodes<'g>(g: &'g Graph, storage: &plan::Storage) -> (HashSet<&'g str>, HashSet<&'g str>) {
+    let grouped: HashSet<&str> =
+        g.groups.iter().flat_map(|f| f.nodes.iter().map(|v| v.name.as_str())).collect();
+    let mut ready: HashSet<&str> = g.params.iter().map(|p| p.name.as_str()).collect();
+    let mut prepared = HashSet::new();
+    for node in &g.nodes {
+        if !node.args.iter().all(|a| ready.contains(a.name.as_str())) {
+            continue;
+        }
+        let temp =
+            storage.buffers.iter().any(|b| b.name == storage.loc(&node.name) && b.role == BufferRole::Temp);
+        if storage.is_view(&node.name) {
+            ready.insert(&node.name);
+        } else if temp && !grouped.contains(node.name.as_str()) {
+            ready.insert(&node.name);
+            prepared.insert(node.name.as_str());
+        }
+    }
+    (ready, prepared)
 }
 
 /// The name of the kernel computing node `i`: `k{i}_{operator}`.
@@ -142,7 +229,7 @@ fn kernel(
         sources.insert(at, v.of);
     }
     let args = sources.iter().map(|s| Name::new(storage.buffer(s))).collect();
-    let run = Run { kernel: name.clone(), args, span: Span::NONE };
+    let run = Run { kernel: name.clone(), args, span: Span::NONE, prepare: false };
     (Kernel { name, params, body, span: Span::NONE }, run)
 }
 

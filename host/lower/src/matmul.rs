@@ -99,26 +99,39 @@ pub fn matmul(cx: &mut Cx, ta: bool, tb: bool, a: &Buf, b: &Buf, y: &Buf) -> Vec
 
 /// `y = x @ w^T (+ bias)`, `x: [..., IN]`, `w: [OUT, IN]`.
 pub fn linear(cx: &mut Cx, x: &Buf, w: &Buf, bias: Option<&Buf>, y: &Buf) -> Vec<Stmt> {
-    let r = x.rank();
-    // Rows of x: every dim but the last; a rank-1 x is a single row.
-    let (lead, m) = if r >= 2 { (x.shape()[..r - 2].to_vec(), x.shape()[r - 2]) } else { (vec![], 1) };
-    let row = move |l: &[E], mi: E, last: E| if r >= 2 { [l, &[mi, last]].concat() } else { vec![last] };
-    let g = Gemm {
-        lead,
-        m,
-        n: w.shape()[0],
-        k: w.shape()[1],
-        a: Box::new(move |l, mi, ki| x.load(&row(l, mi, ki))),
-        b: Box::new(move |_, ki, ni| w.load(&[ni, ki])),
-        bias: bias.map(|b| Box::new(move |ni: E| b.load(&[ni])) as Box<dyn Fn(E) -> E>),
-        y: Box::new(move |l, mi, ni, v| y.store(&row(l, mi, ni), v)),
-        b_rows_contiguous: false,
-        acc: y.ty.dtype,
-    };
-    emit(cx, &g)
+    let b: Load = Box::new(move |_, ki, ni| w.load(&[ni, ki]));
+    emit(cx, &linear_gemm(x, (w.shape()[0], w.shape()[1]), (b, false), bias, y))
 }
 
-fn emit(cx: &mut Cx, g: &Gemm) -> Vec<Stmt> {
+/// The GEMM of `y = linear(x, ., bias)`: the rows of `x` (every dim but the last; a rank-1 `x`
+/// is one row) by `n` columns over `k`, the weight read by `b(k, n)`, whose consecutive `n`
+/// are adjacent in memory where `contiguous` says so.
+pub(crate) fn linear_gemm<'a>(
+    x: &'a Buf,
+    (n, k): (usize, usize),
+    (b, contiguous): (Load<'a>, bool),
+    bias: Option<&'a Buf>,
+    y: &'a Buf,
+) -> Gemm<'a> {
+    let r = x.rank();
+    let (lead, m) = if r >= 2 { (x.shape()[..r - 2].to_vec(), x.shape()[r - 2]) } else { (vec![], 1) };
+    let row = move |l: &[E], mi: E, last: E| if r >= 2 { [l, &[mi, last]].concat() } else { vec![last] };
+    Gemm {
+        lead,
+        m,
+        n,
+        k,
+        a: Box::new(move |l, mi, ki| x.load(&row(l, mi, ki))),
+        b,
+        bias: bias.map(|b| Box::new(move |ni: E| b.load(&[ni])) as Box<dyn Fn(E) -> E>),
+        y: Box::new(move |l, mi, ni, v| y.store(&row(l, mi, ni), v)),
+        b_rows_contiguous: contiguous,
+        acc: y.ty.dtype,
+    }
+}
+
+/// The product `g` under the schedule: its loop nests, tiles and threads.
+pub(crate) fn emit(cx: &mut Cx, g: &Gemm) -> Vec<Stmt> {
     if cx.naive() {
         naive(cx, g)
     } else if g.b_rows_contiguous {
@@ -147,7 +160,7 @@ fn emit(cx: &mut Cx, g: &Gemm) -> Vec<Stmt> {
 }
 
 /// Rows of `A` from which an f32 product with `B` contiguous along `k` copies panels of `B`.
-const PACK_MIN_ROWS: usize = 16;
+pub(crate) const PACK_MIN_ROWS: usize = 16;
 /// The longest `k` for which it does: a dot tile's horizontal sums weigh most on short
 /// reductions, while the transposing copy (strided stores) grows with `k`. Measured on a 2-core
 /// AVX-512 VM against the dot tiles: DeiT-Tiny's MLP (`k` = 192, then 768) 1.04 ms, 0.90 ms

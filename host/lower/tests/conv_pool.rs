@@ -80,3 +80,33 @@ fn integer_conv2d_accumulates_in_i32() {
     check_op("x: i8[1,2,5,60], w: i8[3,2,1,3]", "conv2d(x, w, dilation=[1,20], pad=[0,20,0,20])");
     check_op("x: i8[1,8,20,20], w: i8[16,8,3,3]", "conv2d(x, w, pad=[1,1,1,1])");
 }
+
+#[test]
+fn pointwise_convolutions_over_few_pixels_pack_their_weights() {
+    // Parameter weights over at most 64 pixels: packed `[c, oc]` by prepare steps (two images
+    // with a bias and a fused relu; stride 2); over 100 pixels, or with a padded 1x1, not.
+    let g = graph(
+        "graph t(x: f32[2,24,5,4], u: f32[1,8,10,10]) -> (y: f32[0], z: f32[0], s: f32[0], d: f32[0]) {
+  param w: f32[40,24,1,1] = kaiming_uniform
+  param b: f32[40] = uniform(-1, 1)
+  param v: f32[20,8,1,1] = kaiming_uniform
+  %0 = conv2d(x, w, b)
+  %y = relu(%0)
+  %z = conv2d(u, v, stride=[2,2])
+  %s = conv2d(u, v)
+  %d = conv2d(x, w, pad=[1,0,1,0])
+  fuse %0, %y
+  return %y, %z, %s, %d
+}
+",
+    );
+    check_graph(&g);
+    let m = default_module(&g);
+    let prepared: Vec<&str> = m.plan.iter().take_while(|r| r.prepare).map(|r| r.kernel.as_str()).collect();
+    assert_eq!(prepared, ["k0_conv2d_pack", "k2_conv2d_pack"], "{}", ekb_ir::l1::print::print(&m));
+    let text = ekb_ir::l1::print::print(&m);
+    assert!(
+        text.contains("buffer w_packed: f32[24,40]") && text.contains("buffer v_packed: f32[8,20]"),
+        "{text}"
+    );
+}

@@ -115,3 +115,54 @@ fn linear_copies_panels_of_short_weights_for_enough_rows() {
         assert_eq!(text.contains("alloc panel"), panels, "{inputs}:\n{text}");
     }
 }
+
+#[test]
+fn weights_of_parameters_alone_are_packed_by_prepare_steps() {
+    // `w` feeds two linear layers (packed once), `v` is scaled by a parameter first (the
+    // product and its packing are both prepare steps), the first layer's epilogue is fused;
+    // `u` has too few rows to pack (one row reads the weight once either way), and a layer
+    // narrowing its rows keeps its dot products.
+    let g = graph(
+        "graph t(x: f32[2,9,24], x2: f32[18,24], r: f32[1,24]) -> (y: f32[0], z: f32[0], q: f32[0]) {
+  param w: f32[40,24] = kaiming_uniform
+  param b: f32[40] = uniform(-1, 1)
+  param v: f32[56,40] = kaiming_uniform
+  param s: f32[56,1] = uniform(0.5, 1.5)
+  param u: f32[7,24] = kaiming_uniform
+  %0 = linear(x, w, b)
+  %1 = relu(%0)
+  %2 = linear(x2, w)
+  %sv = mul(v, s)
+  %3 = linear(%1, %sv)
+  %4 = linear(r, u)
+  fuse %0, %1
+  return %2, %3, %4
+}
+",
+    );
+    check_graph(&g);
+    let m = default_module(&g);
+    let steps: Vec<(bool, &str)> = m.plan.iter().map(|r| (r.prepare, r.kernel.as_str())).collect();
+    let prepared: Vec<&str> = steps.iter().take_while(|(p, _)| *p).map(|(_, k)| *k).collect();
+    assert_eq!(prepared, ["k0_linear_pack", "k3_mul", "k4_linear_pack"], "{steps:?}");
+    assert!(steps[prepared.len()..].iter().all(|(p, _)| !p), "{steps:?}");
+    let text = ekb_ir::l1::print::print(&m);
+    // The packed weights are `[k, n]` temps read by the products; `u` is read as it is.
+    assert!(
+        text.contains("buffer w_packed: f32[24,40]") && text.contains("buffer t_sv_packed: f32[40,56]"),
+        "{text}"
+    );
+    assert!(!text.contains("u_packed"), "{text}");
+    let narrowing = graph(
+        "graph t(x: f32[18,40]) -> (y: f32[0]) {
+  param w: f32[24,40] = kaiming_uniform
+  %0 = linear(x, w)
+  return %0
+}
+",
+    );
+    assert!(default_module(&narrowing).plan.iter().all(|r| !r.prepare));
+    // The naive schedule (the baseline) runs every node in every execution.
+    let naive = ekb_lower::lower(&g, ekb_lower::Schedule::Naive, &targets()[0]).expect("lowers");
+    assert!(naive.plan.iter().all(|r| !r.prepare));
+}

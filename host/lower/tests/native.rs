@@ -102,3 +102,40 @@ fn pools_reductions_and_softmax() {
     check_native("x: f32[256,300], w: f32[300], b: f32[300]", "layer_norm(x, w, b)");
     check_native("x: f32[1,70001]", "gelu(x)");
 }
+
+#[test]
+fn packed_weights_compiled_and_timed() {
+    // A linear layer and a pointwise convolution over few pixels (stride 2) of parameter
+    // weights: their packing is a prepare step, which the host runner runs once before the
+    // executions it times, and once before a run.
+    let graphs = [
+        "graph t(x: f32[2,33,64]) -> (y: f32[0]) {
+  param w: f32[150,64] = kaiming_uniform
+  param b: f32[150] = uniform(-1, 1)
+  %0 = linear(x, w, b)
+  return %0
+}
+",
+        "graph t(x: f32[2,40,13,11]) -> (y: f32[0]) {
+  param w: f32[70,40,1,1] = kaiming_uniform
+  param b: f32[70] = uniform(-1, 1)
+  %0 = conv2d(x, w, b, stride=[2,2])
+  return %0
+}
+",
+    ];
+    for text in graphs {
+        let g = support::graph(text);
+        let target = TargetProfile::load("host").expect("shipped profile");
+        let m = lower(&g, Schedule::Default, &target).expect("lowers");
+        assert!(m.plan[0].prepare && !m.plan[1].prepare, "{}", ekb_ir::l1::print::print(&m));
+        let host = HostModule::build(&m, &target, 0).unwrap_or_else(|d| panic!("{d}"));
+        let data: HashMap<_, _> = ekb_ir::l0::inputs::generate(&g, 3).expect("inputs").into_iter().collect();
+        let tensors = data.iter().map(|(n, b)| (n.clone(), b.to_tensor())).collect();
+        let reference = ekb_ir::l0::interp::run(&g, &tensors).expect("reference");
+        let y = host.run(&m, &data).unwrap_or_else(|d| panic!("{d}"))["y"].to_tensor();
+        compare(&reference[0], &y, Tolerance::default_for(y.ty.dtype))
+            .unwrap_or_else(|mm| panic!("{text}: {mm}"));
+        assert_eq!(host.time(&m, &data, 1, 3).expect("times").len(), 3);
+    }
+}

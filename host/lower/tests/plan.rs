@@ -98,3 +98,26 @@ fn unchecked_graphs_are_diagnostics_not_panics() {
     let d = lower(&g, Schedule::Naive, &host).unwrap_err();
     assert!(d.message.contains("typed `f32[4]`") && d.message.contains("gives `f32[3]`"), "{d}");
 }
+
+#[test]
+fn nodes_of_parameters_alone_are_prepared_unless_a_run_step_computes_an_operand() {
+    // `%0` is returned, so every execution computes it: `%1`, of parameters alone too, reads
+    // it and runs with it; `%2` reads the parameter only and is prepared.
+    let g = graph(
+        "graph t(x: f32[3]) -> (o0: f32[0], o1: f32[0]) {
+  param p: f32[3] = uniform(-1, 1)
+  %0 = tanh(p)
+  %1 = relu(%0)
+  %2 = neg(p)
+  %3 = add(%1, %2)
+  %4 = add(%3, x)
+  return %0, %4
+}
+",
+    );
+    check_graph(&g);
+    let m = default_module(&g);
+    let steps: Vec<(bool, &str)> = m.plan.iter().map(|r| (r.prepare, r.kernel.as_str())).collect();
+    assert_eq!(steps[0], (true, "k2_neg"), "{steps:?}");
+    assert!(steps[1..].iter().all(|(p, _)| !p), "{steps:?}");
+}

@@ -14,7 +14,7 @@
 //! says so in its log); the final check after timing (`recheck`) compares with the seed the
 //! inputs hold then, not the last checked one.
 
-use super::{first_mismatch, log, programs, read_back, run_seed, Proc, Side, Stop};
+use super::{bind_params, first_mismatch, log, programs, read_back, run_seed, Proc, Side, Stop};
 use crate::worker::Cmd;
 use ekb_wire::protocol::{Failure, FailureKind, LogLevel};
 use ekb_wire::stats::Rng;
@@ -97,29 +97,42 @@ impl Switch {
     }
 }
 
-/// Every side's inputs drawn for the seed after the one they hold, checked by one run.
+/// Every side's inputs (and parameters) drawn for the seed after the one they hold, checked by
+/// one run: every side's parameters bound and prepared first, then every side's inputs and run
+/// (each side's run even after another side failed, so that every side's buffers hold one
+/// seed's values and the checksums that go with them). The first failure is returned.
 fn switch(proc: &mut Proc, sides: &mut [Side<'_>]) -> Result<Failed, Stop> {
-    for p in 0..sides.len() {
-        let side = &sides[p];
-        let at = side.inputs.and_then(|i| side.seeds.iter().position(|&s| s == i)).unwrap_or(0);
-        let seed = side.seeds[(at + 1) % side.seeds.len()];
-        let (check, sums, violation) = run_seed(proc, sides, p, seed)?;
-        if let Some(f) = violation {
-            return Ok(Some((p, f)));
-        }
+    let next: Vec<usize> = sides
+        .iter()
+        .map(|side| {
+            let at = side.inputs.and_then(|i| side.seeds.iter().position(|&s| s == i)).unwrap_or(0);
+            side.seeds[(at + 1) % side.seeds.len()]
+        })
+        .collect();
+    let mut bound = Vec::with_capacity(sides.len());
+    for (p, &seed) in next.iter().enumerate() {
+        bound.push(bind_params(proc, sides, p, seed)?);
+    }
+    let mut failed = None;
+    for (p, (&seed, params)) in next.iter().zip(bound).enumerate() {
+        let (check, sums, violation) = run_seed(proc, sides, p, seed, params)?;
         let what = "with the inputs drawn again during timing, ";
-        if let Some(f) = first_mismatch(std::slice::from_ref(&check), FailureKind::Correctness, what) {
-            return Ok(Some((p, f)));
-        }
         let side = &mut sides[p];
         side.sums = sums;
         side.inputs = Some(seed);
-        side.report.log.push(log(
-            LogLevel::Info,
-            format!("timing: inputs drawn again for seed {seed} and checked before a batch of samples"),
-        ));
+        match violation
+            .or_else(|| first_mismatch(std::slice::from_ref(&check), FailureKind::Correctness, what))
+        {
+            Some(f) => {
+                failed.get_or_insert((p, f));
+            }
+            None => side.report.log.push(log(
+                LogLevel::Info,
+                format!("timing: inputs drawn again for seed {seed} and checked before a batch of samples"),
+            )),
+        }
     }
-    Ok(None)
+    Ok(failed)
 }
 
 /// The outputs of the last timed execution of batch `batch` against the seed the inputs hold.

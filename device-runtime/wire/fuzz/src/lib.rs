@@ -163,6 +163,7 @@ pub fn sample_payload() -> Vec<u8> {
             buf("y", Role::Output, None),
         ],
         plan: vec![LaunchStep { kernel: 0, args: vec![0, 1] }],
+        prepare_steps: 0,
         seeds: vec![7],
         tolerance: Tolerance { atol: 1e-4, rtol: 1e-4 },
         expected: vec![ExpectedOutput { seed: 0, buffer: 1, blob: 1 }],
@@ -214,6 +215,7 @@ pub fn sample_data_payload() -> Vec<u8> {
             buf("y", Role::Output, None),
         ],
         plan: vec![LaunchStep { kernel: 0, args: vec![0, 1, 2] }],
+        prepare_steps: 0,
         seeds: vec![0, 1],
         tolerance: Tolerance { atol: 1e-4, rtol: 1e-4 },
         expected: vec![
@@ -261,12 +263,50 @@ pub fn sample_gpu_payload() -> Vec<u8> {
     b.finish(&manifest).expect("the GPU sample payload is valid")
 }
 
+/// A small valid payload with a prepare step: [`sample_data_payload`] whose parameter is first
+/// negated into a temp `nb` by a kernel `neg`, once per binding of the parameters, and the
+/// execution step `add` reads that temp.
+pub fn sample_prepare_payload() -> Vec<u8> {
+    let data = sample_data_payload();
+    let view = Payload::parse(&data).expect("the sample payload is valid");
+    let mut b = PayloadBuilder::new();
+    for i in 0..view.blob_count() as u32 {
+        let blob = view.blob(i).expect("a declared blob");
+        b.add_blob(blob.kind, blob.data);
+    }
+    let mut manifest = view.manifest().clone();
+    let t = |name: &str, access| ParamDecl { name: name.into(), dtype: DType::F32, shape: vec![4], access };
+    manifest.kernels.push(KernelDecl {
+        name: "neg".into(),
+        symbol: "ekb_k_neg".into(),
+        blob: 0,
+        params: vec![t("w", Access::In), t("v", Access::Out)],
+        launch: Launch::Cpu,
+        allocs: vec![],
+    });
+    manifest.buffers.push(BufferDecl {
+        name: "nb".into(),
+        dtype: DType::F32,
+        shape: vec![4],
+        role: Role::Temp,
+        source: None,
+    });
+    manifest.plan =
+        vec![LaunchStep { kernel: 1, args: vec![1, 3] }, LaunchStep { kernel: 0, args: vec![0, 3, 2] }];
+    manifest.prepare_steps = 1;
+    b.finish(&manifest).expect("the prepare sample payload is valid")
+}
+
 /// A payload written by format version 1 (the wire crate's test file), so that the fuzzer
 /// also mutates the older layout.
 pub const VERSION_1_PAYLOAD: &[u8] = include_bytes!("../../tests/data/v1-sample.ekp");
 
 /// An OpenCL payload written by format version 2 (the wire crate's test file).
 pub const VERSION_2_GPU_PAYLOAD: &[u8] = include_bytes!("../../tests/data/v2-gpu-sample.ekp");
+
+/// A payload written by format version 4 (the wire crate's test file: a temp arena, no prepare
+/// steps).
+pub const VERSION_4_PAYLOAD: &[u8] = include_bytes!("../../tests/data/v4-sample.ekp");
 
 /// Seed streams: a session's requests and a report file's responses, as frames.
 pub fn sample_streams() -> Vec<Vec<u8>> {
@@ -301,8 +341,10 @@ mod tests {
             sample_payload(),
             sample_data_payload(),
             sample_gpu_payload(),
+            sample_prepare_payload(),
             VERSION_1_PAYLOAD.to_vec(),
             VERSION_2_GPU_PAYLOAD.to_vec(),
+            VERSION_4_PAYLOAD.to_vec(),
         ] {
             assert!(payload_parse(&seed));
         }

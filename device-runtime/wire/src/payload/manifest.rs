@@ -418,8 +418,16 @@ pub struct Manifest {
     pub backend: Backend,
     pub kernels: Vec<KernelDecl>,
     pub buffers: Vec<BufferDecl>,
-    /// The kernels to run, in order, for one execution of the program.
+    /// The kernels to run, in order: the first [`Manifest::prepare_steps`] once per binding of
+    /// the parameters, the rest for one execution of the program.
     pub plan: Vec<LaunchStep>,
+    /// How many of the plan's first steps are prepare steps (format version 5; CPU payloads
+    /// only). They compute from the parameters alone (e.g. pack a weight matrix into another
+    /// layout) and run once per binding of the parameters (each seed's values), before the
+    /// first execution; they are not part of an execution (not timed, not repeated). The temps
+    /// they write ([`Manifest::prepared`]) keep their values across executions and are only
+    /// read by the execution steps. 0: every step is an execution step.
+    pub prepare_steps: u32,
     pub seeds: Vec<u64>,
     pub tolerance: Tolerance,
     /// One entry per (seed, output), sorted by seed index then buffer index.
@@ -442,11 +450,59 @@ pub(super) fn decode(version: u16, bytes: &[u8]) -> Result<(Manifest, &[u8]), po
         1 => postcard::take_from_bytes::<v1::Manifest>(bytes).map(|(m, rest)| (m.into(), rest)),
         2 => postcard::take_from_bytes::<v2::Manifest>(bytes).map(|(m, rest)| (m.into(), rest)),
         3 => postcard::take_from_bytes::<v3::Manifest>(bytes).map(|(m, rest)| (m.into(), rest)),
+        4 => postcard::take_from_bytes::<v4::Manifest>(bytes).map(|(m, rest)| (m.into(), rest)),
         _ => postcard::take_from_bytes::<Manifest>(bytes),
     }
 }
 
-/// The manifest of format version 3: today's without the temp arena.
+/// The manifest of format version 4: today's without prepare steps.
+mod v4 {
+    use super::*;
+
+    #[derive(Deserialize)]
+    pub struct Manifest {
+        generator_version: u32,
+        producer: String,
+        task: String,
+        target: String,
+        backend: Backend,
+        kernels: Vec<KernelDecl>,
+        buffers: Vec<BufferDecl>,
+        plan: Vec<LaunchStep>,
+        seeds: Vec<u64>,
+        tolerance: Tolerance,
+        expected: Vec<ExpectedOutput>,
+        timing: TimingSettings,
+        memory: MemoryPlan,
+        gpu: Option<GpuLimits>,
+        arena: Option<Arena>,
+    }
+
+    impl From<Manifest> for super::Manifest {
+        fn from(m: Manifest) -> super::Manifest {
+            super::Manifest {
+                generator_version: m.generator_version,
+                producer: m.producer,
+                task: m.task,
+                target: m.target,
+                backend: m.backend,
+                kernels: m.kernels,
+                buffers: m.buffers,
+                plan: m.plan,
+                prepare_steps: 0,
+                seeds: m.seeds,
+                tolerance: m.tolerance,
+                expected: m.expected,
+                timing: m.timing,
+                memory: m.memory,
+                gpu: m.gpu,
+                arena: m.arena,
+            }
+        }
+    }
+}
+
+/// The manifest of format version 3: version 4's without the temp arena.
 mod v3 {
     use super::*;
 
@@ -479,6 +535,7 @@ mod v3 {
                 kernels: m.kernels,
                 buffers: m.buffers,
                 plan: m.plan,
+                prepare_steps: 0,
                 seeds: m.seeds,
                 tolerance: m.tolerance,
                 expected: m.expected,
@@ -491,7 +548,7 @@ mod v3 {
     }
 }
 
-/// The manifest of format version 2: today's, except that a GPU launch had no opt-in flag
+/// The manifest of format version 2: version 3's, except that a GPU launch had no opt-in flag
 /// (`Launch::Grid { grid, block, shared_bytes }`) and there were no GPU limits.
 mod v2 {
     use super::*;
@@ -559,6 +616,7 @@ mod v2 {
                 kernels: m.kernels.into_iter().map(Into::into).collect(),
                 buffers: m.buffers,
                 plan: m.plan,
+                prepare_steps: 0,
                 seeds: m.seeds,
                 tolerance: m.tolerance,
                 expected: m.expected,
@@ -624,6 +682,7 @@ mod v1 {
                 kernels: m.kernels.into_iter().map(Into::into).collect(),
                 buffers,
                 plan: m.plan,
+                prepare_steps: 0,
                 seeds: m.seeds,
                 tolerance: m.tolerance,
                 expected: m.expected,
@@ -707,6 +766,7 @@ impl Manifest {
         self.validate_kernels(blobs)?;
         self.validate_buffers(blobs)?;
         self.validate_plan()?;
+        self.validate_prepare()?;
         self.validate_arena()?;
         self.validate_expected(blobs)
     }
@@ -723,6 +783,102 @@ impl Manifest {
             }
         }
         live
+    }
+
+    /// The plan's prepare steps: its first [`Manifest::prepare_steps`] (at most the whole plan).
+    pub fn prepare_plan(&self) -> &[LaunchStep] {
+        &self.plan[..self.prepare_len()]
+    }
+
+    /// The steps of one execution: the plan after its prepare steps.
+    pub fn execution_plan(&self) -> &[LaunchStep] {
+        &self.plan[self.prepare_len()..]
+    }
+
+    /// The count of prepare steps, at most the plan's length.
+    fn prepare_len(&self) -> usize {
+        usize::try_from(self.prepare_steps).map_or(self.plan.len(), |n| n.min(self.plan.len()))
+    }
+
+    /// Per buffer index: whether a prepare step writes it (a prepared temp, in a validated
+    /// manifest). Kernel and buffer indices out of range are passed over, so any manifest may
+    /// ask.
+    pub fn prepared(&self) -> Vec<bool> {
+        let mut prepared = alloc::vec![false; self.buffers.len()];
+        for step in self.prepare_plan() {
+            let Some(kernel) = self.kernels.get(step.kernel as usize) else { continue };
+            for (&arg, param) in step.args.iter().zip(&kernel.params) {
+                if let (true, Some(p)) = (param.access.writes(), prepared.get_mut(arg as usize)) {
+                    *p = true;
+                }
+            }
+        }
+        prepared
+    }
+
+    /// The prepare steps: none in a GPU payload; fewer than the plan's steps; each reads only
+    /// params and temps an earlier prepare step wrote, and writes only temps; no execution step
+    /// writes a temp a prepare step wrote. So what they compute depends on the parameters alone
+    /// (no work on the inputs escapes the timed executions), and it stays as they left it.
+    /// Indices and arities must be valid (checked by `validate_plan`).
+    fn validate_prepare(&self) -> Result<(), PayloadError> {
+        let n = self.prepare_steps;
+        if n == 0 {
+            return Ok(());
+        }
+        if self.backend != Backend::CpuLlvm {
+            return Err(bad(
+                "prepare_steps".into(),
+                format!("{n}"),
+                "0 for GPU payloads (prepare steps are supported on the CPU backend only)",
+            ));
+        }
+        if n as usize >= self.plan.len() {
+            return Err(bad(
+                "prepare_steps".into(),
+                format!("{n} of a plan of {} step(s)", self.plan.len()),
+                "fewer than the plan's steps (at least one step is an execution step)",
+            ));
+        }
+        let what =
+            |buf: &BufferDecl, access: Access| format!("`{}` ({}, {})", buf.name, buf.role, access.name());
+        let mut prepared = alloc::vec![false; self.buffers.len()];
+        for (s, step) in self.prepare_plan().iter().enumerate() {
+            let params = &self.kernels[step.kernel as usize].params;
+            for (a, (&arg, param)) in step.args.iter().zip(params).enumerate() {
+                let buf = &self.buffers[arg as usize];
+                if param.access != Access::Out && buf.role != Role::Param && !prepared[arg as usize] {
+                    return Err(bad(
+                        format!("plan[{s}].args[{a}]"),
+                        what(buf, param.access),
+                        "a prepare step reads only params and temps an earlier prepare step wrote",
+                    ));
+                }
+                if param.access.writes() && buf.role != Role::Temp {
+                    return Err(bad(
+                        format!("plan[{s}].args[{a}]"),
+                        what(buf, param.access),
+                        "a prepare step writes only temps",
+                    ));
+                }
+            }
+            for (&arg, param) in step.args.iter().zip(params) {
+                prepared[arg as usize] |= param.access.writes();
+            }
+        }
+        for (s, step) in self.plan.iter().enumerate().skip(n as usize) {
+            let params = &self.kernels[step.kernel as usize].params;
+            for (a, (&arg, param)) in step.args.iter().zip(params).enumerate() {
+                if param.access.writes() && prepared[arg as usize] {
+                    return Err(bad(
+                        format!("plan[{s}].args[{a}]"),
+                        what(&self.buffers[arg as usize], param.access),
+                        "execution steps only read the temps prepare steps wrote",
+                    ));
+                }
+            }
+        }
+        Ok(())
     }
 
     /// The arena's slots: temps of this manifest, each once, aligned and inside the arena, and
@@ -745,6 +901,7 @@ impl Manifest {
             ));
         }
         let mut placed = BTreeSet::new();
+        let prepared = self.prepared();
         // (first step, slot index) to add, (last step, slot index) to drop after.
         let lives = self.lifetimes();
         let mut starts = Vec::new();
@@ -757,6 +914,13 @@ impl Manifest {
                     field(),
                     format!("`{}` ({})", buf.name, buf.role),
                     "only temps live in the arena",
+                ));
+            }
+            if prepared[b] {
+                return Err(bad(
+                    field(),
+                    format!("`{}` (written by a prepare step)", buf.name),
+                    "prepared temps live apart (they keep their values across executions)",
                 ));
             }
             if !placed.insert(b) {

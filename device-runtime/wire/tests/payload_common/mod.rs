@@ -2,8 +2,8 @@
 //! variant whose weight is parameter data), an independent assembler that writes the byte
 //! layout of `docs/protocol.md` without the crate's builder (so hostile files with any manifest
 //! can be made, and the builder is checked against the document), header editing helpers that
-//! re-seal the checksums, a GPU (OpenCL) variant, and payloads written by format versions 1
-//! and 2.
+//! re-seal the checksums, a GPU (OpenCL) variant, a variant with a prepare step, and payloads
+//! written by format versions 1 to 4.
 
 #![allow(dead_code)] // Each test file uses a different subset.
 
@@ -87,6 +87,7 @@ pub fn sample_manifest() -> Manifest {
             buffer("out", &[2, 4], Role::Output, None),
         ],
         plan: vec![LaunchStep { kernel: 0, args: vec![0, 1, 2] }, LaunchStep { kernel: 1, args: vec![2, 3] }],
+        prepare_steps: 0,
         seeds: vec![1, 2],
         tolerance: Tolerance { atol: 1e-4, rtol: 1e-4 },
         expected: vec![
@@ -98,6 +99,25 @@ pub fn sample_manifest() -> Manifest {
         gpu: None,
         arena: None,
     }
+}
+
+/// The sample whose weight is first packed into a temp `wp` (f32[3,4], buffer 4) by a prepare
+/// step (kernel 2 `pack`, blob 0), which `matmul` then reads in its place.
+pub fn prepare_manifest() -> Manifest {
+    let mut m = sample_manifest();
+    m.kernels.push(KernelDecl {
+        name: "pack".into(),
+        symbol: "ekb_k_pack".into(),
+        blob: 0,
+        params: vec![param("w", &[3, 4], Access::In), param("p", &[3, 4], Access::Out)],
+        launch: Launch::Cpu,
+        allocs: vec![],
+    });
+    m.buffers.push(buffer("wp", &[3, 4], Role::Temp, None));
+    m.plan.insert(0, LaunchStep { kernel: 2, args: vec![1, 4] });
+    m.plan[1].args[1] = 4;
+    m.prepare_steps = 1;
+    m
 }
 
 /// The sample's blobs as (kind code, bytes): two objects of 100 and 37 bytes, two expected
@@ -196,6 +216,12 @@ pub fn version_2_gpu_payload() -> Vec<u8> {
 /// [`sample_payload`] as format version 3 wrote it (before the temp arena), kept as a file.
 pub fn version_3_payload() -> Vec<u8> {
     std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/v3-sample.ekp")).unwrap()
+}
+
+/// [`sample_payload`] with `h` in a temp arena (`{ bytes: 64, slots: [h at 0] }`), as format
+/// version 4 wrote it (before prepare steps), kept as a file.
+pub fn version_4_payload() -> Vec<u8> {
+    std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/v4-sample.ekp")).unwrap()
 }
 
 /// [`sample_payload`] as format version 1 wrote it (before parameter data existed): kept as a

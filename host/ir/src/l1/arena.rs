@@ -3,8 +3,12 @@
 //!
 //! **Liveness** is the definition of [`super::memory`]: a temp is live from the first plan step
 //! naming it to the last one, both included (a step that reads one temp and writes another holds
-//! both); a temp no step names is never live. Inputs, parameters and outputs are not placed: they
-//! live for the whole program (the host fills inputs before the plan and reads outputs after it).
+//! both); a temp no step names is never live. A temp a `prepare` step writes (a prepared temp)
+//! lives on to the last step: the executions after the first read it without the prepare steps
+//! running again. Inputs, parameters, outputs and prepared temps are not placed: they live for
+//! the whole program (the host fills inputs before the plan and reads outputs after it; the
+//! runtime makes prepared temps read-only after the prepare steps, a page protection that a
+//! shared arena could not give one temp alone).
 //!
 //! **Placement** ([`place`]) is greedy by size, largest first (ties: earlier first use, then
 //! position): each temp goes to the best-fitting gap (the smallest one that holds it) between the
@@ -122,13 +126,19 @@ pub fn temp_lives(m: &Module) -> Vec<(&str, TempLife)> {
                 m.plan.iter().enumerate().filter(|(_, r)| r.args.iter().any(|a| a.name == b.name));
             let first = steps.next().map(|(i, _)| i);
             let last = steps.next_back().map(|(i, _)| i).or(first);
+            let last = if is_prepared(m, &b.name) { first.map(|_| m.plan.len() - 1) } else { last };
             (b.name.as_str(), TempLife { bytes: type_bytes(&b.ty), live: first.zip(last) })
         })
         .collect()
 }
 
+/// Whether a `prepare` step of `m` names the temp `name`.
+pub fn is_prepared(m: &Module, name: &str) -> bool {
+    m.plan.iter().any(|r| r.prepare && r.args.iter().any(|a| a.name == name))
+}
+
 /// What a module reserves with and without the plan: every buffer allocated apart (unplanned),
-/// or the temps in one arena (planned). Both add the largest stack of one kernel thread (kernels
+/// or the temps in one arena (planned) but the prepared ones, which live apart. Both add the largest stack of one kernel thread (kernels
 /// run one after another), as the runtime's memory report does.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Footprint {
@@ -137,13 +147,15 @@ pub struct Footprint {
     pub outputs_bytes: u64,
     /// Every temp, allocated apart.
     pub temps_bytes: u64,
+    /// The prepared temps, apart from the arena in either case.
+    pub prepared_bytes: u64,
     /// The temps placed in one arena.
     pub arena_bytes: u64,
     /// The least arena any placement needs ([`live_bound`]).
     pub arena_bound_bytes: u64,
     /// The largest local (stack) bytes of one kernel thread.
     pub stack_bytes: u64,
-    /// Name and offset of every temp, in declaration order.
+    /// Name and offset of every temp in the arena, in declaration order.
     pub offsets: Vec<(String, u64)>,
 }
 
@@ -153,9 +165,9 @@ impl Footprint {
         self.fixed_bytes().saturating_add(self.temps_bytes)
     }
 
-    /// Inputs, outputs, the arena, and the largest stack.
+    /// Inputs, outputs, the prepared temps, the arena, and the largest stack.
     pub fn planned_bytes(&self) -> u64 {
-        self.fixed_bytes().saturating_add(self.arena_bytes)
+        self.fixed_bytes().saturating_add(self.prepared_bytes).saturating_add(self.arena_bytes)
     }
 
     fn fixed_bytes(&self) -> u64 {
@@ -168,13 +180,14 @@ pub fn plan(m: &Module) -> Footprint {
     let sum_role = |role| {
         m.buffers.iter().filter(|b| b.role == role).fold(0u64, |a, b| a.saturating_add(type_bytes(&b.ty)))
     };
-    let lives = temp_lives(m);
+    let (prepared, lives): (Vec<_>, Vec<_>) = temp_lives(m).into_iter().partition(|(n, _)| is_prepared(m, n));
     let temps: Vec<TempLife> = lives.iter().map(|(_, t)| *t).collect();
     let placement = place(&temps);
     Footprint {
         inputs_bytes: sum_role(BufferRole::Input),
         outputs_bytes: sum_role(BufferRole::Output),
         temps_bytes: sum_role(BufferRole::Temp),
+        prepared_bytes: prepared.iter().fold(0u64, |a, (_, t)| a.saturating_add(t.bytes)),
         arena_bytes: placement.arena_bytes,
         arena_bound_bytes: live_bound(&temps),
         stack_bytes: m.kernels.iter().map(|k| kernel_stack(k).bytes).max().unwrap_or(0),

@@ -67,11 +67,15 @@ pub enum Access {
 }
 
 /// `run k(x, w, t0)`: one step of the plan; arguments are module buffers, by position.
+/// `prepare k(w, t0)`: a step that runs once, when the parameters are bound, before the first
+/// execution, and not in the executions after it: it computes temps from parameters alone
+/// (a weight packed into another layout). The prepare steps come first in the plan.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Run {
     pub kernel: String,
     pub args: Vec<Name>,
     pub span: Span,
+    pub prepare: bool,
 }
 
 /// A name with the span where it was written.

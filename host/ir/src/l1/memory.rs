@@ -10,7 +10,8 @@
 //! - `inputs`: every `input` buffer (graph inputs and parameters) is live throughout;
 //! - `outputs`: every `output` buffer is live throughout;
 //! - a temp (`buffer`) is live from the first to the last step that names it, both included; a
-//!   temp no step names is never live;
+//!   temp no step names is never live; a temp a `prepare` step writes is live on to the last step
+//!   (the executions after the first read it again);
 //! - the local bytes of a kernel are one thread's stack peak: the largest sum of `alloc ... local`
 //!   sizes live at once (for a GPU kernel, one thread's private allocations; `shared` ones are
 //!   on-chip per block and reported by [`kernel_shared`], not counted here) (an allocation is live in the rest of the block that declares it, so the

@@ -27,6 +27,7 @@ pub const KEYWORDS: &[&str] = &[
     "buffer",
     "kernel",
     "run",
+    "prepare",
     "in",
     "out",
     "inout",
@@ -64,7 +65,7 @@ const STMT_KEYWORDS: [&str; 9] =
     ["for", "parallel", "vectorize", "unroll", "if", "let", "alloc", "launch", "barrier"];
 /// Most dimensions of a launch's grid or block (x, y, z).
 pub const MAX_LAUNCH_DIMS: usize = 3;
-const ITEM_KEYWORDS: [&str; 5] = ["input", "output", "buffer", "kernel", "run"];
+const ITEM_KEYWORDS: [&str; 6] = ["input", "output", "buffer", "kernel", "run", "prepare"];
 /// The reader's own recursion (blocks, parentheses, prefix operators): deep enough for any real
 /// program, shallow enough for the thread's stack.
 const MAX_DEPTH: u32 = 200;
@@ -269,10 +270,14 @@ impl Parser<'_> {
                 Tok::Ident(w) => match w.as_str() {
                     "input" | "output" | "buffer" => m.buffers.push(self.buffer_decl()?),
                     "kernel" => m.kernels.push(self.kernel()?),
-                    "run" => m.plan.push(self.run()?),
+                    "run" | "prepare" => m.plan.push(self.run()?),
                     _ => return Err(self.unknown_item(&w)),
                 },
-                _ => return Err(self.unexpected("`input`, `output`, `buffer`, `kernel`, `run` or `}`")),
+                _ => {
+                    return Err(
+                        self.unexpected("`input`, `output`, `buffer`, `kernel`, `run`, `prepare` or `}`")
+                    )
+                }
             }
             self.end_of_item()?;
         }
@@ -440,7 +445,8 @@ impl Parser<'_> {
         }
         self.nest -= 1;
         self.bump();
-        Ok(Run { kernel, args, span: self.span_from(kw.span.start as usize) })
+        let prepare = kw.tok == Tok::Ident("prepare".into());
+        Ok(Run { kernel, args, span: self.span_from(kw.span.start as usize), prepare })
     }
 
     // ---- statements ----

@@ -58,7 +58,8 @@ pub fn print(m: &Module) -> String {
     }
     for r in &m.plan {
         let args: Vec<&str> = r.args.iter().map(|a| a.name.as_str()).collect();
-        let _ = writeln!(out, "  run {}({})", r.kernel, args.join(", "));
+        let step = if r.prepare { "prepare" } else { "run" };
+        let _ = writeln!(out, "  {step} {}({})", r.kernel, args.join(", "));
     }
     out.push_str("}\n");
     out

@@ -956,7 +956,18 @@ fn narrowable(e: &Expr) -> Option<String> {
 fn plan(m: &Module, diags: &mut Vec<Diagnostic>) {
     let mut written: HashSet<&str> = HashSet::new();
     let mut used: HashSet<&str> = HashSet::new();
+    // Temps the prepare steps write: read-only to the executions after them.
+    let mut prepared: HashMap<&str, usize> = HashMap::new();
     for (step, r) in m.plan.iter().enumerate() {
+        if r.prepare && step > 0 && !m.plan[step - 1].prepare {
+            diags.push(
+                Diagnostic::error(format!("prepare step {step} (kernel {}) follows a `run` step", r.kernel))
+                    .at(r.span)
+                    .with_hint(
+                        "the prepare steps come first in the plan: they run once, before the first execution",
+                    ),
+            );
+        }
         let Some(k) = m.kernel(&r.kernel) else {
             let names = m.kernels.iter().map(|k| k.name.as_str());
             let mut d =
@@ -1027,8 +1038,39 @@ fn plan(m: &Module, diags: &mut Vec<Diagnostic>) {
                     .with_hint("copy it into a temp `buffer` first"),
                 );
             }
+            if r.prepare && writes && b.role == BufferRole::Output {
+                diags.push(
+                    Diagnostic::error(format!(
+                        "prepare step {step} (kernel {}) writes output `{}`: prepare steps write temps only",
+                        k.name, a.name
+                    ))
+                    .at(a.span)
+                    .with_hint("an output is computed by every execution: write it in a `run` step"),
+                );
+            }
+            if let Some(&by) = prepared.get(a.name.as_str()).filter(|_| writes && !r.prepare) {
+                diags.push(
+                    Diagnostic::error(format!(
+                        "run {step} (kernel {}) writes `{}`, which prepare step {by} computes: prepared temps are \
+                         read-only to the executions",
+                        k.name, a.name
+                    ))
+                    .at(a.span)
+                    .with_hint("write the result into a temp of its own"),
+                );
+            }
             let reads = p.access != Access::Out;
-            if reads && b.role == BufferRole::Temp && !written.contains(a.name.as_str()) {
+            if r.prepare && reads && b.role != BufferRole::Input && !prepared.contains_key(a.name.as_str()) {
+                let what = if b.role == BufferRole::Output { "output" } else { "temp" };
+                diags.push(
+                    Diagnostic::error(format!(
+                        "prepare step {step} (kernel {}) reads {what} `{}`, which no earlier prepare step writes",
+                        k.name, a.name
+                    ))
+                    .at(a.span)
+                    .with_hint("a prepare step reads parameters and the temps of the prepare steps before it"),
+                );
+            } else if reads && b.role == BufferRole::Temp && !written.contains(a.name.as_str()) {
                 diags.push(
                     Diagnostic::error(format!(
                         "run {step} of kernel {} reads temp `{}` (parameter `{}`) before any run writes it",
@@ -1040,6 +1082,9 @@ fn plan(m: &Module, diags: &mut Vec<Diagnostic>) {
             }
             if writes {
                 writes_here.push(a.name.as_str());
+                if r.prepare && b.role == BufferRole::Temp {
+                    prepared.entry(a.name.as_str()).or_insert(step);
+                }
             }
         }
         // Aliasing: a buffer passed twice where either use writes.
@@ -1171,8 +1216,13 @@ fn memory_budget(m: &Module, t: &TargetProfile, diags: &mut Vec<Diagnostic>) {
                 f.inputs_bytes, f.outputs_bytes, f.temps_bytes
             )
         } else {
+            let prepared = if f.prepared_bytes > 0 {
+                format!(" + prepared temps {}", f.prepared_bytes)
+            } else {
+                String::new()
+            };
             format!(
-                "inputs {} + outputs {} + temp arena {} (planned; {} unplanned) + stack {}",
+                "inputs {} + outputs {}{prepared} + temp arena {} (planned; {} unplanned) + stack {}",
                 f.inputs_bytes, f.outputs_bytes, f.arena_bytes, f.temps_bytes, f.stack_bytes
             )
         };

@@ -440,19 +440,14 @@ mod tests {
         // other layouts; then grouped ones of four input channels per group, stride 1 and 2;
         // last, unpadded ones of stride 1, which read the input in place (the direct form): a
         // dilated 3x3 with a bias, a 1x1 of two images, and a grouped 3x3.
-        let g = "graph g(x: f32[2,12,5,6], u: f32[1,7,6,5], v: f32[1,300,7,7]) \
+        // (Weights are inputs: parameter weights of a few pixels' 1x1 would be packed,
+        // `crate::prepack`.)
+        let g = "graph g(x: f32[2,12,5,6], u: f32[1,7,6,5], v: f32[1,300,7,7], w: f32[13,12,3,3], \
+                 b: f32[13], w2: f32[6,7,2,3], w3: f32[9,300,5,5], w4: f32[6,7,3,3], w5: f32[7,1,3,3], \
+                 wg: f32[6,4,3,3], w6: f32[13,12,1,1], b6: f32[6]) \
                  -> (y: f32[2,13,5,6], z: f32[1,6,6,5], s: f32[1,9,7,7], d: f32[1,6,2,2], \
                  e: f32[1,6,3,2], q: f32[1,7,6,5], t: f32[1,6,2,1], gr: f32[2,6,5,6], gs: f32[2,6,3,3], \
                  dd: f32[1,6,2,1], dp: f32[2,13,5,6], dg: f32[2,6,3,4]) {
-  param w: f32[13,12,3,3] = kaiming_uniform
-  param b: f32[13] = uniform(-1, 1)
-  param w2: f32[6,7,2,3] = kaiming_uniform
-  param w3: f32[9,300,5,5] = kaiming_uniform
-  param w4: f32[6,7,3,3] = kaiming_uniform
-  param w5: f32[7,1,3,3] = kaiming_uniform
-  param wg: f32[6,4,3,3] = kaiming_uniform
-  param w6: f32[13,12,1,1] = kaiming_uniform
-  param b6: f32[6] = uniform(-1, 1)
   %0 = conv2d(x, w, b, pad=[1,1,1,1])
   %y = relu(%0)
   %z = conv2d(u, w2, pad=[1,2,1,2], dilation=[2,2])
@@ -496,8 +491,7 @@ mod tests {
         }
         // A strided 1-D convolution of wide rows whose row copy (76.8 KB) passes a quarter of
         // rk3588's stack: flattened planes, two chunks of channels, whatever the knob.
-        let wide = "graph g(x: f32[1,64,1,300]) -> (y: f32[1,16,1,149]) {
-  param w: f32[16,64,1,3] = kaiming_uniform
+        let wide = "graph g(x: f32[1,64,1,300], w: f32[16,64,1,3]) -> (y: f32[1,16,1,149]) {
   %0 = conv2d(x, w, stride=[1,2])
   return %0
 }

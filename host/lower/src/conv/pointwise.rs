@@ -331,16 +331,13 @@ mod tests {
         // chunk count the cores can ask for; then a padded 1x1, which keeps the direct layout;
         // last, two with at most a vector of pixels (rk3588's vector is 4), which take the dot
         // products: two images with a bias, and stride 5x3.
-        let g = "graph g(x: f32[2,12,5,3], u: f32[1,7,9,6], v: f32[1,10,11,6], q: f32[2,24,2,2]) \
+        // (Weights are inputs: parameter weights over few pixels would be packed,
+        // `crate::prepack`.)
+        let g = "graph g(x: f32[2,12,5,3], u: f32[1,7,9,6], v: f32[1,10,11,6], q: f32[2,24,2,2], \
+                 w: f32[13,12,1,1], b: f32[13], w2: f32[6,7,1,1], w3: f32[17,10,1,1], w4: f32[6,10,1,1], \
+                 w5: f32[10,24,1,1], b5: f32[10]) \
                  -> (y: f32[2,13,5,3], z: f32[1,6,5,3], s: f32[1,17,11,6], d: f32[1,6,11,8], \
                  f: f32[2,10,2,2], h: f32[1,6,2,2]) {
-  param w: f32[13,12,1,1] = kaiming_uniform
-  param b: f32[13] = uniform(-1, 1)
-  param w2: f32[6,7,1,1] = kaiming_uniform
-  param w3: f32[17,10,1,1] = kaiming_uniform
-  param w4: f32[6,10,1,1] = kaiming_uniform
-  param w5: f32[10,24,1,1] = kaiming_uniform
-  param b5: f32[10] = uniform(-1, 1)
   %0 = conv2d(x, w, b)
   %y = relu(%0)
   %z = conv2d(u, w2, stride=[2,2])

@@ -205,7 +205,12 @@ fn push_bodies(
     let split = bodies.len() > 1;
     for (j, body) in bodies.into_iter().enumerate() {
         let name = if split { format!("{}_{j}", k.name) } else { k.name.clone() };
-        runs.push(Run { kernel: name.clone(), args: run.args.clone(), span: Span::NONE });
+        runs.push(Run {
+            kernel: name.clone(),
+            args: run.args.clone(),
+            span: Span::NONE,
+            prepare: run.prepare,
+        });
         kernels.push(Kernel { name, params: k.params.clone(), body, span: Span::NONE });
     }
 }

@@ -13,8 +13,10 @@ fn main() {
     write("payload_parse", "sample.ekp".into(), &ekb_wire_fuzz::sample_payload());
     write("payload_parse", "sample-data.ekp".into(), &ekb_wire_fuzz::sample_data_payload());
     write("payload_parse", "sample-gpu.ekp".into(), &ekb_wire_fuzz::sample_gpu_payload());
+    write("payload_parse", "sample-prepare.ekp".into(), &ekb_wire_fuzz::sample_prepare_payload());
     write("payload_parse", "sample-v1.ekp".into(), ekb_wire_fuzz::VERSION_1_PAYLOAD);
     write("payload_parse", "sample-v2-gpu.ekp".into(), ekb_wire_fuzz::VERSION_2_GPU_PAYLOAD);
+    write("payload_parse", "sample-v4.ekp".into(), ekb_wire_fuzz::VERSION_4_PAYLOAD);
     for (i, s) in ekb_wire_fuzz::sample_streams().iter().enumerate() {
         write("frame_decode", format!("stream-{i}"), s);
     }
