@@ -17,15 +17,13 @@
 //! input channel).
 
 use crate::matmul::{self, Gemm, Load, PACK_MIN_ROWS};
+use crate::recipe::Knob;
 use crate::sched::{simple_loop, Cx};
+use crate::Knobs;
 use ekb_ir::l0::{Node, Op};
 use ekb_ir::l1::build::{int, var, Buf, E};
 use ekb_ir::l1::{LoopKind, Stmt};
 use ekb_ir::{DType, TensorType};
-
-/// Most output pixels per image for which a pointwise convolution packs its weight: up to
-/// here the channels in the vectors beat the pixels in them.
-const POINTWISE_MAX_PIXELS: usize = 64;
 
 /// How a node's weight (its second operand) is packed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -37,26 +35,33 @@ pub(crate) enum Packing {
 impl Packing {
     /// The packing `node` takes under the default schedule when its weight depends on
     /// parameters alone, if any: f32 products with enough rows (a single row reads the weight
-    /// once either way) and more outputs than inputs per row, or pointwise convolutions over
-    /// few pixels. (A layer narrowing its rows, `k > n`, keeps its dot products: long dots
+    /// once either way) as `matmul.pack_linear` says (by default where a row has more outputs
+    /// than inputs), or pointwise convolutions over at most `conv.pack_max_pixels` pixels. (By
+    /// default a layer narrowing its rows, `k > n`, keeps its dot products: long dots
     /// amortize their horizontal sums, and the register tiles over few column tiles re-read
     /// the whole weight per row tile: TinyBERT's 1200 -> 312 layer, 280 us as dot products,
     /// 530 us packed, where its 312 -> 1200 layer went from 600 to 330 us, on a 2-core AVX-512
     /// VM.)
-    pub(crate) fn of(node: &Node, ins: &[Buf], y: &Buf) -> Option<Packing> {
+    pub(crate) fn of(node: &Node, ins: &[Buf], y: &Buf, knobs: &Knobs) -> Option<Packing> {
         let f32s = ins.iter().chain([y]).all(|b| b.ty.dtype == DType::F32);
         match &node.op {
             Op::Linear => {
                 let x = &ins[0].ty;
                 let rows: usize = x.shape[..x.rank().saturating_sub(1)].iter().product();
                 let [n, k] = [ins[1].shape()[0], ins[1].shape()[1]];
-                (f32s && rows >= PACK_MIN_ROWS && n > k).then_some(Packing::Linear)
+                let pack = match knobs.get(Knob::MatmulPackLinear) {
+                    0 => false,
+                    1 => n > k,
+                    _ => true,
+                };
+                (f32s && rows >= PACK_MIN_ROWS && pack).then_some(Packing::Linear)
             }
             Op::Conv2d(a) => {
                 let w = ins[1].shape();
                 let [oh, ow] = [y.shape()[2], y.shape()[3]];
                 let pointwise = a.groups == 1 && w[2..] == [1, 1] && a.pad == [0; 4];
-                (f32s && pointwise && oh * ow <= POINTWISE_MAX_PIXELS).then_some(Packing::Pointwise)
+                let few = oh * ow <= knobs.get(Knob::ConvPackMaxPixels);
+                (f32s && pointwise && few).then_some(Packing::Pointwise)
             }
             _ => None,
         }

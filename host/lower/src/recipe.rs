@@ -29,6 +29,7 @@ pub enum Knob {
     MatmulTileVectors,
     MatmulDotRows,
     MatmulDotCols,
+    MatmulPackLinear,
     ConvOcBlock,
     ConvOwTile,
     ConvCopyMinTaps,
@@ -36,6 +37,7 @@ pub enum Knob {
     ConvWinogradMinChannels,
     ConvPointwiseMaxOw,
     ConvFlatMaxOw,
+    ConvPackMaxPixels,
     ReduceRowTile,
     TransposeTile,
     GpuMatmulTile,
@@ -76,7 +78,7 @@ const fn spec(
 }
 
 /// Every knob, in the order recipes print them.
-pub const KNOBS: [KnobSpec; 27] = [
+pub const KNOBS: [KnobSpec; 29] = [
     spec(
         Knob::ThreadsMinWork,
         "threads.min_work",
@@ -126,6 +128,14 @@ pub const KNOBS: [KnobSpec; 27] = [
         16,
     ),
     spec(
+        Knob::MatmulPackLinear,
+        "matmul.pack_linear",
+        "matmul",
+        "linear layers of 16 rows or more pack a weight of parameters alone as [k, n] in a prepare step, for the register tiles (0: never; 1: where the layer widens its rows; 2: always)",
+        0,
+        2,
+    ),
+    spec(
         Knob::ConvOcBlock,
         "conv.oc_block",
         "conv",
@@ -172,6 +182,14 @@ pub const KNOBS: [KnobSpec; 27] = [
         "1x1 convolutions with output rows narrower than this are products over flattened pixels (0: never)",
         0,
         1 << 16,
+    ),
+    spec(
+        Knob::ConvPackMaxPixels,
+        "conv.pack_max_pixels",
+        "conv",
+        "1x1 convolutions over at most this many output pixels per image pack a weight of parameters alone as [c, oc] in a prepare step, channels in the vectors (0: never)",
+        0,
+        1 << 20,
     ),
     spec(
         Knob::ConvFlatMaxOw,
@@ -320,6 +338,9 @@ impl Knobs {
                 Knob::MatmulTileVectors => 16,
                 Knob::MatmulDotRows => 4,
                 Knob::MatmulDotCols => 4,
+                // Packed, a layer narrowing its rows re-reads its whole weight per row tile of
+                // the register tiles (prepack.rs).
+                Knob::MatmulPackLinear => 1,
                 // 16 vector accumulators of a 16-column tile: 16 x 1 AVX-512 vectors, 8 x 2
                 // AVX2, 4 x 4 NEON.
                 Knob::ConvOcBlock => (16 / 16usize.div_ceil(lanes)).clamp(1, 16),
@@ -331,6 +352,9 @@ impl Knobs {
                 // (7-wide rows of 16 lanes: 2.2x faster as products, 14-wide ones slower).
                 Knob::ConvPointwiseMaxOw => lanes / 2,
                 Knob::ConvFlatMaxOw => lanes,
+                // Paired against the unpacked layouts (`ekb eval --baseline candidates:`): 1.07x
+                // on RegNet's 5x5 planes, 0.97x with MobileNetV2's 7x7 ones packed too.
+                Knob::ConvPackMaxPixels => 32,
                 Knob::ReduceRowTile => 256,
                 Knob::TransposeTile => 32,
                 Knob::GpuMatmulTile => 16,

@@ -83,8 +83,9 @@ fn integer_conv2d_accumulates_in_i32() {
 
 #[test]
 fn pointwise_convolutions_over_few_pixels_pack_their_weights() {
-    // Parameter weights over at most 64 pixels: packed `[c, oc]` by prepare steps (two images
-    // with a bias and a fused relu; stride 2); over 100 pixels, or with a padded 1x1, not.
+    // Parameter weights over at most 32 pixels (`conv.pack_max_pixels`): packed `[c, oc]` by
+    // prepare steps (two images with a bias and a fused relu; stride 2); over 100 pixels, or
+    // with a padded 1x1, not.
     let g = graph(
         "graph t(x: f32[2,24,5,4], u: f32[1,8,10,10]) -> (y: f32[0], z: f32[0], s: f32[0], d: f32[0]) {
   param w: f32[40,24,1,1] = kaiming_uniform

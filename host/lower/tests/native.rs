@@ -105,7 +105,7 @@ fn pools_reductions_and_softmax() {
 
 #[test]
 fn packed_weights_compiled_and_timed() {
-    // A linear layer and a pointwise convolution over few pixels (stride 2) of parameter
+    // A linear layer and a pointwise convolution over few pixels (stride 3) of parameter
     // weights: their packing is a prepare step, which the host runner runs once before the
     // executions it times, and once before a run.
     let graphs = [
@@ -119,7 +119,7 @@ fn packed_weights_compiled_and_timed() {
         "graph t(x: f32[2,40,13,11]) -> (y: f32[0]) {
   param w: f32[70,40,1,1] = kaiming_uniform
   param b: f32[70] = uniform(-1, 1)
-  %0 = conv2d(x, w, b, stride=[2,2])
+  %0 = conv2d(x, w, b, stride=[3,3])
   return %0
 }
 ",

@@ -43,6 +43,7 @@ fn candidates(knob: Knob, lanes: usize) -> Vec<usize> {
         Knob::MatmulTileCols => [4, 5, 6, 8, 12, 16].iter().map(|v| v * lanes).collect(),
         Knob::MatmulTileVectors => vec![4, 6, 8, 10, 12, 14, 16, 20, 24, 28, 32],
         Knob::MatmulDotRows | Knob::MatmulDotCols => vec![1, 2, 4, 8],
+        Knob::MatmulPackLinear => vec![0, 1, 2],
         Knob::ConvOcBlock => vec![1, 2, 3, 4, 6, 8, 12, 16],
         Knob::ConvOwTile => {
             let mut v = vec![4, 7, 8, 14, 28, 56, lanes, 2 * lanes, 4 * lanes];
@@ -54,6 +55,7 @@ fn candidates(knob: Knob, lanes: usize) -> Vec<usize> {
         Knob::ConvWinogradMinChannels => vec![8, 16, 32, 64, 1 << 20],
         Knob::ConvPointwiseMaxOw => vec![0, lanes, 2 * lanes, 4 * lanes],
         Knob::ConvFlatMaxOw => vec![0, lanes / 2, lanes, 2 * lanes],
+        Knob::ConvPackMaxPixels => vec![0, 16, 32, 64, 256],
         Knob::ReduceRowTile => (5..=13).map(|p| 1 << p).collect(),
         Knob::TransposeTile => vec![8, 16, 32, 64, 128],
         Knob::GpuMatmulTile => vec![8, 16, 32],
