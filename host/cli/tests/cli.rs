@@ -730,9 +730,9 @@ fn check_reports_the_memory_plan_and_holds_the_budget_to_the_planned_peak() {
     let m = &j["memory"];
     let field = |k: &str| m[k].as_u64().unwrap_or_else(|| panic!("{k} in {m}"));
     let (planned, unplanned) = (field("planned_peak_bytes"), field("unplanned_peak_bytes"));
-    // The prepared temps (the shortcut convolution's packed weight) live apart from the arena.
+    // The prepared temps (packed weights, where the prepare steps compute any) live apart
+    // from the arena.
     let apart = field("prepared_bytes");
-    assert!(apart > 0, "{m}");
     assert_eq!(
         planned,
         field("inputs_bytes") + field("outputs_bytes") + apart + field("arena_bytes") + field("stack_bytes")
