@@ -36,7 +36,8 @@ impl Packing {
     /// The packing `node` takes under the default schedule when its weight depends on
     /// parameters alone, if any: f32 products with enough rows (a single row reads the weight
     /// once either way) as `matmul.pack_linear` says (by default where a row has more outputs
-    /// than inputs), or pointwise convolutions over at most `conv.pack_max_pixels` pixels. (By
+    /// than inputs), or pointwise convolutions over at most `conv.pack_max_pixels` pixels (none
+    /// by default: see the knob's default). (By
     /// default a layer narrowing its rows, `k > n`, keeps its dot products: long dots
     /// amortize their horizontal sums, and the register tiles over few column tiles re-read
     /// the whole weight per row tile: TinyBERT's 1200 -> 312 layer, 280 us as dot products,

@@ -352,9 +352,11 @@ impl Knobs {
                 // (7-wide rows of 16 lanes: 2.2x faster as products, 14-wide ones slower).
                 Knob::ConvPointwiseMaxOw => lanes / 2,
                 Knob::ConvFlatMaxOw => lanes,
-                // Paired against the unpacked layouts (`ekb eval --baseline candidates:`): 1.07x
-                // on RegNet's 5x5 planes, 0.97x with MobileNetV2's 7x7 ones packed too.
-                Knob::ConvPackMaxPixels => 32,
+                // Off: paired against the unpacked layouts (`ekb eval --baseline candidates:`),
+                // 1.07x on RegNet's 5x5 planes, 1.00x on YAMNet's 6x4 and 3x2 ones (whose
+                // planned peak it took from 15 to 27 MB: a packed weight is a second copy),
+                // 0.97x on MobileNetV2's 7x7 ones. The tuner may turn it on per workload.
+                Knob::ConvPackMaxPixels => 0,
                 Knob::ReduceRowTile => 256,
                 Knob::TransposeTile => 32,
                 Knob::GpuMatmulTile => 16,

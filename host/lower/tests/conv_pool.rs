@@ -2,6 +2,8 @@
 //! count_include_pad both ways) lowered under both schedules match the L0 reference.
 
 mod support;
+use ekb_ir::TargetProfile;
+use ekb_lower::{Knobs, Schedule};
 use support::*;
 
 #[test]
@@ -101,8 +103,12 @@ fn pointwise_convolutions_over_few_pixels_pack_their_weights() {
 }
 ",
     );
-    check_graph(&g);
-    let m = default_module(&g);
+    let target = TargetProfile::load("host").expect("shipped profile");
+    let mut knobs = Knobs::for_target(&target);
+    knobs.set("conv.pack_max_pixels", 32).expect("a knob");
+    let m = run_case_with(&g, Schedule::Default, &knobs, &target, 7).unwrap_or_else(|e| panic!("{e}"));
+    // Off by default.
+    assert!(default_module(&g).plan.iter().all(|r| !r.prepare));
     let prepared: Vec<&str> = m.plan.iter().take_while(|r| r.prepare).map(|r| r.kernel.as_str()).collect();
     assert_eq!(prepared, ["k0_conv2d_pack", "k2_conv2d_pack"], "{}", ekb_ir::l1::print::print(&m));
     let text = ekb_ir::l1::print::print(&m);

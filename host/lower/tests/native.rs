@@ -105,9 +105,9 @@ fn pools_reductions_and_softmax() {
 
 #[test]
 fn packed_weights_compiled_and_timed() {
-    // A linear layer and a pointwise convolution over few pixels (stride 3) of parameter
-    // weights: their packing is a prepare step, which the host runner runs once before the
-    // executions it times, and once before a run.
+    // A linear layer and a pointwise convolution over few pixels (stride 3; its packing
+    // asked by the knob) of parameter weights: their packing is a prepare step, which the
+    // host runner runs once before the executions it times, and once before a run.
     let graphs = [
         "graph t(x: f32[2,33,64]) -> (y: f32[0]) {
   param w: f32[150,64] = kaiming_uniform
@@ -127,7 +127,9 @@ fn packed_weights_compiled_and_timed() {
     for text in graphs {
         let g = support::graph(text);
         let target = TargetProfile::load("host").expect("shipped profile");
-        let m = lower(&g, Schedule::Default, &target).expect("lowers");
+        let mut knobs = ekb_lower::Knobs::for_target(&target);
+        knobs.set("conv.pack_max_pixels", 32).expect("a knob");
+        let m = ekb_lower::lower_with(&g, Schedule::Default, &knobs, &target).expect("lowers");
         assert!(m.plan[0].prepare && !m.plan[1].prepare, "{}", ekb_ir::l1::print::print(&m));
         let host = HostModule::build(&m, &target, 0).unwrap_or_else(|d| panic!("{d}"));
         let data: HashMap<_, _> = ekb_ir::l0::inputs::generate(&g, 3).expect("inputs").into_iter().collect();

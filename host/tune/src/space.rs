@@ -55,7 +55,7 @@ fn candidates(knob: Knob, lanes: usize) -> Vec<usize> {
         Knob::ConvWinogradMinChannels => vec![8, 16, 32, 64, 1 << 20],
         Knob::ConvPointwiseMaxOw => vec![0, lanes, 2 * lanes, 4 * lanes],
         Knob::ConvFlatMaxOw => vec![0, lanes / 2, lanes, 2 * lanes],
-        Knob::ConvPackMaxPixels => vec![0, 16, 32, 64, 256],
+        Knob::ConvPackMaxPixels => vec![0, 16, 32, 64],
         Knob::ReduceRowTile => (5..=13).map(|p| 1 << p).collect(),
         Knob::TransposeTile => vec![8, 16, 32, 64, 128],
         Knob::GpuMatmulTile => vec![8, 16, 32],
