@@ -26,8 +26,10 @@
 //! - default, padded planes (a grouped convolution, depthwise among them, whose zero-padded
 //!   input planes of one group take at most `conv.plane_copy_bytes` and a quarter of the stack):
 //!   threads over `(n, channel block)`; each iteration copies its group's input planes,
-//!   zero-padded, into a `local` buffer once, then computes every output row's tiles from it as
-//!   the padded rows do.
+//!   zero-padded, into a `local` buffer once, then computes the output rows' tiles from it as
+//!   the padded rows do, `conv.oh_block` rows per tile (a one-channel depthwise tile is otherwise
+//!   a single chain of dependent FMAs; the rows' chains are independent and their taps, unrolled,
+//!   load each input row they share once).
 //!
 //! - default, pointwise ([`pointwise`]): ungrouped 1x1 f32 convolutions without padding whose
 //!   output rows are narrower than `conv.pointwise_max_ow` (a vector): a matrix product over
@@ -154,7 +156,7 @@ pub fn conv2d(cx: &mut Cx, a: &Conv2dAttrs, x: &Buf, w: &Buf, bias: Option<&Buf>
     let (oc0, cbase) = (cx.fresh("oc0"), cx.fresh("cb"));
     // The block's first output channel, and its group's first input channel.
     let mut body = vec![let_(&oc0, ob * int(c.ocb)), let_(&cbase, var(&oc0) / int(ocg) * int(icg))];
-    body.extend(row_tiles(cx, &c, &Site { n: ni, oc0: var(&oc0), cbase: var(&cbase), oh: ohi }, ow));
+    body.extend(row_tiles(cx, &c, &Site { n: ni, oc0: var(&oc0), cbase: var(&cbase), oh: ohi, rows: 1 }, ow));
     nest.wrap(body)
 }
 
@@ -188,12 +190,14 @@ struct Conv<'a> {
 }
 
 /// Where a tile sits: image, first output channel of the block, first input channel of its
-/// group, output row.
+/// group, first output row, and the output rows it covers (more than one only over a padded
+/// plane copy, which holds every row they read).
 struct Site {
     n: E,
     oc0: E,
     cbase: E,
     oh: E,
+    rows: usize,
 }
 
 /// One output row of a channel block: the interior columns (every `kw` tap inside the image)
@@ -240,24 +244,47 @@ enum Input<'a> {
     Rows { buf: &'a Buf, plane: bool },
 }
 
-/// One register tile: `ocb` output channels by `len` columns starting at `b`, accumulated over
-/// every input channel and tap in a `local` tile, reading `input`.
+/// One register tile: `ocb` output channels by `len` columns of each of the site's `rows`
+/// output rows starting at `b`, accumulated over every input channel and tap in a `local` tile,
+/// reading `input`. Several rows (over a plane copy only) unroll the taps, so the rows' loads of
+/// one input row are the same loads and the rows' accumulators are independent chains.
 fn tile(cx: &mut Cx, c: &Conv, s: &Site, b: E, len: usize, input: Input) -> Vec<Stmt> {
-    let acc = Buf::new(cx.fresh("acc"), TensorType::new(c.y.ty.dtype, [c.ocb, len]));
+    let rows = s.rows;
+    assert!(
+        rows == 1 || matches!(input, Input::Rows { plane: true, .. }),
+        "several rows need the plane copy"
+    );
+    let acc = Buf::new(cx.fresh("acc"), TensorType::new(c.y.ty.dtype, [rows * c.ocb, len]));
     let (o0, j0, o2, j2) = (cx.fresh("o"), cx.fresh("j"), cx.fresh("o"), cx.fresh("j"));
     let (ci, khv, ih) = (cx.fresh("ci"), cx.fresh("kh"), cx.fresh("ih"));
+    let (r0, r1, r2) = (cx.fresh("r"), cx.fresh("r"), cx.fresh("r"));
     let lanes = cx.inner_kind(len);
+    // The accumulator row of output row `r` of the tile and channel `o` of the block.
+    let at_row = |r: &str, o: &str| if rows == 1 { var(o) } else { var(r) * int(c.ocb) + var(o) };
+    // Over the tile's rows (an unrolled loop when there are several).
+    let per_row = |r: &str, body: Vec<Stmt>| {
+        if rows == 1 {
+            body
+        } else {
+            vec![simple_loop(LoopKind::Unroll, r, rows, body)]
+        }
+    };
     let init = |o: &str| match c.bias {
         Some(bb) => bb.load(&[s.oc0.clone() + var(o)]),
         None => zero(c.y.ty.dtype),
     };
-    // acc[o, j] += w[oc0 + o, ci, kh, k] * x[n, cb + ci, ih, (b + j)*sw + k*dw - pl] for the
-    // tile-relative columns `j` in `j_lo..j_hi`.
+    // acc[r, o, j] += w[oc0 + o, ci, kh, k] * x[n, cb + ci, (oh + r)*sh + kh*dh - pt, (b + j)*sw + k*dw - pl]
+    // for the tile-relative columns `j` in `j_lo..j_hi`.
     let tap = |cx: &mut Cx, k: E, j_lo: usize, j_hi: usize| {
         let (j, xv, o) = (cx.fresh("j"), cx.fresh("xv"), cx.fresh("o"));
         let xload = match input {
             Input::Rows { buf, plane } => {
-                let row = if plane { s.oh.clone() * int(c.sh) + var(&khv) * int(c.dh) } else { var(&khv) };
+                let row = if plane {
+                    let oh = if rows == 1 { s.oh.clone() } else { s.oh.clone() + var(&r1) };
+                    oh * int(c.sh) + var(&khv) * int(c.dh)
+                } else {
+                    var(&khv)
+                };
                 // Column (b + j)*sw + k*dw of the padded row, in the copy's phase layout.
                 let (phase, shift) = if c.sw == 1 {
                     (int(0), k.clone() * int(c.dw))
@@ -271,7 +298,7 @@ fn tile(cx: &mut Cx, c: &Conv, s: &Site, b: E, len: usize, input: Input) -> Vec<
                 c.x.load(&[s.n.clone(), s.cbase.clone() + var(&ci), var(&ih), iw])
             }
         };
-        let at = [var(&o), var(&j)];
+        let at = [at_row(&r1, &o), var(&j)];
         let wv = c.w.load(&[s.oc0.clone() + var(&o), var(&ci), var(&khv), k]);
         let upd = acc.store(&at, acc.load(&at) + wv * var(&xv));
         loop_(
@@ -279,13 +306,15 @@ fn tile(cx: &mut Cx, c: &Conv, s: &Site, b: E, len: usize, input: Input) -> Vec<
             &j,
             int(j_lo),
             int(j_hi),
-            vec![let_(&xv, xload), simple_loop(LoopKind::Unroll, &o, c.ocb, vec![upd])],
+            per_row(&r1, vec![let_(&xv, xload), simple_loop(LoopKind::Unroll, &o, c.ocb, vec![upd])]),
         )
     };
+    // Several rows unroll the taps, so that the loads their rows share are one load.
+    let tap_kind = if rows == 1 { LoopKind::Serial } else { LoopKind::Unroll };
     let taps = match input {
         Input::Interior | Input::Rows { .. } => {
             let k = cx.fresh("kw");
-            vec![simple_loop(LoopKind::Serial, &k, c.kw, vec![tap(cx, var(&k), 0, len)])]
+            vec![simple_loop(tap_kind, &k, c.kw, vec![tap(cx, var(&k), 0, len)])]
         }
         Input::Border(b0, ranges) => {
             let mut v = Vec::new();
@@ -306,20 +335,27 @@ fn tile(cx: &mut Cx, c: &Conv, s: &Site, b: E, len: usize, input: Input) -> Vec<
             if_(var(&ih).in_range(int(0), int(c.h)), taps, vec![]),
         ],
     };
+    let oh = if rows == 1 { s.oh.clone() } else { s.oh.clone() + var(&r2) };
     let store = c.y.store(
-        &[s.n.clone(), s.oc0.clone() + var(&o2), s.oh.clone(), b.clone() + var(&j2)],
-        acc.load(&[var(&o2), var(&j2)]),
+        &[s.n.clone(), s.oc0.clone() + var(&o2), oh, b.clone() + var(&j2)],
+        acc.load(&[at_row(&r2, &o2), var(&j2)]),
     );
+    let fill = acc.store(&[at_row(&r0, &o0), var(&j0)], init(&o0));
     vec![
         acc.alloc(),
         simple_loop(
             LoopKind::Unroll,
             &o0,
             c.ocb,
-            vec![simple_loop(lanes, &j0, len, vec![acc.store(&[var(&o0), var(&j0)], init(&o0))])],
+            per_row(&r0, vec![simple_loop(lanes, &j0, len, vec![fill])]),
         ),
-        simple_loop(LoopKind::Serial, &ci, c.icg, vec![simple_loop(LoopKind::Serial, &khv, c.kh, row)]),
-        simple_loop(LoopKind::Unroll, &o2, c.ocb, vec![simple_loop(lanes, &j2, len, vec![store])]),
+        simple_loop(LoopKind::Serial, &ci, c.icg, vec![simple_loop(tap_kind, &khv, c.kh, row)]),
+        simple_loop(
+            LoopKind::Unroll,
+            &o2,
+            c.ocb,
+            per_row(&r2, vec![simple_loop(lanes, &j2, len, vec![store])]),
+        ),
     ]
 }
 
@@ -427,7 +463,7 @@ fn padded_rows(cx: &mut Cx, c: &Conv, rows_ty: TensorType, threads: bool) -> Vec
     let first = ohi.clone() * int(c.sh) - ints(c.pt);
     let fill = copy_padded(cx, c, &rows, (ni.clone(), int(0)), (first, c.dh, c.kh));
     let (bi, oc0) = (cx.fresh("b"), cx.fresh("oc0"));
-    let site = Site { n: ni, oc0: var(&oc0), cbase: int(0), oh: ohi };
+    let site = Site { n: ni, oc0: var(&oc0), cbase: int(0), oh: ohi, rows: 1 };
     let row = padded_row(cx, c, &site, ow, Input::Rows { buf: &rows, plane: false });
     let block = [vec![let_(&oc0, (chunk.clone() * int(per) + var(&bi)) * int(c.ocb))], row].concat();
     nest.wrap(vec![rows.alloc(), fill, simple_loop(LoopKind::Serial, &bi, per, block)])
@@ -444,19 +480,30 @@ fn padded_planes(cx: &mut Cx, c: &Conv, ocg: usize, planes_ty: TensorType, threa
     let [n, oc, oh, ow] = dims4(c.y);
     let nest = outer(cx, &[n, oc / c.ocb], threads, "i");
     let (ni, ob) = (nest.idx[0].clone(), nest.idx[1].clone());
-    let (oc0, cbase, ohv) = (cx.fresh("oc0"), cx.fresh("cb"), cx.fresh("oh"));
+    let (oc0, cbase) = (cx.fresh("oc0"), cx.fresh("cb"));
     let planes = Buf::new(cx.fresh("planes"), planes_ty);
     // planes[ci, r, q] = x[n, cb + ci, r - pt, q - pl].
     let fill = copy_padded(cx, c, &planes, (ni.clone(), var(&cbase)), (ints(-c.pt), 1, copy_height(c, oh)));
-    let site = Site { n: ni, oc0: var(&oc0), cbase: var(&cbase), oh: var(&ohv) };
-    let row = padded_row(cx, c, &site, ow, Input::Rows { buf: &planes, plane: true });
-    nest.wrap(vec![
+    let input = Input::Rows { buf: &planes, plane: true };
+    let rows = plane_rows(cx, c, ow);
+    let blocks = tiles(cx, oh, rows, LoopKind::Serial, "oh", |cx, first, rows| {
+        let site = Site { n: ni.clone(), oc0: var(&oc0), cbase: var(&cbase), oh: first, rows };
+        padded_row(cx, c, &site, ow, input)
+    });
+    let head = vec![
         let_(&oc0, ob * int(c.ocb)),
         let_(&cbase, var(&oc0) / int(ocg) * int(c.icg)),
         planes.alloc(),
         fill,
-        simple_loop(LoopKind::Serial, &ohv, oh, row),
-    ])
+    ];
+    nest.wrap([head, blocks].concat())
+}
+
+/// Output rows per register tile over a plane copy: `conv.oh_block`, as far as the tile's
+/// accumulators (rows x channels x vectors of a `conv.ow_tile` tile) stay within 16 vectors.
+fn plane_rows(cx: &Cx, c: &Conv, ow: usize) -> usize {
+    let vectors = cx.knob(Knob::ConvOwTile).min(ow).div_ceil(cx.lanes()).max(1);
+    cx.knob(Knob::ConvOhBlock).min(16 / (c.ocb * vectors)).max(1)
 }
 
 /// The four extents of an NCHW (or OIHW) tensor.
@@ -467,6 +514,47 @@ pub fn dims4(b: &Buf) -> [usize; 4] {
 #[cfg(test)]
 mod tests {
     use super::valid_range;
+    use crate::testing::knobs_match_reference;
+    use ekb_ir::l1::print::print;
+
+    #[test]
+    fn grouped_convolutions_over_plane_copies_tile_several_rows() {
+        // Over the padded planes (rows wider than `conv.flat_max_ow`, here 0): a depthwise 3x3
+        // of 7 rows (a block of 4, then of 3) with a bias and a fused relu, a strided one with
+        // uneven padding, a dilated 5x5 with a depth multiplier of 2, and a grouped one of two
+        // channels per block (at most 16 accumulators: fewer rows); integers too.
+        let g = "graph g(x: f32[2,4,7,9], u: f32[1,4,11,10], q: i8[1,4,6,7]) \
+                 -> (y: f32[2,4,7,9], s: f32[1,4,6,5], d: f32[1,8,7,6], e: f32[2,8,7,9], t: i32[1,4,6,7]) {
+  param w: f32[4,1,3,3] = kaiming_uniform
+  param b: f32[4] = uniform(-1, 1)
+  param w3: f32[8,1,5,5] = kaiming_uniform
+  param w4: f32[8,2,3,3] = kaiming_uniform
+  param w5: i8[4,1,3,3] = randint(-8, 8)
+  %0 = conv2d(x, w, b, pad=[1,1,1,1], groups=4)
+  %y = relu(%0)
+  %s = conv2d(u, w, stride=[2,2], pad=[1,0,1,1], groups=4)
+  %d = conv2d(u, w3, pad=[2,2,2,2], dilation=[2,2], groups=4)
+  %e = conv2d(x, w4, pad=[1,1,1,1], groups=2)
+  %t = conv2d(q, w5, pad=[1,1,1,1], groups=4)
+  fuse %0, %y
+  return %y, %s, %d, %e, %t
+}
+";
+        for rows in [1, 2, 4, 16] {
+            let set = [
+                ("conv.flat_max_ow", 0),
+                ("conv.oh_block", rows),
+                ("conv.oc_block", 2),
+                ("threads.min_work", 1),
+            ];
+            let m = knobs_match_reference(g, &set, "rk3588");
+            let text = print(&m);
+            assert!(text.contains("alloc planes"), "{text}");
+            // Each tile's accumulator holds its rows x channels x columns.
+            let unrolled_taps = text.contains("unroll kh");
+            assert_eq!(unrolled_taps, rows > 1, "{text}");
+        }
+    }
 
     #[test]
     fn valid_output_ranges_match_brute_force() {

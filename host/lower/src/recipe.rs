@@ -32,6 +32,7 @@ pub enum Knob {
     MatmulPackLinear,
     ConvOcBlock,
     ConvOwTile,
+    ConvOhBlock,
     ConvCopyMinTaps,
     ConvPlaneCopyBytes,
     ConvWinogradMinChannels,
@@ -78,7 +79,7 @@ const fn spec(
 }
 
 /// Every knob, in the order recipes print them.
-pub const KNOBS: [KnobSpec; 29] = [
+pub const KNOBS: [KnobSpec; 30] = [
     spec(
         Knob::ThreadsMinWork,
         "threads.min_work",
@@ -150,6 +151,14 @@ pub const KNOBS: [KnobSpec; 29] = [
         "output columns per register tile of a convolution",
         1,
         64,
+    ),
+    spec(
+        Knob::ConvOhBlock,
+        "conv.oh_block",
+        "conv",
+        "output rows per register tile of a grouped convolution over its padded planes (depthwise among them), within 16 vector accumulators",
+        1,
+        16,
     ),
     spec(
         Knob::ConvCopyMinTaps,
@@ -345,6 +354,10 @@ impl Knobs {
                 // AVX2, 4 x 4 NEON.
                 Knob::ConvOcBlock => (16 / 16usize.div_ceil(lanes)).clamp(1, 16),
                 Knob::ConvOwTile => 16,
+                // A depthwise tile of one channel is one chain of dependent FMAs; four rows
+                // make four, and share the loads of the input rows they overlap (3x3 over
+                // 56x56 planes: 1.5x on one thread, flat from 2 to 8 rows).
+                Knob::ConvOhBlock => 4,
                 Knob::ConvCopyMinTaps => 1,
                 Knob::ConvPlaneCopyBytes => 65536,
                 Knob::ConvWinogradMinChannels => 16,

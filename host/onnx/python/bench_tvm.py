@@ -109,7 +109,7 @@ def main():
     tuning = None
     if job["tune_trials"] > 0:
         slug = f"llvm-{mcpu}{''.join(job['mattr'])}-{cores}cores"
-        folder = os.path.join(job["tune_root"], slug, job["graph_key"])
+        folder = os.path.join(job["tune_root"], slug, job["graph_key"], f"{job['tune_trials']}-trials")
         marker = {"trials": job["tune_trials"], "tvm": tvm.__version__, "target": str(target)}
         os.makedirs(os.path.dirname(folder), exist_ok=True)
         remove_abandoned(folder)

@@ -15,9 +15,9 @@
 //! deviation / mean) and rse (relative standard error of the median, `sqrt(pi/2) * sd / sqrt(n) /
 //! median`, the large-sample value for a normal sample).
 //!
-//! TVM's MetaSchedule records are kept per target and graph (`ROOT/<target>/<graph key>/`, see
-//! [`graph_key`] and [`default_tune_root`]), so a graph is tuned once per target and trial
-//! budget and the records are reused after that.
+//! TVM's MetaSchedule records are kept per target, graph and trial budget
+//! (`ROOT/<target>/<graph key>/<trials>-trials/`, see [`graph_key`] and [`default_tune_root`]), so
+//! a graph is tuned once per target and trial budget and the records are reused after that.
 
 pub use crate::python::Server;
 use crate::python::{
@@ -136,7 +136,7 @@ pub struct TvmOptions {
 pub struct TuneOptions {
     /// Trials in total over all tuning tasks (at least 1).
     pub trials: u32,
-    /// Records go to `root/<target>/<graph key>/`.
+    /// Records go to `root/<target>/<graph key>/<trials>-trials/`.
     pub root: PathBuf,
 }
 

@@ -91,9 +91,10 @@ fn tvm_tuning_records_are_written_once_then_reused() {
     check_common(&first, "tvm", "mm");
     let t = first.tuning.as_ref().expect("a tuned baseline reports its tuning");
     assert_eq!((t.trials, t.reused), (2, false));
-    // ROOT/<target>/<graph key>/, with the records and the marker.
-    assert_eq!(t.dir.parent().and_then(|p| p.parent()), Some(root.path()));
-    assert_eq!(t.dir.file_name().unwrap().to_str().unwrap(), graph_key(&mm));
+    // ROOT/<target>/<graph key>/<trials>-trials/, with the records and the marker.
+    assert_eq!(t.dir.parent().and_then(|p| p.parent()).and_then(|p| p.parent()), Some(root.path()));
+    assert_eq!(t.dir.file_name().unwrap().to_str().unwrap(), "2-trials");
+    assert_eq!(t.dir.parent().unwrap().file_name().unwrap().to_str().unwrap(), graph_key(&mm));
     let records = std::fs::read_to_string(t.dir.join("database_tuning_record.json")).unwrap();
     assert!(records.lines().count() >= 1, "MetaSchedule wrote no record");
     let marker: serde_json::Value =
@@ -101,7 +102,7 @@ fn tvm_tuning_records_are_written_once_then_reused() {
     assert_eq!(marker["trials"], 2);
 
     // What a killed tuning leaves (no process has that id: Linux ids stay below 2^22) is removed.
-    let abandoned = t.dir.with_file_name(format!("{}.tuning-999999999", graph_key(&mm)));
+    let abandoned = t.dir.with_file_name("2-trials.tuning-999999999");
     std::fs::create_dir(&abandoned).unwrap();
     let second = baseline(&mm, &engine);
     assert!(!abandoned.exists(), "the abandoned tuning folder is still there");

@@ -50,6 +50,7 @@ fn candidates(knob: Knob, lanes: usize) -> Vec<usize> {
             v.retain(|&x| x <= 64);
             v
         }
+        Knob::ConvOhBlock => vec![1, 2, 4, 8],
         Knob::ConvCopyMinTaps => vec![1, 32, 1 << 20],
         Knob::ConvPlaneCopyBytes => vec![0, 16384, 65536, 262144],
         Knob::ConvWinogradMinChannels => vec![8, 16, 32, 64, 1 << 20],
