@@ -52,6 +52,7 @@ ekb tune --anchors --trials 64                  the five anchor workloads of ekb
 ekb tune --anchors conv --trials 256 --resume   continue a tune to 256 trials\n  \
 ekb tune matmul --level 1 --total-trials 200    Level-1 CPU tasks, 200 trials shared\n  \
 ekb tune --anchors --export tuned/              the best programs as candidates for ekb eval\n  \
+ekb tune --level 1 --export tuned/ --confirm    ... each kept only where the protocol finds it faster\n  \
 ekb bench --engines --db tuning/host.jsonl      the tuned anchors next to the engines\n  \
 ekb tune matmul --level 1 --target rk3588 --queue redis://broker:6379   measured by the rk3588 workers\n  \
 ekb tune linear --level 1 --backend cuda --trials 32    CUDA kernels' knobs, on this machine's GPU\n  \
@@ -117,6 +118,13 @@ pub struct Args {
     /// (DIR/WORKLOAD/BACKEND/sample-0/candidate.ekir, the tuned loop program, and its recipe).
     #[arg(long)]
     export: Option<PathBuf>,
+    /// With --export, on tasks of the suite: evaluate each tuned program that differs from the
+    /// default against the default by the evaluation protocol (as `ekb eval` would, on this
+    /// machine's runtime or `--device`), and write it only where the paired ratio's 95% interval
+    /// lies above 1; elsewhere the default's program is written (never slower than the default
+    /// by the protocol's own measurement).
+    #[arg(long, requires = "export")]
+    confirm: bool,
 }
 
 /// The workloads `args` selects to tune in this process: a graph file, anchors or CPU tasks.
@@ -220,7 +228,23 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
         eprintln!("warning: {w}");
     }
     if let Some(dir) = &args.export {
-        return export(&list, &db, &target, backend, dir);
+        let work = tempfile::tempdir().map_err(|e| format!("error: cannot create a work folder: {e}"))?;
+        let confirm = if args.confirm {
+            if args.anchors || args.select.pattern.as_deref().is_some_and(|p| Path::new(p).is_file()) {
+                return Err(
+                    "error: `--confirm` evaluates tasks of the suite by the protocol; anchors and graph \
+                            files are not tasks\n  = hint: export without `--confirm`"
+                        .into(),
+                );
+            }
+            let tasks = task_cli::backend_tasks(&args.select, &args.dir)?.1;
+            let measured = if matches!(measured, Measured::Pool(_)) { measured } else { Measured::Device };
+            let (shared, _) = protocol(&args, backend, &target, measured, work.path())?;
+            Some(Confirm { shared, tasks })
+        } else {
+            None
+        };
+        return export(&list, &db, &target, backend, dir, confirm);
     }
     let opts = TuneOptions {
         threads: args.threads,
@@ -449,14 +473,75 @@ fn indent(text: &str) -> String {
 }
 
 /// Writes each workload's best record as a candidate: the loop program its recipe lowers to.
+/// What `--confirm` evaluates the tuned programs with: the protocol's evaluator and the tasks.
+struct Confirm {
+    shared: Rc<RefCell<Shared>>,
+    tasks: Vec<Task>,
+}
+
+/// The program of `w` under `knobs`, printed.
+fn program(
+    w: &Workload,
+    target: &TargetProfile,
+    gpu: bool,
+    knobs: ekb_lower::Knobs,
+) -> Result<String, String> {
+    let options = CompileOptions {
+        knobs: Some(knobs),
+        backend: if gpu { BackendChoice::Gpu } else { BackendChoice::Cpu },
+        until: Stage::Verify,
+        ..CompileOptions::default()
+    };
+    let sources = Sources { graph: Some(&w.source), module: None };
+    let a = driver::compile(Program::Graph(&w.graph), sources, target, &options)
+        .map_err(|f| format!("error: {}: the {} stage failed", w.name, f.stage))?;
+    Ok(print_l1(&a.module))
+}
+
+/// Whether `confirm` finds `text` faster than the default of `w`'s task: the paired ratio's 95%
+/// interval above 1. Returns the verdict and what it says of the measurement.
+fn confirmed(
+    confirm: &Confirm,
+    w: &Workload,
+    backend: Backend,
+    text: &str,
+) -> Result<(bool, String), String> {
+    let task = confirm
+        .tasks
+        .iter()
+        .find(|t| t.name == w.name)
+        .ok_or_else(|| format!("error: `{}` is not a task of the suite", w.name))?;
+    let instance = ekb_eval::evaluate::instances(&[task], &[backend])
+        .into_iter()
+        .next()
+        .ok_or_else(|| format!("error: task `{}` has no {} instance", w.name, backend.name()))?;
+    let batch = ekb_leka::evaluator::Batch {
+        name: format!("{}/{}/confirm", w.name, backend.name()),
+        task,
+        instance,
+        candidates: vec![vec![ekb_leka::tree::CandidateFile::new("candidate.ekir", text.to_string())]],
+        against: None,
+    };
+    let results = confirm.shared.borrow_mut().evaluate(&batch)?;
+    let r = results.first().ok_or_else(|| format!("error: {}: the protocol returned no result", w.name))?;
+    Ok(match (&r.timing, r.correct) {
+        (Some(t), true) => {
+            let said = format!("{:.2}x [{:.2}, {:.2}] over the default", t.speedup, t.ci_low, t.ci_high);
+            (t.ci_low > 1.0, said)
+        }
+        _ => (false, r.failure.as_ref().map_or_else(|| "not timed".to_string(), |f| f.detail.clone())),
+    })
+}
+
 fn export(
     list: &[Workload],
     db: &Db,
     target: &TargetProfile,
     backend: Backend,
     dir: &Path,
+    confirm: Option<Confirm>,
 ) -> Result<ExitCode, String> {
-    let mut written = 0;
+    let (mut written, mut defaults) = (0, 0);
     for w in list {
         let sha = ekb_tune::tuner::graph_sha256(&w.graph);
         let Some(best) = db.best(&sha) else {
@@ -466,25 +551,37 @@ fn export(
         let gpu = backend != Backend::Cpu;
         let space = Space::new(&w.graph, target, gpu);
         let point = space.point_of(&best.recipe).map_err(|d| format!("error: {}: {d}", w.name))?;
-        let options = CompileOptions {
-            knobs: Some(space.knobs(&point)),
-            backend: if gpu { BackendChoice::Gpu } else { BackendChoice::Cpu },
-            until: Stage::Verify,
-            ..CompileOptions::default()
-        };
-        let sources = Sources { graph: Some(&w.source), module: None };
-        let a = driver::compile(Program::Graph(&w.graph), sources, target, &options)
-            .map_err(|f| format!("error: {}: the {} stage failed", w.name, f.stage))?;
+        let mut text = program(w, target, gpu, space.knobs(&point))?;
+        let mut recipe = best.recipe.clone();
+        if let Some(c) = &confirm {
+            let default = program(w, target, gpu, ekb_lower::Knobs::for_target(target))?;
+            if text != default {
+                let (faster, said) = confirmed(c, w, backend, &text)?;
+                if faster {
+                    eprintln!("{}: confirmed, {said}", w.name);
+                } else {
+                    eprintln!("{}: not confirmed ({said}); the default's program written", w.name);
+                    text = default;
+                    recipe = space.recipe(&space.default_point());
+                    defaults += 1;
+                }
+            }
+        }
         let sample = dir.join(&w.name).join(backend.name()).join("sample-0");
         std::fs::create_dir_all(&sample)
             .map_err(|e| format!("error: cannot create `{}`: {e}", sample.display()))?;
         files::write_set(&[
-            (&sample.join("candidate.ekir"), print_l1(&a.module).as_bytes()),
-            (&sample.join("tuned.recipe"), best.recipe.as_bytes()),
+            (&sample.join("candidate.ekir"), text.as_bytes()),
+            (&sample.join("tuned.recipe"), recipe.as_bytes()),
         ])?;
         written += 1;
     }
-    eprintln!("{written} candidate(s) written to {}", dir.display());
+    let kept = if confirm.is_some() {
+        format!(" ({defaults} of them the default, not confirmed faster)")
+    } else {
+        String::new()
+    };
+    eprintln!("{written} candidate(s) written to {}{kept}", dir.display());
     Ok(if written == list.len() { ExitCode::SUCCESS } else { ExitCode::FAILURE })
 }
 

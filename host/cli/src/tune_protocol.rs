@@ -37,6 +37,17 @@ impl Shared {
     pub fn new(protocol: Protocol) -> Shared {
         Shared { protocol, shown: HashSet::new() }
     }
+
+    /// The results of `batch`, its notes printed on stderr, each once.
+    pub fn evaluate(&mut self, batch: &Batch<'_>) -> Result<Vec<CandidateResult>, String> {
+        let results = self.protocol.evaluate(batch).map_err(|d| format!("error: {d}"))?;
+        for line in self.protocol.notes.drain(..) {
+            if self.shown.insert(line.clone()) {
+                eprintln!("{line}");
+            }
+        }
+        Ok(results)
+    }
 }
 
 /// The measurements of one workload's candidates through the protocol.
@@ -81,14 +92,7 @@ impl Remote for ProtocolBench<'_> {
                 .collect(),
             against: None,
         };
-        let mut shared = self.shared.borrow_mut();
-        let Shared { protocol, shown } = &mut *shared;
-        let results = protocol.evaluate(&batch).map_err(|d| format!("error: {d}"))?;
-        for line in protocol.notes.drain(..) {
-            if shown.insert(line.clone()) {
-                eprintln!("{line}");
-            }
-        }
+        let results = self.shared.borrow_mut().evaluate(&batch)?;
         Ok(results.iter().map(answer).collect())
     }
 }

@@ -202,3 +202,54 @@ fn with_protocol_the_cpu_candidates_are_measured_by_the_runtime() {
     let board = ekb(&["tune", "gemv_mobilenetv2_classifier", "--level", "1", "--target", "rk3588"], d);
     assert!(String::from_utf8_lossy(&board.stderr).contains("`--device ssh://HOST`"));
 }
+
+#[test]
+fn a_confirmed_export_keeps_the_default_where_the_protocol_finds_the_tuned_program_no_faster() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let tasks = tasks_dir();
+    let task =
+        ["conv2d_3x3_resnet18_layer1", "--level", "1", "--dir", tasks.to_str().unwrap(), "--db", "c.jsonl"];
+    let with = |extra: &[&str]| -> Vec<String> {
+        ["tune"].iter().chain(&task).chain(extra).map(|s| s.to_string()).collect()
+    };
+    let run = |extra: &[&str]| ekb(&with(extra).iter().map(String::as_str).collect::<Vec<_>>(), d);
+    succeeded(&run(&["--trials", "1"]));
+    // A record claiming a far slower point (one output channel per tile, no Winograd) ten times
+    // faster than the default: the best of the database, by its own numbers.
+    let db = std::fs::read_to_string(d.join("c.jsonl")).unwrap();
+    let mut fake = records(&d.join("c.jsonl")).remove(0);
+    let recipe = fake["recipe"]
+        .as_str()
+        .unwrap()
+        .replace("conv.oc_block = 16", "conv.oc_block = 1")
+        .replace("conv.winograd_min_channels = 16", "conv.winograd_min_channels = 1048576");
+    assert_ne!(recipe, fake["recipe"].as_str().unwrap(), "the default's recipe changed: {recipe}");
+    fake["recipe"] = recipe.clone().into();
+    fake["program_sha256"] = "slow".into();
+    fake["time_ms"] = (fake["time_ms"].as_f64().unwrap() / 10.0).into();
+    fake["trial"] = 2.into();
+    std::fs::write(d.join("c.jsonl"), format!("{db}{fake}\n")).unwrap();
+    let program = |folder: &str| {
+        let s = d.join(folder).join("conv2d_3x3_resnet18_layer1/cpu/sample-0");
+        (
+            std::fs::read_to_string(s.join("candidate.ekir")).unwrap(),
+            std::fs::read_to_string(s.join("tuned.recipe")).unwrap(),
+        )
+    };
+    // Exported as it is, the slow point is written; confirmed by the protocol, the default is.
+    succeeded(&run(&["--export", "plain"]));
+    let (slow, slow_recipe) = program("plain");
+    assert_eq!(slow_recipe, recipe);
+    let out = run(&["--export", "confirmed", "--confirm"]);
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(out.status.success(), "{stderr}");
+    assert!(stderr.contains("conv2d_3x3_resnet18_layer1: not confirmed ("), "{stderr}");
+    assert!(stderr.contains("1 of them the default"), "{stderr}");
+    let (kept, kept_recipe) = program("confirmed");
+    assert_ne!(kept, slow);
+    assert!(kept_recipe.contains("conv.winograd_min_channels = 16"), "{kept_recipe}");
+    // Anchors are not tasks: nothing to confirm them with.
+    let anchors = ekb(&["tune", "--anchors", "--export", "a", "--confirm"], d);
+    assert!(String::from_utf8_lossy(&anchors.stderr).contains("`--confirm` evaluates tasks of the suite"));
+}
