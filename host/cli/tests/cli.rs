@@ -803,9 +803,17 @@ fn tasks_memory_tabulates_planned_and_unplanned_peaks() {
         (j["geomean_ratio"].as_f64().unwrap() - ratio).abs() < 1e-12,
         "one row: the geomean is its ratio"
     );
+    // The temps alone: the plan takes off the whole peak exactly what it takes off the temps.
+    let (temps_planned, temps_apart) =
+        (r["planned_temps_bytes"].as_u64().unwrap(), r["unplanned_temps_bytes"].as_u64().unwrap());
+    assert_eq!(unplanned - planned, temps_apart - temps_planned, "{r}");
+    let temps_ratio = r["temps_ratio"].as_f64().unwrap();
+    assert!((temps_ratio - temps_planned as f64 / temps_apart as f64).abs() < 1e-12, "{r}");
+    assert!(temps_ratio < ratio, "the parameters dilute the whole peak's ratio: {r}");
     let text = stdout(&ekb(&["tasks", "memory", "--level", "1", "relu"]));
     assert!(text.starts_with("name "), "{text}");
     assert!(text.contains(" task(s) on host: geomean planned/unplanned "), "{text}");
+    assert!(text.contains(" at most 0.6), temps "), "{text}");
 }
 
 #[test]
