@@ -196,7 +196,7 @@ pub const KNOBS: [KnobSpec; 30] = [
         Knob::ConvPackMaxPixels,
         "conv.pack_max_pixels",
         "conv",
-        "1x1 convolutions over at most this many output pixels per image pack a weight of parameters alone as [c, oc] in a prepare step, channels in the vectors (0: never)",
+        "1x1 convolutions over at most this many output pixels per image pack a weight of parameters alone in blocks of output channels in a prepare step, channels in the vectors (0: never)",
         0,
         1 << 20,
     ),
@@ -365,11 +365,13 @@ impl Knobs {
                 // (7-wide rows of 16 lanes: 2.2x faster as products, 14-wide ones slower).
                 Knob::ConvPointwiseMaxOw => lanes / 2,
                 Knob::ConvFlatMaxOw => lanes,
-                // Off: paired against the unpacked layouts (`ekb eval --baseline candidates:`),
-                // 1.07x on RegNet's 5x5 planes, 1.00x on YAMNet's 6x4 and 3x2 ones (whose
-                // planned peak it took from 15 to 27 MB: a packed weight is a second copy),
-                // 0.97x on MobileNetV2's 7x7 ones. The tuner may turn it on per workload.
-                Knob::ConvPackMaxPixels => 0,
+                // Packed by blocks of output channels (prepack.rs), 7x7 planes and smaller: on
+                // one core of a 2-core AVX-512 VM, whole models 1.52x (YAMNet's 6x4 and 3x2
+                // planes), 1.10x (RegNet's 5x5), 1.07x (MnasNet), 1.04x (MobileNetV2), 1.03x
+                // (EfficientNet-B0) against no packing (with 32 pixels: 1.40x, 1.12x, 0.99x,
+                // 1.02x, 1.00x). A packed weight is a second copy of the weight, in the planned
+                // peak beside the parameters.
+                Knob::ConvPackMaxPixels => 64,
                 Knob::ReduceRowTile => 256,
                 Knob::TransposeTile => 32,
                 Knob::GpuMatmulTile => 16,

@@ -85,13 +85,16 @@ fn integer_conv2d_accumulates_in_i32() {
 
 #[test]
 fn pointwise_convolutions_over_few_pixels_pack_their_weights() {
-    // Parameter weights over at most 32 pixels (`conv.pack_max_pixels`): packed `[c, oc]` by
-    // prepare steps (two images with a bias and a fused relu; stride 2); over 100 pixels, or
-    // with a padded 1x1, not.
+    // Parameter weights over at most 64 pixels (`conv.pack_max_pixels`, by default): packed in
+    // blocks of output channels, `[ceil(oc / B), c, B]`, by prepare steps (two images with a
+    // bias and a fused relu; stride 2); over 100 pixels, or with a padded 1x1, not; with the
+    // knob at 0, none. Every case matches the reference (`run_case_with`): 70 channels make two
+    // blocks of four vectors on AVX-512, the last one holding 6; 20 pixels take several register
+    // tiles.
     let g = graph(
         "graph t(x: f32[2,24,5,4], u: f32[1,8,10,10]) -> (y: f32[0], z: f32[0], s: f32[0], d: f32[0]) {
-  param w: f32[40,24,1,1] = kaiming_uniform
-  param b: f32[40] = uniform(-1, 1)
+  param w: f32[70,24,1,1] = kaiming_uniform
+  param b: f32[70] = uniform(-1, 1)
   param v: f32[20,8,1,1] = kaiming_uniform
   %0 = conv2d(x, w, b)
   %y = relu(%0)
@@ -104,16 +107,20 @@ fn pointwise_convolutions_over_few_pixels_pack_their_weights() {
 ",
     );
     let target = TargetProfile::load("host").expect("shipped profile");
-    let mut knobs = Knobs::for_target(&target);
-    knobs.set("conv.pack_max_pixels", 32).expect("a knob");
-    let m = run_case_with(&g, Schedule::Default, &knobs, &target, 7).unwrap_or_else(|e| panic!("{e}"));
-    // Off by default.
-    assert!(default_module(&g).plan.iter().all(|r| !r.prepare));
+    let lanes = target.cpu_f32_lanes() as usize;
+    let m = run_case_with(&g, Schedule::Default, &Knobs::for_target(&target), &target, 7)
+        .unwrap_or_else(|e| panic!("{e}"));
     let prepared: Vec<&str> = m.plan.iter().take_while(|r| r.prepare).map(|r| r.kernel.as_str()).collect();
     assert_eq!(prepared, ["k0_conv2d_pack", "k2_conv2d_pack"], "{}", ekb_ir::l1::print::print(&m));
     let text = ekb_ir::l1::print::print(&m);
-    assert!(
-        text.contains("buffer w_packed: f32[24,40]") && text.contains("buffer v_packed: f32[8,20]"),
-        "{text}"
-    );
+    let block = |oc: usize| (4 * lanes).min(oc.next_multiple_of(lanes));
+    for (name, oc, c) in [("w", 70, 24), ("v", 20, 8)] {
+        let b = block(oc);
+        let want = format!("buffer {name}_packed: f32[{},{c},{b}]", oc.div_ceil(b));
+        assert!(text.contains(&want), "no `{want}` in:\n{text}");
+    }
+    let mut knobs = Knobs::for_target(&target);
+    knobs.set("conv.pack_max_pixels", 0).expect("a knob");
+    let m = run_case_with(&g, Schedule::Default, &knobs, &target, 7).unwrap_or_else(|e| panic!("{e}"));
+    assert!(m.plan.iter().all(|r| !r.prepare), "{}", ekb_ir::l1::print::print(&m));
 }
