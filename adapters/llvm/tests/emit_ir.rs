@@ -298,48 +298,6 @@ fn vectorize_width_is_left_to_llvm_for_short_constant_loops() {
 }
 
 #[test]
-fn short_loops_of_more_than_half_a_vector_are_one_masked_vector_where_masks_are_cheap() {
-    // Rows of 14 and 7 f32: on 16 lanes (AVX-512) the 14 are one vector with 2 lanes masked
-    // off; the 7 (less than half a vector) and every loop of an 8-lane target are left as
-    // they were.
-    let m = module(
-        "module rows {
-  input x: f32[14]
-  output y: f32[14]
-  output z: f32[7]
-  kernel k(x: f32[14] in, y: f32[14] out, z: f32[7] out) {
-    vectorize i in 0..14 {
-      y[i] = x[i] * 2.0
-    }
-    vectorize j in 0..7 {
-      z[j] = x[j] + 1.0
-    }
-  }
-  run k(x, y, z)
-}
-",
-    );
-    let with_bits = |bits: u32| {
-        let mut t = host();
-        t.cpu.vector_bits = bits;
-        ekb_llvm::emit(&m, &t).unwrap()
-    };
-    let predicate = "!{!\"llvm.loop.vectorize.predicate.enable\", i1 true}".to_string();
-    let ir = with_bits(512);
-    let b = function(&ir, "ekb.k.body");
-    let fourteen = props(&ir, loop_md(&ir, b, 0));
-    assert!(fourteen.contains(&"!{!\"llvm.loop.vectorize.width\", i32 16}".to_string()), "{fourteen:?}");
-    assert!(fourteen.contains(&predicate), "{fourteen:?}");
-    let seven = props(&ir, loop_md(&ir, b, 1));
-    assert!(!seven.contains(&predicate) && !seven.iter().any(|p| p.contains("vectorize.width")), "{seven:?}");
-    let ir = with_bits(256);
-    let b = function(&ir, "ekb.k.body");
-    let fourteen = props(&ir, loop_md(&ir, b, 0));
-    assert!(fourteen.contains(&"!{!\"llvm.loop.vectorize.width\", i32 8}".to_string()), "{fourteen:?}");
-    assert!(!ir.contains("vectorize.predicate"), "{ir}");
-}
-
-#[test]
 fn vectorize_width_counts_the_narrowest_elements_the_loop_touches() {
     // An i8 dot product: 4 times the f32 lanes; an f16 copy: twice; the f32 loop: the lanes.
     let m = module(

@@ -137,20 +137,10 @@ impl FnCx<'_> {
                         lanes = w;
                     }
                 }
-                // A fixed width only where a full vector fits. A shorter loop of more than half
-                // a vector runs as one masked vector where the target masks lanes cheaply (16
-                // f32 lanes: AVX-512); the cost model would give it 4-lane vectors and a scalar
-                // tail (rows of 14 with a batch norm and SiLU fused: 362 -> 203 us for a 5x5
-                // depthwise convolution over 672 channels of 14x14 on one AVX-512 core). Any
-                // other shorter loop is left to the cost model.
-                let short = |t: i64| {
-                    self.m.lanes >= 16 && t < i64::from(self.m.lanes) && 2 * t > i64::from(self.m.lanes)
-                };
+                // A fixed width only where a full vector fits; a shorter loop is left to the
+                // cost model (it may still vectorise with narrower vectors).
                 if lanes > 1 && trips.is_none_or(|t| t >= i64::from(lanes)) {
                     props.push(format!("!{{!\"llvm.loop.vectorize.width\", i32 {lanes}}}"));
-                } else if trips.is_some_and(short) {
-                    props.push(format!("!{{!\"llvm.loop.vectorize.width\", i32 {}}}", self.m.lanes));
-                    props.push("!{!\"llvm.loop.vectorize.predicate.enable\", i1 true}".into());
                 }
                 // Keep the loop whole until the vectoriser has seen it: a short constant trip
                 // count would otherwise be fully unrolled into scalar code first, and the
