@@ -56,6 +56,9 @@ mod fresh;
 /// Address space the kernel process may use beyond its program's memory budget: the
 /// runtime's own allocations while it runs.
 const RUNTIME_HEADROOM: u64 = 256 << 20;
+/// How long a side's warm-up lasts at least (nanoseconds, its executions together), when that
+/// takes fewer executions than the settings' `warmup`: see [`warm_up_runs`].
+const WARM_UP_NS: u64 = 20_000_000;
 /// The limit of one execution of the plan when the options name none. It does not follow the
 /// timing budget: the budget bounds how long sampling goes on, and a short one (a quick look,
 /// `--budget-ms 500`) must not turn a correct program whose one execution takes longer (a slow
@@ -195,6 +198,8 @@ struct Side<'a> {
     /// after it left them unchanged): another side's inputs for that seed are copied from here,
     /// and the outputs are checked against that seed's after timing.
     inputs: Option<usize>,
+    /// How long the last checked execution took: it bounds the warm-up of a slow program.
+    checked_ns: Option<u64>,
 }
 
 impl<'a> Side<'a> {
@@ -319,6 +324,7 @@ impl<'a> Side<'a> {
             sums: Vec::new(),
             params: None,
             inputs: None,
+            checked_ns: None,
         };
         if side.report.failure.is_none() {
             match side.payload.allocate(options.layout) {
@@ -812,8 +818,9 @@ fn after_run(bufs: &Buffers, sums: &[Option<u64>]) -> Option<Failure> {
 }
 
 /// What one seed's run found: the outputs' check, the checksums of the inputs, parameters and
-/// prepared temps that must hold from then on, and a guard or input violation.
-type SeedRun = (SeedCheck, Vec<Option<u64>>, Option<Failure>);
+/// prepared temps that must hold from then on, a guard or input violation, and how long the
+/// execution took (nanoseconds, by the kernel process's clock).
+type SeedRun = (SeedCheck, Vec<Option<u64>>, Option<Failure>, u64);
 
 /// Binds the parameters of seed `seed` in the buffers of side `p` (copied from a side that
 /// holds the same ones for that seed, else drawn) and runs the program's prepare steps on them,
@@ -893,14 +900,14 @@ fn run_seed(
     let sums: Vec<Option<u64>> =
         bound.into_iter().zip(bufs.input_checksums()).map(|(bound, now)| bound.or(now)).collect();
     let programs = programs(sides);
-    let device = match proc.request(&Cmd::Run { program: p as u8 }, proc.exec_limit, &programs)? {
-        Reply::Ran { .. } => None,
+    let (device, ns) = match proc.request(&Cmd::Run { program: p as u8 }, proc.exec_limit, &programs)? {
+        Reply::Ran { ns } => (None, ns),
         #[cfg(feature = "gpu")]
-        Reply::GpuRan { violations, .. } => violations.first().map(|v| violation_failure(bufs, v)),
+        Reply::GpuRan { violations, ns } => (violations.first().map(|v| violation_failure(bufs, v)), ns),
         other => return Err(Stop::Failed(garbled(format!("{other:?}")))),
     };
     let violation = after_run(bufs, &sums).or(device);
-    Ok((side.program().check(seed, bufs, |s, b| side.payload.expected(s, b)), sums, violation))
+    Ok((side.program().check(seed, bufs, |s, b| side.payload.expected(s, b)), sums, violation, ns))
 }
 
 fn programs<'s>(sides: &'s [Side<'_>]) -> Vec<(&'s Program, &'s Buffers)> {
@@ -951,9 +958,10 @@ fn check_sides(proc: &mut Proc, sides: &mut [Side<'_>]) -> Result<(), Stop> {
         for (p, bound) in bound.into_iter().enumerate() {
             let Some((seed, params)) = bound else { continue };
             match run_seed(proc, sides, p, seed, params) {
-                Ok((check, sums, violation)) => {
+                Ok((check, sums, violation, ns)) => {
                     sides[p].report.seeds.push(check);
                     sides[p].sums = sums;
+                    sides[p].checked_ns = Some(ns);
                     if let Some(f) = violation {
                         sides[p].fail(f);
                         return Ok(());
@@ -1127,14 +1135,30 @@ fn calibrate(sides: usize, order: &[u8], ns: &[u64]) -> Vec<u32> {
         .collect()
 }
 
-/// The warm-up of `sides` (each side `warmup` times, at least once, interleaved) and the
-/// executions per sample it calibrates.
+/// Executions of warm-up of a side whose last checked execution took `checked_ns`: as many as
+/// last [`WARM_UP_NS`] together, at least one and at most `warmup`. The checked executions on
+/// every seed came right before, so a program that runs for many milliseconds is warm after one
+/// more.
+fn warm_up_runs(warmup: u32, checked_ns: Option<u64>) -> u32 {
+    let most = warmup.max(1);
+    match checked_ns.filter(|&ns| ns > 0) {
+        Some(ns) => WARM_UP_NS.div_ceil(ns).clamp(1, u64::from(most)) as u32,
+        None => most,
+    }
+}
+
+/// The warm-up of `sides` (each side [`warm_up_runs`] times, interleaved) and the executions
+/// per sample it calibrates.
 /// Cold timing keeps one execution per sample: every execution is preceded by its own cache
 /// flush (twice the largest cache), so repeating a microsecond kernel to fill 200 us would
 /// repeat the flush as often, and a sample of a cold execution is long enough to time anyway.
 fn warm_up_and_calibrate(proc: &mut Proc, sides: &[Side<'_>]) -> Result<Vec<u32>, Stop> {
-    let runs = sides[0].settings.warmup.max(1);
-    let order: Vec<u8> = (0..runs).flat_map(|_| 0..sides.len() as u8).collect();
+    let warmup = sides[0].settings.warmup;
+    let runs: Vec<u32> = sides.iter().map(|s| warm_up_runs(warmup, s.checked_ns)).collect();
+    let rounds = runs.iter().copied().max().unwrap_or(0);
+    let runs = &runs;
+    let order: Vec<u8> =
+        (0..rounds).flat_map(|r| (0..sides.len() as u8).filter(move |&p| r < runs[usize::from(p)])).collect();
     let ns = warm_up(proc, sides, order.clone())?;
     if sides[0].settings.cold_cache {
         return Ok(vec![1; sides.len()]);
@@ -1510,4 +1534,22 @@ fn pair(
 
 fn ratio(p: &PairSample) -> f64 {
     p.baseline_ns as f64 / p.candidate_ns.max(1) as f64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn slow_programs_warm_up_fewer_times() {
+        // Fast programs (and those not checked yet) take the whole warm-up.
+        assert_eq!(warm_up_runs(3, Some(10_000)), 3);
+        assert_eq!(warm_up_runs(3, None), 3);
+        // Two executions of 8 ms do not last 20 ms, two of 10 ms do.
+        assert_eq!(warm_up_runs(3, Some(8_000_000)), 3);
+        assert_eq!(warm_up_runs(3, Some(10_000_000)), 2);
+        // One execution at least, whatever it costs or the settings say.
+        assert_eq!(warm_up_runs(3, Some(500_000_000)), 1);
+        assert_eq!(warm_up_runs(0, Some(1_000)), 1);
+    }
 }

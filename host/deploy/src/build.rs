@@ -27,6 +27,7 @@
 //!   diagnostic, never a payload that fails on the board.
 
 use crate::driver::{compile, Artifact, BackendChoice, CompileOptions, Program, Sources};
+use crate::references::References;
 use ekb_ir::l0::{self, Graph, TensorDecl};
 use ekb_ir::l1::gpu::LaunchShape;
 use ekb_ir::l1::{self, memory, BufferRole, Module};
@@ -65,9 +66,10 @@ pub struct BuildOptions {
     pub seeds: Vec<u64>,
     pub timing: TimingSettings,
     /// The reference outputs of the graph on `seeds`, in that order, when the caller has them
-    /// already (an evaluation builds many payloads of one task); `None`: computed here with the
-    /// reference interpreter.
-    pub references: Option<std::sync::Arc<Vec<Vec<Tensor>>>>,
+    /// or computes them for many payloads of one task (an evaluation: given, or pending on
+    /// another thread while the payloads compile); `None`: computed here with the reference
+    /// interpreter.
+    pub references: Option<References>,
     /// The bound the board compares f32 outputs at (f16 ones at no less than one f16 step,
     /// integers exactly): a task's own tolerance, else [`TOLERANCE`].
     pub tolerance: Tolerance,
@@ -384,7 +386,8 @@ pub fn assemble(
         .collect();
 
     let mut expected = Vec::new();
-    if let Some(r) = options.references.as_ref().filter(|r| r.len() != options.seeds.len()) {
+    let references = options.references.as_ref().and_then(References::get);
+    if let Some(r) = references.as_ref().filter(|r| r.len() != options.seeds.len()) {
         return Err(vec![Diagnostic::error(format!(
             "{} sets of reference outputs for {} seeds",
             r.len(),
@@ -394,7 +397,7 @@ pub fn assemble(
     }
     for (s, &seed) in options.seeds.iter().enumerate() {
         let computed;
-        let outputs = match &options.references {
+        let outputs = match &references {
             Some(r) => &r[s],
             None => {
                 computed = reference_outputs(graph, seed).map_err(|d| vec![sources.graph(d)])?;

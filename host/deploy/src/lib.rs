@@ -9,6 +9,8 @@
 //! - [`arena`]: the temp arena of a CPU payload (temps never live at once share bytes).
 //! - [`build`]: a compiled program becomes a payload file for a target profile (parameter data,
 //!   expected outputs from the reference interpreter, the manifest).
+//! - [`references`]: reference outputs shared by the payloads of one task, given or computed
+//!   once on demand.
 //! - [`runtime`]: finding the static `ekb-rt` binaries for each architecture, and the GPU
 //!   builds.
 //! - [`session`]: the protocol client (hello and version negotiation, then requests) over any
@@ -30,6 +32,7 @@ pub mod command;
 pub mod driver;
 pub mod l2;
 pub mod lava;
+pub mod references;
 pub mod report;
 pub mod runtime;
 pub mod session;

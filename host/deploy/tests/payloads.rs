@@ -7,6 +7,7 @@
 
 use ekb_deploy::build::{self, BuildOptions};
 use ekb_deploy::driver::{Program, Sources};
+use ekb_deploy::references::References;
 use ekb_e2e::{corpus_files, load_graph};
 use ekb_ir::l0::Graph;
 use ekb_ir::tensor::{BufData, Buffer};
@@ -353,13 +354,12 @@ fn reference_outputs_given_by_the_caller_are_the_ones_computed_here() {
         build::build(Program::Graph(&g), Sources::default(), &host, &BuildOptions::default()).unwrap();
     let refs: Vec<_> =
         build::DEFAULT_SEEDS.iter().map(|&s| build::reference_outputs(&g, s).unwrap()).collect();
-    let given =
-        BuildOptions { references: Some(std::sync::Arc::new(refs.clone())), ..BuildOptions::default() };
+    let given = BuildOptions { references: Some(References::given(refs.clone())), ..BuildOptions::default() };
     let reused = build::build(Program::Graph(&g), Sources::default(), &host, &given).unwrap();
     assert_eq!(reused.payload, computed.payload);
     // One set per seed, or the caller made a mistake.
     let short =
-        BuildOptions { references: Some(std::sync::Arc::new(refs[..1].to_vec())), ..BuildOptions::default() };
+        BuildOptions { references: Some(References::given(refs[..1].to_vec())), ..BuildOptions::default() };
     let e = build::build(Program::Graph(&g), Sources::default(), &host, &short).unwrap_err();
     assert_eq!(e[0].message, "1 sets of reference outputs for 3 seeds");
 }

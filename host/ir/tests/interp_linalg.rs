@@ -167,6 +167,95 @@ fn conv2d_groups_and_batch() {
     assert_close(&out, &[2, 4, 1, 1], &[3.0, -1.0, 7.0, 9.0, 11.0, -1.0, 15.0, 9.0]);
 }
 
+/// `conv2d`'s formula computed one output at a time, in its order of terms (bias, then input
+/// channel, kernel row, kernel column), for the grid test below.
+#[allow(clippy::too_many_arguments)]
+fn conv_by_formula(
+    x: &[f64],
+    [n, c, h, wd]: [usize; 4],
+    w: &[f64],
+    [oc, kh, kw]: [usize; 3],
+    b: &[f64],
+    [sh, sw, dh, dw, top, left, groups]: [usize; 7],
+    [oh, ow]: [usize; 2],
+) -> Vec<f64> {
+    let (icg, ocg) = (c / groups, oc / groups);
+    let mut out = Vec::new();
+    for nn in 0..n {
+        for o in 0..oc {
+            for y in 0..oh {
+                for xo in 0..ow {
+                    let mut acc = b[o];
+                    for ic in 0..icg {
+                        for r in 0..kh {
+                            for s in 0..kw {
+                                let (ih, iw) = (
+                                    (y * sh + r * dh) as isize - top as isize,
+                                    (xo * sw + s * dw) as isize - left as isize,
+                                );
+                                if ih < 0 || iw < 0 || ih >= h as isize || iw >= wd as isize {
+                                    continue;
+                                }
+                                let ch = o / ocg * icg + ic;
+                                acc += x[((nn * c + ch) * h + ih as usize) * wd + iw as usize]
+                                    * w[((o * icg + ic) * kh + r) * kw + s];
+                            }
+                        }
+                    }
+                    out.push(acc);
+                }
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn conv2d_agrees_with_its_formula_bit_for_bit_over_strides_pads_dilations_and_groups() {
+    // Inexact values with signs, so the sums round: equal bits mean the same terms added in the
+    // same order.
+    let val = |i: usize, k: usize| ((i * k + 7) % 13) as f64 * 0.37 - 2.1;
+    for &(sh, sw, dh, dw, pad, groups, kh, kw) in &[
+        (1, 1, 1, 1, [0, 0, 0, 0], 1, 3, 3),
+        (2, 2, 1, 1, [1, 1, 1, 1], 1, 3, 3),
+        (1, 2, 2, 1, [2, 0, 1, 3], 2, 3, 2),
+        (3, 1, 1, 3, [0, 2, 2, 0], 4, 2, 3),
+        (2, 3, 2, 2, [3, 3, 3, 3], 1, 1, 4),
+        (1, 1, 1, 1, [5, 5, 5, 5], 2, 1, 1),
+    ] {
+        let (n, c, h, wd, oc) = (2, 4, 7, 9, 4);
+        let [top, left, bottom, right] = pad;
+        let oh = (h + top + bottom - (dh * (kh - 1) + 1)) / sh + 1;
+        let ow = (wd + left + right - (dw * (kw - 1) + 1)) / sw + 1;
+        let icg = c / groups;
+        let x: Vec<f64> = (0..n * c * h * wd).map(|i| val(i, 5)).collect();
+        let w: Vec<f64> = (0..oc * icg * kh * kw).map(|i| val(i, 3)).collect();
+        let b: Vec<f64> = (0..oc).map(|i| val(i, 11)).collect();
+        let attrs = format!(
+            ", stride=[{sh},{sw}], dilation=[{dh},{dw}], pad=[{top},{left},{bottom},{right}], groups={groups}"
+        );
+        let g = conv_graph(
+            &format!("f32[{n},{c},{h},{wd}]"),
+            &format!("f32[{oc},{icg},{kh},{kw}]"),
+            &format!("f32[{n},{oc},{oh},{ow}]"),
+            &attrs,
+            Some(&format!("f32[{oc}]")),
+        );
+        let got = eval1(&g, &[("x", &x), ("w", &w), ("b", &b)]);
+        let want = conv_by_formula(
+            &x,
+            [n, c, h, wd],
+            &w,
+            [oc, kh, kw],
+            &b,
+            [sh, sw, dh, dw, top, left, groups],
+            [oh, ow],
+        );
+        assert_eq!(got.ty.shape, vec![n, oc, oh, ow], "{attrs}");
+        assert_eq!(got.data, want, "{attrs}");
+    }
+}
+
 #[test]
 fn conv2d_depthwise_with_padding() {
     // groups = channels = 2, pad 1, 2x2 kernels -> 3x3 outputs.

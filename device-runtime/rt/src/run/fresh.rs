@@ -115,7 +115,7 @@ fn switch(proc: &mut Proc, sides: &mut [Side<'_>]) -> Result<Failed, Stop> {
     }
     let mut failed = None;
     for (p, (&seed, params)) in next.iter().zip(bound).enumerate() {
-        let (check, sums, violation) = run_seed(proc, sides, p, seed, params)?;
+        let (check, sums, violation, _) = run_seed(proc, sides, p, seed, params)?;
         let what = "with the inputs drawn again during timing, ";
         let side = &mut sides[p];
         side.sums = sums;

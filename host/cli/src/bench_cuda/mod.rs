@@ -337,7 +337,7 @@ fn start_ekb(
         schedule: Schedule::Default,
         seeds: vec![0],
         timing: TimingSettings::DEFAULT,
-        references: Some(std::sync::Arc::new(vec![reference.to_vec()])),
+        references: Some(ekb_deploy::references::References::given(vec![reference.to_vec()])),
         tolerance: task.meta.payload_tolerance(),
     };
     let built = build_baseline(task, Schedule::Default, Backend::Cuda, target, &options).map_err(|ds| {

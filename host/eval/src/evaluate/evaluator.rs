@@ -13,11 +13,13 @@
 use super::candidate::Candidates;
 use super::device::DeviceSession;
 use super::{
-    backend_of, check_target, engine, identity, one, tools, Baseline, Config, DeviceLink, Observer, Prepared,
+    backend_of, build_one, check_target, engine, identity, one, tools, Baseline, Config, DeviceLink,
+    Observer, Prepared,
 };
 use crate::results::inflight::InFlight;
 use crate::results::{BackendEnv, CandidateResult, Instance, Phases};
 use crate::tasks::{Backend, Task};
+use ekb_deploy::references::References;
 use ekb_deploy::BuildOptions;
 use ekb_ir::Diagnostic;
 use ekb_wire::protocol::PayloadId;
@@ -138,19 +140,32 @@ impl Evaluator {
                 inst.task, inst.backend
             )));
         }
-        if self.current.as_ref().is_none_or(|c| c.instance != *inst) {
+        let candidate = if self.current.as_ref().is_none_or(|c| c.instance != *inst) {
             self.end_instance();
             let t0 = Instant::now();
-            let options = self.config.build_options(task);
-            let baseline = self.config.baseline.prepare(
-                task,
-                backend,
-                &self.config,
-                &options,
-                self.engine_host.as_mut(),
-            );
+            let config = &self.config;
+            let options = config.build_options(task);
+            let engine_host = self.engine_host.as_mut();
+            let (baseline, candidate) = if matches!(config.baseline, Baseline::Engine(_)) {
+                // An engine measures itself while it prepares (a TVM tune times its trials):
+                // nothing runs beside it.
+                let baseline = config.baseline.prepare(task, backend, config, &options, engine_host);
+                (baseline, build_one(task, inst, backend, sample, config, &options, in_flight))
+            } else {
+                // The instance's reference outputs, its baseline and this candidate side by
+                // side: both builds wait for the references only to pack their expected outputs.
+                std::thread::scope(|s| {
+                    s.spawn(|| options.references.as_ref().map(References::get));
+                    let baseline = s.spawn(|| config.baseline.prepare(task, backend, config, &options, None));
+                    let candidate = build_one(task, inst, backend, sample, config, &options, in_flight);
+                    (baseline.join().unwrap_or_else(|p| std::panic::resume_unwind(p)), candidate)
+                })
+            };
+            let candidate = candidate?;
+            // The baseline's build counts what the candidate's own build did not cover, so the
+            // two add up to the wall time of the instance's builds.
             let build = Phases {
-                build: t0.elapsed().as_secs_f64(),
+                build: (t0.elapsed().as_secs_f64() - candidate.build_s).max(0.0),
                 compiler: match &baseline {
                     Prepared::Payload(b) => b.as_ref().map_or(0.0, |b| b.compile.duration.as_secs_f64()),
                     Prepared::Engine(_) => 0.0,
@@ -159,16 +174,18 @@ impl Evaluator {
             };
             self.current =
                 Some(Current { instance: inst.clone(), backend, options, baseline, build, loaded: None });
-        }
+            candidate
+        } else {
+            let current = self.current.as_ref().expect("the instance's baseline");
+            build_one(task, inst, backend, sample, &self.config, &current.options, in_flight)?
+        };
         let current = self.current.as_mut().expect("prepared above");
         let session = self.sessions.get_mut(&backend).expect("checked above");
         let mut result = one(
-            task,
             inst,
-            backend,
             sample,
             &self.config,
-            &current.options,
+            candidate,
             (&mut current.baseline, self.engine_host.as_mut()),
             std::mem::take(&mut current.build),
             session,

@@ -40,6 +40,7 @@ use crate::results::{
 use crate::tasks::{Backend, Task};
 use candidate::{Candidates, Found};
 use device::{Answer, DeviceSession};
+use ekb_deploy::references::References;
 use ekb_deploy::{BuildOptions, Built};
 use ekb_ir::target::GpuApi;
 use ekb_ir::{Diagnostic, TargetProfile};
@@ -78,16 +79,17 @@ pub struct Config {
 impl Config {
     /// Build options for the payloads of one task, compared at the task's tolerance, whose
     /// reference outputs on the seeds are computed once in this process ([`references`]: every
-    /// payload of the instance, and every later batch of it, shares them; nothing is timed
-    /// meanwhile). If the interpreter fails, each build computes them again and reports the
-    /// failure located in the task's file.
+    /// payload of the instance, and every later batch of it, shares them), when a build first
+    /// asks for them or a caller starts them ([`Evaluator`] does, beside the builds; nothing is
+    /// timed meanwhile). If the interpreter fails, each build computes them again and reports
+    /// the failure located in the task's file.
     fn build_options(&self, task: &Task) -> BuildOptions {
-        let references = references::on_seeds(&task.graph, &self.seeds);
+        let (graph, seeds) = (task.graph.clone(), self.seeds.clone());
         BuildOptions {
             schedule: Schedule::Default,
             seeds: self.seeds.clone(),
             timing: self.timing,
-            references,
+            references: Some(References::pending(move || references::on_seeds(&graph, &seeds))),
             tolerance: task.meta.payload_tolerance(),
         }
     }
@@ -181,7 +183,7 @@ impl Baseline {
             Baseline::Engine(_) => {
                 let host = engine_host.expect("an engine host for an engine baseline");
                 let seed = config.seeds[0];
-                let reference = match &options.references {
+                let reference = match options.references.as_ref().and_then(References::get) {
                     Some(r) => Ok(r[0].clone()),
                     None => ekb_deploy::build::reference_outputs(&task.graph, seed)
                         .map_err(|d| format!("the reference interpreter failed on seed {seed}: {d}")),
@@ -433,27 +435,33 @@ fn backend_env(
     })
 }
 
-/// Evaluates one candidate. `Err` only for what must stop the run (the device is gone).
-#[allow(clippy::too_many_arguments)]
-fn one(
+/// A candidate built, or why it did not build, before it runs.
+struct BuiltCandidate {
+    marker: Marker,
+    found: Found,
+    built: Result<compile::Compiled, (Option<&'static str>, FailureRecord)>,
+    /// Seconds its build took, and the compiler's share of them.
+    build_s: f64,
+    compiler_s: f64,
+}
+
+/// Builds sample `sample` of `inst` (marked in `in_flight` as building). `Err` only for what
+/// must stop the run.
+fn build_one(
     task: &Task,
     inst: &Instance,
     backend: Backend,
     sample: u32,
     config: &Config,
     options: &BuildOptions,
-    (baseline, engine_host): (&mut Prepared, Option<&mut engine::EngineHost>),
-    baseline_build: Phases,
-    session: &mut DeviceSession,
-    loaded: &mut Option<(u64, PayloadId)>,
     in_flight: &InFlight,
-) -> Result<CandidateResult, Diagnostic> {
+) -> Result<BuiltCandidate, Diagnostic> {
     let t0 = Instant::now();
     let found_dir = match &config.candidates {
         Candidates::Builtin(_) => None,
         Candidates::Dir(dir) => Some(candidate::find_in_dir(dir, &inst.task, &inst.backend, sample)),
     };
-    let mut marker = Marker {
+    let marker = Marker {
         instance: inst.clone(),
         sample,
         stage: Stage::Build,
@@ -498,6 +506,24 @@ fn one(
     };
     let build_s = t0.elapsed().as_secs_f64();
     let compiler_s = built.as_ref().map_or(0.0, |c| c.built.compile.duration.as_secs_f64());
+    Ok(BuiltCandidate { marker, found, built, build_s, compiler_s })
+}
+
+/// Evaluates one built candidate (`baseline_build`: the instance's baseline build, counted with
+/// its first candidate). `Err` only for what must stop the run (the device is gone).
+#[allow(clippy::too_many_arguments)]
+fn one(
+    inst: &Instance,
+    sample: u32,
+    config: &Config,
+    candidate: BuiltCandidate,
+    (baseline, engine_host): (&mut Prepared, Option<&mut engine::EngineHost>),
+    baseline_build: Phases,
+    session: &mut DeviceSession,
+    loaded: &mut Option<(u64, PayloadId)>,
+    in_flight: &InFlight,
+) -> Result<CandidateResult, Diagnostic> {
+    let BuiltCandidate { mut marker, found, built, build_s, compiler_s } = candidate;
     let first = baseline_build;
     let mut result = CandidateResult {
         instance: inst.clone(),

@@ -909,32 +909,48 @@ fn conv2d(
     // The planes x[nn, ch] (H*W values) and w[o, ic] (KH*KW values), row-major.
     let x_plane = |nn: usize, ch: usize| &x.data[(nn * c + ch) * h * wd..][..h * wd];
     let w_plane = |o: usize, ic: usize| &w.data[(o * icg + ic) * kh * kw..][..kh * kw];
-    let mut data = Vec::with_capacity(n * oc * oh * ow);
-    for nn in 0..n {
-        for o in 0..oc {
-            let g = o / ocg;
-            for y in 0..oh {
-                for xo in 0..ow {
-                    let mut acc = b.map_or(0.0, |b| b.data[o]);
-                    for ic in 0..icg {
-                        let (xp, wp) = (x_plane(nn, g * icg + ic), w_plane(o, ic));
-                        for r in 0..kh {
-                            // Input row, or None inside the padding.
-                            let Some(ih) = (y * sh + r * dh).checked_sub(top).filter(|&i| i < h) else {
-                                continue;
-                            };
-                            for s in 0..kw {
-                                let Some(iw) = (xo * sw + s * dw).checked_sub(left).filter(|&i| i < wd)
-                                else {
-                                    continue;
-                                };
-                                acc += xp[ih * wd + iw] * wp[r * kw + s];
-                            }
+    // For each kernel column, the output columns whose input column is inside `x` (a range
+    // of `xo`) and the input column of the first of them.
+    let columns: Vec<(usize, usize, usize)> = (0..kw)
+        .map(|s| {
+            let (off, room) = (s * dw, wd + left);
+            let lo = left.saturating_sub(off).div_ceil(sw);
+            let hi = if room > off { ((room - off - 1) / sw + 1).min(ow) } else { 0 };
+            (lo, hi.max(lo), (lo * sw + off).saturating_sub(left))
+        })
+        .collect();
+    // A row of outputs at a time: each output adds its terms in the order of the formula
+    // (ic, then r, then s), the row's columns side by side.
+    let mut data = vec![0.0; n * oc * oh * ow];
+    for (row_index, row) in data.chunks_exact_mut(ow.max(1)).enumerate().take(n * oc * oh) {
+        let (y, o, nn) = (row_index % oh, row_index / oh % oc, row_index / (oh * oc));
+        let g = o / ocg;
+        row.fill(b.map_or(0.0, |b| b.data[o]));
+        for ic in 0..icg {
+            let (xp, wp) = (x_plane(nn, g * icg + ic), w_plane(o, ic));
+            for r in 0..kh {
+                // Input row, or None inside the padding.
+                let Some(ih) = (y * sh + r * dh).checked_sub(top).filter(|&i| i < h) else {
+                    continue;
+                };
+                let x_row = &xp[ih * wd..][..wd];
+                for (s, &(lo, hi, first)) in columns.iter().enumerate() {
+                    let wv = wp[r * kw + s];
+                    let outs = &mut row[lo..hi];
+                    if sw == 1 {
+                        for (acc, &xv) in outs.iter_mut().zip(&x_row[first..]) {
+                            *acc += xv * wv;
+                        }
+                    } else {
+                        for (acc, &xv) in outs.iter_mut().zip(x_row[first..].iter().step_by(sw)) {
+                            *acc += xv * wv;
                         }
                     }
-                    data.push(product_value(dtype, acc));
                 }
             }
+        }
+        for v in row.iter_mut() {
+            *v = product_value(dtype, *v);
         }
     }
     Ok(Tensor { ty: TensorType::new(dtype, [n, oc, oh, ow]), data })
