@@ -24,6 +24,11 @@
 //! a temp that overruns into a neighbouring slot is not caught by them (the host's verifier
 //! proves every access in bounds; the guards are the runtime's second line).
 //!
+//! The two programs of a paired run read one copy of their inputs: the second program's
+//! buffers are made beside the first's ([`Buffers::allocate_beside`]), and each seeded input or
+//! parameter both declare alike (same task and seeds) is the first's region itself, held by
+//! both (`Arc`), so both read the same physical pages.
+//!
 //! Temps that the manifest's prepare steps write (`Manifest::prepared`, validated: never in the
 //! arena) hold what those steps computed from the parameters across executions: the poison
 //! before each execution passes them over ([`Buffers::poison`]); they are poisoned once before
@@ -42,9 +47,10 @@
 //! the prepare steps.
 
 use crate::sys::{self, Mapping, Protection};
-use ekb_wire::payload::{DType, Manifest, Role, Source};
+use ekb_wire::payload::{BufferDecl, DType, Manifest, Role, Source};
 use ekb_wire::seeded::{self, InitError};
 use std::fmt;
+use std::sync::Arc;
 
 /// Alignment of every buffer a kernel receives.
 pub const BUFFER_ALIGN: usize = 64;
@@ -340,8 +346,9 @@ impl Data<'_> {
 /// The buffers of one program, in the manifest's order.
 #[derive(Debug)]
 pub struct Buffers {
-    /// One per buffer outside the arena, in manifest order, then the arena's.
-    regions: Vec<Region>,
+    /// One per buffer outside the arena, in manifest order, then the arena's. A region may
+    /// belong to another program's buffers as well ([`Buffers::allocate_beside`]).
+    regions: Vec<Arc<Region>>,
     /// The name of each region (a buffer's, or [`ARENA_NAME`]).
     region_names: Vec<String>,
     /// Per buffer, where its data lies.
@@ -356,6 +363,33 @@ impl Buffers {
     /// One region per buffer of `manifest` outside its arena, and one for the arena (a
     /// validated manifest: every size fits in usize, every arena slot lies inside the arena).
     pub fn allocate(manifest: &Manifest, layout: RegionLayout) -> Result<Buffers, BufferError> {
+        Buffers::allocate_beside(manifest, layout, None)
+    }
+
+    /// As [`Buffers::allocate`], but each seeded input and parameter that `twin` (another
+    /// program's buffers, with its manifest) declares identically, for the same task and the
+    /// same seeds, is `twin`'s region itself rather than a copy: both programs read one set of
+    /// pages (the same physical memory, so a paired measurement of the two sees their inputs
+    /// placed alike), and whatever draws one seed's values into it draws them for both. The
+    /// caller binds the two programs' seeds in lockstep, so the values are always the ones both
+    /// expect; neither program's kernels may write an input or parameter, so sharing changes
+    /// nothing they can observe.
+    pub fn allocate_beside(
+        manifest: &Manifest,
+        layout: RegionLayout,
+        twin: Option<(&Buffers, &Manifest)>,
+    ) -> Result<Buffers, BufferError> {
+        let twin = twin.filter(|(_, m)| m.task == manifest.task && m.seeds == manifest.seeds);
+        let shared = |b: &BufferDecl| -> Option<Arc<Region>> {
+            let (bufs, m) = twin?;
+            if !matches!(b.source, Some(Source::Seeded(_))) || !matches!(b.role, Role::Input | Role::Param) {
+                return None;
+            }
+            let j = m.buffers.iter().position(|d| d == b)?;
+            let slot = bufs.slots[j];
+            let region = &bufs.regions[slot.region];
+            (slot.offset == 0 && region.len == slot.len).then(|| Arc::clone(region))
+        };
         let new_region = |name: &str, bytes: u64| {
             usize::try_from(bytes)
                 .map_err(|_| "larger than the address space".to_string())
@@ -380,13 +414,17 @@ impl Buffers {
                 Some(offset) => slots.push(Slot { region: apart, offset: offset as usize, len }),
                 None => {
                     slots.push(Slot { region: regions.len(), offset: 0, len });
-                    regions.push(new_region(&b.name, b.size_bytes().unwrap_or(u64::MAX))?);
+                    let region = match shared(b) {
+                        Some(r) => r,
+                        None => Arc::new(new_region(&b.name, b.size_bytes().unwrap_or(u64::MAX))?),
+                    };
+                    regions.push(region);
                     region_names.push(b.name.clone());
                 }
             }
         }
         if let Some(a) = &manifest.arena {
-            regions.push(new_region(ARENA_NAME, a.bytes)?);
+            regions.push(Arc::new(new_region(ARENA_NAME, a.bytes)?));
             region_names.push(ARENA_NAME.to_string());
         }
         Ok(Buffers {
@@ -560,7 +598,10 @@ impl Buffers {
                     .filter(|d| d.len() == region.len())
             });
             if let Some(twin) = twin {
-                region.with_bytes_mut(|dst| dst.copy_from_slice(twin.bytes()));
+                // A region shared with the donor ([`Buffers::allocate_beside`]) holds the values.
+                if twin.ptr() != region.ptr() {
+                    region.with_bytes_mut(|dst| dst.copy_from_slice(twin.bytes()));
+                }
                 continue;
             }
             let key = seeded::tensor_key(&manifest.task, seed, &b.name);
@@ -665,7 +706,7 @@ impl Buffers {
 
     /// Refills every guard zone and slack with [`GUARD_BYTE`].
     pub fn fill_guards(&self) {
-        self.regions.iter().for_each(Region::fill_guards);
+        self.regions.iter().for_each(|r| r.fill_guards());
     }
 
     /// Every region whose guard zones or slack were written (named by its buffer, or
@@ -883,6 +924,41 @@ mod tests {
         stranger.task = "u".into();
         bufs.generate_like(&other, 7, Some((&donor, &stranger))).unwrap();
         assert_eq!(bufs.data(0).bytes(), fresh.data(0).bytes());
+    }
+
+    #[test]
+    fn a_twin_shares_the_regions_of_its_alike_seeded_buffers_and_only_those() {
+        let m = data_manifest();
+        let twin = Buffers::allocate(&m, RegionLayout::one_page()).unwrap();
+        // The same task and seeds; the seeded parameter `k` drawn differently.
+        let mut other = m.clone();
+        let k = other.buffers.iter().position(|b| b.name == "k").unwrap();
+        other.buffers[k].source = Some(Source::Seeded(Init::RandInt { lo: 0, hi: 50 }));
+        let bufs = Buffers::allocate_beside(&other, RegionLayout::one_page(), Some((&twin, &m))).unwrap();
+        assert_eq!(bufs.data(0).ptr(), twin.data(0).ptr(), "the seeded input is one region");
+        assert_ne!(bufs.data(1).ptr(), twin.data(1).ptr(), "a data parameter is not (its blob may differ)");
+        assert_ne!(bufs.data(k).ptr(), twin.data(k).ptr(), "nor a parameter drawn differently");
+        assert_ne!(bufs.data(3).ptr(), twin.data(3).ptr(), "nor an output");
+        // Drawn by the twin, the input holds the values for both; a donor that is the same
+        // region is left as it is (not copied onto itself), and the values are the seed's.
+        twin.generate(&m, 7).unwrap();
+        bufs.generate_like(&other, 7, Some((&twin, &m))).unwrap();
+        let fresh = Buffers::allocate(&m, RegionLayout::one_page()).unwrap();
+        fresh.generate(&m, 7).unwrap();
+        assert_eq!(bufs.data(0).bytes(), fresh.data(0).bytes());
+        // The region outlives the buffers that made it.
+        drop(twin);
+        assert_eq!(bufs.data(0).bytes(), fresh.data(0).bytes());
+        bufs.protect_generated(true).unwrap();
+        bufs.protect_generated(false).unwrap();
+        // Another task or other seeds share nothing.
+        for change in [|m: &mut Manifest| m.task = "u".into(), |m: &mut Manifest| m.seeds[0] += 1] {
+            let mut stranger = m.clone();
+            change(&mut stranger);
+            let alone =
+                Buffers::allocate_beside(&m, RegionLayout::one_page(), Some((&bufs, &stranger))).unwrap();
+            assert_ne!(alone.data(0).ptr(), bufs.data(0).ptr());
+        }
     }
 
     #[test]

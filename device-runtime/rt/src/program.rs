@@ -167,12 +167,15 @@ impl Program {
     /// Allocates the program's buffers and copies the values of its data parameters into them
     /// from the payload's blobs, which `blob(index)` returns (the parent keeps the payload; the
     /// process that runs kernels never maps it).
+    /// Seeded inputs and parameters that `twin` (another program's buffers, with its manifest)
+    /// declares alike share its regions ([`Buffers::allocate_beside`]).
     pub fn allocate<'d>(
         &self,
         layout: RegionLayout,
         blob: impl Fn(u32) -> Option<&'d [u8]>,
+        twin: Option<(&Buffers, &Manifest)>,
     ) -> Result<Buffers, BufferError> {
-        let bufs = Buffers::allocate(&self.manifest, layout)?;
+        let bufs = Buffers::allocate_beside(&self.manifest, layout, twin)?;
         bufs.fill_data(&self.manifest, blob)?;
         Ok(bufs)
     }

@@ -203,10 +203,14 @@ struct Side<'a> {
 }
 
 impl<'a> Side<'a> {
+    /// The side of `payload`; its seeded inputs and parameters share `twin`'s regions where
+    /// both declare them alike ([`Buffers::allocate_beside`]: same task, same seeds, bound in
+    /// lockstep by [`check_sides`] and the switch of inputs during timing).
     fn new(
         payload: &'a LoadedPayload,
         options: &RunOptions,
         timing: &TimingOverrides,
+        twin: Option<&Side<'a>>,
     ) -> Result<Side<'a>, RunError> {
         let m = payload.manifest();
         let seeds: Vec<usize> = match &options.seeds {
@@ -327,7 +331,12 @@ impl<'a> Side<'a> {
             checked_ns: None,
         };
         if side.report.failure.is_none() {
-            match side.payload.allocate(options.layout) {
+            let twin = twin.and_then(|t| Some((t.bufs.as_ref()?, t.payload)));
+            let allocated = match twin {
+                Some(twin) => side.payload.allocate_beside(options.layout, twin),
+                None => side.payload.allocate(options.layout),
+            };
+            match allocated {
                 Ok(b) => side.bufs = Some(b),
                 Err(e) => {
                     let kind = match &e {
@@ -790,8 +799,8 @@ fn memory_fault(sig: i32, fault: Option<&Fault>, programs: &[(&Program, &Buffers
 }
 
 /// Checks guards, and the read-only buffers whose checksums `sums` holds (inputs, parameters,
-/// prepared temps), after a run; the first violation as a failure.
-fn after_run(bufs: &Buffers, sums: &[Option<u64>]) -> Option<Failure> {
+/// prepared temps), after a run (`when`: "during the run", ...); the first violation as a failure.
+fn after_run(bufs: &Buffers, sums: &[Option<u64>], when: &str) -> Option<Failure> {
     if let Some(g) = bufs.check_guards().first() {
         return Some(Failure {
             kind: FailureKind::Memory(MemoryFault::GuardCorruption { buffer: g.buffer.clone() }),
@@ -807,7 +816,7 @@ fn after_run(bufs: &Buffers, sums: &[Option<u64>]) -> Option<Failure> {
             return Some(Failure {
                 kind: FailureKind::Memory(MemoryFault::InputWrite { buffer: buffer.clone() }),
                 evidence: format!(
-                    "the bytes of read-only {} `{buffer}` changed during the run (the kernel process \
+                    "the bytes of read-only {} `{buffer}` changed {when} (the kernel process \
                      removed the protection)",
                     bufs.kind(i)
                 ),
@@ -906,7 +915,7 @@ fn run_seed(
         Reply::GpuRan { violations, ns } => (violations.first().map(|v| violation_failure(bufs, v)), ns),
         other => return Err(Stop::Failed(garbled(format!("{other:?}")))),
     };
-    let violation = after_run(bufs, &sums).or(device);
+    let violation = after_run(bufs, &sums, "during the run").or(device);
     Ok((side.program().check(seed, bufs, |s, b| side.payload.expected(s, b)), sums, violation, ns))
 }
 
@@ -1018,9 +1027,12 @@ fn read_back(_: &mut Proc, _: &mut [Side<'_>]) -> Result<(), Stop> {
 
 /// After timing: the outputs of the seed the inputs hold again, guards, inputs (a GPU program's
 /// outputs copied back from the device first, with its device guards and inputs checked).
+/// The candidate is judged first, and a baseline only when its candidate passed: the two
+/// sides of a pair read one copy of their inputs ([`Buffers::allocate_beside`]), so a write to
+/// one, by whichever side, shows in both, and the baseline is the pair's reference program.
 fn recheck(proc: &mut Proc, sides: &mut [Side<'_>]) -> Result<(), Stop> {
     read_back(proc, sides)?;
-    for side in sides.iter_mut() {
+    for side in sides.iter_mut().rev() {
         let Some(seed) = side.inputs else { continue };
         let bufs = side.bufs.as_ref().expect("allocated buffers");
         let check = side.program().check(seed, bufs, |s, b| side.payload.expected(s, b));
@@ -1029,11 +1041,22 @@ fn recheck(proc: &mut Proc, sides: &mut [Side<'_>]) -> Result<(), Stop> {
             FailureKind::Parallel,
             "after timing, the outputs no longer match (results changed between runs): ",
         );
-        if let Some(f) = after_run(bufs, &side.sums).or(mismatch) {
+        if let Some(f) = after_run(bufs, &side.sums, "during timing").or(mismatch) {
             side.fail(f);
+            break;
         }
     }
     Ok(())
+}
+
+/// The guards and inputs of every side against what they held when bound, after executions
+/// that were not checked one by one (samples), before anything draws them again: the first
+/// violation with its side, the candidate judged first as in [`recheck`].
+fn unchecked_writes(sides: &[Side<'_>]) -> Option<(usize, Failure)> {
+    sides.iter().enumerate().rev().find_map(|(p, side)| {
+        let bufs = side.bufs.as_ref()?;
+        after_run(bufs, &side.sums, "while samples ran").map(|f| (p, f))
+    })
 }
 
 /// Counted executions of program `p`: the perf counters of a CPU program; a GPU program's
@@ -1232,7 +1255,7 @@ pub fn run_payload(
     options: &RunOptions,
 ) -> Result<RunReport, RunError> {
     options.check()?;
-    let mut sides = vec![Side::new(payload, options, &TimingOverrides::default())?];
+    let mut sides = vec![Side::new(payload, options, &TimingOverrides::default(), None)?];
     if !sides[0].ok() {
         return Ok(sides.remove(0).report);
     }
@@ -1290,10 +1313,9 @@ pub fn run_paired(
     options.check()?;
     let mut options = options.clone();
     options.seeds = None;
-    let mut sides = vec![
-        Side::new(baseline, &options, &settings.timing)?,
-        Side::new(candidate, &options, &settings.timing)?,
-    ];
+    let first = Side::new(baseline, &options, &settings.timing, None)?;
+    let second = Side::new(candidate, &options, &settings.timing, Some(&first))?;
+    let mut sides = vec![first, second];
     // Both sides share the baseline's timing settings (overridden by the request).
     sides[1].settings = sides[0].settings;
     let mut paired = PairedReport {

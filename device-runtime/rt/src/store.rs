@@ -192,7 +192,17 @@ impl LoadedPayload {
 
     /// The program's buffers, with its data parameters' values copied from the payload.
     pub fn allocate(&self, layout: RegionLayout) -> Result<Buffers, BufferError> {
-        self.program.allocate(layout, |b| self.blob(b))
+        self.program.allocate(layout, |b| self.blob(b), None)
+    }
+
+    /// As [`LoadedPayload::allocate`], the seeded inputs and parameters that `twin`'s program
+    /// declares alike (same task, same seeds) in `twin`'s regions ([`Buffers::allocate_beside`]).
+    pub fn allocate_beside(
+        &self,
+        layout: RegionLayout,
+        twin: (&Buffers, &LoadedPayload),
+    ) -> Result<Buffers, BufferError> {
+        self.program.allocate(layout, |b| self.blob(b), Some((twin.0, twin.1.manifest())))
     }
 
     /// Size of the payload file in bytes.

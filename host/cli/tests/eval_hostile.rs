@@ -109,22 +109,42 @@ fn hostile_cpu_kernels_fail_with_evidence_and_the_runtime_survives_them() {
             ),
         ),
     );
+    // (b) an input written while samples run: from the fourth execution on (the three seeds
+    // checked one by one before it), `x` made writable and changed after the relu. The two
+    // programs of the pair read one copy of `x`, so the write shows in the baseline's too: the
+    // candidate is the one that fails, and the baseline stands.
+    c_sample(
+        root,
+        6,
+        &kernel(
+            SYSCALL6,
+            &format!(
+                "  int *count = (int *)0x5f0000000000L;
+  sys6(9, (long)count, 4096, 3, 0x100022, -1, 0);
+                 {RELU}  if (++*count > 3) {{
+    sys6(10, (long)x, 4096, 3, 0, 0, 0);
+                     ((float *)x)[0] += 1.0f;
+  }}
+"
+            ),
+        ),
+    );
     // The honest kernel, evaluated last: the runtime survived everything before it.
     native_sample(
         root,
         "cpu",
-        6,
+        7,
         "candidate.c",
         &format!("void ekb_k_t_relu(void *const *args) {{\n{RELU}}}\n"),
     );
 
     let o = ok(ekb(root)
-        .args(["eval", "t_relu", "--samples", "7", "--budget", "0.2", "--max-ci", "1e9", "--plain"])
+        .args(["eval", "t_relu", "--samples", "8", "--budget", "0.2", "--max-ci", "1e9", "--plain"])
         .args(["--dir", "tasks", "--candidates", "cands", "--out", "run"])
         .output()
         .unwrap());
     let r = results(&root.join("run"));
-    assert_eq!(r.len(), 7, "{}", String::from_utf8_lossy(&o.stdout));
+    assert_eq!(r.len(), 8, "{}", String::from_utf8_lossy(&o.stdout));
     assert_failed(&r[0], "runtime", "`openat` (257)");
     assert!(!escaped.exists(), "the kernel process wrote {path}");
     assert_failed(&r[1], "runtime", "`clone` (56)");
@@ -132,8 +152,10 @@ fn hostile_cpu_kernels_fail_with_evidence_and_the_runtime_survives_them() {
     assert_failed(&r[3], "correctness", "");
     assert_failed(&r[4], "correctness", "");
     assert_failed(&r[5], "correctness", "inputs drawn again during timing");
-    assert!(r[6]["correct"].as_bool().unwrap(), "{}", r[6]);
-    assert!(r[6]["timing"]["speedup"].as_f64().is_some(), "{}", r[6]);
+    assert_failed(&r[6], "memory", "read-only input `x` changed while samples ran");
+    assert!(r[6]["baseline_failure"].is_null(), "{}", r[6]);
+    assert!(r[7]["correct"].as_bool().unwrap(), "{}", r[7]);
+    assert!(r[7]["timing"]["speedup"].as_f64().is_some(), "{}", r[7]);
 }
 
 /// A native OpenCL answer for `t_relu`: one work-item per element, `body` after `i` and `v`

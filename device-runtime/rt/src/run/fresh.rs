@@ -14,7 +14,9 @@
 //! says so in its log); the final check after timing (`recheck`) compares with the seed the
 //! inputs hold then, not the last checked one.
 
-use super::{bind_params, first_mismatch, log, programs, read_back, run_seed, Proc, Side, Stop};
+use super::{
+    bind_params, first_mismatch, log, programs, read_back, run_seed, unchecked_writes, Proc, Side, Stop,
+};
 use crate::worker::Cmd;
 use ekb_wire::protocol::{Failure, FailureKind, LogLevel};
 use ekb_wire::stats::Rng;
@@ -97,11 +99,15 @@ impl Switch {
     }
 }
 
-/// Every side's inputs (and parameters) drawn for the seed after the one they hold, checked by
-/// one run: every side's parameters bound and prepared first, then every side's inputs and run
+/// Every side's guards and inputs checked ([`unchecked_writes`]), then its inputs (and
+/// parameters) drawn for the seed after the one they hold, checked by one run: every side's parameters bound and prepared first, then every side's inputs and run
 /// (each side's run even after another side failed, so that every side's buffers hold one
 /// seed's values and the checksums that go with them). The first failure is returned.
 fn switch(proc: &mut Proc, sides: &mut [Side<'_>]) -> Result<Failed, Stop> {
+    // What the batches before wrote would be drawn over.
+    if let Some(failed) = unchecked_writes(sides) {
+        return Ok(Some(failed));
+    }
     let next: Vec<usize> = sides
         .iter()
         .map(|side| {
