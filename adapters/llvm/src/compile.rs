@@ -22,6 +22,9 @@ pub struct CompileLog {
     /// Program and arguments, as run.
     pub command: Vec<String>,
     pub duration: Duration,
+    /// Whether the object came from the object cache ([`crate::cache`]) instead of a clang
+    /// process (`command` is then the one that made it; `duration` the cache's read).
+    pub cached: bool,
     /// clang's diagnostics: warnings and `-Rpass` remarks (one `remark: ... vectorized loop`
     /// per vectorised loop; `loop not vectorized` warnings when a `vectorize` hint failed).
     pub stderr: String,
@@ -103,17 +106,50 @@ pub fn codegen_args(target: &TargetProfile) -> Vec<String> {
 
 /// Compiles LLVM IR text to an ELF object at `out` for `target`, then checks the object against
 /// the kernel ABI. Errors carry clang's stderr (one note per line) and the command line.
+///
+/// The object may come from the object cache ([`crate::cache`]), keyed by the IR, the options
+/// and the compiler; it is checked against the kernel ABI either way, and a fresh object is
+/// stored there.
 pub fn compile(ir: &str, target: &TargetProfile, out: &Path) -> Result<CompileLog, Diagnostic> {
     let io = |what: &str, e: std::io::Error| Diagnostic::error(format!("cannot {what}: {e}"));
-    let mut input = tempfile::Builder::new()
+    let started = Instant::now();
+    let cache = crate::cache::dir().map(|dir| {
+        let clang = find_clang();
+        let mut args = codegen_args(target);
+        args.extend(IR_LANGUAGE.map(String::from));
+        (dir, clang, args)
+    });
+    if let Some((dir, Ok(clang), args)) = &cache {
+        let key = crate::cache::key(clang, args, ir);
+        if let Some((bytes, stderr)) = crate::cache::get(dir, &key) {
+            if check_object(&bytes, &target.cpu.triple).is_ok() && std::fs::write(out, &bytes).is_ok() {
+                let mut command = vec![clang.display().to_string()];
+                command.extend(args.iter().cloned());
+                command.extend(["<ir>".into(), "-o".into(), out.display().to_string()]);
+                return Ok(CompileLog { command, duration: started.elapsed(), cached: true, stderr });
+            }
+        }
+    }
+    // Always `kernels.ll` (in a directory of its own): the object names its source file, so
+    // the same IR gives the same bytes.
+    let dir = tempfile::Builder::new()
         .prefix("ekb-kernels-")
-        .suffix(".ll")
-        .tempfile()
-        .map_err(|e| io("create a temporary file", e))?;
-    std::io::Write::write_all(&mut input, ir.as_bytes()).map_err(|e| io("write the LLVM IR", e))?;
-    let input = input.path().display().to_string();
-    compile_input(&input, &["-x", "ir"], target, out, None).map(|(log, _)| log)
+        .tempdir()
+        .map_err(|e| io("create a temporary directory", e))?;
+    let input = dir.path().join("kernels.ll");
+    std::fs::write(&input, ir).map_err(|e| io("write the LLVM IR", e))?;
+    let input = input.display().to_string();
+    let (log, _) = compile_input(&input, &IR_LANGUAGE, target, out, None)?;
+    if let Some((dir, Ok(clang), args)) = &cache {
+        if let Ok(bytes) = std::fs::read(out) {
+            crate::cache::put(dir, &crate::cache::key(clang, args, ir), &bytes, &log.stderr);
+        }
+    }
+    Ok(log)
 }
+
+/// clang's options for reading LLVM IR.
+const IR_LANGUAGE: [&str; 2] = ["-x", "ir"];
 
 /// Runs clang with [`codegen_args`] on the file `input` (a path, relative to `cwd` when given),
 /// read as `language` (clang's `-x` and any options of the language), into the object `out`,
@@ -183,6 +219,7 @@ pub(crate) fn run(command: &[String], cwd: Option<&Path>) -> Result<CompileLog, 
     let log = CompileLog {
         command: command.to_vec(),
         duration: start.elapsed(),
+        cached: false,
         stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
     };
     if !output.status.success() {
@@ -220,6 +257,7 @@ mod tests {
         let log = CompileLog {
             command: vec!["clang-19".into(), "-o".into(), "a b.o".into(), "it's".into()],
             duration: Duration::ZERO,
+            cached: false,
             stderr: String::new(),
         };
         assert_eq!(log.command_line(), "clang-19 -o 'a b.o' 'it'\\''s'");

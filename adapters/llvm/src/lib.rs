@@ -12,6 +12,7 @@
 //! and no undefined symbol outside [`IMPORTS`].
 
 pub mod abi;
+pub mod cache;
 mod compile;
 mod emit;
 mod host;

@@ -530,6 +530,7 @@ fn emit_gpu(
     let log = CompileLog {
         command: vec!["ekb_gpu_c::emit".into(), dialect.name().into(), target.name.clone()],
         duration: started.elapsed(),
+        cached: false,
         stderr: String::new(),
     };
     Ok((source, log))
