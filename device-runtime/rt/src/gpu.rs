@@ -4,10 +4,10 @@
 //!
 //! Drivers are initialised only in forked children ([`in_child`]), never in the serving
 //! process: CUDA in particular does not survive a fork, and every run forks its kernel process
-//! from the serving process. Loading a GPU payload therefore builds its programs in a
-//! short-lived child ([`probe`]) — a program that does not build is refused at `Load` with the
-//! build log, like a CPU object that does not link — and the run's kernel process builds them
-//! again (`crate::worker`).
+//! from the serving process. Loading a GPU payload therefore builds its programs in a child
+//! ([`probe`]), one kept for the serving process's life so that its driver starts once — a
+//! program that does not build is refused at `Load` with the build log, like a CPU object that
+//! does not link — and the run's kernel process loads what it built (`crate::worker`).
 //!
 //! What it must keep true: the serving process never loads a GPU driver library; a child that
 //! hangs is killed after its time limit and reaped; a build that fails is an error carrying the
@@ -46,6 +46,7 @@ mod enabled {
     use serde::de::DeserializeOwned;
     use serde::Serialize;
     use std::os::fd::AsRawFd;
+    use std::sync::{Mutex, PoisonError};
     use std::time::Duration;
 
     /// How long building a payload's programs may take before the build is abandoned.
@@ -143,12 +144,60 @@ mod enabled {
         }
     }
 
-    /// Builds `plan`'s programs on the device in a child process (`ekb_gpu::compile`): the
+    /// The child that builds GPU programs for [`probe`], started at the first build and kept
+    /// for the process's life (it dies with it): its drivers start once, not once per payload
+    /// (CUDA's `cuInit` and context cost about 0.3 s a process on an H200 machine). One that
+    /// died or hung is killed and replaced at the next build.
+    static BUILDER: Mutex<Option<isolate::Child>> = Mutex::new(None);
+
+    /// Builds `plan`'s programs on the device in the builder child (`ekb_gpu::compile`): the
     /// device, the build logs and the kernels' resources.
     pub fn probe(plan: &Plan) -> Result<Built, GpuError> {
         let api = plan.api()?;
-        in_child("builds the GPU programs", BUILD_TIMEOUT, || ekb_gpu::compile(plan))
-            .unwrap_or_else(|e| Err(GpuError::new(ekb_gpu::ErrorKind::Driver, format!("{api}: {e}"))))
+        let driver = |e: String| GpuError::new(ekb_gpu::ErrorKind::Driver, format!("{api}: {e}"));
+        let request = postcard::to_allocvec(plan).map_err(|e| driver(e.to_string()))?;
+        let mut builder = BUILDER.lock().unwrap_or_else(PoisonError::into_inner);
+        let child = match builder.as_mut() {
+            Some(child) => child,
+            None => builder.insert(
+                isolate::spawn(&[], None, serve_builds)
+                    .map_err(|e| driver(format!("cannot fork the process that builds GPU programs: {e}")))?,
+            ),
+        };
+        let answer = child.request(&request, BUILD_TIMEOUT);
+        let answer = match answer {
+            Ok(bytes) => postcard::from_bytes::<Result<Built, GpuError>>(&bytes)
+                .map_err(|e| format!("the process that builds GPU programs answered garbage: {e}")),
+            Err(isolate::Death::Timeout { after }) => Err(format!(
+                "the process that builds GPU programs did not finish within {} s",
+                after.as_secs()
+            )),
+            Err(d) => Err(format!("the process that builds GPU programs died: {d:?}")),
+        };
+        answer.unwrap_or_else(|e| {
+            // Killed (and reaped) on drop; the next build starts another.
+            *builder = None;
+            Err(driver(e))
+        })
+    }
+
+    /// The builder child's loop: a plan in, its build out, until the parent closes the pipe.
+    fn serve_builds(io: isolate::ChildIo) -> i32 {
+        loop {
+            let plan = match isolate::read_message(io.commands.as_raw_fd()) {
+                Ok(Some(bytes)) => postcard::from_bytes::<Plan>(&bytes),
+                Ok(None) => return 0,
+                Err(_) => return isolate::EXIT_INTERNAL,
+            };
+            let built = plan.map_err(|e| {
+                GpuError::new(ekb_gpu::ErrorKind::Driver, format!("the build request was garbled: {e}"))
+            });
+            let answer =
+                postcard::to_allocvec(&built.and_then(|plan| ekb_gpu::compile(&plan))).unwrap_or_default();
+            if isolate::write_message(io.replies.as_raw_fd(), &answer).is_err() {
+                return isolate::EXIT_INTERNAL;
+            }
+        }
     }
 
     /// The device's limits and each kernel's, as the memory check takes them.
