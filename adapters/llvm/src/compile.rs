@@ -113,15 +113,16 @@ pub fn codegen_args(target: &TargetProfile) -> Vec<String> {
 pub fn compile(ir: &str, target: &TargetProfile, out: &Path) -> Result<CompileLog, Diagnostic> {
     let io = |what: &str, e: std::io::Error| Diagnostic::error(format!("cannot {what}: {e}"));
     let started = Instant::now();
-    let cache = crate::cache::dir().map(|dir| {
-        let clang = find_clang();
+    // The cache's directory and this compile's key (no compiler: the compile reports it).
+    let cache = crate::cache::dir().and_then(|dir| {
+        let clang = find_clang().ok()?;
         let mut args = codegen_args(target);
         args.extend(IR_LANGUAGE.map(String::from));
-        (dir, clang, args)
+        let key = crate::cache::key(&clang, &args, ir);
+        Some((dir, clang, args, key))
     });
-    if let Some((dir, Ok(clang), args)) = &cache {
-        let key = crate::cache::key(clang, args, ir);
-        if let Some((bytes, stderr)) = crate::cache::get(dir, &key) {
+    if let Some((dir, clang, args, key)) = &cache {
+        if let Some((bytes, stderr)) = crate::cache::get(dir, key) {
             if check_object(&bytes, &target.cpu.triple).is_ok() && std::fs::write(out, &bytes).is_ok() {
                 let mut command = vec![clang.display().to_string()];
                 command.extend(args.iter().cloned());
@@ -140,9 +141,9 @@ pub fn compile(ir: &str, target: &TargetProfile, out: &Path) -> Result<CompileLo
     std::fs::write(&input, ir).map_err(|e| io("write the LLVM IR", e))?;
     let input = input.display().to_string();
     let (log, _) = compile_input(&input, &IR_LANGUAGE, target, out, None)?;
-    if let Some((dir, Ok(clang), args)) = &cache {
+    if let Some((dir, _, _, key)) = &cache {
         if let Ok(bytes) = std::fs::read(out) {
-            crate::cache::put(dir, &crate::cache::key(clang, args, ir), &bytes, &log.stderr);
+            crate::cache::put(dir, key, &bytes, &log.stderr);
         }
     }
     Ok(log)

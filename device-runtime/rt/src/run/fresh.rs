@@ -100,9 +100,10 @@ impl Switch {
 }
 
 /// Every side's guards and inputs checked ([`unchecked_writes`]), then its inputs (and
-/// parameters) drawn for the seed after the one they hold, checked by one run: every side's parameters bound and prepared first, then every side's inputs and run
-/// (each side's run even after another side failed, so that every side's buffers hold one
-/// seed's values and the checksums that go with them). The first failure is returned.
+/// parameters) drawn for the seed after the one they hold, checked by one run: every side's
+/// parameters bound and prepared first, then every side's inputs and run (each side's run even
+/// after another side failed, so that every side's buffers hold one seed's values and the
+/// checksums that go with them). The first failure is returned.
 fn switch(proc: &mut Proc, sides: &mut [Side<'_>]) -> Result<Failed, Stop> {
     // What the batches before wrote would be drawn over.
     if let Some(failed) = unchecked_writes(sides) {
