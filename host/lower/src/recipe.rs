@@ -48,6 +48,7 @@ pub enum Knob {
     GpuMatmulThreadCols,
     GpuMatmulKTile,
     GpuMatmulMinBlocks,
+    GpuMatmulFewRows,
     GpuDotMaxRows,
     GpuDotThreads,
     GpuConvTransposeOc,
@@ -79,7 +80,7 @@ const fn spec(
 }
 
 /// Every knob, in the order recipes print them.
-pub const KNOBS: [KnobSpec; 30] = [
+pub const KNOBS: [KnobSpec; 31] = [
     spec(
         Knob::ThreadsMinWork,
         "threads.min_work",
@@ -281,6 +282,14 @@ pub const KNOBS: [KnobSpec; 30] = [
         1 << 16,
     ),
     spec(
+        Knob::GpuMatmulFewRows,
+        "gpu.matmul_few_rows",
+        "gpu.matmul",
+        "most rows per batch of a GPU matmul whose register tiles, when their grid holds under 256 threads per compute unit, take 2x2 thread tiles (0: never)",
+        0,
+        1 << 16,
+    ),
+    spec(
         Knob::GpuDotMaxRows,
         "gpu.dot_max_rows",
         "gpu.matmul",
@@ -385,6 +394,18 @@ impl Knobs {
                 // A block per compute unit at least (132 SMs on an H200).
                 Knob::GpuMatmulMinBlocks => {
                     target.gpu.as_ref().map_or(1, |g| (g.compute_units as usize).min(1 << 16))
+                }
+                // The projections of a transformer layer over 32 or 64 tokens: on an H100, the
+                // 20 tasks whose lowering it changes were 1.10x faster in geomean (0.99x to
+                // 1.25x; qwen2_05b_layer_s32 519 -> 439 us, docs/gpu.md). Measured there only: a
+                // GPU of fewer than 64 compute units (Jetson Orin's 16 SMs, a Mali, PoCL) keeps
+                // the knobs' tiles.
+                Knob::GpuMatmulFewRows => {
+                    if target.gpu.as_ref().is_some_and(|g| g.compute_units >= 64) {
+                        64
+                    } else {
+                        0
+                    }
                 }
                 Knob::GpuDotMaxRows => 4,
                 Knob::GpuDotThreads => 128,

@@ -74,6 +74,7 @@ pub fn conv2d(
         batch_shape: &batch_shape,
         operands: x.ty.dtype,
         result: y.ty.dtype,
+        few_rows: false,
     };
     product(gpu, names, &p)
 }
@@ -133,6 +134,7 @@ pub fn conv_transpose2d(
         batch_shape: &batch_shape,
         operands: x.ty.dtype,
         result: y.ty.dtype,
+        few_rows: false,
     };
     product(gpu, names, &p)
 }

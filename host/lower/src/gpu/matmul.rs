@@ -33,7 +33,11 @@
 //! `gpu.matmul_min_blocks` (the GPU's compute units); every halving keeps a SIMD group of threads
 //! per block. A grid still short of those blocks (a small output, whose 16x16 tiles make more
 //! and smaller blocks) or a tiling over the target's threads or shared memory per block takes
-//! the 16x16 tiles.
+//! the 16x16 tiles. A matmul or linear of at most `gpu.matmul_few_rows` rows (on by default for
+//! GPUs of 64 compute units or more) whose grid would hold fewer than 256 threads per compute
+//! unit takes 2x2 thread tiles instead, where they give its blocks more threads: the
+//! projections of a transformer layer over a few dozen tokens would otherwise run as one-warp
+//! blocks of long serial `k`, or as 16x16 tiles.
 //!
 //! 16x16 tiles: each block computes a `gpu.matmul_tile` x `gpu.matmul_tile` (16x16) tile of the
 //! output, one element per thread. Along `k`, tiles of both operands are staged in shared memory
@@ -94,6 +98,9 @@ pub(super) struct Product<'a> {
     /// f32, or i8 and i32.
     pub operands: DType,
     pub result: DType,
+    /// Whether `gpu.matmul_few_rows` applies: matmul and linear (measured there), not the
+    /// convolutions' products.
+    pub few_rows: bool,
 }
 
 /// CUDA's limit on the grid's y and z extents, the smallest of the targets.
@@ -109,12 +116,15 @@ pub(super) fn product(gpu: &Gpu, names: Names, p: &Product) -> Option<Vec<Stmt>>
         } else {
             columns(gpu, names, p)
         }
-    } else if let Some(t) = Tiling::choose(gpu, p) {
+    } else if let Some(t) = Tiling::for_product(gpu, p) {
         Some(registers(names, p, t))
     } else {
         tiled(gpu, names, p)
     }
 }
+
+/// Threads a block of register tiles should have for products of few rows (8 warps).
+const FEW_ROWS_THREADS: usize = 256;
 
 /// The register tiling of one product (see the module header).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -143,12 +153,29 @@ fn padding(along_k: bool) -> usize {
 }
 
 impl Tiling {
-    /// The knobs' tiling for `p`, its block tile fitted to the output, then halved towards
-    /// `gpu.matmul_min_blocks` blocks; `None` where the grid stays short of them (a small
-    /// output, whose 16x16 tiles are more blocks) or the tiling is over the target's limits.
-    fn choose(gpu: &Gpu, p: &Product) -> Option<Tiling> {
+    /// The register tiling of `p`: the knobs' ([`Tiling::choose`]), or, for a product of at
+    /// most `gpu.matmul_few_rows` rows whose grid would hold fewer than [`FEW_ROWS_THREADS`]
+    /// threads per compute unit (or that would take the 16x16 tiles), the same with 2x2 thread
+    /// tiles where they give its blocks more threads: a block tile fitted to few rows and
+    /// halved towards the compute units is a warp or two of 8x4 thread tiles, each thread a
+    /// long serial `k`, and the SMs sit mostly idle.
+    fn for_product(gpu: &Gpu, p: &Product) -> Option<Tiling> {
         let knob = |k| gpu.knobs.get(k);
-        let (tm, tn) = (knob(Knob::GpuMatmulThreadRows), knob(Knob::GpuMatmulThreadCols));
+        let chosen = Tiling::choose(gpu, p, knob(Knob::GpuMatmulThreadRows), knob(Knob::GpuMatmulThreadCols));
+        let short = |t: &Tiling| t.blocks(p) * t.threads() < gpu.units * FEW_ROWS_THREADS;
+        let few = p.few_rows && p.m <= knob(Knob::GpuMatmulFewRows) && chosen.as_ref().is_none_or(short);
+        match few.then(|| Tiling::choose(gpu, p, 2, 2)).flatten() {
+            Some(small) if chosen.is_none_or(|t| small.threads() > t.threads()) => Some(small),
+            _ => chosen,
+        }
+    }
+
+    /// The tiling of `p` with `tm` x `tn` thread tiles, its block tile fitted to the output,
+    /// then halved towards `gpu.matmul_min_blocks` blocks; `None` where the grid stays short
+    /// of them (a small output, whose 16x16 tiles are more blocks) or the tiling is over the
+    /// target's limits.
+    fn choose(gpu: &Gpu, p: &Product, tm: usize, tn: usize) -> Option<Tiling> {
+        let knob = |k| gpu.knobs.get(k);
         // Block tiles are whole numbers of thread tiles.
         let whole = |b: usize, t: usize| (b / t).max(1) * t;
         let mut t = Tiling {
@@ -175,7 +202,7 @@ impl Tiling {
         while let Some(h) = halved(&t, false).filter(|h| h.bn >= p.n) {
             t = h;
         }
-        let blocks = |t: &Tiling| p.m.div_ceil(t.bm) * p.n.div_ceil(t.bn) * p.batch;
+        let blocks = |t: &Tiling| t.blocks(p);
         let min_blocks = knob(Knob::GpuMatmulMinBlocks);
         while blocks(&t) < min_blocks {
             let longer_rows = t.bm >= t.bn;
@@ -199,6 +226,10 @@ impl Tiling {
 
     fn threads(&self) -> usize {
         (self.bm / self.tm) * (self.bn / self.tn)
+    }
+
+    fn blocks(&self, p: &Product) -> usize {
+        p.m.div_ceil(self.bm) * p.n.div_ceil(self.bn) * p.batch
     }
 
     /// Both double-buffered shared tiles.
@@ -638,6 +669,7 @@ pub fn matmul(gpu: &Gpu, names: Names, ta: bool, tb: bool, a: &Buf, b: &Buf, y: 
         batch_shape,
         operands: a.ty.dtype,
         result: y.ty.dtype,
+        few_rows: true,
     };
     product(gpu, names, &p)
 }
@@ -672,6 +704,7 @@ pub fn linear(gpu: &Gpu, names: Names, x: &Buf, w: &Buf, bias: Option<&Buf>, y: 
         batch_shape: &[],
         operands: x.ty.dtype,
         result: y.ty.dtype,
+        few_rows: true,
     };
     product(gpu, names, &p)
 }
@@ -877,13 +910,22 @@ mod tests {
 }
 ";
         assert_eq!(launch(square), (vec![16, 16], vec![32]));
-        // 20 rows: fewer than a 32-row block tile, which is as small as a warp allows.
+        // 20 rows: with the knobs' 8x4 thread tiles no block tile both fits a warp and fills
+        // the SMs, so 16x16 tiles; with 2x2 thread tiles (`gpu.matmul_few_rows`, on for the
+        // H200's 132 SMs), register tiles of 16x32, 128 threads each, 256 blocks.
         let flat = "graph g(x: f32[20,64], w: f32[4096,64]) -> (y: f32[20,4096]) {
   %y = linear(x, w)
   return %y
 }
 ";
-        assert_eq!(launch(flat), (vec![256, 2], vec![16, 16]));
+        let (g, m) = lowered(flat, "h200", &[("gpu.matmul_few_rows", 0)]);
+        let (grid, block, _) = launch_of(&m.kernels[0]);
+        assert_eq!((grid, block), (vec![256, 2], vec![16, 16]));
+        check_outputs(&g, &m, 1);
+        let (g, m) = lowered(flat, "h200", &[]);
+        let (grid, block, _) = launch_of(&m.kernels[0]);
+        assert_eq!((grid, block), (vec![128, 2], vec![128]));
+        check_outputs(&g, &m, 1);
         // 49x32 products: the 64-column block tile fitted to the 32 columns (its 64 rows do not
         // halve: 32 would not cover 49), 768 of them on the grid's z.
         let windows = "graph g(a: f32[256,3,49,49], v: f32[256,3,49,32]) -> (y: f32[256,3,49,32]) {
