@@ -42,7 +42,7 @@ exit:
 }
 
 fn samples(bytes: &[u8], n: u32) -> RunReport {
-    let p = LoadedPayload::from_bytes(PayloadId(0), bytes).unwrap();
+    let p = std::sync::Arc::new(LoadedPayload::from_bytes(PayloadId(0), bytes).unwrap());
     let options = RunOptions {
         threads: 1,
         timing: TimingOverrides {

@@ -438,6 +438,12 @@ impl Buffers {
     }
 
     /// The number of buffers.
+    /// The address ranges of every region (fences included): what another kernel process
+    /// must not see while these buffers are in use.
+    pub fn spans(&self) -> impl Iterator<Item = std::ops::Range<usize>> + '_ {
+        self.regions.iter().map(|r| r.span())
+    }
+
     pub fn len(&self) -> usize {
         self.slots.len()
     }

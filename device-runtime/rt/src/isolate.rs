@@ -262,7 +262,8 @@ fn child_start(
     }
     for &(addr, len) in hidden {
         if let Some(start) = NonNull::new(addr as *mut libc::c_void) {
-            // SAFETY: the parent's payload mappings, which nothing in this process uses.
+            // SAFETY: the parent's payload mappings and held runs' buffers, which nothing in this
+            // process uses.
             let _ = unsafe { nix::sys::mman::munmap(start, len) };
         }
     }

@@ -286,7 +286,7 @@ fn run_one(id: PayloadId, path: &std::path::Path, options: &RunOptions) -> (Resp
         (Response::Error { kind, message }, line)
     };
     let payload = match LoadedPayload::from_file(id, path) {
-        Ok(p) => p,
+        Ok(p) => std::sync::Arc::new(p),
         Err(e) => return error(e.kind, e.message),
     };
     let hidden = [(payload.mapping().addr(), payload.mapping().len())];

@@ -1,6 +1,6 @@
 //! Running payloads: correctness on every seed, then timing, counters and memory, in a kernel
 //! process (`crate::isolate`, `crate::worker`) — alone ([`run_payload`]) or paired with a
-//! baseline ([`run_paired`]). The results are the protocol's reports, so offline report files
+//! baseline ([`run_paired`]), or held between timed turns ([`hold`]). The results are the protocol's reports, so offline report files
 //! and a live session carry the same messages.
 //!
 //! One run, in order:
@@ -49,9 +49,13 @@ use ekb_wire::protocol::{
 use ekb_wire::stats::{self, Rng};
 use std::hash::{BuildHasher, RandomState};
 use std::os::fd::RawFd;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 mod fresh;
+mod held;
+
+pub use held::{hold, Held};
 
 /// Address space the kernel process may use beyond its program's memory budget: the
 /// runtime's own allocations while it runs.
@@ -182,8 +186,8 @@ pub fn load_warnings(payload: &LoadedPayload, device: &Device) -> Vec<String> {
 }
 
 /// One payload's part of a run.
-struct Side<'a> {
-    payload: &'a LoadedPayload,
+struct Side {
+    payload: Arc<LoadedPayload>,
     report: RunReport,
     bufs: Option<Buffers>,
     seeds: Vec<usize>,
@@ -202,16 +206,16 @@ struct Side<'a> {
     checked_ns: Option<u64>,
 }
 
-impl<'a> Side<'a> {
+impl Side {
     /// The side of `payload`; its seeded inputs and parameters share `twin`'s regions where
     /// both declare them alike ([`Buffers::allocate_beside`]: same task, same seeds, bound in
     /// lockstep by [`check_sides`] and the switch of inputs during timing).
     fn new(
-        payload: &'a LoadedPayload,
+        payload: &Arc<LoadedPayload>,
         options: &RunOptions,
         timing: &TimingOverrides,
-        twin: Option<&Side<'a>>,
-    ) -> Result<Side<'a>, RunError> {
+        twin: Option<&Side>,
+    ) -> Result<Side, RunError> {
         let m = payload.manifest();
         let seeds: Vec<usize> = match &options.seeds {
             None => (0..m.seeds.len()).collect(),
@@ -320,7 +324,7 @@ impl<'a> Side<'a> {
         }
         let settings = timing.apply(&options.timing.apply(&m.timing));
         let mut side = Side {
-            payload,
+            payload: Arc::clone(payload),
             report,
             bufs: None,
             seeds,
@@ -331,7 +335,7 @@ impl<'a> Side<'a> {
             checked_ns: None,
         };
         if side.report.failure.is_none() {
-            let twin = twin.and_then(|t| Some((t.bufs.as_ref()?, t.payload)));
+            let twin = twin.and_then(|t| Some((t.bufs.as_ref()?, &*t.payload)));
             let allocated = match twin {
                 Some(twin) => side.payload.allocate_beside(options.layout, twin),
                 None => side.payload.allocate(options.layout),
@@ -359,7 +363,7 @@ impl<'a> Side<'a> {
         Ok(side)
     }
 
-    fn program(&self) -> &'a Program {
+    fn program(&self) -> &Program {
         self.payload.program()
     }
 
@@ -408,7 +412,7 @@ fn exec_limit(options: &RunOptions) -> Duration {
 /// Starts the kernel process for `sides` (program index = position). On success every side's
 /// log says how it is isolated.
 fn start(
-    sides: &mut [Side<'_>],
+    sides: &mut [Side],
     options: &RunOptions,
     hidden: &[(usize, usize)],
     attempts: u32,
@@ -838,12 +842,7 @@ type SeedRun = (SeedCheck, Vec<Option<u64>>, Option<Failure>, u64);
 /// prepared before any side's inputs for the seed ([`run_seed`]), so no prepare step runs while
 /// the kernel process holds those inputs: it cannot compute from them, even by reading memory
 /// it was not given.
-fn bind_params(
-    proc: &mut Proc,
-    sides: &mut [Side<'_>],
-    p: usize,
-    seed: usize,
-) -> Result<Vec<Option<u64>>, Stop> {
+fn bind_params(proc: &mut Proc, sides: &mut [Side], p: usize, seed: usize) -> Result<Vec<Option<u64>>, Stop> {
     let side = &sides[p];
     let bufs = side.bufs.as_ref().expect("allocated buffers");
     let m = side.payload.manifest();
@@ -875,11 +874,11 @@ fn bind_params(
 /// A side of `earlier` whose buffers hold the values of seed `value`, by the seed index `held`
 /// says it holds (its parameters' or its inputs'), with its manifest: a copy of its buffers
 /// saves drawing them again.
-fn donor<'s>(
-    earlier: &'s [Side<'_>],
+fn donor(
+    earlier: &[Side],
     value: u64,
-    held: impl Fn(&Side<'_>) -> Option<usize>,
-) -> Option<(&'s Buffers, &'s ekb_wire::payload::Manifest)> {
+    held: impl Fn(&Side) -> Option<usize>,
+) -> Option<(&Buffers, &ekb_wire::payload::Manifest)> {
     earlier
         .iter()
         .find(|d| held(d).map(|i| d.payload.manifest().seeds[i]) == Some(value))
@@ -895,7 +894,7 @@ fn runtime_error(e: BufferError) -> Stop {
 /// else drawn), runs the plan once and checks; or says why it stopped.
 fn run_seed(
     proc: &mut Proc,
-    sides: &[Side<'_>],
+    sides: &[Side],
     p: usize,
     seed: usize,
     bound: Vec<Option<u64>>,
@@ -919,7 +918,7 @@ fn run_seed(
     Ok((side.program().check(seed, bufs, |s, b| side.payload.expected(s, b)), sums, violation, ns))
 }
 
-fn programs<'s>(sides: &'s [Side<'_>]) -> Vec<(&'s Program, &'s Buffers)> {
+fn programs(sides: &[Side]) -> Vec<(&Program, &Buffers)> {
     sides.iter().map(|s| (s.program(), s.bufs.as_ref().expect("allocated buffers"))).collect()
 }
 
@@ -946,7 +945,7 @@ fn first_mismatch(seeds: &[SeedCheck], kind: FailureKind, what: &str) -> Option<
 /// Correctness of every side on its seeds, seed by seed (each seed's inputs drawn once and
 /// copied to the other side, where they are the same tensors; every side's parameters bound
 /// and prepared before any side's inputs); failures go into the sides' reports.
-fn check_sides(proc: &mut Proc, sides: &mut [Side<'_>]) -> Result<(), Stop> {
+fn check_sides(proc: &mut Proc, sides: &mut [Side]) -> Result<(), Stop> {
     let rounds = sides.iter().map(|s| s.seeds.len()).max().unwrap_or(0);
     for i in 0..rounds {
         let mut bound = Vec::with_capacity(sides.len());
@@ -997,7 +996,7 @@ fn check_sides(proc: &mut Proc, sides: &mut [Side<'_>]) -> Result<(), Stop> {
 /// A GPU program's outputs of its last execution copied back from the device, with its device
 /// guards and inputs checked (each side that is still correct).
 #[cfg(feature = "gpu")]
-fn read_back(proc: &mut Proc, sides: &mut [Side<'_>]) -> Result<(), Stop> {
+fn read_back(proc: &mut Proc, sides: &mut [Side]) -> Result<(), Stop> {
     for p in 0..sides.len() {
         if !sides[p].program().is_gpu() || !sides[p].ok() {
             continue;
@@ -1021,7 +1020,7 @@ fn read_back(proc: &mut Proc, sides: &mut [Side<'_>]) -> Result<(), Stop> {
 
 /// Nothing to copy back: a CPU program's outputs are the shared buffers.
 #[cfg(not(feature = "gpu"))]
-fn read_back(_: &mut Proc, _: &mut [Side<'_>]) -> Result<(), Stop> {
+fn read_back(_: &mut Proc, _: &mut [Side]) -> Result<(), Stop> {
     Ok(())
 }
 
@@ -1030,7 +1029,7 @@ fn read_back(_: &mut Proc, _: &mut [Side<'_>]) -> Result<(), Stop> {
 /// The candidate is judged first, and a baseline only when its candidate passed: the two
 /// sides of a pair read one copy of their inputs ([`Buffers::allocate_beside`]), so a write to
 /// one, by whichever side, shows in both, and the baseline is the pair's reference program.
-fn recheck(proc: &mut Proc, sides: &mut [Side<'_>]) -> Result<(), Stop> {
+fn recheck(proc: &mut Proc, sides: &mut [Side]) -> Result<(), Stop> {
     read_back(proc, sides)?;
     for side in sides.iter_mut().rev() {
         let Some(seed) = side.inputs else { continue };
@@ -1052,7 +1051,7 @@ fn recheck(proc: &mut Proc, sides: &mut [Side<'_>]) -> Result<(), Stop> {
 /// The guards and inputs of every side against what they held when bound, after executions
 /// that were not checked one by one (samples), before anything draws them again: the first
 /// violation with its side, the candidate judged first as in [`recheck`].
-fn unchecked_writes(sides: &[Side<'_>]) -> Option<(usize, Failure)> {
+fn unchecked_writes(sides: &[Side]) -> Option<(usize, Failure)> {
     sides.iter().enumerate().rev().find_map(|(p, side)| {
         let bufs = side.bufs.as_ref()?;
         after_run(bufs, &side.sums, "while samples ran").map(|f| (p, f))
@@ -1061,7 +1060,7 @@ fn unchecked_writes(sides: &[Side<'_>]) -> Option<(usize, Failure)> {
 
 /// Counted executions of program `p`: the perf counters of a CPU program; a GPU program's
 /// per-kernel device times and driver figures (the CPU's counters do not see its kernels).
-fn count(proc: &mut Proc, sides: &[Side<'_>], p: usize, median_ns: f64) -> Result<Vec<Counter>, Stop> {
+fn count(proc: &mut Proc, sides: &[Side], p: usize, median_ns: f64) -> Result<Vec<Counter>, Stop> {
     let runs = if median_ns > 0.0 { (COUNT_NS / median_ns).ceil().clamp(1.0, 100.0) as u32 } else { 1 };
     #[cfg(feature = "gpu")]
     if let Some(built) = sides[p].payload.gpu() {
@@ -1099,7 +1098,7 @@ fn count(proc: &mut Proc, sides: &[Side<'_>], p: usize, median_ns: f64) -> Resul
 
 /// The kernel each execution step of program `p` launches (the prepare steps are not part of
 /// an execution, and are neither counted nor timed).
-fn step_names(sides: &[Side<'_>], p: usize) -> Vec<String> {
+fn step_names(sides: &[Side], p: usize) -> Vec<String> {
     let m = sides[p].payload.manifest();
     m.execution_plan().iter().map(|s| m.kernels[s.kernel as usize].name.clone()).collect()
 }
@@ -1129,7 +1128,7 @@ fn stop_reason(n: usize, rse: f64, settings: &TimingSettings, started: Instant) 
 }
 
 /// Runs `order` untimed (as far as the result goes) and returns the samples it took.
-fn warm_up(proc: &mut Proc, sides: &[Side<'_>], order: Vec<u8>) -> Result<Vec<u64>, Stop> {
+fn warm_up(proc: &mut Proc, sides: &[Side], order: Vec<u8>) -> Result<Vec<u64>, Stop> {
     if order.is_empty() {
         return Ok(Vec::new());
     }
@@ -1175,7 +1174,7 @@ fn warm_up_runs(warmup: u32, checked_ns: Option<u64>) -> u32 {
 /// Cold timing keeps one execution per sample: every execution is preceded by its own cache
 /// flush (twice the largest cache), so repeating a microsecond kernel to fill 200 us would
 /// repeat the flush as often, and a sample of a cold execution is long enough to time anyway.
-fn warm_up_and_calibrate(proc: &mut Proc, sides: &[Side<'_>]) -> Result<Vec<u32>, Stop> {
+fn warm_up_and_calibrate(proc: &mut Proc, sides: &[Side]) -> Result<Vec<u32>, Stop> {
     let warmup = sides[0].settings.warmup;
     let runs: Vec<u32> = sides.iter().map(|s| warm_up_runs(warmup, s.checked_ns)).collect();
     let rounds = runs.iter().copied().max().unwrap_or(0);
@@ -1191,23 +1190,38 @@ fn warm_up_and_calibrate(proc: &mut Proc, sides: &[Side<'_>]) -> Result<Vec<u32>
 
 /// Samples one side (program 0) until a stop rule holds, its inputs drawn again once on the
 /// way (`fresh`).
-fn sample_one(proc: &mut Proc, sides: &mut [Side<'_>]) -> Result<Timing, Stop> {
-    let settings = sides[0].settings;
+fn sample_one(proc: &mut Proc, sides: &mut [Side]) -> Result<Timing, Stop> {
     let reps = warm_up_and_calibrate(proc, sides)?;
     let mut switch = fresh::Switch::draw(sides);
+    let (samples, stop) = sample_batches(proc, sides, &reps, &mut switch)?;
+    if let Some((_, f)) = switch.finish(proc, sides, &reps)? {
+        return Err(Stop::Failed(f));
+    }
+    Ok(timing(samples, &sides[0].settings, stop, sides[0].clock(), reps[0]))
+}
+
+/// Batches of samples of program 0 (`reps[0]` executions each) until a stop rule of its
+/// settings holds, with the `switch` of inputs where it falls: the samples and why they stopped.
+fn sample_batches(
+    proc: &mut Proc,
+    sides: &mut [Side],
+    reps: &[u32],
+    switch: &mut fresh::Switch,
+) -> Result<(Vec<u64>, StopReason), Stop> {
+    let settings = sides[0].settings;
     let started = Instant::now();
     let budget = Duration::from_millis(settings.budget_ms);
     let mut samples: Vec<u64> = Vec::new();
-    let stop = loop {
+    loop {
         let s = stats::summarize(&samples);
         if let Some(r) = stop_reason(samples.len(), s.rse, &settings, started) {
-            break r;
+            return Ok((samples, r));
         }
         let left = budget.saturating_sub(started.elapsed());
         let k =
             batch_size(samples.len(), &settings, s.median_ns * f64::from(reps[0]), left.as_nanos() as f64);
         let timeout = left + proc.exec_limit.saturating_mul(reps[0]);
-        let cmd = Cmd::Sample { order: vec![0; k], cold: settings.cold_cache, reps: reps.clone() };
+        let cmd = Cmd::Sample { order: vec![0; k], cold: settings.cold_cache, reps: reps.to_vec() };
         if let Some((_, f)) = switch.before_batch(proc, sides)? {
             return Err(Stop::Failed(f));
         }
@@ -1215,11 +1229,7 @@ fn sample_one(proc: &mut Proc, sides: &mut [Side<'_>]) -> Result<Timing, Stop> {
         if let Some((_, f)) = switch.after_batch(proc, sides)? {
             return Err(Stop::Failed(f));
         }
-    };
-    if let Some((_, f)) = switch.finish(proc, sides, &reps)? {
-        return Err(Stop::Failed(f));
     }
-    Ok(timing(samples, &settings, stop, sides[0].clock(), reps[0]))
 }
 
 fn timing(samples: Vec<u64>, settings: &TimingSettings, stop: StopReason, clock: &str, reps: u32) -> Timing {
@@ -1235,7 +1245,7 @@ fn timing(samples: Vec<u64>, settings: &TimingSettings, stop: StopReason, clock:
 }
 
 /// Ends the kernel process and records its RSS in every side.
-fn finish(mut proc: Proc, sides: &mut [Side<'_>]) {
+fn finish(mut proc: Proc, sides: &mut [Side]) {
     let programs = programs(sides);
     let _ = proc.request(&Cmd::Exit, Duration::from_secs(1), &programs);
     let reaped = proc.child.reap(Some(Duration::from_secs(5)));
@@ -1250,7 +1260,7 @@ fn host_gone() -> RunError {
 
 /// Runs every seed of the payload (or the listed ones), checks the outputs, and times it.
 pub fn run_payload(
-    payload: &LoadedPayload,
+    payload: &Arc<LoadedPayload>,
     hidden: &[(usize, usize)],
     options: &RunOptions,
 ) -> Result<RunReport, RunError> {
@@ -1304,8 +1314,8 @@ pub fn run_payload(
 /// Times a candidate against a baseline in one kernel process, alternating them in pairs
 /// whose order is drawn per pair (`docs/runtime.md`, paired mode).
 pub fn run_paired(
-    baseline: &LoadedPayload,
-    candidate: &LoadedPayload,
+    baseline: &Arc<LoadedPayload>,
+    candidate: &Arc<LoadedPayload>,
     hidden: &[(usize, usize)],
     settings: &PairedSettings,
     options: &RunOptions,
@@ -1353,8 +1363,7 @@ pub fn run_paired(
         }
     }
     // The ratio stands unless a side failed outright (an unstable side keeps it, flagged).
-    let failed =
-        |s: &Side<'_>| s.report.failure.as_ref().is_some_and(|f| f.kind != FailureKind::UnstableTiming);
+    let failed = |s: &Side| s.report.failure.as_ref().is_some_and(|f| f.kind != FailureKind::UnstableTiming);
     if sides.iter().any(failed) {
         paired.ratio = None;
     }
@@ -1389,7 +1398,7 @@ fn ratio_of(pairs: &[PairSample], settings: &PairedSettings) -> RatioStats {
 /// bootstrap interval is tight enough, or at the sample maximum, or when its budget is spent.
 fn pair(
     proc: &mut Proc,
-    sides: &mut [Side<'_>],
+    sides: &mut [Side],
     settings: &PairedSettings,
     out: &mut PairedReport,
 ) -> Result<(), Stop> {

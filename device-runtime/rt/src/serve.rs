@@ -20,7 +20,7 @@
 //! process could inherit is the mapping it unmaps (`docs/runtime.md`).
 
 use crate::device::Device;
-use crate::run::{self, RunOptions};
+use crate::run::{self, Held, RunOptions};
 use crate::store::LoadedPayload;
 use crate::{counters, isolate};
 use ekb_wire::protocol::{
@@ -29,6 +29,7 @@ use ekb_wire::protocol::{
 };
 use std::collections::BTreeMap;
 use std::io::{Read, Write};
+use std::sync::Arc;
 
 /// How a session ended.
 #[derive(Debug)]
@@ -46,7 +47,9 @@ pub enum ServeEnd {
 /// The runtime's side of one session.
 pub struct Session {
     version: Option<u32>,
-    payloads: BTreeMap<PayloadId, LoadedPayload>,
+    payloads: BTreeMap<PayloadId, Arc<LoadedPayload>>,
+    /// The payloads whose kernel process is kept between turns (`Hold`).
+    held: BTreeMap<PayloadId, Held>,
     next_id: u64,
     device: Device,
     info: Option<DeviceInfo>,
@@ -60,6 +63,7 @@ impl Session {
         Session {
             version: None,
             payloads: BTreeMap::new(),
+            held: BTreeMap::new(),
             next_id: 0,
             device: Device::probe(),
             info: None,
@@ -126,7 +130,7 @@ impl Session {
                         self.next_id += 1;
                         let kernels = p.manifest().kernels.iter().map(|k| k.name.clone()).collect();
                         let warnings = run::load_warnings(&p, &self.device);
-                        self.payloads.insert(id, p);
+                        self.payloads.insert(id, Arc::new(p));
                         (Response::Loaded { payload: id, kernels, warnings }, false)
                     }
                     Err(e) => (error(e.kind, e.message), false),
@@ -134,12 +138,7 @@ impl Session {
             }
             Request::Run { payload, seeds, timing, threads } => {
                 let Some(p) = self.payloads.get(&payload) else { return (unknown(payload), false) };
-                let mut options = self.options.clone();
-                options.seeds = seeds;
-                options.timing = merge(&options.timing, &timing);
-                if let Some(t) = threads {
-                    options.threads = t as usize;
-                }
+                let options = self.run_options(seeds, &timing, threads);
                 let hidden = self.hidden();
                 match run::run_payload(p, &hidden, &options) {
                     Ok(r) => (Response::RunReport(r), false),
@@ -161,17 +160,94 @@ impl Session {
                     Err(e) => (error(e.kind, e.message), false),
                 }
             }
+            Request::Hold { payload, seeds, timing, threads } => {
+                let Some(p) = self.payloads.get(&payload) else { return (unknown(payload), false) };
+                if self.held.contains_key(&payload) {
+                    return (
+                        error(
+                            ErrorKind::InvalidRequest,
+                            format!("{payload} is held already: `Release` it before holding it again"),
+                        ),
+                        false,
+                    );
+                }
+                let options = self.run_options(seeds, &timing, threads);
+                let hidden = self.hidden();
+                match run::hold(p, &hidden, &options) {
+                    Ok((report, held)) => {
+                        if let Some(h) = held {
+                            self.held.insert(payload, h);
+                        }
+                        (Response::RunReport(report), false)
+                    }
+                    Err(e) => (error(e.kind, e.message), false),
+                }
+            }
+            Request::Turn { payload, budget_ms } => match self.take_held(payload) {
+                Err(e) => (*e, false),
+                Ok(h) => match h.turn(budget_ms) {
+                    Ok((report, held)) => {
+                        if let Some(h) = held {
+                            self.held.insert(payload, h);
+                        }
+                        (Response::RunReport(report), false)
+                    }
+                    Err(e) => (error(e.kind, e.message), false),
+                },
+            },
+            Request::Release { payload } => match self.take_held(payload) {
+                Err(e) => (*e, false),
+                Ok(h) => match h.release() {
+                    Ok(report) => (Response::RunReport(report), false),
+                    Err(e) => (error(e.kind, e.message), false),
+                },
+            },
             Request::Unload { payload } => match self.payloads.remove(&payload) {
-                Some(_) => (Response::Unloaded { payload }, false),
+                Some(_) => {
+                    // Its kernel process, if held, ends with it.
+                    self.held.remove(&payload);
+                    (Response::Unloaded { payload }, false)
+                }
                 None => (unknown(payload), false),
             },
             Request::Shutdown => (Response::Bye, true),
         }
     }
 
-    /// Every loaded payload's mapping: what a kernel process must not see.
+    /// The session's run options with a request's seeds, timing changes and threads.
+    fn run_options(
+        &self,
+        seeds: Option<Vec<u32>>,
+        timing: &TimingOverrides,
+        threads: Option<u32>,
+    ) -> RunOptions {
+        let mut options = self.options.clone();
+        options.seeds = seeds;
+        options.timing = merge(&options.timing, timing);
+        if let Some(t) = threads {
+            options.threads = t as usize;
+        }
+        options
+    }
+
+    /// The hold of `payload`, taken out of the session (a turn puts it back unless it ended);
+    /// the answer when there is none.
+    fn take_held(&mut self, payload: PayloadId) -> Result<Held, Box<Response>> {
+        match self.held.remove(&payload) {
+            Some(h) => Ok(h),
+            None if self.payloads.contains_key(&payload) => Err(Box::new(error(
+                ErrorKind::InvalidRequest,
+                format!("{payload} is not held: send `Hold` first (a failed turn ends the hold)"),
+            ))),
+            None => Err(Box::new(unknown(payload))),
+        }
+    }
+
+    /// Every loaded payload's mapping and every held run's buffers: what a kernel process must
+    /// not see.
     fn hidden(&self) -> Vec<(usize, usize)> {
-        self.payloads.values().map(|p| (p.mapping().addr(), p.mapping().len())).collect()
+        let payloads = self.payloads.values().map(|p| (p.mapping().addr(), p.mapping().len()));
+        payloads.chain(self.held.values().flat_map(Held::hidden)).collect()
     }
 }
 
@@ -205,6 +281,9 @@ fn request_name(r: &Request) -> &'static str {
         Request::PairedRun { .. } => "`PairedRun`",
         Request::Unload { .. } => "`Unload`",
         Request::Shutdown => "`Shutdown`",
+        Request::Hold { .. } => "`Hold`",
+        Request::Turn { .. } => "`Turn`",
+        Request::Release { .. } => "`Release`",
     }
 }
 

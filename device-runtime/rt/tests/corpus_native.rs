@@ -24,7 +24,7 @@ fn quick(threads: usize) -> RunOptions {
 }
 
 fn run(id: u64, bytes: &[u8], options: &RunOptions) -> RunReport {
-    let p = LoadedPayload::from_bytes(PayloadId(id), bytes).unwrap();
+    let p = std::sync::Arc::new(LoadedPayload::from_bytes(PayloadId(id), bytes).unwrap());
     run_payload(&p, &[(p.mapping().addr(), p.mapping().len())], options).unwrap()
 }
 

@@ -235,7 +235,7 @@ fn payload_files_and_their_expected_outputs_are_not_mapped_in_the_kernel_process
         &format!("  %v = load volatile float, ptr inttoptr (i64 {target} to ptr)\n  store float %v, ptr %y\n  ret void"),
         "",
     );
-    let b = LoadedPayload::from_bytes(PayloadId(1), &payload("peek", peek)).unwrap();
+    let b = std::sync::Arc::new(LoadedPayload::from_bytes(PayloadId(1), &payload("peek", peek)).unwrap());
     let hidden = [(a.mapping().addr(), a.mapping().len()), (b.mapping().addr(), b.mapping().len())];
     let options = RunOptions {
         timing: TimingOverrides {

@@ -24,8 +24,8 @@ fn matmul(schedule: Schedule, dir: &std::path::Path) -> Vec<u8> {
 }
 
 fn paired(baseline: &[u8], candidate: &[u8], settings: PairedSettings) -> PairedReport {
-    let b = LoadedPayload::from_bytes(PayloadId(0), baseline).unwrap();
-    let c = LoadedPayload::from_bytes(PayloadId(1), candidate).unwrap();
+    let b = std::sync::Arc::new(LoadedPayload::from_bytes(PayloadId(0), baseline).unwrap());
+    let c = std::sync::Arc::new(LoadedPayload::from_bytes(PayloadId(1), candidate).unwrap());
     let hidden = [(b.mapping().addr(), b.mapping().len()), (c.mapping().addr(), c.mapping().len())];
     let options = RunOptions { threads: 1, ..RunOptions::default() };
     run_paired(&b, &c, &hidden, &settings, &options).unwrap()

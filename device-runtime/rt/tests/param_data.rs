@@ -25,7 +25,7 @@ fn quick() -> RunOptions {
 }
 
 fn run(bytes: &[u8]) -> RunReport {
-    let p = LoadedPayload::from_bytes(PayloadId(0), bytes).unwrap();
+    let p = std::sync::Arc::new(LoadedPayload::from_bytes(PayloadId(0), bytes).unwrap());
     run_payload(&p, &[(p.mapping().addr(), p.mapping().len())], &quick()).unwrap()
 }
 

@@ -149,7 +149,7 @@ fn run(bytes: &[u8]) -> RunReport {
         },
         ..RunOptions::default()
     };
-    let p = LoadedPayload::from_bytes(PayloadId(0), bytes).unwrap();
+    let p = std::sync::Arc::new(LoadedPayload::from_bytes(PayloadId(0), bytes).unwrap());
     run_payload(&p, &[(p.mapping().addr(), p.mapping().len())], &options).unwrap()
 }
 
@@ -198,8 +198,8 @@ fn paired_programs_with_prepare_steps_are_both_prepared_for_every_seed() {
     // Both sides in one kernel process, their parameters bound and prepared before their inputs
     // (the candidate's copied from the baseline's, the same tensors of the same task).
     let bytes = payload("prepared", kernels(""));
-    let b = LoadedPayload::from_bytes(PayloadId(0), &bytes).unwrap();
-    let c = LoadedPayload::from_bytes(PayloadId(1), &bytes).unwrap();
+    let b = std::sync::Arc::new(LoadedPayload::from_bytes(PayloadId(0), &bytes).unwrap());
+    let c = std::sync::Arc::new(LoadedPayload::from_bytes(PayloadId(1), &bytes).unwrap());
     let hidden = [(b.mapping().addr(), b.mapping().len()), (c.mapping().addr(), c.mapping().len())];
     let settings = PairedSettings {
         timing: TimingOverrides {

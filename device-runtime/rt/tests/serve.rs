@@ -185,7 +185,7 @@ fn requests_before_hello_and_version_mismatches_get_typed_errors() {
     expect_error(
         c.call(&mismatch),
         ErrorKind::UnsupportedVersion,
-        "the client speaks protocol versions 5..=9, this runtime speaks 2..=2",
+        "the client speaks protocol versions 5..=9, this runtime speaks 2..=3",
     );
     // Still not negotiated, still serving.
     expect_error(c.call(&Request::Shutdown), ErrorKind::NotNegotiated, "`Shutdown` before `Hello`");
@@ -286,6 +286,104 @@ fn the_host_vanishing_mid_frame_ends_the_runtime_cleanly() {
     let mut c = Client::start(runtime(), &[]);
     c.hello();
     c.close_input();
+    assert!(c.wait().success());
+}
+
+/// A report answered to a request, else a panic naming what came instead.
+fn report(r: Response) -> ekb_wire::protocol::RunReport {
+    match r {
+        Response::RunReport(r) => r,
+        other => panic!("expected a RunReport, got {other:?}"),
+    }
+}
+
+#[test]
+fn a_held_payload_is_timed_in_turns_by_one_kernel_process() {
+    let mut c = Client::start(runtime(), &[]);
+    c.hello();
+    let id = c.load(&double_payload());
+    let pid = c.child.id();
+    let timing = TimingOverrides { warmup: Some(1), target_rse: Some(0.0), ..TimingOverrides::default() };
+    let held = report(c.call(&Request::Hold { payload: id, seeds: None, timing, threads: Some(1) }));
+    assert!(held.failure.is_none() && held.timing.is_none(), "{:?}", held.failure);
+    assert_eq!(held.seeds.iter().map(|s| s.seed).collect::<Vec<_>>(), [1, 2, 3]);
+    assert!(held.seeds.iter().all(|s| s.ok()));
+    let kernel = children_of(pid);
+    assert_eq!(kernel.len(), 1, "one kernel process while held");
+    expect_error(
+        c.call(&Request::Hold { payload: id, seeds: None, timing, threads: None }),
+        ErrorKind::InvalidRequest,
+        "payload #0 is held already",
+    );
+    let mut lines: Vec<String> = held.log.iter().map(|l| l.message.clone()).collect();
+    for turn in 0..3 {
+        let started = Instant::now();
+        let r = report(c.call(&Request::Turn { payload: id, budget_ms: 30 }));
+        assert!(r.failure.is_none(), "{:?}", r.failure);
+        let t = r.timing.as_ref().unwrap();
+        assert_eq!(t.stop, StopReason::Budget, "a turn spends its budget");
+        assert!(t.samples_ns.len() > 3 && started.elapsed() >= Duration::from_millis(30));
+        assert!(r.seeds.len() == 3 && r.seeds.iter().all(|s| s.ok()));
+        // Each answer carries the log lines added since the previous one: the process's own
+        // lines came with the hold, not again.
+        assert!(!r.log.iter().any(|l| l.message.starts_with("kernel process ")), "turn {turn}: {:?}", r.log);
+        assert_eq!(children_of(pid), kernel, "turn {turn} ran in the held process");
+        lines.extend(r.log.iter().map(|l| l.message.clone()));
+    }
+    assert!(held.log.iter().any(|l| l.message.starts_with("kernel process ")), "{:?}", held.log);
+    let end = report(c.call(&Request::Release { payload: id }));
+    assert!(end.is_correct(), "{:?}", end.failure);
+    assert!(end.log.iter().any(|l| l.message == "held: 3 turn(s) in one kernel process"), "{:?}", end.log);
+    // The hold is one run for the switch of inputs: drawn again and checked once, in a turn.
+    lines.extend(end.log.iter().map(|l| l.message.clone()));
+    let switched = lines.iter().filter(|l| l.starts_with("timing: inputs drawn again for seed ")).count();
+    assert_eq!(switched, 1, "{lines:#?}");
+    assert!(end.memory.max_rss_bytes.unwrap() > 0);
+    assert!(children_of(pid).is_empty(), "the kernel process ended with the hold");
+    for request in [Request::Turn { payload: id, budget_ms: 5 }, Request::Release { payload: id }] {
+        expect_error(
+            c.call(&request),
+            ErrorKind::InvalidRequest,
+            "payload #0 is not held: send `Hold` first",
+        );
+    }
+    expect_error(
+        c.call(&Request::Turn { payload: PayloadId(9), budget_ms: 5 }),
+        ErrorKind::UnknownPayload,
+        "payload #9",
+    );
+    expect_error(
+        c.call(&Request::Turn { payload: id, budget_ms: 0 }),
+        ErrorKind::InvalidRequest,
+        "`Turn.budget_ms` is 0",
+    );
+
+    // A payload that is wrong on its seeds is reported as such, and nothing is held.
+    let wrong =
+        common::elementwise_payload(common::compile_ir(&double_ir(N)), "double", N, &[1, 2], |x| 3.0 * x);
+    let wrong = c.load(&wrong);
+    let r = report(c.call(&Request::Hold { payload: wrong, seeds: None, timing, threads: Some(1) }));
+    assert_eq!(
+        r.failure.as_ref().map(|f| f.kind.clone()),
+        Some(ekb_wire::protocol::FailureKind::Correctness)
+    );
+    assert!(children_of(pid).is_empty(), "a failed hold keeps no process");
+    expect_error(
+        c.call(&Request::Turn { payload: wrong, budget_ms: 5 }),
+        ErrorKind::InvalidRequest,
+        "is not held",
+    );
+
+    // Unloading a held payload ends its process.
+    report(c.call(&Request::Hold { payload: id, seeds: Some(vec![0]), timing, threads: Some(1) }));
+    assert_eq!(children_of(pid).len(), 1);
+    assert_eq!(c.call(&Request::Unload { payload: id }), Response::Unloaded { payload: id });
+    let started = Instant::now();
+    while !children_of(pid).is_empty() {
+        assert!(started.elapsed() < Duration::from_secs(5), "the held process outlived its payload");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert_eq!(c.call(&Request::Shutdown), Response::Bye);
     assert!(c.wait().success());
 }
 

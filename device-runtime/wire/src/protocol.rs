@@ -43,7 +43,7 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 
 /// The protocol version this crate speaks best.
-pub const PROTOCOL_VERSION: u32 = 2;
+pub const PROTOCOL_VERSION: u32 = 3;
 /// The oldest protocol version this crate still speaks.
 pub const MIN_PROTOCOL_VERSION: u32 = 2;
 /// Length of the frame header: body length and body CRC.

@@ -178,5 +178,5 @@ fn an_unknown_variant_is_a_decode_error() {
     // A request variant this version does not have (index 200).
     let e = decode_message::<Request>(&[0xc8, 0x01]).unwrap_err();
     assert!(matches!(e, ProtocolError::Decode { .. }), "{e}");
-    assert!(e.to_string().starts_with("the frame holds no message of protocol version 2"), "{e}");
+    assert!(e.to_string().starts_with("the frame holds no message of protocol version 3"), "{e}");
 }

@@ -191,6 +191,14 @@ fn every_request() -> Vec<Request> {
         },
         Request::Unload { payload: PayloadId(9) },
         Request::Shutdown,
+        Request::Hold {
+            payload: PayloadId(5),
+            seeds: None,
+            timing: TimingOverrides { warmup: Some(3), ..TimingOverrides::default() },
+            threads: Some(2),
+        },
+        Request::Turn { payload: PayloadId(5), budget_ms: 40 },
+        Request::Release { payload: PayloadId(5) },
     ]
 }
 
@@ -308,19 +316,30 @@ fn frozen_variants_keep_their_indices() {
 
 #[test]
 fn version_negotiation() {
-    // This crate speaks version 2 only (version 2 changed `Timing` and `PairedSettings`).
-    assert_eq!(negotiate(2, 2), Some(2));
-    // A newer client that still speaks 2, and an older one that reaches it.
-    assert_eq!(negotiate(2, 5), Some(2));
+    // This crate speaks versions 2 (which changed `Timing` and `PairedSettings`) and 3 (which
+    // added `Hold`, `Turn` and `Release`).
+    assert_eq!(negotiate(2, 3), Some(3));
+    assert_eq!(negotiate(2, 2), Some(2), "a version 2 client is still served");
+    // A newer client that still speaks 3, and an older one that reaches 2.
+    assert_eq!(negotiate(2, 5), Some(3));
     assert_eq!(negotiate(1, 2), Some(2));
     // A client that only speaks other versions, or none at all.
     assert_eq!(negotiate(1, 1), None);
-    assert_eq!(negotiate(3, 5), None);
+    assert_eq!(negotiate(4, 5), None);
     assert_eq!(negotiate(0, 0), None);
     assert_eq!(negotiate(3, 1), None);
-    let Response::Error { kind, message } = Response::unsupported_version(3, 5) else { panic!() };
+    let Response::Error { kind, message } = Response::unsupported_version(4, 5) else { panic!() };
     assert_eq!(kind, ErrorKind::UnsupportedVersion);
-    assert_eq!(message, "the client speaks protocol versions 3..=5, this runtime speaks 2..=2");
+    assert_eq!(message, "the client speaks protocol versions 4..=5, this runtime speaks 2..=3");
+}
+
+#[test]
+fn requests_of_version_3_come_after_the_others() {
+    // Appended: every earlier request keeps its index, so a version 2 peer still reads them.
+    let index = |r: &Request| encode_frame(r).unwrap()[8];
+    let all = every_request();
+    let indices: Vec<u8> = all.iter().map(index).collect();
+    assert_eq!(indices, [0, 1, 2, 3, 3, 4, 5, 6, 7, 8, 9]);
 }
 
 #[test]

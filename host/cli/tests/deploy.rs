@@ -133,7 +133,7 @@ fn build_errors_are_diagnostics_with_exit_status_1() {
 fn run_builds_and_runs_here_and_under_qemu() {
     let dir = tempfile::tempdir().unwrap();
     let out = ok(&ekb(&["run", &corpus("conv2d.ekir")], dir.path()));
-    assert!(out.contains(" on local: ekb-rt 0.1.0 (protocol 2) on x86_64 "), "{out}");
+    assert!(out.contains(" on local: ekb-rt 0.1.0 (protocol 3) on x86_64 "), "{out}");
     assert!(out.contains("[0] conv2d on host (cpu-llvm, "), "{out}");
     assert!(out.contains("): correct\n"), "{out}");
 

@@ -485,7 +485,7 @@ mod tests {
     fn the_table_shows_seeds_timing_counters_memory_legality_and_failures() {
         let t = render("r.ekr", &file());
         let lines: Vec<&str> = t.lines().collect();
-        assert_eq!(lines[0], "r.ekr: ekb-rt 0.1.0 (protocol 2) on aarch64 Cortex-A76, 8 cores, 8.0 GiB");
+        assert_eq!(lines[0], "r.ekr: ekb-rt 0.1.0 (protocol 3) on aarch64 Cortex-A76, 8 cores, 8.0 GiB");
         assert_eq!(lines[1], "[0] matmul on rk3588 (cpu-llvm, 4 threads): correct");
         assert!(
             t.contains(

@@ -212,10 +212,7 @@ impl<R: Read, W: Write> Session<R, W> {
         timing: TimingOverrides,
         threads: Option<u32>,
     ) -> Result<RunReport, SessionError> {
-        match self.request(&Request::Run { payload, seeds, timing, threads }, "RunReport")? {
-            Response::RunReport(r) => Ok(r),
-            other => Err(SessionError::Unexpected { expected: "RunReport", got: response_name(&other) }),
-        }
+        self.report(&Request::Run { payload, seeds, timing, threads })
     }
 
     pub fn paired_run(
@@ -228,6 +225,53 @@ impl<R: Read, W: Write> Session<R, W> {
             Response::PairedReport(r) => Ok(*r),
             other => Err(SessionError::Unexpected { expected: "PairedReport", got: response_name(&other) }),
         }
+    }
+
+    /// Starts a kernel process for `payload` and checks its seeds; it is kept for
+    /// [`Session::turn`]s unless the report has a failure (protocol version 3).
+    pub fn hold(
+        &mut self,
+        payload: PayloadId,
+        seeds: Option<Vec<u32>>,
+        timing: TimingOverrides,
+        threads: Option<u32>,
+    ) -> Result<RunReport, SessionError> {
+        self.needs(3, "Hold")?;
+        self.report(&Request::Hold { payload, seeds, timing, threads })
+    }
+
+    /// Times the held `payload` for `budget_ms`; a report with a failure ended the hold.
+    pub fn turn(&mut self, payload: PayloadId, budget_ms: u64) -> Result<RunReport, SessionError> {
+        self.needs(3, "Turn")?;
+        self.report(&Request::Turn { payload, budget_ms })
+    }
+
+    /// Checks the held `payload` once more and ends its kernel process.
+    pub fn release(&mut self, payload: PayloadId) -> Result<RunReport, SessionError> {
+        self.needs(3, "Release")?;
+        self.report(&Request::Release { payload })
+    }
+
+    /// Sends a request that a `RunReport` answers.
+    fn report(&mut self, req: &Request) -> Result<RunReport, SessionError> {
+        match self.request(req, "RunReport")? {
+            Response::RunReport(r) => Ok(r),
+            other => Err(SessionError::Unexpected { expected: "RunReport", got: response_name(&other) }),
+        }
+    }
+
+    /// An error unless the session speaks protocol `version` or later (what `request` needs).
+    fn needs(&self, version: u32, request: &str) -> Result<(), SessionError> {
+        let spoken = self.hello.version;
+        if spoken >= version {
+            return Ok(());
+        }
+        Err(SessionError::Refused {
+            kind: ErrorKind::Unsupported,
+            message: format!(
+                "`{request}` needs protocol version {version}, and this runtime speaks {spoken}: install the runtime that comes with this ekb on the device"
+            ),
+        })
     }
 
     pub fn unload(&mut self, payload: PayloadId) -> Result<(), SessionError> {

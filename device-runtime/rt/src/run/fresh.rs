@@ -41,7 +41,7 @@ pub(super) type Failed = Option<(usize, Failure)>;
 
 impl Switch {
     /// Draws the batch from the parent's clock.
-    pub(super) fn draw(sides: &mut [Side<'_>]) -> Switch {
+    pub(super) fn draw(sides: &mut [Side]) -> Switch {
         let nanos = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64);
         let at = Rng::new(nanos).below(FIRST_BATCHES);
         let done = sides.iter().any(|s| s.seeds.len() < 2);
@@ -58,7 +58,7 @@ impl Switch {
     }
 
     /// Before a batch: the switch, when this is its batch.
-    pub(super) fn before_batch(&mut self, proc: &mut Proc, sides: &mut [Side<'_>]) -> Result<Failed, Stop> {
+    pub(super) fn before_batch(&mut self, proc: &mut Proc, sides: &mut [Side]) -> Result<Failed, Stop> {
         if self.done || self.batch != self.at {
             return Ok(None);
         }
@@ -66,7 +66,7 @@ impl Switch {
     }
 
     /// After a batch: the check of its outputs, when it followed the switch.
-    pub(super) fn after_batch(&mut self, proc: &mut Proc, sides: &mut [Side<'_>]) -> Result<Failed, Stop> {
+    pub(super) fn after_batch(&mut self, proc: &mut Proc, sides: &mut [Side]) -> Result<Failed, Stop> {
         let this = self.batch;
         self.batch += 1;
         if self.done || this != self.at {
@@ -81,7 +81,7 @@ impl Switch {
     pub(super) fn finish(
         &mut self,
         proc: &mut Proc,
-        sides: &mut [Side<'_>],
+        sides: &mut [Side],
         reps: &[u32],
     ) -> Result<Failed, Stop> {
         if self.done {
@@ -104,7 +104,7 @@ impl Switch {
 /// parameters bound and prepared first, then every side's inputs and run (each side's run even
 /// after another side failed, so that every side's buffers hold one seed's values and the
 /// checksums that go with them). The first failure is returned.
-fn switch(proc: &mut Proc, sides: &mut [Side<'_>]) -> Result<Failed, Stop> {
+fn switch(proc: &mut Proc, sides: &mut [Side]) -> Result<Failed, Stop> {
     // What the batches before wrote would be drawn over.
     if let Some(failed) = unchecked_writes(sides) {
         return Ok(Some(failed));
@@ -143,7 +143,7 @@ fn switch(proc: &mut Proc, sides: &mut [Side<'_>]) -> Result<Failed, Stop> {
 }
 
 /// The outputs of the last timed execution of batch `batch` against the seed the inputs hold.
-fn spot_check(proc: &mut Proc, sides: &mut [Side<'_>], batch: usize) -> Result<Failed, Stop> {
+fn spot_check(proc: &mut Proc, sides: &mut [Side], batch: usize) -> Result<Failed, Stop> {
     read_back(proc, sides)?;
     for (p, side) in sides.iter().enumerate() {
         if let Some(f) = side.report.failure.clone() {

@@ -150,8 +150,20 @@ impl Request {
                 check_threads("Run.threads", *threads)
             }
             Request::PairedRun { settings, .. } => check_paired(settings),
+            Request::Hold { seeds, timing, threads, .. } => {
+                if let Some(list) = seeds {
+                    within("Hold.seeds (entries)", list.len(), 1, MAX_SEED_INDICES)?;
+                }
+                check_timing("Hold.timing", timing)?;
+                check_threads("Hold.threads", *threads)
+            }
+            Request::Turn { budget_ms, .. } => within("Turn.budget_ms", *budget_ms, 1, MAX_BUDGET_MS),
             // A payload is checked when it is parsed; the others carry nothing to bound.
-            Request::DeviceInfo | Request::Load { .. } | Request::Unload { .. } | Request::Shutdown => Ok(()),
+            Request::DeviceInfo
+            | Request::Load { .. }
+            | Request::Unload { .. }
+            | Request::Release { .. }
+            | Request::Shutdown => Ok(()),
         }
     }
 }

@@ -118,6 +118,17 @@ pub enum Request {
     Unload { payload: PayloadId },
     /// Ends the session; the runtime answers `Bye` and exits.
     Shutdown,
+    /// Starts a kernel process for a loaded payload and checks its seeds (as `Run` does before
+    /// timing), then keeps it for `Turn`s; answered with the `RunReport` so far (its failure,
+    /// if any, means nothing is held). Since protocol version 3.
+    Hold { payload: PayloadId, seeds: Option<Vec<u32>>, timing: TimingOverrides, threads: Option<u32> },
+    /// Times the held payload for `budget_ms` (never stopping sooner); answered with a
+    /// `RunReport` whose `timing` is this turn's and whose log holds the lines added since the
+    /// last answer. A failure ends the hold. Since protocol version 3.
+    Turn { payload: PayloadId, budget_ms: u64 },
+    /// Compares the held payload's outputs once more, checks its guards and inputs and ends its
+    /// kernel process; answered with the final `RunReport`. Since protocol version 3.
+    Release { payload: PayloadId },
 }
 
 /// What the runtime answers: one response per request.

@@ -29,7 +29,7 @@ use ekb_deploy::build::{reference_outputs, BuildOptions};
 use ekb_deploy::transport::{self, Device, RemoteOptions};
 use ekb_eval::evaluate::compile::build_baseline;
 use ekb_eval::evaluate::device::{Answer, DeviceSession};
-use ekb_eval::evaluate::engine::{runtime_turn, Timed};
+use ekb_eval::evaluate::engine::{HeldCandidate, Timed};
 pub use ekb_eval::evaluate::torch::TorchSide;
 use ekb_eval::evaluate::torch::{Helper, Loaded};
 use ekb_eval::tasks::export::write_io;
@@ -221,7 +221,8 @@ pub fn run(opts: CudaBench) -> Result<ExitCode, String> {
 
 /// One side being timed on an instance.
 enum Runner {
-    Ekb(PayloadId),
+    /// ekb's payload, held in one kernel process for every round.
+    Ekb(HeldCandidate),
     /// A torch side and the length of one replay.
     Torch(TorchSide, Duration),
 }
@@ -253,8 +254,23 @@ fn bench_task(
     match ekb {
         Ok((id, setup)) => {
             loaded_id = Some(id);
-            sides.push(Side::started(EKB, None, setup));
-            runners.push(Some(Runner::Ekb(id)));
+            let g = gpu.as_mut().expect("ekb runs only with a GPU");
+            match HeldCandidate::hold(&mut g.session, id, None) {
+                Ok(held) => {
+                    sides.push(Side::started(EKB, None, setup));
+                    runners.push(Some(Runner::Ekb(held)));
+                }
+                Err(Timed::Wrong(why)) => {
+                    sides.push(Side::started(EKB, Some(why), setup));
+                    runners.push(None);
+                }
+                Err(Timed::Failed(why)) => {
+                    let mut side = Side::started(EKB, None, setup);
+                    side.fail(format!("its checks failed: {why}"));
+                    sides.push(side);
+                    runners.push(None);
+                }
+            }
         }
         Err(why) => {
             sides.push(Side::unavailable(EKB, why));
@@ -291,9 +307,11 @@ fn bench_task(
     for round in 0..opts.rounds {
         for k in 0..runners.len() {
             let i = (k + round) % runners.len();
-            let Some(runner) = &runners[i] else { continue };
+            let Some(runner) = &mut runners[i] else { continue };
             let got = match runner {
-                Runner::Ekb(id) => time_ekb(gpu.as_mut().expect("ekb runs only with a GPU"), *id, opts.round),
+                Runner::Ekb(held) => {
+                    time_ekb(gpu.as_mut().expect("ekb runs only with a GPU"), held, opts.round)
+                }
                 Runner::Torch(side, per_run) => time_torch(helper, *side, *per_run, opts.round),
             };
             match got {
@@ -312,6 +330,19 @@ fn bench_task(
         }
     }
     if let (Some(id), Some(g)) = (loaded_id, gpu.as_mut()) {
+        if let Some(Some(Runner::Ekb(held))) = runners.into_iter().next() {
+            match held.release(&mut g.session) {
+                Ok(()) => {}
+                Err(Timed::Wrong(why)) => {
+                    sides[0] = Side::started(&sides[0].name, Some(why), sides[0].setup_s);
+                    rounds[0].clear();
+                }
+                Err(Timed::Failed(why)) => {
+                    sides[0].fail(format!("the checks after its rounds failed: {why}"));
+                    rounds[0].clear();
+                }
+            }
+        }
         g.session.unload(id);
     }
     if let Some(h) = helper.as_mut() {
@@ -379,10 +410,10 @@ fn start_torch(
     loaded
 }
 
-/// One round of ekb: a run of its payload on seed 0, timed for about `budget`; one sample per
+/// One round of ekb: a turn of its held payload, timed for about `budget`; one sample per
 /// execution's device time (a batch's mean for very short plans), in milliseconds.
-fn time_ekb(gpu: &mut Gpu, id: PayloadId, budget: Duration) -> Result<Vec<f64>, Timed> {
-    let t = runtime_turn(&mut gpu.session, id, budget, None)?;
+fn time_ekb(gpu: &mut Gpu, held: &mut HeldCandidate, budget: Duration) -> Result<Vec<f64>, Timed> {
+    let t = held.turn(&mut gpu.session, budget)?;
     Ok(t.samples_ns.iter().map(|&ns| ns as f64 / 1e6).collect())
 }
 

@@ -149,6 +149,28 @@ impl DeviceSession {
         self.with(|s| s.run(payload, seeds, timing, threads))
     }
 
+    /// Keeps a kernel process for `payload` after checking its seeds (`Hold`): the report, with
+    /// a failure when nothing is held.
+    pub fn hold(
+        &mut self,
+        payload: PayloadId,
+        seeds: Option<Vec<u32>>,
+        timing: TimingOverrides,
+        threads: Option<u32>,
+    ) -> Answer<RunReport> {
+        self.with(|s| s.hold(payload, seeds, timing, threads))
+    }
+
+    /// One timed turn of a held payload (`Turn`).
+    pub fn turn(&mut self, payload: PayloadId, budget_ms: u64) -> Answer<RunReport> {
+        self.with(|s| s.turn(payload, budget_ms))
+    }
+
+    /// Ends a hold after its last checks (`Release`).
+    pub fn release(&mut self, payload: PayloadId) -> Answer<RunReport> {
+        self.with(|s| s.release(payload))
+    }
+
     pub fn paired(
         &mut self,
         baseline: PayloadId,

@@ -26,7 +26,7 @@ use crate::tasks::export::write_io;
 use crate::tasks::{Backend, Task};
 use ekb_ir::{Diagnostic, TargetProfile};
 use ekb_onnx::baseline::{self as bl, BaselineOptions, EngineName, Server, QUIET};
-use ekb_wire::protocol::{FailureKind, PairedSettings, PayloadId, Timing, TimingOverrides};
+use ekb_wire::protocol::{FailureKind, PairedSettings, PayloadId, RunReport, Timing, TimingOverrides};
 use std::time::Duration;
 
 /// An engine a candidate is timed against.
@@ -265,23 +265,45 @@ pub enum Timed {
     Failed(String),
 }
 
-/// One timed turn of a loaded payload in the runtime: a `Run` on the first seed (its outputs
-/// checked again) timing executions for about `budget`, never stopping early; its timing.
-pub fn runtime_turn(
-    session: &mut DeviceSession,
+/// A candidate's kernel process kept by the runtime between its timed turns (`Hold`): its
+/// seeds checked once, then every turn times the same process, so that the rounds against an
+/// engine differ only in when they ran, not in where the candidate's memory landed.
+pub struct HeldCandidate {
     id: PayloadId,
-    budget: Duration,
-    threads: Option<u32>,
-) -> Result<Timing, Timed> {
-    let timing = TimingOverrides {
-        warmup: Some(3),
-        min_samples: Some(3),
-        max_samples: Some(10_000),
-        target_rse: Some(0.0),
-        budget_ms: Some(budget.as_millis().max(1) as u64),
-        cold_cache: Some(false),
-    };
-    let report = match session.run_with(id, Some(vec![0]), timing, threads) {
+}
+
+impl HeldCandidate {
+    /// Starts the candidate's kernel process and checks every seed of its payload.
+    pub fn hold(
+        session: &mut DeviceSession,
+        id: PayloadId,
+        threads: Option<u32>,
+    ) -> Result<HeldCandidate, Timed> {
+        let timing =
+            TimingOverrides { warmup: Some(3), cold_cache: Some(false), ..TimingOverrides::default() };
+        judge(session.hold(id, None, timing, threads))?;
+        Ok(HeldCandidate { id })
+    }
+
+    /// One timed turn of about `budget` (never stopping early): its timing. A failure ends
+    /// the hold.
+    pub fn turn(&mut self, session: &mut DeviceSession, budget: Duration) -> Result<Timing, Timed> {
+        let report = judge(session.turn(self.id, budget.as_millis().max(1) as u64))?;
+        match report.timing {
+            Some(t) if !t.samples_ns.is_empty() => Ok(t),
+            _ => Err(Timed::Failed("the turn returned no timing samples".into())),
+        }
+    }
+
+    /// The last checks (outputs, guards, inputs) and the end of the kernel process.
+    pub fn release(self, session: &mut DeviceSession) -> Result<(), Timed> {
+        judge(session.release(self.id)).map(drop)
+    }
+}
+
+/// A held run's answer as the candidate's verdict: the report, unless it failed.
+fn judge(answer: Answer<RunReport>) -> Result<RunReport, Timed> {
+    let report = match answer {
         Answer::Ok(r) => r,
         Answer::Refused { kind, message } => {
             return Err(Timed::Failed(format!("the runtime refused ({kind}): {message}")))
@@ -290,21 +312,20 @@ pub fn runtime_turn(
         Answer::Down(d) => return Err(Timed::Failed(d.to_string())),
     };
     match &report.failure {
-        Some(f) if f.kind == FailureKind::Correctness => return Err(Timed::Wrong(f.evidence.clone())),
-        Some(f) => return Err(Timed::Failed(format!("{:?}: {}", f.kind, f.evidence))),
-        None if !report.is_correct() => return Err(Timed::Wrong("the runtime checked no output".into())),
-        None => {}
-    }
-    match report.timing {
-        Some(t) if !t.samples_ns.is_empty() => Ok(t),
-        _ => Err(Timed::Failed("the run returned no timing samples".into())),
+        Some(f) if f.kind == FailureKind::Correctness => Err(Timed::Wrong(f.evidence.clone())),
+        Some(f) => Err(Timed::Failed(format!("{:?}: {}", f.kind, f.evidence))),
+        None if !report.seeds.iter().all(|s| s.ok()) || report.seeds.is_empty() => {
+            Err(Timed::Wrong("the runtime checked no output".into()))
+        }
+        None => Ok(report),
     }
 }
 
 /// The timing of a correct candidate against a loaded engine: rounds of one turn each, rotated,
-/// per the module's protocol; the per-side samples come back in `timed_ns` (for the record of
-/// where the time went). `Err` when a turn failed: the reason, and whether the engine failed
-/// (a baseline failure) rather than the candidate.
+/// per the module's protocol, the candidate held in one kernel process for all of them; the
+/// per-side samples come back in `timed_ns` (for the record of where the time went). `Err` when
+/// a turn failed: the reason, and whether the engine failed (a baseline failure) rather than
+/// the candidate.
 pub fn time_against(
     session: &mut DeviceSession,
     candidate: PayloadId,
@@ -313,45 +334,14 @@ pub fn time_against(
     budget: Duration,
     timed_ns: &mut f64,
 ) -> Result<PairedTiming, (bool, String)> {
-    let turn = (budget / (2 * ROUNDS as u32)).max(MIN_TURN);
-    let mut rounds: Vec<[Vec<f64>; 2]> = Vec::new();
-    let mut reps = 1;
-    let mut clock = String::new();
-    let attempts = settings.attempts.max(1);
-    let mut attempt = 0;
-    let ratio = loop {
-        attempt += 1;
-        for _ in 0..ROUNDS {
-            let r = rounds.len() as u64 + settings.order_seed;
-            let mut got: [Vec<f64>; 2] = [Vec::new(), Vec::new()];
-            for side in [r % 2, (r + 1) % 2] {
-                std::thread::sleep(QUIET);
-                if side == 0 {
-                    let s = host
-                        .turn(loaded, turn)
-                        .map_err(|e| (true, format!("a timed run of the engine failed: {e}")))?;
-                    *timed_ns += s.iter().sum::<u64>() as f64;
-                    got[0] = s.into_iter().map(|ns| ns as f64).collect();
-                } else {
-                    let t =
-                        runtime_turn(session, candidate, turn, settings.threads).map_err(|e| match e {
-                            Timed::Wrong(w) => {
-                                (false, format!("the candidate's outputs differed in a timed run: {w}"))
-                            }
-                            Timed::Failed(f) => (false, format!("a timed run of the candidate failed: {f}")),
-                        })?;
-                    (reps, clock) = (t.reps.max(1), t.clock);
-                    *timed_ns += t.samples_ns.iter().sum::<u64>() as f64 * f64::from(reps);
-                    got[1] = t.samples_ns.into_iter().map(|ns| ns as f64).collect();
-                }
-            }
-            rounds.push(got);
-        }
-        let ratio = round_ratio(&rounds, settings);
-        if relative_half_width(&ratio) <= settings.max_ci || attempt >= attempts {
-            break ratio;
-        }
-    };
+    let mut held = HeldCandidate::hold(session, candidate, settings.threads)
+        .map_err(|e| candidate_failed(e, "its checks"))?;
+    let rounds = rounds(session, &mut held, (host, loaded), settings, budget, timed_ns);
+    // The hold ends in every case; its last checks judge the candidate only when the rounds ran.
+    let released = held.release(session).map_err(|e| candidate_failed(e, "the checks after its turns"));
+    let (rounds, reps, clock) = rounds?;
+    released?;
+    let ratio = round_ratio(&rounds, settings);
     let stable = relative_half_width(&ratio) <= settings.max_ci;
     let side = |k: usize, reps: u32| {
         let all: Vec<u64> = rounds.iter().flat_map(|r| r[k].iter().map(|&x| x as u64)).collect();
@@ -373,7 +363,7 @@ pub fn time_against(
         confidence: settings.confidence,
         rse: ratio.1,
         stable,
-        attempts: attempt,
+        attempts: (rounds.len() / ROUNDS) as u32,
         stop: "rounds".into(),
         clock,
         cold_cache: false,
@@ -383,6 +373,61 @@ pub fn time_against(
         pairs,
         engine: Some(EngineTiming { rounds: rounds.len() as u32, ..loaded.record.clone() }),
     })
+}
+
+/// A candidate's failure in a timed comparison, with where it happened.
+fn candidate_failed(e: Timed, during: &str) -> (bool, String) {
+    match e {
+        Timed::Wrong(w) => (false, format!("the candidate's outputs differed in {during}: {w}")),
+        Timed::Failed(f) => (false, format!("the candidate failed in {during}: {f}")),
+    }
+}
+
+/// Rounds of [`ROUNDS`] until the ratio's interval is narrow enough or the attempts run out:
+/// each round's samples of the engine (0) and the candidate (1), the candidate's executions per
+/// sample and its clock.
+type Rounds = (Vec<[Vec<f64>; 2]>, u32, String);
+
+fn rounds(
+    session: &mut DeviceSession,
+    held: &mut HeldCandidate,
+    (host, loaded): (&mut EngineHost, &mut Loaded),
+    settings: &PairedSettings,
+    budget: Duration,
+    timed_ns: &mut f64,
+) -> Result<Rounds, (bool, String)> {
+    let turn = (budget / (2 * ROUNDS as u32)).max(MIN_TURN);
+    let mut rounds: Vec<[Vec<f64>; 2]> = Vec::new();
+    let (mut reps, mut clock) = (1, String::new());
+    for attempt in 1..=settings.attempts.max(1) {
+        for _ in 0..ROUNDS {
+            let r = rounds.len() as u64 + settings.order_seed;
+            let mut got: [Vec<f64>; 2] = [Vec::new(), Vec::new()];
+            for side in [r % 2, (r + 1) % 2] {
+                if side == 0 {
+                    let s = host
+                        .turn(loaded, turn)
+                        .map_err(|e| (true, format!("a timed run of the engine failed: {e}")))?;
+                    *timed_ns += s.iter().sum::<u64>() as f64;
+                    got[0] = s.into_iter().map(|ns| ns as f64).collect();
+                } else {
+                    // The engine's threads may spin for a while after its turn.
+                    std::thread::sleep(QUIET);
+                    let t = held.turn(session, turn).map_err(|e| candidate_failed(e, "a timed turn"))?;
+                    (reps, clock) = (t.reps.max(1), t.clock);
+                    *timed_ns += t.samples_ns.iter().sum::<u64>() as f64 * f64::from(reps);
+                    got[1] = t.samples_ns.into_iter().map(|ns| ns as f64).collect();
+                }
+            }
+            rounds.push(got);
+        }
+        if relative_half_width(&round_ratio(&rounds, settings)) <= settings.max_ci
+            || attempt >= settings.attempts
+        {
+            break;
+        }
+    }
+    Ok((rounds, reps, clock))
 }
 
 /// The median of samples (NaN for none).
