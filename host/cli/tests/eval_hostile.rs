@@ -32,6 +32,38 @@ fn kernel(prelude: &str, body: &str) -> String {
     format!("{prelude}void ekb_k_k0_relu(void *const *args) {{\n{body}}}\n")
 }
 
+/// State kept between executions in memory the kernel maps itself, at an address it chooses
+/// (`mmap` with MAP_FIXED_NOREPLACE: EEXIST once mapped): the relu computed for the first three
+/// executions (the seeds checked one by one), then the last one's outputs replayed without
+/// reading the inputs.
+fn replaying_memo() -> String {
+    kernel(
+        SYSCALL6,
+        &format!(
+            "  float *m = (float *)0x5e0000000000L;\n  \
+             sys6(9, (long)m, 4 * (128 * 128 + 16), 3, 0x100022, -1, 0);\n  \
+             int *count = (int *)m;\n  float *memo = m + 16;\n  \
+             if (++*count > 3) {{\n    float *y = args[1];\n    \
+             for (int i = 0; i < 128 * 128; i++) y[i] = memo[i];\n    return;\n  }}\n\
+             {RELU}  for (int i = 0; i < 128 * 128; i++) memo[i] = y[i];\n"
+        ),
+    )
+}
+
+/// An input written while samples run: from the fourth execution on (after the three seeds
+/// checked one by one), `x` made writable and changed after the relu.
+fn input_writer() -> String {
+    kernel(
+        SYSCALL6,
+        &format!(
+            "  int *count = (int *)0x5f0000000000L;\n  \
+             sys6(9, (long)count, 4096, 3, 0x100022, -1, 0);\n\
+             {RELU}  if (++*count > 3) {{\n    sys6(10, (long)x, 4096, 3, 0, 0, 0);\n    \
+             ((float *)x)[0] += 1.0f;\n  }}\n"
+        ),
+    )
+}
+
 fn assert_failed(r: &Value, class: &str, cause: &str) {
     assert_eq!(r["failure"]["class"], class, "{r}");
     assert!(!r["correct"].as_bool().unwrap(), "{r}");
@@ -91,44 +123,12 @@ fn hostile_cpu_kernels_fail_with_evidence_and_the_runtime_survives_them() {
             ),
         ),
     );
-    // (b) state kept between executions in memory the kernel maps itself, at an address it
-    // chooses (`mmap` with MAP_FIXED_NOREPLACE: EEXIST once mapped): the relu computed for the
-    // three seeds checked first, then the last one's outputs replayed without reading the inputs.
-    c_sample(
-        root,
-        5,
-        &kernel(
-            SYSCALL6,
-            &format!(
-                "  float *m = (float *)0x5e0000000000L;\n  \
-                 sys6(9, (long)m, 4 * (128 * 128 + 16), 3, 0x100022, -1, 0);\n  \
-                 int *count = (int *)m;\n  float *memo = m + 16;\n  \
-                 if (++*count > 3) {{\n    float *y = args[1];\n    \
-                 for (int i = 0; i < 128 * 128; i++) y[i] = memo[i];\n    return;\n  }}\n\
-                 {RELU}  for (int i = 0; i < 128 * 128; i++) memo[i] = y[i];\n"
-            ),
-        ),
-    );
-    // (b) an input written while samples run: from the fourth execution on (the three seeds
-    // checked one by one before it), `x` made writable and changed after the relu. The two
-    // programs of the pair read one copy of `x`, so the write shows in the baseline's too: the
-    // candidate is the one that fails, and the baseline stands.
-    c_sample(
-        root,
-        6,
-        &kernel(
-            SYSCALL6,
-            &format!(
-                "  int *count = (int *)0x5f0000000000L;
-  sys6(9, (long)count, 4096, 3, 0x100022, -1, 0);
-                 {RELU}  if (++*count > 3) {{
-    sys6(10, (long)x, 4096, 3, 0, 0, 0);
-                     ((float *)x)[0] += 1.0f;
-  }}
-"
-            ),
-        ),
-    );
+    // (b) state kept between executions: outputs replayed from memory the kernel mapped.
+    c_sample(root, 5, &replaying_memo());
+    // (b) an input written while samples run. The two programs of the pair read one copy of
+    // `x`, so the write shows in the baseline's too: the candidate is the one that fails, and
+    // the baseline stands.
+    c_sample(root, 6, &input_writer());
     // The honest kernel, evaluated last: the runtime survived everything before it.
     native_sample(
         root,
@@ -160,6 +160,39 @@ fn hostile_cpu_kernels_fail_with_evidence_and_the_runtime_survives_them() {
 
 /// A native OpenCL answer for `t_relu`: one work-item per element, `body` after `i` and `v`
 /// (the input element) are set, `prelude` at file scope.
+/// Against an engine the candidate is held in one kernel process for all its turns
+/// (`docs/runtime.md`, held runs): the hold is still one run for the switch of inputs, and its
+/// guards and inputs are checked after every turn, so the state-keeping kernels fail there too.
+#[test]
+fn hostile_cpu_kernels_fail_in_held_turns_against_an_engine() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path();
+    task(root);
+    c_sample(root, 0, &replaying_memo());
+    c_sample(root, 1, &input_writer());
+    native_sample(
+        root,
+        "cpu",
+        2,
+        "candidate.c",
+        &format!("void ekb_k_t_relu(void *const *args) {{\n{RELU}}}\n"),
+    );
+    let o = ok(ekb(root)
+        .args(["eval", "t_relu", "--samples", "3", "--budget", "0.2", "--max-ci", "1e9", "--plain"])
+        .args(["--baseline", "engine:onnxruntime"])
+        .args(["--dir", "tasks", "--candidates", "cands", "--out", "run"])
+        .output()
+        .unwrap());
+    let r = results(&root.join("run"));
+    assert_eq!(r.len(), 3, "{}", String::from_utf8_lossy(&o.stdout));
+    eprintln!("R0 {}", r[0]);
+    assert_failed(&r[0], "correctness", "inputs drawn again during timing");
+    assert_failed(&r[1], "memory", "read-only input `x` changed");
+    assert!(r[2]["correct"].as_bool().unwrap(), "{}", r[2]);
+    assert!(r[2]["timing"]["speedup"].as_f64().is_some(), "{}", r[2]);
+    assert_eq!(r[2]["timing"]["engine"]["engine"], "onnxruntime", "{}", r[2]);
+}
+
 fn opencl(prelude: &str, body: &str) -> String {
     format!(
         "// launch: grid=[128] block=[128]\n{prelude}__kernel void t_relu(__global const float *x, __global float *y) {{\n  \

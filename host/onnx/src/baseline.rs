@@ -330,7 +330,7 @@ fn start(
             "onnxruntime",
             Helper::Ort,
             json(&job),
-            "perf_counter_ns around session.run (inputs as numpy arrays, outputs returned as numpy arrays)",
+            "perf_counter_ns around session.run_with_iobinding (inputs and outputs bound once)",
             evaluation_tolerance(),
         ),
         Engine::Tvm(t) => (

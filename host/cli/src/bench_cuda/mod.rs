@@ -264,9 +264,9 @@ fn bench_task(
                     sides.push(Side::started(EKB, Some(why), setup));
                     runners.push(None);
                 }
-                Err(Timed::Failed(why)) => {
+                Err(other) => {
                     let mut side = Side::started(EKB, None, setup);
-                    side.fail(format!("its checks failed: {why}"));
+                    side.fail(format!("its checks failed: {}", other.describe()));
                     sides.push(side);
                     runners.push(None);
                 }
@@ -321,8 +321,8 @@ fn bench_task(
                     runners[i] = None;
                     rounds[i].clear();
                 }
-                Err(Timed::Failed(why)) => {
-                    sides[i].fail(format!("a timed run failed: {why}"));
+                Err(other) => {
+                    sides[i].fail(format!("a timed run failed: {}", other.describe()));
                     runners[i] = None;
                     rounds[i].clear();
                 }
@@ -337,8 +337,8 @@ fn bench_task(
                     sides[0] = Side::started(&sides[0].name, Some(why), sides[0].setup_s);
                     rounds[0].clear();
                 }
-                Err(Timed::Failed(why)) => {
-                    sides[0].fail(format!("the checks after its rounds failed: {why}"));
+                Err(other) => {
+                    sides[0].fail(format!("the checks after its rounds failed: {}", other.describe()));
                     rounds[0].clear();
                 }
             }

@@ -20,8 +20,9 @@
 //! machine, so only a local device is accepted.
 
 use super::device::{Answer, DeviceSession};
+use super::outcome;
 use super::torch::{Helper, TorchSide};
-use crate::results::{EngineTiming, PairedTiming, SideTiming};
+use crate::results::{EngineTiming, FailureClass, FailureRecord, PairedTiming, SideTiming};
 use crate::tasks::export::write_io;
 use crate::tasks::{Backend, Task};
 use ekb_ir::{Diagnostic, TargetProfile};
@@ -262,7 +263,48 @@ enum Runner {
 pub enum Timed {
     /// The outputs differ from the reference (the runtime checks them in every run).
     Wrong(String),
+    /// Another failure the runtime classified (memory, timeout, a crash), as the record has it.
+    Failure(FailureRecord),
+    /// The runtime did not serve the request.
     Failed(String),
+}
+
+impl Timed {
+    /// What went wrong, in words.
+    pub fn describe(&self) -> String {
+        match self {
+            Timed::Wrong(w) => format!("wrong outputs: {w}"),
+            Timed::Failure(r) => format!("{}: {}", r.detail, r.evidence),
+            Timed::Failed(f) => f.clone(),
+        }
+    }
+
+    /// The candidate's failure record, its evidence saying where it happened.
+    pub fn record(self, during: &str) -> FailureRecord {
+        match self {
+            Timed::Wrong(w) => FailureRecord {
+                class: FailureClass::Correctness,
+                detail: FailureKind::Correctness.to_string(),
+                evidence: format!("in {during}: {w}"),
+            },
+            Timed::Failure(mut r) => {
+                r.evidence = format!("in {during}: {}", r.evidence);
+                r
+            }
+            Timed::Failed(f) => FailureRecord {
+                class: FailureClass::Runtime,
+                detail: "runtime error".into(),
+                evidence: format!("in {during}: {f}"),
+            },
+        }
+    }
+}
+
+/// What stopped a timed comparison: the engine (a baseline failure), or the candidate.
+#[derive(Debug)]
+pub enum Stopped {
+    Engine(String),
+    Candidate(FailureRecord),
 }
 
 /// A candidate's kernel process kept by the runtime between its timed turns (`Hold`): its
@@ -273,15 +315,43 @@ pub struct HeldCandidate {
 }
 
 impl HeldCandidate {
-    /// Starts the candidate's kernel process and checks every seed of its payload.
+    /// What the hold of a candidate asks of the runtime: the warm-up of a turn (the checks are
+    /// every seed of the payload).
+    const TIMING: TimingOverrides = TimingOverrides {
+        warmup: Some(3),
+        min_samples: None,
+        max_samples: None,
+        target_rse: None,
+        budget_ms: None,
+        cold_cache: Some(false),
+    };
+
+    /// Starts the candidate's kernel process and checks every seed of its payload: the
+    /// runtime's report of those checks, and the hold when they passed (a report with a failure
+    /// holds nothing).
+    pub fn start(
+        session: &mut DeviceSession,
+        id: PayloadId,
+        threads: Option<u32>,
+    ) -> Answer<(RunReport, Option<HeldCandidate>)> {
+        match session.hold(id, None, Self::TIMING, threads) {
+            Answer::Ok(report) => {
+                let held = report.failure.is_none().then_some(HeldCandidate { id });
+                Answer::Ok((report, held))
+            }
+            Answer::Refused { kind, message } => Answer::Refused { kind, message },
+            Answer::Lost(l) => Answer::Lost(l),
+            Answer::Down(d) => Answer::Down(d),
+        }
+    }
+
+    /// As [`HeldCandidate::start`], the checks judged: the hold, or why there is none.
     pub fn hold(
         session: &mut DeviceSession,
         id: PayloadId,
         threads: Option<u32>,
     ) -> Result<HeldCandidate, Timed> {
-        let timing =
-            TimingOverrides { warmup: Some(3), cold_cache: Some(false), ..TimingOverrides::default() };
-        judge(session.hold(id, None, timing, threads))?;
+        judge(session.hold(id, None, Self::TIMING, threads))?;
         Ok(HeldCandidate { id })
     }
 
@@ -313,7 +383,7 @@ fn judge(answer: Answer<RunReport>) -> Result<RunReport, Timed> {
     };
     match &report.failure {
         Some(f) if f.kind == FailureKind::Correctness => Err(Timed::Wrong(f.evidence.clone())),
-        Some(f) => Err(Timed::Failed(format!("{:?}: {}", f.kind, f.evidence))),
+        Some(f) => Err(Timed::Failure(outcome::record_of(&report, f))),
         None if !report.seeds.iter().all(|s| s.ok()) || report.seeds.is_empty() => {
             Err(Timed::Wrong("the runtime checked no output".into()))
         }
@@ -321,24 +391,22 @@ fn judge(answer: Answer<RunReport>) -> Result<RunReport, Timed> {
     }
 }
 
-/// The timing of a correct candidate against a loaded engine: rounds of one turn each, rotated,
-/// per the module's protocol, the candidate held in one kernel process for all of them; the
-/// per-side samples come back in `timed_ns` (for the record of where the time went). `Err` when
-/// a turn failed: the reason, and whether the engine failed (a baseline failure) rather than
-/// the candidate.
+/// The timing of a correct, held candidate against a loaded engine: rounds of one turn each,
+/// rotated, per the module's protocol; the hold is released after them. The per-side samples
+/// come back in `timed_ns` (for the record of where the time went). `Err` when a turn failed:
+/// which side stopped it and why.
 pub fn time_against(
     session: &mut DeviceSession,
-    candidate: PayloadId,
+    mut held: HeldCandidate,
     (host, loaded): (&mut EngineHost, &mut Loaded),
     settings: &PairedSettings,
     budget: Duration,
     timed_ns: &mut f64,
-) -> Result<PairedTiming, (bool, String)> {
-    let mut held = HeldCandidate::hold(session, candidate, settings.threads)
-        .map_err(|e| candidate_failed(e, "its checks"))?;
+) -> Result<PairedTiming, Stopped> {
     let rounds = rounds(session, &mut held, (host, loaded), settings, budget, timed_ns);
     // The hold ends in every case; its last checks judge the candidate only when the rounds ran.
-    let released = held.release(session).map_err(|e| candidate_failed(e, "the checks after its turns"));
+    let released =
+        held.release(session).map_err(|e| Stopped::Candidate(e.record("the checks after its turns")));
     let (rounds, reps, clock) = rounds?;
     released?;
     let ratio = round_ratio(&rounds, settings);
@@ -375,14 +443,6 @@ pub fn time_against(
     })
 }
 
-/// A candidate's failure in a timed comparison, with where it happened.
-fn candidate_failed(e: Timed, during: &str) -> (bool, String) {
-    match e {
-        Timed::Wrong(w) => (false, format!("the candidate's outputs differed in {during}: {w}")),
-        Timed::Failed(f) => (false, format!("the candidate failed in {during}: {f}")),
-    }
-}
-
 /// Rounds of [`ROUNDS`] until the ratio's interval is narrow enough or the attempts run out:
 /// each round's samples of the engine (0) and the candidate (1), the candidate's executions per
 /// sample and its clock.
@@ -395,7 +455,7 @@ fn rounds(
     settings: &PairedSettings,
     budget: Duration,
     timed_ns: &mut f64,
-) -> Result<Rounds, (bool, String)> {
+) -> Result<Rounds, Stopped> {
     let turn = (budget / (2 * ROUNDS as u32)).max(MIN_TURN);
     let mut rounds: Vec<[Vec<f64>; 2]> = Vec::new();
     let (mut reps, mut clock) = (1, String::new());
@@ -407,13 +467,14 @@ fn rounds(
                 if side == 0 {
                     let s = host
                         .turn(loaded, turn)
-                        .map_err(|e| (true, format!("a timed run of the engine failed: {e}")))?;
+                        .map_err(|e| Stopped::Engine(format!("a timed run of the engine failed: {e}")))?;
                     *timed_ns += s.iter().sum::<u64>() as f64;
                     got[0] = s.into_iter().map(|ns| ns as f64).collect();
                 } else {
                     // The engine's threads may spin for a while after its turn.
                     std::thread::sleep(QUIET);
-                    let t = held.turn(session, turn).map_err(|e| candidate_failed(e, "a timed turn"))?;
+                    let t =
+                        held.turn(session, turn).map_err(|e| Stopped::Candidate(e.record("a timed turn")))?;
                     (reps, clock) = (t.reps.max(1), t.clock);
                     *timed_ns += t.samples_ns.iter().sum::<u64>() as f64 * f64::from(reps);
                     got[1] = t.samples_ns.into_iter().map(|ns| ns as f64).collect();

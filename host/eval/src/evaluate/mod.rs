@@ -46,6 +46,7 @@ use ekb_ir::target::GpuApi;
 use ekb_ir::{Diagnostic, TargetProfile};
 use ekb_lower::Schedule;
 use ekb_wire::protocol::{PairedSettings, PayloadId, TimingOverrides};
+use engine::HeldCandidate;
 pub use evaluator::Evaluator;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -611,39 +612,45 @@ fn one(
     match baseline_id {
         Ok(Against::Engine(l)) => {
             let host = engine_host.expect("an engine host for an engine baseline");
-            if !run_alone(session, candidate_id, config, CHECK_ONLY, &mut result)? {
-                result.seconds.run = t1.elapsed().as_secs_f64();
-                result.finished = utc_now();
-                return Ok(result);
-            }
-            // The check's lone sample says nothing about stability: the rounds below judge it.
-            if result.failure.as_ref().is_some_and(|f| f.class == FailureClass::UnstableTiming) {
-                result.failure = None;
-            }
-            if result.correct && result.failure.is_none() {
+            // The hold checks every seed, as a run alone would, and keeps the kernel process
+            // for the rounds against the engine.
+            let held = match HeldCandidate::start(session, candidate_id, config.paired.threads) {
+                Answer::Ok((report, held)) => {
+                    (result.correct, result.failure) = outcome::verdict(&report);
+                    result.memory = Some(MemoryRecord {
+                        candidate_peak_bytes: report.memory.peak_bytes,
+                        baseline_peak_bytes: None,
+                    });
+                    held
+                }
+                Answer::Refused { kind, message } => {
+                    result.failure = Some(refused(kind, message));
+                    None
+                }
+                Answer::Lost(lost) => {
+                    result.failure = Some(lost_failure(&lost.0));
+                    result.seconds.run = t1.elapsed().as_secs_f64();
+                    result.finished = utc_now();
+                    return Ok(result);
+                }
+                Answer::Down(d) => return Err(d),
+            };
+            if let Some(held) = held.filter(|_| result.correct && result.failure.is_none()) {
                 let settings = PairedSettings { order_seed: u64::from(sample), ..config.paired };
                 let budget = std::time::Duration::from_millis(config.timing.budget_ms);
                 let mut timed_ns = 0.0;
-                match engine::time_against(session, candidate_id, (host, l), &settings, budget, &mut timed_ns)
-                {
+                match engine::time_against(session, held, (host, l), &settings, budget, &mut timed_ns) {
                     Ok(t) => {
                         if !t.stable {
                             result.failure = Some(outcome::unstable(&t));
                         }
                         result.timing = Some(t);
                     }
-                    Err((true, why)) => result.baseline_failure = Some(why),
-                    Err((false, why)) => {
-                        let class = if why.contains("differed") {
-                            FailureClass::Parallel
-                        } else {
-                            FailureClass::Runtime
-                        };
-                        result.failure = Some(FailureRecord {
-                            class,
-                            detail: "timed against the engine".into(),
-                            evidence: why,
-                        });
+                    Err(engine::Stopped::Engine(why)) => result.baseline_failure = Some(why),
+                    Err(engine::Stopped::Candidate(failure)) => {
+                        // As in a run: a candidate that failed after its seeds is not correct.
+                        result.correct = false;
+                        result.failure = Some(failure);
                     }
                 }
                 result.seconds.timed = timed_ns / 1e9;
@@ -698,16 +705,6 @@ enum Against<'a> {
     Payload(PayloadId),
     Engine(&'a mut engine::Loaded),
 }
-
-/// A run that checks every seed and times as little as the runtime allows.
-const CHECK_ONLY: TimingOverrides = TimingOverrides {
-    warmup: Some(0),
-    min_samples: Some(1),
-    max_samples: Some(1),
-    target_rse: None,
-    budget_ms: Some(1),
-    cold_cache: None,
-};
 
 /// Runs a loaded candidate alone on every seed with `timing`: its correctness, failure and
 /// memory into `result`. `Ok(false)` when the runtime stopped answering (the candidate is gone
