@@ -64,6 +64,29 @@ fn input_writer() -> String {
     )
 }
 
+/// Sample `index` of the CPU instance: the honest relu, as a native answer.
+fn honest_sample(root: &Path, index: u32) {
+    native_sample(
+        root,
+        "cpu",
+        index,
+        "candidate.c",
+        &format!("void ekb_k_t_relu(void *const *args) {{\n{RELU}}}\n"),
+    );
+}
+
+/// `ekb eval` of the first `samples` candidates of `t_relu` (with `extra` arguments): its output
+/// and the results, in sample order.
+fn eval(root: &Path, samples: u32, extra: &[&str]) -> (std::process::Output, Vec<Value>) {
+    let o = ok(ekb(root)
+        .args(["eval", "t_relu", "--samples", &samples.to_string(), "--budget", "0.2", "--max-ci", "1e9"])
+        .args(["--plain", "--dir", "tasks", "--candidates", "cands", "--out", "run"])
+        .args(extra)
+        .output()
+        .unwrap());
+    (o, results(&root.join("run")))
+}
+
 fn assert_failed(r: &Value, class: &str, cause: &str) {
     assert_eq!(r["failure"]["class"], class, "{r}");
     assert!(!r["correct"].as_bool().unwrap(), "{r}");
@@ -130,20 +153,8 @@ fn hostile_cpu_kernels_fail_with_evidence_and_the_runtime_survives_them() {
     // the baseline stands.
     c_sample(root, 6, &input_writer());
     // The honest kernel, evaluated last: the runtime survived everything before it.
-    native_sample(
-        root,
-        "cpu",
-        7,
-        "candidate.c",
-        &format!("void ekb_k_t_relu(void *const *args) {{\n{RELU}}}\n"),
-    );
-
-    let o = ok(ekb(root)
-        .args(["eval", "t_relu", "--samples", "8", "--budget", "0.2", "--max-ci", "1e9", "--plain"])
-        .args(["--dir", "tasks", "--candidates", "cands", "--out", "run"])
-        .output()
-        .unwrap());
-    let r = results(&root.join("run"));
+    honest_sample(root, 7);
+    let (o, r) = eval(root, 8, &[]);
     assert_eq!(r.len(), 8, "{}", String::from_utf8_lossy(&o.stdout));
     assert_failed(&r[0], "runtime", "`openat` (257)");
     assert!(!escaped.exists(), "the kernel process wrote {path}");
@@ -170,20 +181,8 @@ fn hostile_cpu_kernels_fail_in_held_turns_against_an_engine() {
     task(root);
     c_sample(root, 0, &replaying_memo());
     c_sample(root, 1, &input_writer());
-    native_sample(
-        root,
-        "cpu",
-        2,
-        "candidate.c",
-        &format!("void ekb_k_t_relu(void *const *args) {{\n{RELU}}}\n"),
-    );
-    let o = ok(ekb(root)
-        .args(["eval", "t_relu", "--samples", "3", "--budget", "0.2", "--max-ci", "1e9", "--plain"])
-        .args(["--baseline", "engine:onnxruntime"])
-        .args(["--dir", "tasks", "--candidates", "cands", "--out", "run"])
-        .output()
-        .unwrap());
-    let r = results(&root.join("run"));
+    honest_sample(root, 2);
+    let (o, r) = eval(root, 3, &["--baseline", "engine:onnxruntime"]);
     assert_eq!(r.len(), 3, "{}", String::from_utf8_lossy(&o.stdout));
     eprintln!("R0 {}", r[0]);
     assert_failed(&r[0], "correctness", "inputs drawn again during timing");
