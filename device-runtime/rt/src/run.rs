@@ -394,6 +394,8 @@ struct Proc {
     /// an answer without it was written by something else there (a kernel).
     tags: RandomState,
     requests: u64,
+    /// Timed sample batches sent so far (`Proc::sample`; warm-ups not counted).
+    batches: u64,
     exec_limit: Duration,
     any_counter: bool,
     counter_errors: Vec<Option<String>>,
@@ -494,6 +496,7 @@ fn start(
                 child,
                 tags: RandomState::new(),
                 requests: 0,
+                batches: 0,
                 exec_limit: limit,
                 any_counter: counters.iter().any(Option::is_none),
                 counter_errors: counters,
@@ -550,18 +553,75 @@ impl Proc {
 
 impl Proc {
     /// Sends a `Cmd::Sample` and returns its samples, cross-checked with this process's own
-    /// clock: the samples are measured inside the kernel process, whose memory a kernel can
-    /// write (the start time of its execution, on the stack), so the executions they claim
-    /// (each sample times its `reps`) must fit in the wall time this process saw around the
-    /// request. Every timed span lies inside that wall time on one monotonic clock; the slack
-    /// of [`CLOCK_SLACK`] is for GPU drivers' clocks. A violation is a `RuntimeError` whose
-    /// evidence gives both figures.
+    /// clock. The samples are measured inside the kernel process, whose memory and registers a
+    /// kernel can write (the start time of its execution, kept in a register or on the stack
+    /// while it runs), so:
+    ///
+    /// - the executions they claim (each sample times its `reps`) must fit in the wall time
+    ///   this process saw around the request: every timed span lies inside it on one monotonic
+    ///   clock; the slack of [`CLOCK_SLACK`] is for GPU drivers' clocks;
+    /// - for CPU programs, in the first timed batch of the process (after the warm-up) and in a
+    ///   quarter of the later ones drawn at random, they must not fall short ([`falls_short`])
+    ///   of what that wall time leaves for the executions: the batch is sent `dry` first (the
+    ///   flushes, poison and clock reads, no executions), and what its wall time leaves of the
+    ///   batch's is the executions' time by this process's clock. Short samples are measured
+    ///   again, a dry twin and its batch, up to [`SHORT_ATTEMPTS`] times in all (a busy machine
+    ///   can slow one and not the other); the first batch's samples are the ones kept, and
+    ///   short every time, the run fails.
+    ///
+    /// A violation is a `RuntimeError` whose evidence gives the figures.
     fn sample(
         &mut self,
         cmd: &Cmd,
         timeout: Duration,
         programs: &[(&Program, &Buffers)],
     ) -> Result<Vec<u64>, Stop> {
+        let Cmd::Sample { order, cold, reps, .. } = cmd else {
+            unreachable!("only samples are cross-checked")
+        };
+        // Warm-ups (no `reps` calibrated yet) are too short to tell.
+        let timed = !reps.is_empty() && !order.is_empty();
+        let cpu = order.iter().all(|&p| programs.get(usize::from(p)).is_some_and(|(prog, _)| !prog.is_gpu()));
+        let drawn = timed && (self.batches == 0 || self.tags.hash_one((u64::MAX, self.requests)) % 4 == 0);
+        self.batches += u64::from(timed);
+        if !(cpu && drawn) {
+            return Ok(self.timed_batch(cmd, timeout, programs)?.0);
+        }
+        // The dry twin goes first, so that the outputs after the batch are its last execution's.
+        let dry = Cmd::Sample { order: order.clone(), cold: *cold, reps: reps.clone(), dry: true };
+        let mut kept = None;
+        for attempt in 1..=SHORT_ATTEMPTS {
+            let (_, _, without) = self.timed_batch(&dry, timeout, programs)?;
+            let (ns, claimed, wall) = self.timed_batch(cmd, timeout, programs)?;
+            let ns = kept.get_or_insert(ns);
+            if !falls_short(claimed, wall, without) {
+                return Ok(std::mem::take(ns));
+            }
+            if attempt == SHORT_ATTEMPTS {
+                return Err(Stop::Failed(Failure {
+                    kind: FailureKind::RuntimeError,
+                    evidence: format!(
+                        "forged timing: the kernel process reported {} sample(s) of {claimed:.0} ns of executions \
+                         in all, but the runtime's own clock saw {wall:.0} ns pass around them and {without:.0} ns \
+                         around the same batch without its executions, which leaves {:.0} ns for them (short in \
+                         {SHORT_ATTEMPTS} batches of {SHORT_ATTEMPTS}: a kernel moved the runtime's clock readings)",
+                        order.len(),
+                        wall - without
+                    ),
+                }));
+            }
+        }
+        unreachable!("the last attempt returns")
+    }
+
+    /// One `Cmd::Sample`: its samples, the executions they claim in all and the wall time this
+    /// process saw around it (nanoseconds), checked against [`CLOCK_SLACK`].
+    fn timed_batch(
+        &mut self,
+        cmd: &Cmd,
+        timeout: Duration,
+        programs: &[(&Program, &Buffers)],
+    ) -> Result<(Vec<u64>, f64, f64), Stop> {
         let Cmd::Sample { order, reps, .. } = cmd else { unreachable!("only samples are cross-checked") };
         let started = Instant::now();
         let reply = self.request(cmd, timeout, programs)?;
@@ -585,9 +645,27 @@ impl Proc {
                 ),
             }));
         }
-        Ok(ns)
+        Ok((ns, claimed, wall))
     }
 }
+
+/// Whether samples claiming `claimed` ns of executions fall short of a batch that took `wall`
+/// ns, `without` ns of it without the executions: they claim less than a third of what is
+/// left, beyond a slack of a tenth of `without` (the noise of the part measured twice) and
+/// [`SHORT_SLACK_NS`] (waking up the kernel process and this one, twice). A third, because
+/// preemption, or a slower period in one batch and not its twin, moves the difference by far
+/// more than the clock would: over the Level-1 CPU instances on an idle 2-core VM, honest
+/// batches claimed 0.99 of what was left in the median and 0.34 at the least (one batch in 968,
+/// paused for 17 ms). Samples shortened to less than a third are what this catches.
+fn falls_short(claimed: f64, wall: f64, without: f64) -> bool {
+    claimed < (wall - without) / 3.0 - 0.1 * without - SHORT_SLACK_NS
+}
+
+/// Batches (each with its dry twin) that must all fall short before a run fails for it.
+const SHORT_ATTEMPTS: u32 = 3;
+
+/// The part of [`falls_short`]'s slack that is not proportional to the batch.
+const SHORT_SLACK_NS: f64 = 50_000.0;
 
 /// How far the sum of the kernel process's samples may exceed the runtime's own wall clock
 /// around them: a GPU driver's clock (the device's) may run a little apart from the host's.
@@ -1134,7 +1212,7 @@ fn warm_up(proc: &mut Proc, sides: &[Side], order: Vec<u8>) -> Result<Vec<u64>, 
     }
     let cold = sides[0].settings.cold_cache;
     let timeout = proc.exec_limit.saturating_mul(order.len() as u32);
-    proc.sample(&Cmd::Sample { order, cold, reps: Vec::new() }, timeout, &programs(sides))
+    proc.sample(&Cmd::Sample { order, cold, reps: Vec::new(), dry: false }, timeout, &programs(sides))
 }
 
 /// Executions per sample of each side: enough that a sample lasts [`MIN_SAMPLE_NS`], from the
@@ -1221,7 +1299,8 @@ fn sample_batches(
         let k =
             batch_size(samples.len(), &settings, s.median_ns * f64::from(reps[0]), left.as_nanos() as f64);
         let timeout = left + proc.exec_limit.saturating_mul(reps[0]);
-        let cmd = Cmd::Sample { order: vec![0; k], cold: settings.cold_cache, reps: reps.to_vec() };
+        let cmd =
+            Cmd::Sample { order: vec![0; k], cold: settings.cold_cache, reps: reps.to_vec(), dry: false };
         if let Some((_, f)) = switch.before_batch(proc, sides)? {
             return Err(Stop::Failed(f));
         }
@@ -1466,7 +1545,7 @@ fn pair(
                 order.extend(if baseline_first { [0u8, 1] } else { [1u8, 0] });
             }
             let timeout = left + proc.exec_limit.saturating_mul(reps[0] + reps[1]);
-            let cmd = Cmd::Sample { order, cold: t.cold_cache, reps: reps.clone() };
+            let cmd = Cmd::Sample { order, cold: t.cold_cache, reps: reps.clone(), dry: false };
             if let Some((p, f)) = switch.before_batch(proc, sides)? {
                 sides[p].fail(f);
                 return Ok(());
@@ -1582,5 +1661,22 @@ mod tests {
         // One execution at least, whatever it costs or the settings say.
         assert_eq!(warm_up_runs(3, Some(500_000_000)), 1);
         assert_eq!(warm_up_runs(0, Some(1_000)), 1);
+    }
+
+    #[test]
+    fn samples_fall_short_below_a_third_of_the_time_left_for_them() {
+        // Honest batches from the Level-1 instances: the median, and the least seen (paused
+        // outside the timed spans).
+        assert!(!falls_short(3_549_920.0, 6_632_331.0, 3_162_012.0));
+        assert!(!falls_short(9_746_625.0, 37_016_978.0, 8_096_433.0));
+        // The clock-moving kernel of the hostile tests: 3.7 of 17.1 ms.
+        assert!(falls_short(3_729_880.0, 30_249_215.0, 13_144_917.0));
+        // A tenth of the part measured twice is slack: a batch mostly of flushes and poison
+        // tells little about its executions.
+        assert!(!falls_short(1_000_000.0, 104_000_000.0, 100_000_000.0));
+        assert!(falls_short(1_000_000.0, 30_000_000.0, 10_000_000.0));
+        // Short batches are below the fixed slack.
+        assert!(!falls_short(0.0, 140_000.0, 0.0));
+        assert!(falls_short(0.0, 160_000.0, 0.0));
     }
 }

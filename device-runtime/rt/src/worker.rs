@@ -16,7 +16,8 @@
 //!   the program, before each of them poison (a large buffer on every thread) and flush the
 //!   caches if asked, each timed alone with `CLOCK_MONOTONIC` (the clock reads are the only
 //!   code inside the timed span besides the plan); the sample is their mean; answer
-//!   [`Reply::Samples`];
+//!   [`Reply::Samples`]. A `dry` sample does all of it but call the plan (the parent's
+//!   measure of what a batch costs besides its executions);
 //! - [`Cmd::Count`]: run the plan `runs` times with the counters enabled around each
 //!   execution only, then `runs` times more with each step timed alone (counters off); answer
 //!   [`Reply::Counted`];
@@ -84,10 +85,13 @@ pub enum Cmd {
     },
     /// One sample per entry of `order` (a program index); a sample of program `p` is the mean
     /// of `reps[p]` executions (1 where `reps` has no entry), each poisoned and timed alone.
+    /// `dry` (CPU programs): everything but the executions themselves (the flushes, the poison
+    /// and the clock reads), so that the parent can time what a batch costs besides them.
     Sample {
         order: Vec<u8>,
         cold: bool,
         reps: Vec<u32>,
+        dry: bool,
     },
     Count {
         program: u8,
@@ -386,7 +390,7 @@ fn drive(io: &ChildIo, setup: &Setup<'_>, pool: &Pool, counters: &mut CounterSet
                     Exec::Gpu(exec) => gpu::run(exec.as_mut(), prog, bufs),
                 }
             }
-            Cmd::Sample { order, cold, reps } => {
+            Cmd::Sample { order, cold, reps, dry } => {
                 let timed: Result<Vec<u64>, Reply> = order
                     .iter()
                     .map(|&program| {
@@ -406,8 +410,10 @@ fn drive(io: &ChildIo, setup: &Setup<'_>, pool: &Pool, counters: &mut CounterSet
                                 Exec::Cpu(bound) => {
                                     poison(pool, prog, bufs);
                                     let t0 = sys::monotonic_ns();
-                                    // SAFETY: as above.
-                                    unsafe { bound.execute() };
+                                    if !dry {
+                                        // SAFETY: as above.
+                                        unsafe { bound.execute() };
+                                    }
                                     sys::monotonic_ns() - t0
                                 }
                                 #[cfg(feature = "gpu")]

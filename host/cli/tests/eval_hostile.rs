@@ -64,6 +64,30 @@ fn input_writer() -> String {
     )
 }
 
+/// Samples shortened by moving the start time of each execution: the start is read before the
+/// plan runs and kept, as the time or its negation, in a register the caller saves across the
+/// call (`sys::monotonic_ns` in the runtime's kernel process), so the entry (assembly) computes
+/// the relu eight times over, then reads the clock and sets every callee-saved register that
+/// holds a time of the last second (or its negation) to now before it returns: each execution
+/// then claims about the time of a clock read.
+fn clock_mover() -> String {
+    let fix = |r: &str| {
+        format!(
+            "  \"mov %rax, %rcx\\n  sub %{r}, %rcx\\n  cmp $1000000000, %rcx\\n  jae 1f\\n  mov %rax, %{r}\\n1:\\n\"\n  \
+             \"mov %rax, %rcx\\n  add %{r}, %rcx\\n  cmp $1000000000, %rcx\\n  jae 2f\\n  mov %rax, %{r}\\n  neg %{r}\\n2:\\n\"\n"
+        )
+    };
+    let fixes: String = ["rbx", "rbp", "r12", "r13", "r14", "r15"].iter().map(|r| fix(r)).collect();
+    format!(
+        "{SYSCALL}__attribute__((used)) static void relu8(void *const *args) {{\n  \
+         for (int r = 0; r < 8; r++) {{\n{RELU}  }}\n}}\n\
+         __attribute__((used)) static long now_ns(void) {{\n  long t[2];\n  sys3(228, 1, (long)t, 0);\n  \
+         return t[0] * 1000000000L + t[1];\n}}\n\
+         __asm__(\".text\\n.globl ekb_k_k0_relu\\n.type ekb_k_k0_relu,@function\\nekb_k_k0_relu:\\n\"\n  \
+         \"  sub $8, %rsp\\n  call relu8\\n  call now_ns\\n\"\n{fixes}  \"  add $8, %rsp\\n  ret\\n\");\n"
+    )
+}
+
 /// Sample `index` of the CPU instance: the honest relu, as a native answer.
 fn honest_sample(root: &Path, index: u32) {
     native_sample(
@@ -152,10 +176,12 @@ fn hostile_cpu_kernels_fail_with_evidence_and_the_runtime_survives_them() {
     // `x`, so the write shows in the baseline's too: the candidate is the one that fails, and
     // the baseline stands.
     c_sample(root, 6, &input_writer());
+    // (d) samples shortened: the start time of each execution moved forward by the kernel.
+    c_sample(root, 7, &clock_mover());
     // The honest kernel, evaluated last: the runtime survived everything before it.
-    honest_sample(root, 7);
-    let (o, r) = eval(root, 8, &[]);
-    assert_eq!(r.len(), 8, "{}", String::from_utf8_lossy(&o.stdout));
+    honest_sample(root, 8);
+    let (o, r) = eval(root, 9, &[]);
+    assert_eq!(r.len(), 9, "{}", String::from_utf8_lossy(&o.stdout));
     assert_failed(&r[0], "runtime", "`openat` (257)");
     assert!(!escaped.exists(), "the kernel process wrote {path}");
     assert_failed(&r[1], "runtime", "`clone` (56)");
@@ -165,15 +191,17 @@ fn hostile_cpu_kernels_fail_with_evidence_and_the_runtime_survives_them() {
     assert_failed(&r[5], "correctness", "inputs drawn again during timing");
     assert_failed(&r[6], "memory", "read-only input `x` changed while samples ran");
     assert!(r[6]["baseline_failure"].is_null(), "{}", r[6]);
-    assert!(r[7]["correct"].as_bool().unwrap(), "{}", r[7]);
-    assert!(r[7]["timing"]["speedup"].as_f64().is_some(), "{}", r[7]);
+    // Correct with a speedup here means the kernel no longer finds the start time where the
+    // runtime keeps it: `clock_mover` must follow the runtime's code.
+    assert_failed(&r[7], "runtime", "around the same batch without its executions");
+    assert!(r[8]["correct"].as_bool().unwrap(), "{}", r[8]);
+    assert!(r[8]["timing"]["speedup"].as_f64().is_some(), "{}", r[8]);
 }
 
-/// A native OpenCL answer for `t_relu`: one work-item per element, `body` after `i` and `v`
-/// (the input element) are set, `prelude` at file scope.
 /// Against an engine the candidate is held in one kernel process for all its turns
-/// (`docs/runtime.md`, held runs): the hold is still one run for the switch of inputs, and its
-/// guards and inputs are checked after every turn, so the state-keeping kernels fail there too.
+/// (`docs/runtime.md`, held runs): the hold is still one run for the switch of inputs, its
+/// guards and inputs are checked after every turn, and its turns' batches are timed as a run's,
+/// so the state-keeping and clock-moving kernels fail there too.
 #[test]
 fn hostile_cpu_kernels_fail_in_held_turns_against_an_engine() {
     let tmp = tempfile::tempdir().unwrap();
@@ -181,17 +209,20 @@ fn hostile_cpu_kernels_fail_in_held_turns_against_an_engine() {
     task(root);
     c_sample(root, 0, &replaying_memo());
     c_sample(root, 1, &input_writer());
-    honest_sample(root, 2);
-    let (o, r) = eval(root, 3, &["--baseline", "engine:onnxruntime"]);
-    assert_eq!(r.len(), 3, "{}", String::from_utf8_lossy(&o.stdout));
-    eprintln!("R0 {}", r[0]);
+    c_sample(root, 2, &clock_mover());
+    honest_sample(root, 3);
+    let (o, r) = eval(root, 4, &["--baseline", "engine:onnxruntime"]);
+    assert_eq!(r.len(), 4, "{}", String::from_utf8_lossy(&o.stdout));
     assert_failed(&r[0], "correctness", "inputs drawn again during timing");
     assert_failed(&r[1], "memory", "read-only input `x` changed");
-    assert!(r[2]["correct"].as_bool().unwrap(), "{}", r[2]);
-    assert!(r[2]["timing"]["speedup"].as_f64().is_some(), "{}", r[2]);
-    assert_eq!(r[2]["timing"]["engine"]["engine"], "onnxruntime", "{}", r[2]);
+    assert_failed(&r[2], "runtime", "around the same batch without its executions");
+    assert!(r[3]["correct"].as_bool().unwrap(), "{}", r[3]);
+    assert!(r[3]["timing"]["speedup"].as_f64().is_some(), "{}", r[3]);
+    assert_eq!(r[3]["timing"]["engine"]["engine"], "onnxruntime", "{}", r[3]);
 }
 
+/// A native OpenCL answer for `t_relu`: one work-item per element, `body` after `i` and `v`
+/// (the input element) are set, `prelude` at file scope.
 fn opencl(prelude: &str, body: &str) -> String {
     format!(
         "// launch: grid=[128] block=[128]\n{prelude}__kernel void t_relu(__global const float *x, __global float *y) {{\n  \

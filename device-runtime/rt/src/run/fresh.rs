@@ -93,7 +93,7 @@ impl Switch {
         }
         let order: Vec<u8> = (0..sides.len() as u8).collect();
         let timeout = proc.exec_limit.saturating_mul(reps.iter().sum::<u32>().max(1));
-        let cmd = Cmd::Sample { order, cold: sides[0].settings.cold_cache, reps: reps.to_vec() };
+        let cmd = Cmd::Sample { order, cold: sides[0].settings.cold_cache, reps: reps.to_vec(), dry: false };
         proc.sample(&cmd, timeout, &programs(sides))?;
         self.after_batch(proc, sides)
     }
