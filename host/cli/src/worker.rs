@@ -167,7 +167,7 @@ impl JobRunner<'_> {
             self.open = Some((setup, self.open_evaluator(b, candidates, baseline, backend)?));
         }
         let (_, evaluator) = self.open.as_mut().expect("opened above");
-        let result = evaluator.candidate(&task, &b.instance, b.sample, &self.in_flight)?;
+        let result = evaluator.candidate(&task, &b.instance, b.sample, &self.in_flight, None)?;
         self.in_flight.clear()?;
         Ok(result)
     }

@@ -138,6 +138,50 @@ fn a_killed_run_resumed_ends_like_an_uninterrupted_one() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("lists a seed twice"));
 }
 
+/// On a device that is not this machine's CPU (here qemu; a GPU, a board) each candidate is
+/// built while the one before it runs, a new instance with its references and baseline; the
+/// results are those of builds in turn, and the time line counts what ran beside the device.
+/// On this machine's CPU nothing is built beside the timing.
+#[test]
+fn candidates_are_built_ahead_only_beside_a_device_elsewhere() {
+    let tmp = tempfile::tempdir().unwrap();
+    let tasks = task_folder(tmp.path());
+    let aarch64 =
+        ekb_e2e::static_runtime("aarch64-unknown-linux-musl", Path::new(env!("CARGO_TARGET_TMPDIR")));
+    let run = |out: &str, extra: &[&str]| {
+        let o = ekb(tmp.path())
+            .env("EKB_RT_AARCH64", &aarch64)
+            .args(["eval", "--dir", tasks.to_str().unwrap(), "--samples", "2", "--budget", "0.1"])
+            .args(["--max-ci", "1e9", "--plain", "--out", out])
+            .args(extra)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let text = std::fs::read_to_string(tmp.path().join(out).join("results.jsonl")).unwrap();
+        let results: Vec<Value> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+        assert_eq!(results.len(), 8, "{text}");
+        assert!(results.iter().all(|r| r["correct"].as_bool().unwrap()), "{text}");
+        assert!(!tmp.path().join(out).join("in_flight_ahead.json").exists());
+        (String::from_utf8_lossy(&o.stdout).into_owned(), results)
+    };
+    let (stdout, results) = run("qemu", &["--target", "aarch64-qemu", "--device", "qemu"]);
+    let ahead: Vec<f64> = results.iter().map(|r| r["seconds"]["ahead"].as_f64().unwrap()).collect();
+    // The first candidate waits for its build; the seven after it were built ahead, the new
+    // instances' baselines with them (the build of each first sample counts its baseline's).
+    assert_eq!(ahead[0], 0.0, "{ahead:?}");
+    assert!(ahead[1..].iter().all(|&a| a > 0.0), "{ahead:?}");
+    for r in &results {
+        assert!(
+            r["seconds"]["ahead"].as_f64().unwrap() <= r["seconds"]["build"].as_f64().unwrap() + 1e-6,
+            "{r}"
+        );
+    }
+    assert!(stdout.contains("of it beside the device"), "{stdout}");
+    let (stdout, results) = run("local", &[]);
+    assert!(results.iter().all(|r| r["seconds"]["ahead"] == 0.0), "{results:?}");
+    assert!(!stdout.contains("beside the device"), "{stdout}");
+}
+
 #[test]
 fn gpu_instances_run_on_the_gpu_runtime_and_a_wrong_profile_is_refused() {
     let tmp = tempfile::tempdir().unwrap();
@@ -409,4 +453,97 @@ fn a_candidate_the_evaluator_crashed_on_is_recorded_as_failed_on_resume() {
     assert!(evidence(1).contains("died of a signal while building it"), "{}", evidence(1));
     assert!(evidence(2).contains("died of a signal while running it"), "{}", evidence(2));
     assert!(!out.join("crashed.json").exists() && !marker.exists());
+}
+
+/// A crash on the thread that builds the next candidate while one runs (qemu here: builds go
+/// ahead on a device elsewhere) is that candidate's: the resumed run records it as failed to
+/// build, and evaluates the candidate that was running again.
+#[test]
+fn a_crash_while_building_ahead_is_the_built_candidates() {
+    let tmp = tempfile::tempdir().unwrap();
+    let tasks = task_folder(tmp.path());
+    let cands = tmp.path().join("cands");
+    let good = t_relu_l1("        y[i, j] = max(x[i, j], 0.0)");
+    // Runs until the execution limit, long enough under qemu for the next build to start.
+    let slow = t_relu_l1(
+        "        alloc acc: f32[1] local\n        acc[0] = 0.0\n        for a in 0..2000000000 {\n          \
+         acc[0] = acc[0] * 1.0000001 + x[i, j]\n        }\n        y[i, j] = acc[0]",
+    );
+    // Takes seconds to build (see above).
+    let chain = vec!["x[i, j]"; 100].join(" + ");
+    let mut heavy: Vec<String> =
+        (0..1000).map(|s| format!("        let v{s} = max({chain}, {s}.0)")).collect();
+    heavy.push(format!(
+        "        y[i, j] = {}",
+        (0..1000).step_by(100).map(|s| format!("v{s}")).collect::<Vec<_>>().join(" + ")
+    ));
+    write_candidates(&cands, &[slow, t_relu_l1(&heavy.join("\n")), good]);
+    let aarch64 =
+        ekb_e2e::static_runtime("aarch64-unknown-linux-musl", Path::new(env!("CARGO_TARGET_TMPDIR")));
+    let out = tmp.path().join("run");
+    let eval = |resume: bool| {
+        let mut c = ekb(tmp.path());
+        c.env("EKB_RT_AARCH64", &aarch64)
+            .args([
+                "eval",
+                "t_relu",
+                "--samples",
+                "3",
+                "--budget",
+                "0.1",
+                "--max-ci",
+                "1e9",
+                "--timeout",
+                "5",
+            ])
+            .args(["--target", "aarch64-qemu", "--device", "qemu", "--plain", "--dir"])
+            .arg(&tasks)
+            .arg("--candidates")
+            .arg(&cands)
+            .arg("--out")
+            .arg(&out);
+        if resume {
+            c.arg("--resume");
+        }
+        c
+    };
+    let mut child = eval(false).stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
+    let ahead = out.join("in_flight_ahead.json");
+    let start = Instant::now();
+    let builder = loop {
+        let m = std::fs::read_to_string(&ahead).unwrap_or_default();
+        if m.contains("\"sample\":1,") {
+            let tasks = std::fs::read_dir(format!("/proc/{}/task", child.id())).unwrap();
+            let named = tasks.filter_map(|t| t.ok()).find(|t| {
+                std::fs::read_to_string(t.path().join("comm")).is_ok_and(|c| c.trim() == "build-ahead")
+            });
+            if let Some(t) = named {
+                break t.file_name().to_string_lossy().parse::<i32>().unwrap();
+            }
+        }
+        assert!(start.elapsed() < Duration::from_secs(120), "sample 1 was never built ahead: {m}");
+        assert!(child.try_wait().unwrap().is_none(), "the run ended before sample 1 was built ahead");
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    // SAFETY: a signal to one thread of the child, which is alive (not waited for yet).
+    let sent = unsafe { libc::syscall(libc::SYS_tgkill, child.id() as i32, builder, libc::SIGABRT) };
+    assert_eq!(sent, 0);
+    assert!(!child.wait().unwrap().success());
+    let crashed = std::fs::read_to_string(out.join("crashed.json")).unwrap();
+    assert!(crashed.contains("\"sample\":1,") && crashed.contains("\"stage\":\"build\""), "{crashed}");
+    let running = std::fs::read_to_string(out.join("in_flight.json")).unwrap();
+    assert!(running.contains("\"sample\":0,"), "{running}");
+
+    let resumed = eval(true).output().unwrap();
+    let stderr = String::from_utf8_lossy(&resumed.stderr);
+    assert!(resumed.status.success(), "{stderr}");
+    assert!(stderr.contains("t_relu on cpu sample 1: the evaluator crashed on it"), "{stderr}");
+    let got = outcomes(&out);
+    let key = |s: u32| format!("\"t_relu\" \"cpu\" {s}");
+    assert_eq!(got.len(), 3, "{got:?}");
+    assert_eq!(got[&key(1)], (false, false, Value::from("compile")));
+    // The running candidate was evaluated again: its own verdict, not the crash's.
+    assert_ne!(got[&key(0)].2, Value::from("compile"));
+    assert_eq!(got[&key(2)], (true, true, Value::Null));
+    assert!(!out.join("crashed.json").exists() && !ahead.exists());
 }

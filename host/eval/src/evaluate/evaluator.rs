@@ -13,8 +13,8 @@
 use super::candidate::Candidates;
 use super::device::DeviceSession;
 use super::{
-    backend_of, build_one, check_target, engine, identity, one, tools, Baseline, Config, DeviceLink,
-    Observer, Prepared,
+    backend_of, build_one, check_target, engine, identity, one, tools, Baseline, BuiltCandidate, Config,
+    DeviceLink, Next, Observer, Prepared,
 };
 use crate::results::inflight::InFlight;
 use crate::results::{BackendEnv, CandidateResult, Instance, Phases};
@@ -36,6 +36,8 @@ pub struct Evaluator {
     envs: BTreeMap<String, BackendEnv>,
     tools: BTreeMap<String, String>,
     current: Option<Current>,
+    /// The next candidate, built while the one before it ran.
+    ahead: Option<Ahead>,
 }
 
 /// The instance evaluated last and its prepared baseline.
@@ -106,7 +108,7 @@ impl Evaluator {
             })?;
             tools.insert(name, version);
         }
-        Ok(Evaluator { config, sessions, device_names, engine_host, envs, tools, current: None })
+        Ok(Evaluator { config, sessions, device_names, engine_host, envs, tools, current: None, ahead: None })
     }
 
     /// The settings it evaluates with.
@@ -126,12 +128,18 @@ impl Evaluator {
 
     /// Evaluates sample `sample` of `inst` (an instance of `task`), marking it in `in_flight`
     /// while it goes. `Err` only for what must stop the evaluation (the device is gone).
+    ///
+    /// With `next`, the candidate to evaluate after this one, and a device that is not this
+    /// machine's CPU ([`Evaluator::builds_ahead`]), `next` is built on another thread while this
+    /// one runs on the device (with its instance's references and baseline, for a new
+    /// instance), and the next call takes that build.
     pub fn candidate(
         &mut self,
         task: &Task,
         inst: &Instance,
         sample: u32,
         in_flight: &InFlight,
+        next: Option<Next<'_>>,
     ) -> Result<CandidateResult, Diagnostic> {
         let backend = backend_of(inst)?;
         if !self.sessions.contains_key(&backend) {
@@ -140,61 +148,103 @@ impl Evaluator {
                 inst.task, inst.backend
             )));
         }
-        let candidate = if self.current.as_ref().is_none_or(|c| c.instance != *inst) {
-            self.end_instance();
-            let t0 = Instant::now();
-            let config = &self.config;
-            let options = config.build_options(task);
-            let engine_host = self.engine_host.as_mut();
-            let (baseline, candidate) = if matches!(config.baseline, Baseline::Engine(_)) {
-                // An engine measures itself while it prepares (a TVM tune times its trials):
-                // nothing runs beside it.
-                let baseline = config.baseline.prepare(task, backend, config, &options, engine_host);
-                (baseline, build_one(task, inst, backend, sample, config, &options, in_flight))
-            } else {
-                // The instance's reference outputs, its baseline and this candidate side by
-                // side: both builds wait for the references only to pack their expected outputs.
-                std::thread::scope(|s| {
-                    s.spawn(|| options.references.as_ref().map(References::get));
-                    let baseline = s.spawn(|| config.baseline.prepare(task, backend, config, &options, None));
-                    let candidate = build_one(task, inst, backend, sample, config, &options, in_flight);
-                    (baseline.join().unwrap_or_else(|p| std::panic::resume_unwind(p)), candidate)
-                })
-            };
-            let candidate = candidate?;
-            // The baseline's build counts what the candidate's own build did not cover, so the
-            // two add up to the wall time of the instance's builds.
-            let build = Phases {
-                build: (t0.elapsed().as_secs_f64() - candidate.build_s).max(0.0),
-                compiler: match &baseline {
-                    Prepared::Payload(b) => b.as_ref().map_or(0.0, |b| b.compile.duration.as_secs_f64()),
-                    Prepared::Engine(_) => 0.0,
-                },
-                ..Phases::default()
-            };
-            self.current =
-                Some(Current { instance: inst.clone(), backend, options, baseline, build, loaded: None });
-            candidate
-        } else {
-            let current = self.current.as_ref().expect("the instance's baseline");
-            build_one(task, inst, backend, sample, &self.config, &current.options, in_flight)?
+        let candidate = match self.ahead.take() {
+            Some(a) if a.instance == *inst && a.sample == sample => {
+                if let Some(fresh) = a.fresh {
+                    self.end_instance();
+                    self.current = Some(Current {
+                        instance: inst.clone(),
+                        backend,
+                        options: fresh.options,
+                        baseline: fresh.baseline,
+                        build: fresh.build,
+                        loaded: None,
+                    });
+                }
+                let candidate = a.built?;
+                in_flight.take_ahead(&candidate.marker)?;
+                // The share of its build the run did not wait for goes with the candidate.
+                self.current.as_mut().expect("the instance's baseline").build.ahead = a.hidden;
+                candidate
+            }
+            other => {
+                if other.is_some() {
+                    in_flight.clear_ahead()?;
+                }
+                if self.current.as_ref().is_none_or(|c| c.instance != *inst) {
+                    self.end_instance();
+                    let (fresh, candidate) = build_instance(
+                        &self.config,
+                        self.engine_host.as_mut(),
+                        task,
+                        inst,
+                        sample,
+                        in_flight,
+                        false,
+                    );
+                    let candidate = candidate?;
+                    self.current = Some(Current {
+                        instance: inst.clone(),
+                        backend,
+                        options: fresh.options,
+                        baseline: fresh.baseline,
+                        build: fresh.build,
+                        loaded: None,
+                    });
+                    candidate
+                } else {
+                    let current = self.current.as_ref().expect("the instance's baseline");
+                    build_one(task, inst, backend, sample, &self.config, &current.options, in_flight, false)?
+                }
+            }
         };
+        let ahead = next.filter(|n| self.builds_ahead(n.inst));
+        let config = &self.config;
         let current = self.current.as_mut().expect("prepared above");
+        let same = (current.instance.clone(), current.options.clone());
         let session = self.sessions.get_mut(&backend).expect("checked above");
-        let mut result = one(
-            inst,
-            sample,
-            &self.config,
-            candidate,
-            (&mut current.baseline, self.engine_host.as_mut()),
-            std::mem::take(&mut current.build),
-            session,
-            &mut current.loaded,
-            in_flight,
-        )?;
+        let engine_host = self.engine_host.as_mut();
+        let (result, ahead) = std::thread::scope(|s| {
+            let ahead = ahead.map(|n| {
+                std::thread::Builder::new()
+                    .name("build-ahead".into())
+                    .spawn_scoped(s, move || build_ahead(config, &same, n, in_flight))
+                    .expect("a thread to build ahead")
+            });
+            let result = one(
+                inst,
+                sample,
+                config,
+                candidate,
+                (&mut current.baseline, engine_host),
+                std::mem::take(&mut current.build),
+                session,
+                &mut current.loaded,
+                in_flight,
+            );
+            let waited = Instant::now();
+            let ahead = ahead.map(|h| {
+                let mut a = h.join().unwrap_or_else(|p| std::panic::resume_unwind(p));
+                a.hidden = (a.hidden - waited.elapsed().as_secs_f64()).max(0.0);
+                a
+            });
+            (result, ahead)
+        });
+        self.ahead = ahead;
+        let mut result = result?;
         let target = &self.config.target(backend).name;
         result.device = Some(identity::probe(&self.device_names[&backend], target, session.hello()));
         Ok(result)
+    }
+
+    /// Whether the candidates of `inst` are built ahead: its device is not this machine's CPU
+    /// (a CUDA GPU, or a device reached through a transport), where builds beside the timing
+    /// would take its cores; and the baseline is not an engine (which measures itself while it
+    /// prepares).
+    fn builds_ahead(&self, inst: &Instance) -> bool {
+        let Ok(backend) = backend_of(inst) else { return false };
+        !matches!(self.config.baseline, Baseline::Engine(_))
+            && (backend == Backend::Cuda || self.device_names.get(&backend).is_some_and(|d| d != "local"))
     }
 
     /// Unloads the baseline of the instance evaluated last and ends its engine instance.
@@ -219,4 +269,88 @@ impl Evaluator {
             session.close();
         }
     }
+}
+
+/// An instance's options, baseline and the baseline's build time (what its build did beyond
+/// its first candidate's).
+struct Fresh {
+    options: BuildOptions,
+    baseline: Prepared,
+    build: Phases,
+}
+
+/// A candidate built while the one before it ran on the device.
+struct Ahead {
+    instance: Instance,
+    sample: u32,
+    /// Its instance, when that is not the one before.
+    fresh: Option<Fresh>,
+    built: Result<BuiltCandidate, Diagnostic>,
+    /// Seconds of its build (its instance's included) that the candidate before it did not
+    /// wait for.
+    hidden: f64,
+}
+
+/// Builds a new instance of `task` and its candidate `sample`: the reference outputs, the
+/// baseline and the candidate side by side (the builds wait for the references only to pack
+/// their expected outputs); an engine baseline alone first, as it measures itself while it
+/// prepares (a TVM tune times its trials).
+fn build_instance(
+    config: &Config,
+    engine_host: Option<&mut engine::EngineHost>,
+    task: &Task,
+    inst: &Instance,
+    sample: u32,
+    in_flight: &InFlight,
+    ahead: bool,
+) -> (Fresh, Result<BuiltCandidate, Diagnostic>) {
+    let t0 = Instant::now();
+    let options = config.build_options(task);
+    let backend = backend_of(inst).expect("checked by the caller");
+    let (baseline, candidate) = if matches!(config.baseline, Baseline::Engine(_)) {
+        let baseline = config.baseline.prepare(task, backend, config, &options, engine_host);
+        (baseline, build_one(task, inst, backend, sample, config, &options, in_flight, ahead))
+    } else {
+        std::thread::scope(|s| {
+            s.spawn(|| options.references.as_ref().map(References::get));
+            let baseline = s.spawn(|| config.baseline.prepare(task, backend, config, &options, None));
+            let candidate = build_one(task, inst, backend, sample, config, &options, in_flight, ahead);
+            (baseline.join().unwrap_or_else(|p| std::panic::resume_unwind(p)), candidate)
+        })
+    };
+    // The baseline's build counts what the candidate's own build did not cover, so the two add
+    // up to the wall time of the instance's builds.
+    let build = Phases {
+        build: (t0.elapsed().as_secs_f64() - candidate.as_ref().map_or(0.0, |c| c.build_s)).max(0.0),
+        compiler: match &baseline {
+            Prepared::Payload(b) => b.as_ref().map_or(0.0, |b| b.compile.duration.as_secs_f64()),
+            Prepared::Engine(_) => 0.0,
+        },
+        ..Phases::default()
+    };
+    (Fresh { options, baseline, build }, candidate)
+}
+
+/// Builds `next` ahead of its turn (`same`: the current instance and its options, which a next
+/// candidate of that instance reuses).
+fn build_ahead(
+    config: &Config,
+    same: &(Instance, BuildOptions),
+    next: Next<'_>,
+    in_flight: &InFlight,
+) -> Ahead {
+    let (fresh, built) = match backend_of(next.inst) {
+        Err(e) => (None, Err(e)),
+        Ok(_) if *next.inst != same.0 => {
+            let (fresh, built) =
+                build_instance(config, None, next.task, next.inst, next.sample, in_flight, true);
+            (Some(fresh), built)
+        }
+        Ok(backend) => {
+            (None, build_one(next.task, next.inst, backend, next.sample, config, &same.1, in_flight, true))
+        }
+    };
+    // The build time its result will count, all of it done beside the device so far.
+    let hidden = fresh.as_ref().map_or(0.0, |f| f.build.build) + built.as_ref().map_or(0.0, |c| c.build_s);
+    Ahead { instance: next.inst.clone(), sample: next.sample, fresh, built, hidden }
 }

@@ -301,7 +301,8 @@ pub fn evaluate(
             Diagnostic::error(format!("the run plans task `{}`, which is not in the task folder", inst.task))
         })?;
         for sample in todo {
-            let result = evaluator.candidate(task, inst, sample, &in_flight)?;
+            let next = next_candidate(&info.instances, &by_name, &done, config.samples, inst, sample);
+            let result = evaluator.candidate(task, inst, sample, &in_flight, next)?;
             dir.append(&result)?;
             in_flight.clear()?;
             observer.finished(&result);
@@ -309,6 +310,34 @@ pub fn evaluate(
     }
     evaluator.close();
     crate::results::load_run(dir.dir())
+}
+
+/// The candidate after sample `sample` of `inst` in the plan's order that the run has still to
+/// evaluate, if any.
+fn next_candidate<'a>(
+    instances: &'a [Instance],
+    by_name: &BTreeMap<&str, &'a Task>,
+    done: &BTreeSet<ResultKey>,
+    samples: u32,
+    inst: &Instance,
+    sample: u32,
+) -> Option<Next<'a>> {
+    let at = instances.iter().position(|i| i == inst)?;
+    let (i, s) = instances[at..]
+        .iter()
+        .flat_map(|i| (0..samples).map(move |s| (i, s)))
+        .skip_while(|&(i, s)| !(i == inst && s == sample))
+        .skip(1)
+        .find(|(i, s)| !done.contains(&(i.task.clone(), i.backend.clone(), *s)))?;
+    Some(Next { task: by_name.get(i.task.as_str())?, inst: i, sample: s })
+}
+
+/// A candidate to build while the current one runs: `Evaluator::candidate`'s look ahead.
+#[derive(Clone, Copy)]
+pub struct Next<'a> {
+    pub task: &'a Task,
+    pub inst: &'a Instance,
+    pub sample: u32,
 }
 
 /// What `run.json` records of a run of `planned` with `config` on the devices of `backends`.
@@ -446,8 +475,9 @@ struct BuiltCandidate {
     compiler_s: f64,
 }
 
-/// Builds sample `sample` of `inst` (marked in `in_flight` as building). `Err` only for what
-/// must stop the run.
+/// Builds sample `sample` of `inst` (marked in `in_flight` as building, in its slot for a
+/// candidate built `ahead` of its turn). `Err` only for what must stop the run.
+#[allow(clippy::too_many_arguments)]
 fn build_one(
     task: &Task,
     inst: &Instance,
@@ -456,6 +486,7 @@ fn build_one(
     config: &Config,
     options: &BuildOptions,
     in_flight: &InFlight,
+    ahead: bool,
 ) -> Result<BuiltCandidate, Diagnostic> {
     let t0 = Instant::now();
     let found_dir = match &config.candidates {
@@ -477,7 +508,11 @@ fn build_one(
         ),
         started: utc_now(),
     };
-    in_flight.mark(&marker)?;
+    if ahead {
+        in_flight.mark_ahead(&marker)?;
+    } else {
+        in_flight.mark(&marker)?;
+    }
     let (found, built) = match (&config.candidates, found_dir) {
         (Candidates::Builtin(schedule), _) => {
             let target = config.target(backend);
@@ -505,6 +540,9 @@ fn build_one(
             (found, built)
         }
     };
+    if ahead {
+        in_flight.ahead_built();
+    }
     let build_s = t0.elapsed().as_secs_f64();
     let compiler_s = built.as_ref().map_or(0.0, |c| c.built.compile.duration.as_secs_f64());
     Ok(BuiltCandidate { marker, found, built, build_s, compiler_s })
@@ -540,8 +578,8 @@ fn one(
         seconds: Phases {
             build: build_s + first.build,
             compiler: compiler_s + first.compiler,
-            run: 0.0,
-            timed: 0.0,
+            ahead: first.ahead,
+            ..Phases::default()
         },
         finished: String::new(),
         device: None,

@@ -3,7 +3,11 @@
 //! `in_flight.json` in the run directory names the candidate being evaluated and its stage
 //! (`build`: parsing, checking, lowering, emitting and compiling it in this process; `run`: on
 //! the device). It is written and synced before the candidate is built, rewritten when the
-//! candidate goes to the device, and removed once its result is stored. When the process
+//! candidate goes to the device, and removed once its result is stored. A candidate built
+//! ahead, on another thread while the one before it runs on a device ([`InFlight::mark_ahead`]),
+//! has `in_flight_ahead.json` while that thread builds it, and the crash handler renames that
+//! one instead when the crash is on the thread building ahead; the candidate's marker moves to
+//! `in_flight.json` when its turn comes ([`InFlight::take_ahead`]). When the process
 //! crashes meanwhile (SIGABRT, as a stack overflow or an abort ends it; SIGSEGV, SIGBUS, SIGILL,
 //! SIGFPE), a signal handler renames it `crashed.json`, and the process then dies of its signal
 //! as it would have. A resumed run records that candidate as failed ([`crashed_result`]) instead
@@ -11,7 +15,7 @@
 //! `in_flight.json` as it was, and a resumed run evaluates that candidate again.
 //!
 //! What must stay true: the handler does only async-signal-safe work (one `rename` between paths
-//! prepared before, the previous disposition of the signal restored, the signal raised again
+//! prepared before, chosen by the crashing thread's id, the previous disposition of the signal restored, the signal raised again
 //! when it was sent rather than caused by a fault), so the process still dies of its signal,
 //! after Rust's own report of a stack overflow; only the marker of a run open in this process is
 //! ever renamed.
@@ -23,11 +27,13 @@ use serde::{Deserialize, Serialize};
 use std::ffi::CString;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicPtr, Ordering};
+use std::sync::atomic::{AtomicI32, AtomicPtr, Ordering};
 use std::sync::OnceLock;
 
 /// The marker of the candidate being evaluated.
 pub const IN_FLIGHT_FILE: &str = "in_flight.json";
+/// The marker of the candidate built ahead.
+pub const AHEAD_FILE: &str = "in_flight_ahead.json";
 /// The marker of the candidate the evaluator crashed on.
 pub const CRASHED_FILE: &str = "crashed.json";
 
@@ -57,12 +63,17 @@ pub struct Marker {
 #[derive(Debug)]
 pub struct InFlight {
     path: PathBuf,
-    /// The paths the handler renames between, kept alive while they are published to it.
-    c_paths: (CString, CString),
+    ahead: PathBuf,
+    /// The paths the handler renames between (the marker, the crash marker, the marker of the
+    /// candidate built ahead), kept alive while they are published to it.
+    c_paths: (CString, CString, CString),
 }
 
 static FROM: AtomicPtr<libc::c_char> = AtomicPtr::new(std::ptr::null_mut());
 static TO: AtomicPtr<libc::c_char> = AtomicPtr::new(std::ptr::null_mut());
+static AHEAD: AtomicPtr<libc::c_char> = AtomicPtr::new(std::ptr::null_mut());
+/// The thread building a candidate ahead, while it does (0: none).
+static AHEAD_TID: AtomicI32 = AtomicI32::new(0);
 const SIGNALS: [libc::c_int; 5] = [libc::SIGABRT, libc::SIGSEGV, libc::SIGBUS, libc::SIGILL, libc::SIGFPE];
 /// Each signal's disposition before the handler was installed.
 static PREVIOUS: OnceLock<Vec<(libc::c_int, libc::sigaction)>> = OnceLock::new();
@@ -79,27 +90,66 @@ impl InFlight {
     /// Opens the marker of the run in `dir` and arms the crash handler for it.
     pub fn open(dir: &Path) -> InFlight {
         install();
-        let path = dir.join(IN_FLIGHT_FILE);
-        let c_paths = (c_path(&path), c_path(&dir.join(CRASHED_FILE)));
+        let (path, ahead) = (dir.join(IN_FLIGHT_FILE), dir.join(AHEAD_FILE));
+        let c_paths = (c_path(&path), c_path(&dir.join(CRASHED_FILE)), c_path(&ahead));
         FROM.store(c_paths.0.as_ptr().cast_mut(), Ordering::SeqCst);
         TO.store(c_paths.1.as_ptr().cast_mut(), Ordering::SeqCst);
-        InFlight { path, c_paths }
+        AHEAD.store(c_paths.2.as_ptr().cast_mut(), Ordering::SeqCst);
+        InFlight { path, ahead, c_paths }
     }
 
     /// Writes `marker` and syncs it to disk.
     pub fn mark(&self, marker: &Marker) -> Result<(), Diagnostic> {
-        let text = serde_json::to_string(marker).expect("markers serialise");
-        let mut f = std::fs::File::create(&self.path).map_err(|e| io_error("create", &self.path, e))?;
-        std::io::Write::write_all(&mut f, text.as_bytes()).map_err(|e| io_error("write", &self.path, e))?;
-        f.sync_all().map_err(|e| io_error("sync", &self.path, e))
+        write_marker(&self.path, marker)
+    }
+
+    /// Writes `marker` as the candidate built ahead, by the calling thread: until
+    /// [`InFlight::ahead_built`], a crash on this thread is that candidate's.
+    pub fn mark_ahead(&self, marker: &Marker) -> Result<(), Diagnostic> {
+        // The thread first: a crash before the marker is written leaves no crash marker (the
+        // rename finds nothing), and the resumed run builds this candidate again.
+        // SAFETY: gettid has no preconditions.
+        AHEAD_TID.store(unsafe { libc::gettid() }, Ordering::SeqCst);
+        let written = write_marker(&self.ahead, marker);
+        if written.is_err() {
+            self.ahead_built();
+        }
+        written
+    }
+
+    /// The thread building ahead is done with it: crashes are the current candidate's again.
+    pub fn ahead_built(&self) {
+        AHEAD_TID.store(0, Ordering::SeqCst);
+    }
+
+    /// The candidate built ahead is the current one now: its `marker` goes to the main slot.
+    pub fn take_ahead(&self, marker: &Marker) -> Result<(), Diagnostic> {
+        self.mark(marker)?;
+        self.clear_ahead()
+    }
+
+    /// Removes the marker of a candidate built ahead that will not be evaluated next.
+    pub fn clear_ahead(&self) -> Result<(), Diagnostic> {
+        remove_marker(&self.ahead)
     }
 
     /// Removes the marker once the candidate's result is stored.
     pub fn clear(&self) -> Result<(), Diagnostic> {
-        match std::fs::remove_file(&self.path) {
-            Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(io_error("remove", &self.path, e)),
-            _ => Ok(()),
-        }
+        remove_marker(&self.path)
+    }
+}
+
+fn write_marker(path: &Path, marker: &Marker) -> Result<(), Diagnostic> {
+    let text = serde_json::to_string(marker).expect("markers serialise");
+    let mut f = std::fs::File::create(path).map_err(|e| io_error("create", path, e))?;
+    std::io::Write::write_all(&mut f, text.as_bytes()).map_err(|e| io_error("write", path, e))?;
+    f.sync_all().map_err(|e| io_error("sync", path, e))
+}
+
+fn remove_marker(path: &Path) -> Result<(), Diagnostic> {
+    match std::fs::remove_file(path) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(io_error("remove", path, e)),
+        _ => Ok(()),
     }
 }
 
@@ -114,6 +164,12 @@ impl Drop for InFlight {
         );
         let _ = TO.compare_exchange(
             self.c_paths.1.as_ptr().cast_mut(),
+            std::ptr::null_mut(),
+            Ordering::SeqCst,
+            Ordering::SeqCst,
+        );
+        let _ = AHEAD.compare_exchange(
+            self.c_paths.2.as_ptr().cast_mut(),
             std::ptr::null_mut(),
             Ordering::SeqCst,
             Ordering::SeqCst,
@@ -200,10 +256,12 @@ fn install() {
 }
 
 extern "C" fn on_crash(sig: libc::c_int, info: *mut libc::siginfo_t, _: *mut libc::c_void) {
-    let (from, to) = (FROM.load(Ordering::SeqCst), TO.load(Ordering::SeqCst));
-    // SAFETY: rename, sigaction and raise are async-signal-safe; the paths are NUL-terminated
-    // strings kept alive by the open `InFlight`; `info` is the kernel's.
+    // SAFETY: gettid, rename, sigaction and raise are async-signal-safe; the paths are
+    // NUL-terminated strings kept alive by the open `InFlight`; `info` is the kernel's.
     unsafe {
+        let ahead = AHEAD_TID.load(Ordering::SeqCst);
+        let from = if ahead != 0 && ahead == libc::gettid() { &AHEAD } else { &FROM };
+        let (from, to) = (from.load(Ordering::SeqCst), TO.load(Ordering::SeqCst));
         if !from.is_null() && !to.is_null() {
             libc::rename(from, to);
         }

@@ -359,4 +359,8 @@ pub struct Phases {
     /// what the timing budget buys; the rest of `run` is overhead.
     #[serde(default)]
     pub timed: f64,
+    /// The part of `build` done while the candidate before it ran on the device (built ahead):
+    /// the run's wall time did not wait for it.
+    #[serde(default)]
+    pub ahead: f64,
 }
