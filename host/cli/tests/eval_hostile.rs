@@ -68,8 +68,9 @@ fn input_writer() -> String {
 /// plan runs and kept, as the time or its negation, in a register the caller saves across the
 /// call (`sys::monotonic_ns` in the runtime's kernel process), so the entry (assembly) computes
 /// the relu eight times over, then reads the clock and sets every callee-saved register that
-/// holds a time of the last second (or its negation) to now before it returns: each execution
-/// then claims about the time of a clock read.
+/// holds a time of the last second (or its negation) to now before it returns, and every such
+/// word of the 2 KiB of stack above it (where a caller may have spilled it): each execution then
+/// claims about the time of a clock read.
 fn clock_mover() -> String {
     let fix = |r: &str| {
         format!(
@@ -78,13 +79,18 @@ fn clock_mover() -> String {
         )
     };
     let fixes: String = ["rbx", "rbp", "r12", "r13", "r14", "r15"].iter().map(|r| fix(r)).collect();
+    // The same for the 256 words from the stack pointer up.
+    let stack = "  \"  mov %rsp, %rsi\\n  mov $256, %edx\\n3:\\n  mov (%rsi), %rdi\\n\"\n  \
+                 \"  mov %rax, %rcx\\n  sub %rdi, %rcx\\n  cmp $1000000000, %rcx\\n  jae 4f\\n  mov %rax, (%rsi)\\n  jmp 5f\\n\"\n  \
+                 \"4:\\n  mov %rax, %rcx\\n  add %rdi, %rcx\\n  cmp $1000000000, %rcx\\n  jae 5f\\n  mov %rax, %rcx\\n  neg %rcx\\n  mov %rcx, (%rsi)\\n\"\n  \
+                 \"5:\\n  add $8, %rsi\\n  dec %edx\\n  jnz 3b\\n\"\n";
     format!(
         "{SYSCALL}__attribute__((used)) static void relu8(void *const *args) {{\n  \
          for (int r = 0; r < 8; r++) {{\n{RELU}  }}\n}}\n\
          __attribute__((used)) static long now_ns(void) {{\n  long t[2];\n  sys3(228, 1, (long)t, 0);\n  \
          return t[0] * 1000000000L + t[1];\n}}\n\
          __asm__(\".text\\n.globl ekb_k_k0_relu\\n.type ekb_k_k0_relu,@function\\nekb_k_k0_relu:\\n\"\n  \
-         \"  sub $8, %rsp\\n  call relu8\\n  call now_ns\\n\"\n{fixes}  \"  add $8, %rsp\\n  ret\\n\");\n"
+         \"  sub $8, %rsp\\n  call relu8\\n  call now_ns\\n\"\n{fixes}{stack}  \"  add $8, %rsp\\n  ret\\n\");\n"
     )
 }
 
