@@ -165,11 +165,6 @@ impl SplitMix64 {
         self.state = self.state.wrapping_add(GOLDEN_GAMMA);
         mix64(self.state)
     }
-
-    /// The top 24 bits of a draw, `0 <= j < 2^24`.
-    fn next_u24(&mut self) -> u64 {
-        self.next_u64() >> 40
-    }
 }
 
 /// Fills `out` (row-major, `shape`'s element count) for an f32 tensor.
@@ -232,33 +227,84 @@ impl FloatDraw {
 
     /// Fills `out`, elements `first..` of the tensor: the stream is entered at the state it
     /// has after the draws of the elements before (`key + first * per_element * gamma`), so
-    /// any split of a tensor into ranges gives the values of one pass.
+    /// any split of a tensor into ranges gives the values of one pass. On x86_64 CPUs with
+    /// AVX-512 (and the `std` feature, which detects it) the same code is compiled for 64-bit
+    /// vector multiplies: the values are the same integers and correctly rounded operations.
     fn fill<T>(self, key: u64, first: usize, out: &mut [T], store: &impl Fn(f32) -> T) {
-        let skipped = (first as u64).wrapping_mul(self.per_element());
-        let mut rng = SplitMix64::new(key.wrapping_add(skipped.wrapping_mul(GOLDEN_GAMMA)));
-        match self {
-            FloatDraw::Uniform { lo, width } => {
-                for x in out.iter_mut() {
-                    let u = rng.next_u24() as f64 * TWO_POW_M24;
-                    *x = store((lo + width * u) as f32);
-                }
+        #[cfg(all(feature = "std", target_arch = "x86_64"))]
+        if std::is_x86_feature_detected!("avx512f") && std::is_x86_feature_detected!("avx512dq") {
+            // SAFETY: the CPU has the features the function is compiled for.
+            return unsafe { self.fill_avx512(key, first, out, store) };
+        }
+        #[cfg(all(feature = "std", target_arch = "x86_64"))]
+        if std::is_x86_feature_detected!("avx2") {
+            // SAFETY: the CPU has the features the function is compiled for.
+            return unsafe { self.fill_avx2(key, first, out, store) };
+        }
+        self.fill_lanes(key, first, out, store);
+    }
+
+    #[cfg(all(feature = "std", target_arch = "x86_64"))]
+    #[target_feature(enable = "avx512f,avx512dq")]
+    unsafe fn fill_avx512<T>(self, key: u64, first: usize, out: &mut [T], store: &impl Fn(f32) -> T) {
+        self.fill_lanes(key, first, out, store);
+    }
+
+    #[cfg(all(feature = "std", target_arch = "x86_64"))]
+    #[target_feature(enable = "avx2")]
+    unsafe fn fill_avx2<T>(self, key: u64, first: usize, out: &mut [T], store: &impl Fn(f32) -> T) {
+        self.fill_lanes(key, first, out, store);
+    }
+
+    /// [`FloatDraw::fill`] [`LANES`] elements at a time, each lane with its own stream state
+    /// (element `e` enters at `key + e * per_element * gamma`), so that the compiler can keep
+    /// the lanes in vector registers: no draw depends on the draw before it.
+    #[inline(always)]
+    fn fill_lanes<T>(self, key: u64, first: usize, out: &mut [T], store: &impl Fn(f32) -> T) {
+        let per = self.per_element();
+        let mut element = first as u64;
+        for chunk in out.chunks_mut(LANES) {
+            let mut state = [0u64; LANES];
+            for (l, st) in state.iter_mut().enumerate() {
+                *st = key.wrapping_add((element + l as u64).wrapping_mul(per).wrapping_mul(GOLDEN_GAMMA));
             }
-            FloatDraw::Normal { mean, std } => {
-                for x in out.iter_mut() {
-                    let mut s: u64 = 0;
-                    for _ in 0..12 {
-                        s += rng.next_u24();
+            let mut x = [0f32; LANES];
+            match self {
+                FloatDraw::Uniform { lo, width } => {
+                    for (st, x) in state.iter().zip(x.iter_mut()) {
+                        // A 24-bit integer: exact as i32 and as f64 (converted through i32,
+                        // which vector units have without AVX-512).
+                        let u = f64::from((mix64(st.wrapping_add(GOLDEN_GAMMA)) >> 40) as i32) * TWO_POW_M24;
+                        *x = (lo + width * u) as f32;
                     }
-                    // (s + 6) < 2^28 and the subtraction is of two multiples of 2^-24 below
-                    // 2^5: both exact in f64.
-                    let z = (s + 6) as f64 * TWO_POW_M24 - 6.0;
-                    *x = store((mean + std * z) as f32);
                 }
+                FloatDraw::Normal { mean, std } => {
+                    let mut sum = [0u64; LANES];
+                    for _ in 0..12 {
+                        for (st, s) in state.iter_mut().zip(sum.iter_mut()) {
+                            *st = st.wrapping_add(GOLDEN_GAMMA);
+                            *s += mix64(*st) >> 40;
+                        }
+                    }
+                    for (s, x) in sum.iter().zip(x.iter_mut()) {
+                        // (s + 6) < 2^28 (so an i32) and the subtraction is of two multiples of 2^-24
+                        // below 2^5: both exact in f64.
+                        let z = f64::from((s + 6) as i32) * TWO_POW_M24 - 6.0;
+                        *x = (mean + std * z) as f32;
+                    }
+                }
+                FloatDraw::Const(c) => x = [c; LANES],
             }
-            FloatDraw::Const(x) => out.iter_mut().for_each(|o| *o = store(x)),
+            for (o, &x) in chunk.iter_mut().zip(&x) {
+                *o = store(x);
+            }
+            element += LANES as u64;
         }
     }
 }
+
+/// Elements a float initialiser draws together (see [`FloatDraw::fill_lanes`]).
+const LANES: usize = 8;
 
 /// Elements below which a float tensor is drawn on one thread.
 #[cfg(feature = "std")]
@@ -424,23 +470,41 @@ mod tests {
 
     #[test]
     fn a_tensor_drawn_in_ranges_has_the_values_of_one_pass() {
-        // Ranges entered at any element; and (with `std`) a tensor large enough to be drawn
-        // on several threads equals one pass on one.
+        // One pass of the stream, element after element, as the specification reads.
+        let one_pass = |draw: FloatDraw, key: u64, n: usize| -> alloc::vec::Vec<f32> {
+            let mut rng = SplitMix64::new(key);
+            (0..n)
+                .map(|_| match draw {
+                    FloatDraw::Uniform { lo, width } => {
+                        (lo + width * (rng.next_u64() >> 40) as f64 * TWO_POW_M24) as f32
+                    }
+                    FloatDraw::Normal { mean, std } => {
+                        let s: u64 = (0..12).map(|_| rng.next_u64() >> 40).sum();
+                        (mean + std * ((s + 6) as f64 * TWO_POW_M24 - 6.0)) as f32
+                    }
+                    FloatDraw::Const(c) => c,
+                })
+                .collect()
+        };
+        // Ranges entered at any element, through the dispatch (vector code where the CPU has
+        // it) and the portable lanes; and (with `std`) a tensor large enough to be drawn on
+        // several threads.
         for init in
             [Init::Normal { mean: 0.5, std: 2.0 }, Init::Uniform { lo: -3.0, hi: 1.0 }, Init::KaimingUniform]
         {
             let draw = FloatDraw::of(&init, &[40, 25]).unwrap();
-            let mut whole = [0f32; 1000];
-            draw.fill(17, 0, &mut whole, &|x| x);
-            for first in [0, 1, 13, 999] {
+            let whole = one_pass(draw, 17, 1000);
+            for first in [0, 1, 13, 995, 999] {
                 let mut part = [0f32; 1000];
                 let part = &mut part[..1000 - first];
                 draw.fill(17, first, part, &|x| x);
                 assert_eq!(part, &whole[first..], "{init:?} from element {first}");
+                part.fill(0.0);
+                draw.fill_lanes(17, first, part, &|x| x);
+                assert_eq!(part, &whole[first..], "{init:?} from element {first}, portable");
             }
             let n = (1 << 21) + 7;
-            let mut one = alloc::vec![0f32; n];
-            FloatDraw::of(&init, &[n, 1]).unwrap().fill(5, 0, &mut one, &|x| x);
+            let one = one_pass(FloatDraw::of(&init, &[n, 1]).unwrap(), 5, n);
             let mut threaded = alloc::vec![0f32; n];
             fill_f32(&init, &[n, 1], 5, &mut threaded).unwrap();
             assert!(one.iter().zip(&threaded).all(|(a, b)| a.to_bits() == b.to_bits()), "{init:?}");
@@ -471,7 +535,7 @@ mod tests {
         let got = f32_bits::<6>(Init::Uniform { lo: -1.0, hi: 1.0 }, &[2, 3], KEY);
         assert_eq!(got, [0xbec79c84, 0x3f3c4042, 0xbf6c663a, 0xbf5d926e, 0xbf4a13c6, 0x3f5a6e54]);
         // By hand: the top 24 bits j of the first draw give -1 + 2 * j / 2^24.
-        let j = SplitMix64::new(KEY).next_u24();
+        let j = SplitMix64::new(KEY).next_u64() >> 40;
         assert_eq!(f32::from_bits(got[0]), (-1.0 + 2.0 * (j as f64 / 16_777_216.0)) as f32);
     }
 
