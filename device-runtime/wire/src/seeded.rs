@@ -244,12 +244,14 @@ impl FloatDraw {
         self.fill_lanes(key, first, out, store);
     }
 
+    /// [`FloatDraw::fill_lanes`] compiled for AVX-512 (64-bit vector multiplies).
     #[cfg(all(feature = "std", target_arch = "x86_64"))]
     #[target_feature(enable = "avx512f,avx512dq")]
     unsafe fn fill_avx512<T>(self, key: u64, first: usize, out: &mut [T], store: &impl Fn(f32) -> T) {
         self.fill_lanes(key, first, out, store);
     }
 
+    /// [`FloatDraw::fill_lanes`] compiled for AVX2 (its 64-bit multiplies from 32-bit ones).
     #[cfg(all(feature = "std", target_arch = "x86_64"))]
     #[target_feature(enable = "avx2")]
     unsafe fn fill_avx2<T>(self, key: u64, first: usize, out: &mut [T], store: &impl Fn(f32) -> T) {
