@@ -39,7 +39,7 @@ use crate::store::LoadedPayload;
 use crate::worker::{self, Cmd, Reply, Setup};
 #[cfg(feature = "gpu")]
 use crate::worker::{GpuFault, Violation};
-use crate::{counters, memory, seccomp};
+use crate::{counters, memory, seccomp, sys};
 use ekb_wire::payload::{Backend, Role, TimingSettings};
 use ekb_wire::protocol::{check_threads, check_timing, RequestError, MAX_SEED_INDICES};
 use ekb_wire::protocol::{
@@ -394,6 +394,8 @@ struct Proc {
     /// an answer without it was written by something else there (a kernel).
     tags: RandomState,
     requests: u64,
+    /// `/proc/<pid>/task/<tid>` of the kernel process's thread that serves commands.
+    server: String,
     /// Timed sample batches sent so far (`Proc::sample`; warm-ups not counted).
     batches: u64,
     exec_limit: Duration,
@@ -458,7 +460,7 @@ fn start(
     })?;
     let reply = child.receive(START_TIMEOUT).map_err(|d| to_stop(d, &[], START_TIMEOUT))?;
     match postcard::from_bytes::<(u64, Reply)>(&reply).map(|(_, r)| r) {
-        Ok(Reply::Ready { seccomp, counters, limits, threads, flush_bytes, notes }) => {
+        Ok(Reply::Ready { seccomp, counters, limits, threads, flush_bytes, server, notes }) => {
             for (s, notes) in sides.iter_mut().zip(notes) {
                 // A GPU program's kernels run on the device, not on the runtime's threads.
                 s.report.threads = if s.program().is_gpu() { 0 } else { threads };
@@ -493,6 +495,7 @@ fn start(
                 }
             }
             Ok(Proc {
+                server: format!("/proc/{}/task/{server}", child.pid()),
                 child,
                 tags: RandomState::new(),
                 requests: 0,
@@ -564,7 +567,8 @@ impl Proc {
     ///   quarter of the later ones drawn at random, they must not fall short ([`falls_short`])
     ///   of what that wall time leaves for the executions: the batch is sent `dry` first (the
     ///   flushes, poison and clock reads, no executions), and what its wall time leaves of the
-    ///   batch's is the executions' time by this process's clock. Short samples are measured
+    ///   batch's is the executions' time by this process's clock (each wall time less what the
+    ///   scheduler kept both processes from running, [`Proc::ready_batch`]). Short samples are measured
     ///   again, a dry twin and its batch, up to [`SHORT_ATTEMPTS`] times in all (a busy machine
     ///   can slow one and not the other); the first batch's samples are the ones kept, and
     ///   short every time, the run fails.
@@ -591,8 +595,8 @@ impl Proc {
         let dry = Cmd::Sample { order: order.clone(), cold: *cold, reps: reps.clone(), dry: true };
         let mut kept = None;
         for attempt in 1..=SHORT_ATTEMPTS {
-            let (_, _, without) = self.timed_batch(&dry, timeout, programs)?;
-            let (ns, claimed, wall) = self.timed_batch(cmd, timeout, programs)?;
+            let (_, _, without) = self.ready_batch(&dry, timeout, programs)?;
+            let (ns, claimed, wall) = self.ready_batch(cmd, timeout, programs)?;
             let ns = kept.get_or_insert(ns);
             if !falls_short(claimed, wall, without) {
                 return Ok(std::mem::take(ns));
@@ -603,7 +607,8 @@ impl Proc {
                     evidence: format!(
                         "forged timing: the kernel process reported {} sample(s) of {claimed:.0} ns of executions \
                          in all, but the runtime's own clock saw {wall:.0} ns pass around them and {without:.0} ns \
-                         around the same batch without its executions, which leaves {:.0} ns for them (short in \
+                         around the same batch without its executions (waits for a CPU taken off both), which \
+                         leaves {:.0} ns for them (short in \
                          {SHORT_ATTEMPTS} batches of {SHORT_ATTEMPTS}: a kernel moved the runtime's clock readings)",
                         order.len(),
                         wall - without
@@ -612,6 +617,44 @@ impl Proc {
             }
         }
         unreachable!("the last attempt returns")
+    }
+
+    /// [`Proc::timed_batch`], with its wall time less the time in it that the two threads of
+    /// the exchange (this one, the kernel process's serving thread) spent waiting for a CPU
+    /// while no thread of the kernel process ran: preemption on a busy machine lands in one
+    /// batch and not in its twin, and what it adds is time in which nothing of the batch ran,
+    /// which no sample could have claimed. The figures come from `/proc`, read just outside the
+    /// wall clock's readings (the raw wall time where the system does not report them); the
+    /// two waits less everything the kernel process ran meanwhile is what is taken off, so that
+    /// time its threads ran (a kernel's included, or this thread waiting while the kernel
+    /// process ran) is never taken off, and what is left is never less than what the busiest
+    /// thread of the kernel process ran ([`ready_ns`]).
+    ///
+    /// A wait is counted when the thread gets its CPU, so one that began before the batch
+    /// would be counted in it: the serving thread is first let reach its wait for the next
+    /// command (a few yields of this thread at most, [`SETTLE_YIELDS`]).
+    fn ready_batch(
+        &mut self,
+        cmd: &Cmd,
+        timeout: Duration,
+        programs: &[(&Program, &Buffers)],
+    ) -> Result<(Vec<u64>, f64, f64), Stop> {
+        let (stat, schedstat) = (format!("{}/stat", self.server), format!("{}/schedstat", self.server));
+        for _ in 0..SETTLE_YIELDS {
+            if sys::thread_runnable(&stat) != Some(true) {
+                break;
+            }
+            std::thread::yield_now();
+        }
+        let pid = self.child.pid();
+        let read = || {
+            let waits = sys::schedstat("/proc/thread-self/schedstat")?.1 + sys::schedstat(&schedstat)?.1;
+            Some(Sched { waits, cpu: sys::thread_cpu_ns(pid)? })
+        };
+        let before = read();
+        let (ns, claimed, wall) = self.timed_batch(cmd, timeout, programs)?;
+        let ready = before.zip(read()).map_or(wall, |(b, a)| ready_ns(wall as u64, &b, &a) as f64);
+        Ok((ns, claimed, ready))
     }
 
     /// One `Cmd::Sample`: its samples, the executions they claim in all and the wall time this
@@ -649,6 +692,30 @@ impl Proc {
     }
 }
 
+/// The scheduler's figures around a cross-checked batch, in nanoseconds: what this thread and
+/// the kernel process's serving thread have waited for a CPU, summed, and what each thread of
+/// the kernel process has run, by thread id.
+#[derive(Debug, Clone)]
+struct Sched {
+    waits: u64,
+    cpu: Vec<(u32, u64)>,
+}
+
+/// What [`Proc::ready_batch`] keeps of a batch's `wall` time between two [`Sched`] readings:
+/// the wall time less the waits added beyond everything the kernel process ran meanwhile, and
+/// never less than what its busiest thread ran (the two waits may overlap, and one that began
+/// before the batch is counted in it).
+fn ready_ns(wall: u64, before: &Sched, after: &Sched) -> u64 {
+    let ran =
+        |tid: u32, now: u64| now.saturating_sub(before.cpu.iter().find(|t| t.0 == tid).map_or(0, |t| t.1));
+    let (total, busiest) = after.cpu.iter().fold((0u64, 0u64), |(total, busiest), &(tid, now)| {
+        let r = ran(tid, now);
+        (total + r, busiest.max(r))
+    });
+    let idle = after.waits.saturating_sub(before.waits).saturating_sub(total);
+    wall.saturating_sub(idle).max(busiest)
+}
+
 /// Whether samples claiming `claimed` ns of executions fall short of a batch that took `wall`
 /// ns, `without` ns of it without the executions: they claim less than a third of what is
 /// left, beyond a slack of a tenth of `without` (the noise of the part measured twice) and
@@ -660,6 +727,10 @@ impl Proc {
 fn falls_short(claimed: f64, wall: f64, without: f64) -> bool {
     claimed < (wall - without) / 3.0 - 0.1 * without - SHORT_SLACK_NS
 }
+
+/// How many times [`Proc::ready_batch`] yields, at most, for the kernel process's serving
+/// thread to go back to waiting for a command.
+const SETTLE_YIELDS: u32 = 100;
 
 /// Batches (each with its dry twin) that must all fall short before a run fails for it.
 const SHORT_ATTEMPTS: u32 = 3;
@@ -1678,5 +1749,23 @@ mod tests {
         // Short batches are below the fixed slack.
         assert!(!falls_short(0.0, 140_000.0, 0.0));
         assert!(falls_short(0.0, 160_000.0, 0.0));
+    }
+
+    #[test]
+    fn only_waits_while_the_kernel_process_ran_nothing_are_taken_off_a_batch() {
+        let at = |waits, server, worker| Sched { waits, cpu: vec![(10, server), (11, worker)] };
+        // A batch of 1.2 ms in which both threads waited 900 us and the kernel process ran
+        // 300 us: 600 us in which nothing of the batch ran.
+        assert_eq!(ready_ns(1_200_000, &at(1_000, 5_000, 0), &at(901_000, 205_000, 100_000)), 600_000);
+        // This thread waited while the kernel process ran (it preempted the sender): nothing.
+        assert_eq!(ready_ns(400_000, &at(0, 0, 0), &at(330_000, 340_000, 0)), 400_000);
+        // Waits counted beyond the batch (overlapping, or begun before it) never leave less
+        // than the busiest thread ran.
+        assert_eq!(ready_ns(500_000, &at(0, 0, 0), &at(2_000_000, 150_000, 250_000)), 250_000);
+        // A thread started between the readings counts from zero; figures that went back count
+        // nothing.
+        let started = Sched { waits: 0, cpu: vec![(10, 0), (11, 0), (12, 70_000)] };
+        assert_eq!(ready_ns(100_000, &at(0, 0, 0), &started), 100_000);
+        assert_eq!(ready_ns(100_000, &at(500, 9, 9), &at(100, 0, 0)), 100_000);
     }
 }

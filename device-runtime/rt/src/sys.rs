@@ -226,6 +226,36 @@ pub fn monotonic_ns() -> u64 {
     t.tv_sec() as u64 * 1_000_000_000 + t.tv_nsec() as u64
 }
 
+/// A thread's figures from its `schedstat` file in `/proc`: nanoseconds it ran on a CPU and
+/// nanoseconds it spent runnable but waiting for one (a wait is added when the thread gets its
+/// CPU); `None` where the file cannot be read (a kernel without `SCHED_INFO`, no `/proc`).
+pub fn schedstat(path: &str) -> Option<(u64, u64)> {
+    let text = std::fs::read_to_string(path).ok()?;
+    let mut figures = text.split_ascii_whitespace().map(str::parse::<u64>);
+    Some((figures.next()?.ok()?, figures.next()?.ok()?))
+}
+
+/// Nanoseconds each thread of process `pid` has run on a CPU, by thread id, from its tasks in
+/// `/proc`; `None` where they cannot be read.
+pub fn thread_cpu_ns(pid: i32) -> Option<Vec<(u32, u64)>> {
+    let tasks = std::fs::read_dir(format!("/proc/{pid}/task")).ok()?;
+    tasks
+        .map(|t| {
+            let t = t.ok()?;
+            let tid = t.file_name().to_str()?.parse().ok()?;
+            Some((tid, schedstat(&format!("{}/schedstat", t.path().display()))?.0))
+        })
+        .collect()
+}
+
+/// Whether the thread of `stat` (a `/proc/<pid>/task/<tid>/stat`) is running or runnable
+/// (state `R`); `None` where the file cannot be read.
+pub fn thread_runnable(stat: &str) -> Option<bool> {
+    let text = std::fs::read_to_string(stat).ok()?;
+    // The state follows the command name, which is in parentheses and may contain any byte.
+    Some(text[text.rfind(')')? + 1..].trim_start().starts_with('R'))
+}
+
 /// An alternate signal stack for the calling thread, so that a signal handler can run after a
 /// stack overflow. Keep the guard as long as the thread runs code that may fault; dropping it
 /// (on the thread that installed it) switches the alternate stack off before unmapping it.
@@ -261,6 +291,26 @@ impl Drop for AltStack {
 mod tests {
     use super::*;
     use std::os::fd::AsRawFd;
+
+    #[test]
+    fn the_scheduler_figures_of_this_thread_and_process_grow_as_they_run() {
+        // A thread reading its own state is running.
+        assert_eq!(thread_runnable("/proc/thread-self/stat"), Some(true));
+        let pid = std::process::id() as i32;
+        let (cpu0, _) = schedstat("/proc/thread-self/schedstat").expect("schedstat of this thread");
+        let tid = nix::unistd::gettid().as_raw() as u32;
+        let mine = |all: Vec<(u32, u64)>| all.iter().find(|t| t.0 == tid).expect("this thread is listed").1;
+        let all0 = mine(thread_cpu_ns(pid).expect("schedstat of this process's threads"));
+        let spin = std::time::Instant::now();
+        while spin.elapsed() < std::time::Duration::from_millis(20) {
+            std::hint::spin_loop();
+        }
+        let (cpu1, _) = schedstat("/proc/thread-self/schedstat").unwrap();
+        assert!(cpu1 - cpu0 >= 10_000_000, "{cpu0} -> {cpu1}");
+        assert!(mine(thread_cpu_ns(pid).unwrap()) - all0 >= cpu1 - cpu0);
+        assert_eq!(schedstat("/proc/thread-self/no-such-file"), None);
+        assert_eq!(thread_cpu_ns(-1), None);
+    }
 
     #[test]
     fn pages_are_a_power_of_two_and_rounding_is_exact() {

@@ -142,6 +142,9 @@ pub enum Reply {
         limits: Result<String, String>,
         threads: u32,
         flush_bytes: u64,
+        /// The id of the thread that serves the commands (and runs the kernels), whose waits
+        /// for a CPU the parent reads from `/proc` around the batches it cross-checks.
+        server: i32,
         /// Per program: lines for its report's log (a GPU program's device and build logs).
         notes: Vec<Vec<String>>,
     },
@@ -327,6 +330,7 @@ fn drive(io: &ChildIo, setup: &Setup<'_>, pool: &Pool, counters: &mut CounterSet
         limits,
         threads: pool.threads() as u32,
         flush_bytes: flush.as_ref().map_or(0, |m| m.len() as u64),
+        server: nix::unistd::gettid().as_raw(),
         notes,
     };
     if !send(io, 0, &ready) {
