@@ -49,6 +49,7 @@ pub enum Knob {
     GpuMatmulKTile,
     GpuMatmulMinBlocks,
     GpuMatmulFewRows,
+    GpuMatmulSplitK,
     GpuDotMaxRows,
     GpuDotThreads,
     GpuConvTransposeOc,
@@ -80,7 +81,7 @@ const fn spec(
 }
 
 /// Every knob, in the order recipes print them.
-pub const KNOBS: [KnobSpec; 31] = [
+pub const KNOBS: [KnobSpec; 32] = [
     spec(
         Knob::ThreadsMinWork,
         "threads.min_work",
@@ -290,6 +291,14 @@ pub const KNOBS: [KnobSpec; 31] = [
         1 << 16,
     ),
     spec(
+        Knob::GpuMatmulSplitK,
+        "gpu.matmul_split_k",
+        "gpu.matmul",
+        "most groups of threads a GPU matmul's register-tile block splits `k` between, while its grid holds under 256 threads per compute unit (1: never)",
+        1,
+        16,
+    ),
+    spec(
         Knob::GpuDotMaxRows,
         "gpu.dot_max_rows",
         "gpu.matmul",
@@ -407,6 +416,8 @@ impl Knobs {
                         0
                     }
                 }
+                // Off until measured on a GPU (docs/gpu.md).
+                Knob::GpuMatmulSplitK => 1,
                 Knob::GpuDotMaxRows => 4,
                 Knob::GpuDotThreads => 128,
                 Knob::GpuConvTransposeOc => 2,

@@ -65,6 +65,7 @@ fn candidates(knob: Knob, lanes: usize) -> Vec<usize> {
         Knob::GpuMatmulKTile => vec![8, 16, 32],
         Knob::GpuMatmulMinBlocks => vec![0, 64, 256],
         Knob::GpuMatmulFewRows => vec![0, 64],
+        Knob::GpuMatmulSplitK => vec![1, 2, 4, 8],
         Knob::GpuDotMaxRows => vec![0, 1, 2, 4, 8, 16],
         Knob::GpuDotThreads => vec![32, 64, 128, 256, 512, 1024],
         Knob::GpuConvTransposeOc => vec![0, 1, 2, 4, 8],

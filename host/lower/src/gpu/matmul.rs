@@ -37,7 +37,11 @@
 //! GPUs of 64 compute units or more) whose grid would hold fewer than 256 threads per compute
 //! unit takes 2x2 thread tiles instead, where they give its blocks more threads: the
 //! projections of a transformer layer over a few dozen tokens would otherwise run as one-warp
-//! blocks of long serial `k`, or as 16x16 tiles.
+//! blocks of long serial `k`, or as 16x16 tiles. Where such a grid still holds fewer than 256
+//! threads per compute unit, its blocks are made of several groups of those threads (up to
+//! `gpu.matmul_split_k`, a power of two dividing the stages): group `g` multiplies out its own
+//! share of the stages through its own double-buffered tiles, then the groups after the first
+//! hand their sums to it through shared memory, and it adds them in group order and stores.
 //!
 //! 16x16 tiles: each block computes a `gpu.matmul_tile` x `gpu.matmul_tile` (16x16) tile of the
 //! output, one element per thread. Along `k`, tiles of both operands are staged in shared memory
@@ -137,6 +141,9 @@ struct Tiling {
     tn: usize,
     /// `k` per shared-memory stage.
     bk: usize,
+    /// Groups of threads per block that split the stages between them (1: none), each with
+    /// its own shared tiles; their sums meet in shared memory.
+    splits: usize,
 }
 
 /// The most elements of an operand a thread loads per stage (the stage is made shallower).
@@ -164,9 +171,34 @@ impl Tiling {
         let chosen = Tiling::choose(gpu, p, knob(Knob::GpuMatmulThreadRows), knob(Knob::GpuMatmulThreadCols));
         let short = |t: &Tiling| t.blocks(p) * t.threads() < gpu.units * FEW_ROWS_THREADS;
         let few = p.few_rows && p.m <= knob(Knob::GpuMatmulFewRows) && chosen.as_ref().is_none_or(short);
-        match few.then(|| Tiling::choose(gpu, p, 2, 2)).flatten() {
+        let tiling = match few.then(|| Tiling::choose(gpu, p, 2, 2)).flatten() {
             Some(small) if chosen.is_none_or(|t| small.threads() > t.threads()) => Some(small),
             _ => chosen,
+        };
+        let few_rows = p.few_rows && p.m <= knob(Knob::GpuMatmulFewRows);
+        tiling.map(|t| if few_rows { t.split(gpu, p) } else { t })
+    }
+
+    /// `self` with its stages split between groups of threads (`gpu.matmul_split_k` at most, a
+    /// power of two), doubled while the grid holds fewer than [`FEW_ROWS_THREADS`] threads per
+    /// compute unit, each group keeps two stages or more of an equal share, and the block fits
+    /// the target: a short grid's threads each run a long serial `k` otherwise (a transformer
+    /// layer's projections over a few dozen tokens, whose time grew with `k`, not the output).
+    fn split(self, gpu: &Gpu, p: &Product) -> Tiling {
+        let stages = p.k.div_ceil(self.bk);
+        let mut t = self;
+        loop {
+            let next = Tiling { splits: t.splits * 2, ..t };
+            let ok = next.splits <= gpu.knobs.get(Knob::GpuMatmulSplitK)
+                && t.blocks(p) * t.threads() * t.splits < gpu.units * FEW_ROWS_THREADS
+                && stages.is_multiple_of(next.splits)
+                && stages / next.splits >= 2
+                && next.threads() * next.splits <= gpu.max_threads
+                && next.shared_bytes(p) <= gpu.shared_bytes;
+            if !ok {
+                return t;
+            }
+            t = next;
         }
     }
 
@@ -184,6 +216,7 @@ impl Tiling {
             tm,
             tn,
             bk: knob(Knob::GpuMatmulKTile),
+            splits: 1,
         };
         // The tiling with the rows (or columns) of its block tile halved, where the block keeps
         // a SIMD group of threads.
@@ -224,6 +257,7 @@ impl Tiling {
         fits.then_some(t)
     }
 
+    /// Threads of one group (the block has `splits` of them).
     fn threads(&self) -> usize {
         (self.bm / self.tm) * (self.bn / self.tn)
     }
@@ -232,10 +266,13 @@ impl Tiling {
         p.m.div_ceil(self.bm) * p.n.div_ceil(self.bn) * p.batch
     }
 
-    /// Both double-buffered shared tiles.
+    /// Both double-buffered shared tiles of every group, and the sums the groups after the
+    /// first hand to it.
     fn shared_bytes(&self, p: &Product) -> u64 {
         let cols = self.bm + padding(p.a_along_k) + self.bn + padding(p.b_along_k);
-        (2 * self.bk * cols * p.operands.size_bytes()) as u64
+        let tiles = 2 * self.splits * self.bk * cols * p.operands.size_bytes();
+        let sums = (self.splits - 1) * self.threads() * self.tm * self.tn * p.result.size_bytes();
+        (tiles + sums) as u64
     }
 }
 
@@ -390,13 +427,19 @@ fn within(cond: Option<E>, body: Vec<Stmt>) -> Vec<Stmt> {
 
 /// The register-tiled kernel (see the module header).
 fn registers(mut names: Names, p: &Product, t: Tiling) -> Vec<Stmt> {
-    let Tiling { bm, bn, tm, tn, bk } = t;
+    let Tiling { bm, bn, tm, tn, bk, splits } = t;
     let threads = t.threads();
     let (gm, gn, stages) = (p.m.div_ceil(bm), p.n.div_ceil(bn), p.k.div_ceil(bk));
-    // The thread's place: `ty`, `tx` in the block's grid of thread tiles; its tile's first row
-    // and column in the block's tile.
-    let [bx, by, bz, tid, ty, tx, row0, col0] =
-        ["bx", "by", "bz", "tid", "ty", "tx", "row0", "col0"].map(|n| names.fresh(n));
+    // Stages per group of threads: group `grp` multiplies out stages `grp * share ..`.
+    let share = stages / splits;
+    // The thread's place: `grp` its group, `tid` its index in the group, `ty`, `tx` in the
+    // group's grid of thread tiles; its tile's first row and column in the block's tile.
+    let [bx, by, bz, lane, grp, tid, ty, tx, row0, col0] =
+        ["bx", "by", "bz", "lane", "grp", "tid", "ty", "tx", "row0", "col0"].map(|n| names.fresh(n));
+    let split = splits > 1;
+    // A group's buffer `e` of its shared tiles, and its stage `e`.
+    let buffer = |e: E| if split { var(&grp) * int(2) + e } else { e };
+    let stage_of = |e: E| if split { var(&grp) * int(share) + e } else { e };
     let bidx = unflatten(&var(&bz), p.batch_shape);
     let local = |names: &mut Names, base: &str, dtype: DType, len: usize| {
         Buf::new(names.fresh(base), TensorType::new(dtype, [len]))
@@ -412,7 +455,7 @@ fn registers(mut names: Names, p: &Product, t: Tiling) -> Vec<Stmt> {
     let f32 = p.operands == DType::F32;
     // An operand's shared tile (two buffers, `k`-major) and the registers of its loads.
     let mut bufs = |rows: usize, along_k: bool, base: &str| {
-        let tile = TensorType::new(p.operands, [2, bk, rows + padding(along_k)]);
+        let tile = TensorType::new(p.operands, [2 * splits, bk, rows + padding(along_k)]);
         let regs = (rows * bk).div_ceil(threads);
         (
             Buf::new(names.fresh(&format!("s{base}")), tile),
@@ -443,6 +486,9 @@ fn registers(mut names: Names, p: &Product, t: Tiling) -> Vec<Stmt> {
     let mut body: Vec<Stmt> = ops.iter().map(|o| shared(&o.tile)).collect();
     body.extend([acc.alloc(), fa.alloc(), fb.alloc()]);
     body.extend(ops.iter().map(|o| o.regs.alloc()));
+    if split {
+        body.extend([let_(&grp, var(&lane) / int(threads)), let_(&tid, var(&lane) % int(threads))]);
+    }
     body.extend([
         let_(&ty, var(&tid) / int(bn / tn)),
         let_(&tx, var(&tid) % int(bn / tn)),
@@ -454,19 +500,20 @@ fn registers(mut names: Names, p: &Product, t: Tiling) -> Vec<Stmt> {
     // Stage 0 into buffer 0.
     let widths = ops.each_ref().map(|o| o.width(&s, f32));
     for (o, w) in ops.iter().zip(widths) {
-        body.push(o.load(&mut names, &s, int(0), w));
+        body.push(o.load(&mut names, &s, stage_of(int(0)), w));
     }
     for (o, w) in ops.iter().zip(widths) {
-        body.push(o.stage(&mut names, &s, int(0), w));
+        body.push(o.stage(&mut names, &s, buffer(int(0)), w));
     }
     body.push(barrier());
     // Each stage: load the next one into registers, multiply this one out, store the next.
     let [st, cur, nt, nb, kk, fi, fj, i, j] =
         ["st", "cur", "nt", "nb", "kk", "fi", "fj", "i", "j"].map(|n| names.fresh(n));
-    let mut step = vec![let_(&cur, var(&st) % int(2))];
-    if stages > 1 {
-        let loads = ops.iter().zip(widths).map(|(o, w)| o.load(&mut names, &s, var(&nt), w)).collect();
-        step.extend([let_(&nt, var(&st) + int(1)), if_(var(&nt).lt(int(stages)), loads, Vec::new())]);
+    let mut step = vec![let_(&cur, buffer(var(&st) % int(2)))];
+    if share > 1 {
+        let loads =
+            ops.iter().zip(widths).map(|(o, w)| o.load(&mut names, &s, stage_of(var(&nt)), w)).collect();
+        step.extend([let_(&nt, var(&st) + int(1)), if_(var(&nt).lt(int(share)), loads, Vec::new())]);
     }
     let [fio, fjo] = ["fio", "fjo"].map(|n| names.fresh(n));
     // A thread's fragment of a stage row: 4 (or 2) consecutive elements per vector load from the
@@ -498,13 +545,33 @@ fn registers(mut names: Names, p: &Product, t: Tiling) -> Vec<Stmt> {
             simple_loop(LoopKind::Unroll, &i, tm, vec![simple_loop(LoopKind::Unroll, &j, tn, vec![fma])]),
         ],
     ));
-    if stages > 1 {
-        let mut stores = vec![let_(&nb, var(&nt) % int(2))];
+    if share > 1 {
+        let mut stores = vec![let_(&nb, buffer(var(&nt) % int(2)))];
         stores.extend(ops.iter().zip(widths).map(|(o, w)| o.stage(&mut names, &s, var(&nb), w)));
-        step.push(if_(var(&nt).lt(int(stages)), stores, Vec::new()));
+        step.push(if_(var(&nt).lt(int(share)), stores, Vec::new()));
     }
     step.push(barrier());
-    body.push(simple_loop(LoopKind::Serial, &st, stages, step));
+    body.push(simple_loop(LoopKind::Serial, &st, share, step));
+    // Split stages: every group after the first hands its sums over in shared memory, and the
+    // first adds them to its own, group by group, and stores the outputs.
+    let cells = tm * tn;
+    let mut outputs = Vec::new();
+    if split {
+        let sums = Buf::new(names.fresh("sums"), TensorType::new(p.result, [(splits - 1) * threads * cells]));
+        let [z, other] = ["z", "other"].map(|n| names.fresh(n));
+        let slot = |g: E, z: &str| (g * int(threads) + var(&tid)) * int(cells) + var(z);
+        body.insert(0, shared(&sums));
+        let hand = simple_loop(
+            LoopKind::Unroll,
+            &z,
+            cells,
+            vec![sums.store1(slot(var(&grp) - int(1), &z), acc.load1(var(&z)))],
+        );
+        body.extend([if_(int(0).lt(var(&grp)), vec![hand], Vec::new()), barrier()]);
+        let add = acc.store1(var(&z), acc.load1(var(&z)) + sums.load1(slot(var(&other), &z)));
+        let each = simple_loop(LoopKind::Unroll, &z, cells, vec![add]);
+        outputs.push(simple_loop(LoopKind::Serial, &other, splits - 1, vec![each]));
+    }
     // The thread's outputs, guarded on the dimensions the tiles do not divide.
     let [oi, oj, row, col] = ["oi", "oj", "row", "col"].map(|n| names.fresh(n));
     let value = acc.load1(var(&oi) * int(tn) + var(&oj));
@@ -519,12 +586,18 @@ fn registers(mut names: Names, p: &Product, t: Tiling) -> Vec<Stmt> {
         (!p.m.is_multiple_of(bm)).then(|| var(&row).lt(int(p.m))),
         vec![simple_loop(LoopKind::Unroll, &oj, tn, per_col)],
     ));
-    body.push(simple_loop(LoopKind::Unroll, &oi, tm, per_row));
+    outputs.push(simple_loop(LoopKind::Unroll, &oi, tm, per_row));
+    if split {
+        body.push(if_(var(&grp).lt(int(1)), outputs, Vec::new()));
+    } else {
+        body.extend(outputs);
+    }
     let mut grid = vec![(bx.as_str(), gn), (by.as_str(), gm)];
     if p.batch > 1 {
         grid.push((bz.as_str(), p.batch));
     }
-    vec![launch(&grid, &[(&tid, threads)], body)]
+    let index = if split { &lane } else { &tid };
+    vec![launch(&grid, &[(index, threads * splits)], body)]
 }
 
 /// Few rows against a `b` whose columns are contiguous: per output row, a column reduction
@@ -912,7 +985,9 @@ mod tests {
         assert_eq!(launch(square), (vec![16, 16], vec![32]));
         // 20 rows: with the knobs' 8x4 thread tiles no block tile both fits a warp and fills
         // the SMs, so 16x16 tiles; with 2x2 thread tiles (`gpu.matmul_few_rows`, on for the
-        // H200's 132 SMs), register tiles of 16x32, 128 threads each, 256 blocks.
+        // H200's 132 SMs), register tiles of 16x32, 128 threads each, 256 blocks; those hold
+        // under 256 threads per SM, so two groups of 128 threads split `k`'s 4 stages
+        // (`gpu.matmul_split_k`).
         let flat = "graph g(x: f32[20,64], w: f32[4096,64]) -> (y: f32[20,4096]) {
   %y = linear(x, w)
   return %y
@@ -922,9 +997,13 @@ mod tests {
         let (grid, block, _) = launch_of(&m.kernels[0]);
         assert_eq!((grid, block), (vec![256, 2], vec![16, 16]));
         check_outputs(&g, &m, 1);
-        let (g, m) = lowered(flat, "h200", &[]);
+        let (g, m) = lowered(flat, "h200", &[("gpu.matmul_split_k", 1)]);
         let (grid, block, _) = launch_of(&m.kernels[0]);
         assert_eq!((grid, block), (vec![128, 2], vec![128]));
+        check_outputs(&g, &m, 1);
+        let (g, m) = lowered(flat, "h200", &[("gpu.matmul_split_k", 8)]);
+        let (grid, block, _) = launch_of(&m.kernels[0]);
+        assert_eq!((grid, block), (vec![128, 2], vec![256]));
         check_outputs(&g, &m, 1);
         // 49x32 products: the 64-column block tile fitted to the 32 columns (its 64 rows do not
         // halve: 32 would not cover 49), 768 of them on the grid's z.
@@ -934,6 +1013,42 @@ mod tests {
 }
 ";
         assert_eq!(launch(windows), (vec![1, 1, 768], vec![64]));
+    }
+
+    #[test]
+    fn groups_of_threads_split_the_stages_of_a_short_grid_and_add_their_sums() {
+        // A projection of 24 tokens to 1200 columns: 2x2 thread tiles make a grid far under
+        // 256 threads per SM, so the block's groups of threads split `k`'s stages, up to the
+        // knob, while the grid stays under that, and only where they divide the stages (16 of
+        // 16 rows of `k`, the last one ragged; not 13); each group has
+        // its own double-buffered tiles, the groups after the first hand their sums over in
+        // shared memory, and the outputs match the reference.
+        let text = |k: usize| {
+            format!(
+                "graph g(x: f32[24,{k}], w: f32[1200,{k}], b: f32[1200]) -> (y: f32[24,1200]) {{
+  %y = linear(x, w, b)
+  return %y
+}}
+"
+            )
+        };
+        let mut threads = Vec::new();
+        for (k, most, want) in [(250, 8, 4), (250, 2, 2), (250, 1, 1), (200, 8, 1)] {
+            let (g, m) = lowered(&text(k), "h200", &[("gpu.matmul_split_k", most)]);
+            let (_, block, allocs) = launch_of(&m.kernels[0]);
+            let shared = |rank: usize| -> Vec<usize> {
+                allocs.iter().filter(|a| a.0 == Scope::Shared && a.2.len() == rank).map(|a| a.2[0]).collect()
+            };
+            // Two buffers per group of each operand's tile; a buffer of sums where groups meet.
+            assert_eq!(shared(3), vec![2 * want; 2], "k {k}, most {most}: {allocs:?}");
+            assert_eq!(shared(1).len(), usize::from(want > 1), "{allocs:?}");
+            threads.push(block[0]);
+            check_outputs(&g, &m, 2);
+        }
+        // The groups are whole copies of the block's threads; at 4 groups the grid holds 150
+        // blocks of 256 threads, so not 8.
+        assert_eq!(threads[0], 4 * threads[2]);
+        assert_eq!(threads[1], 2 * threads[2]);
     }
 
     #[test]
