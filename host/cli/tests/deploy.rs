@@ -414,6 +414,38 @@ fn a_packed_weight_is_prepared_once_and_the_payload_runs_correctly() {
 }
 
 #[test]
+fn a_product_whose_block_splits_k_between_groups_runs_correctly_on_this_machines_opencl_device() {
+    // Eight rows against 96 columns with a `k` of 250 (its last stage ragged): with the few-row
+    // tiles on and any grid allowed, PoCL's short grid splits the stages between two groups of
+    // the block's threads (`gpu.matmul_split_k`, the most its threads per block allow); the
+    // OpenCL C the runtime compiles computes the right answers on every seed, as the unsplit
+    // kernel does.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("sk.ekir"),
+        "graph sk(x: f32[8,250], w: f32[96,250], b: f32[96]) -> (y: f32[8,96]) {\n  %y = linear(x, w, b)\n  \
+         return %y\n}\n",
+    )
+    .unwrap();
+    for (most, block) in [(8, "block(lane in 0..256)"), (1, "block(tid in 0..128)")] {
+        let knobs = ["gpu.matmul_few_rows=64", "gpu.matmul_min_blocks=1", "gpu.dot_max_rows=0"];
+        let split = format!("gpu.matmul_split_k={most}");
+        let mut args = vec!["lower", "sk.ekir", "--target", "pocl", "--backend", "gpu", "-o", "sk.l1.ekir"];
+        for k in knobs.iter().chain([&split.as_str()]) {
+            args.extend(["--knob", k]);
+        }
+        ok(&ekb(&args, dir.path()));
+        let l1 = std::fs::read_to_string(dir.path().join("sk.l1.ekir")).unwrap();
+        assert!(l1.contains(block), "{l1}");
+        let r = json(&ekb_gpu(
+            &["run", "sk.l1.ekir", "--graph", "sk.ekir", "--target", "pocl", "--json"],
+            dir.path(),
+        ));
+        assert_eq!(r["all_correct"], true, "{most}: {r}");
+    }
+}
+
+#[test]
 fn a_planned_payload_runs_correctly_and_the_runtime_reserves_the_planned_peak() {
     let dir = tempfile::tempdir().unwrap();
     let graph = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tasks/level3/resnet8_cifar10.ekir");
