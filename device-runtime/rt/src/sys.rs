@@ -296,18 +296,23 @@ mod tests {
     fn the_scheduler_figures_of_this_thread_and_process_grow_as_they_run() {
         // A thread reading its own state is running.
         assert_eq!(thread_runnable("/proc/thread-self/stat"), Some(true));
-        let pid = std::process::id() as i32;
-        let (cpu0, _) = schedstat("/proc/thread-self/schedstat").expect("schedstat of this thread");
-        let tid = nix::unistd::gettid().as_raw() as u32;
-        let mine = |all: Vec<(u32, u64)>| all.iter().find(|t| t.0 == tid).expect("this thread is listed").1;
-        let all0 = mine(thread_cpu_ns(pid).expect("schedstat of this process's threads"));
-        let spin = std::time::Instant::now();
-        while spin.elapsed() < std::time::Duration::from_millis(20) {
-            std::hint::spin_loop();
+        let own = || schedstat("/proc/thread-self/schedstat").expect("schedstat of this thread").0;
+        // This thread's CPU time grows as it runs: 10 ms of it, however busy the machine is
+        // (10 s of wall time at most).
+        let (start, deadline) = (own(), std::time::Instant::now() + std::time::Duration::from_secs(10));
+        while own() - start < 10_000_000 {
+            assert!(std::time::Instant::now() < deadline, "10 s of wall time, {} ns on a CPU", own() - start);
+            for _ in 0..10_000 {
+                std::hint::spin_loop();
+            }
         }
-        let (cpu1, _) = schedstat("/proc/thread-self/schedstat").unwrap();
-        assert!(cpu1 - cpu0 >= 10_000_000, "{cpu0} -> {cpu1}");
-        assert!(mine(thread_cpu_ns(pid).unwrap()) - all0 >= cpu1 - cpu0);
+        // The process's listing has this thread, with a figure read between two of its own.
+        let (pid, tid) = (std::process::id() as i32, nix::unistd::gettid().as_raw() as u32);
+        let before = own();
+        let listed = thread_cpu_ns(pid).expect("schedstat of this process's threads");
+        let after = own();
+        let mine = listed.iter().find(|t| t.0 == tid).expect("this thread is listed").1;
+        assert!(before <= mine && mine <= after, "{before} {mine} {after}");
         assert_eq!(schedstat("/proc/thread-self/no-such-file"), None);
         assert_eq!(thread_cpu_ns(-1), None);
     }
