@@ -351,17 +351,27 @@ fn index(k: Knob) -> usize {
 }
 
 impl Knobs {
-    /// The default schedule's values for `target`. Only `conv.oc_block` (the vector width) and
-    /// `gpu.matmul_min_blocks` (the GPU's compute units) depend on the profile; the templates
+    /// The default schedule's values for `target`. Only the matmul register tiles and
+    /// `conv.oc_block` (the vector registers), `gpu.matmul_min_blocks`, `gpu.matmul_few_rows`
+    /// (the GPU's compute units) depend on the profile; the templates
     /// read the core count and SIMD width themselves.
     pub fn for_target(target: &TargetProfile) -> Knobs {
         let lanes = target.cpu_f32_lanes().max(1) as usize;
+        // x86-64 below AVX-512 has 16 vector registers; AVX-512 and aarch64 have 32.
+        let sixteen_registers = target.cpu.triple.starts_with("x86_64") && target.cpu.vector_bits < 512;
         let mut values = [0; KNOBS.len()];
         for (v, s) in values.iter_mut().zip(&KNOBS) {
             *v = match s.knob {
                 Knob::ThreadsMinWork => 1 << 16,
                 Knob::ThreadsPerCore => 4,
+                // A register tile's accumulators, the row of `b` it loads and the broadcast of
+                // `a` must fit the vector registers: 16 + 4 of AVX-512's or NEON's 32; x86 with
+                // 256-bit vectors has 16, where 16 accumulators of 8 vectors a row spilled a
+                // dozen registers per `k` step: a 512^3 matmul took 4.5 ms at 64 columns and 16
+                // accumulators, 2.95 at 32 and 8 (2x4 vectors) on a 2-core AVX2 EPYC.
+                Knob::MatmulTileCols if sixteen_registers => 32,
                 Knob::MatmulTileCols => 64,
+                Knob::MatmulTileVectors if sixteen_registers => 8,
                 Knob::MatmulTileVectors => 16,
                 Knob::MatmulDotRows => 4,
                 Knob::MatmulDotCols => 4,
