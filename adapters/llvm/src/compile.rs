@@ -98,6 +98,13 @@ pub fn codegen_args(target: &TargetProfile) -> Vec<String> {
             "-fno-asynchronous-unwind-tables",
             "-ffp-contract=on",
             "-Rpass=loop-vectorize",
+            // No shrink-wrapping: LLVM 19 may then place the prologue after the first block,
+            // and the inline stack probes of a frame over a page (`"probe-stack"`, so a
+            // kernel's large locals never step over the guard page) take x86's r11 as scratch
+            // even where that block left a live value in it. A parallel body's loop bound
+            // was so overwritten and a strided convolution wrote rows past its output.
+            "-mllvm",
+            "-enable-shrink-wrap=false",
         ]
         .map(String::from),
     );
