@@ -162,8 +162,9 @@ pub fn conv2d(cx: &mut Cx, a: &Conv2dAttrs, x: &Buf, w: &Buf, bias: Option<&Buf>
 
 /// Output channels per register tile (they share every input load): the largest divisor of
 /// the channels per group up to `conv.oc_block` (by default as many as make 16 vector
-/// accumulators of a 16-column tile: 16 on AVX-512, 8 on AVX2, 4 on NEON, all kept in
-/// registers across the reduction), so a block never straddles two groups (depthwise: 1).
+/// accumulators of a 16-column tile: 16 on AVX-512, 4 on NEON; 6 of 2 vectors on AVX2, whose
+/// 16 registers also hold the input row and a weight), all kept in registers across the
+/// reduction, so a block never straddles two groups (depthwise: 1).
 pub(crate) fn block_channels(cx: &Cx, ocg: usize) -> usize {
     (1..=cx.knob(Knob::ConvOcBlock).min(ocg)).rev().find(|&b| ocg.checked_rem(b) == Some(0)).unwrap_or(1)
 }

@@ -378,8 +378,12 @@ impl Knobs {
                 // Packed, a layer narrowing its rows re-reads its whole weight per row tile of
                 // the register tiles (prepack.rs).
                 Knob::MatmulPackLinear => 1,
-                // 16 vector accumulators of a 16-column tile: 16 x 1 AVX-512 vectors, 8 x 2
-                // AVX2, 4 x 4 NEON.
+                // 16 vector accumulators of a 16-column tile: 16 x 1 AVX-512 vectors, 4 x 4
+                // NEON. With 16 registers, 12 (6 x 2 AVX2 vectors) leave room for the input
+                // row and the broadcast weight: the 64-channel 3x3 anchor (Winograd, whose
+                // products take as many accumulators) took 2.4-2.5 ms at 8 x 2, 1.3-1.5 at
+                // 6 x 2 and 1.6-1.9 at 4 x 2 on a 2-core AVX2 EPYC.
+                Knob::ConvOcBlock if sixteen_registers => 6,
                 Knob::ConvOcBlock => (16 / 16usize.div_ceil(lanes)).clamp(1, 16),
                 Knob::ConvOwTile => 16,
                 // A depthwise tile of one channel is one chain of dependent FMAs; four rows
@@ -392,6 +396,12 @@ impl Knobs {
                 // Rows narrower than half a vector leave most lanes of the direct tiles idle
                 // (7-wide rows of 16 lanes: 2.2x faster as products, 14-wide ones slower).
                 Knob::ConvPointwiseMaxOw => lanes / 2,
+                // Rows between one and two AVX2 vectors wide run most of their columns as the
+                // scalar remainder of the direct tiles (13 columns: 8 lanes and 5 scalar
+                // steps); as products over flattened planes, Level 3 against onnxruntime went
+                // from 0.49x to 0.70x in geomean on a 2-core AVX2 EPYC (SqueezeNet 0.23x to
+                // 0.65x).
+                Knob::ConvFlatMaxOw if sixteen_registers => 2 * lanes,
                 Knob::ConvFlatMaxOw => lanes,
                 // Packed by blocks of output channels (prepack.rs), 7x7 planes and smaller: on
                 // one core of a 2-core AVX-512 VM, whole models 1.52x (YAMNet's 6x4 and 3x2
