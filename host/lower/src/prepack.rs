@@ -4,9 +4,10 @@
 //! engines pack weights when they load a model. The default schedule only; the naive one (the
 //! baseline) computes everything in every execution.
 //!
-//! - `linear(x, w)`: `w[n, k]` transposed to `[k, n]`, so the product takes the matmul's
-//!   register tiles (`B` contiguous along `n`: rows of `x` broadcast, columns of the weight in
-//!   vectors) instead of dot products with their horizontal sums;
+//! - `linear(x, w)`: `w[n, k]` transposed in panels of `P` rows, `[ceil(n / P), k, P]` (`P`
+//!   the register tile's columns), so the product takes the matmul's register tiles (`B`
+//!   contiguous along `n`: rows of `x` broadcast, columns of the weight in vectors) instead of
+//!   dot products with their horizontal sums, each tile's panel one contiguous run;
 //! - a pointwise convolution over few pixels (`conv2d` 1x1, ungrouped, unpadded): `w[oc, c, 1,
 //!   1]` in blocks of `B` output channels, `[ceil(oc / B), c, B]` (block-major: a block's
 //!   weights are one contiguous run, the whole weight one stream), and the product runs with
@@ -35,11 +36,11 @@ use ekb_ir::{DType, TensorType};
 /// How a node's weight (its second operand) is packed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Packing {
-    Linear,
+    /// In panels of `panel` columns of the product; the weight is `[k, n]` where `k_first`
+    /// (a `matmul` without `transpose_b`), else `[n, k]` (`linear`).
+    Linear { panel: usize, k_first: bool },
     /// In blocks of `block` output channels.
-    Pointwise {
-        block: usize,
-    },
+    Pointwise { block: usize },
 }
 
 /// Vector accumulators of a pointwise product's register tile where the target has 32 vector
@@ -62,16 +63,21 @@ impl Packing {
     pub(crate) fn of(node: &Node, ins: &[Buf], y: &Buf, knobs: &Knobs, lanes: usize) -> Option<Packing> {
         let f32s = ins.iter().chain([y]).all(|b| b.ty.dtype == DType::F32);
         match &node.op {
-            Op::Linear => {
+            Op::Linear | Op::MatMul { transpose_a: false, .. } if ins[1].rank() == 2 => {
                 let x = &ins[0].ty;
                 let rows: usize = x.shape[..x.rank().saturating_sub(1)].iter().product();
-                let [n, k] = [ins[1].shape()[0], ins[1].shape()[1]];
+                let k_first = matches!(node.op, Op::MatMul { transpose_b: false, .. });
+                let [n, k] = if k_first { [1, 0] } else { [0, 1] }.map(|d| ins[1].shape()[d]);
+                // Without packing, a weight `[k, n]` takes the same register tiles over its
+                // rows `4n` bytes apart (matmul.rs).
                 let pack = match knobs.get(Knob::MatmulPackLinear) {
                     0 => false,
-                    1 => n > k,
+                    1 => n > k || k_first,
                     _ => true,
                 };
-                (f32s && rows >= PACK_MIN_ROWS && pack).then_some(Packing::Linear)
+                // The register tile's columns (`matmul::axpy_tile`).
+                let panel = knobs.get(Knob::MatmulTileCols).max(4 * lanes).min(n);
+                (f32s && rows >= PACK_MIN_ROWS && pack).then_some(Packing::Linear { panel, k_first })
             }
             Op::Conv2d(a) => {
                 let w = ins[1].shape();
@@ -86,41 +92,55 @@ impl Packing {
         }
     }
 
-    /// The packed weight's type: the weight's `[n, k]` as `[k, n]`; `[oc, c, 1, 1]` as
-    /// `[ceil(oc / B), c, B]`.
-    pub(crate) fn packed_type(self, w: &TensorType) -> TensorType {
+    /// Rows of the weight (`n` or `oc`) per panel or block.
+    fn block(self) -> usize {
         match self {
-            Packing::Linear => TensorType::new(w.dtype, [w.shape[1], w.shape[0]]),
-            Packing::Pointwise { block } => {
-                TensorType::new(w.dtype, [w.shape[0].div_ceil(block), w.shape[1], block])
-            }
+            Packing::Linear { panel, .. } => panel,
+            Packing::Pointwise { block } => block,
         }
     }
 
-    /// The prepare kernel's body: `wt[k, n] = w[n, k]`; for a convolution `wt[o / B, c, o % B] =
-    /// w[o, c, 0, 0]`.
-    pub(crate) fn pack(self, cx: &mut Cx, w: &Buf, wt: &Buf) -> Vec<Stmt> {
+    /// The weight's `[o, c]` extents: output columns (or channels) and the reduction.
+    fn extents(self, w: &TensorType) -> [usize; 2] {
         match self {
-            Packing::Linear => crate::movement::transpose(cx, &[1, 0], w, wt),
-            Packing::Pointwise { block } => {
-                let [oc, c] = [w.shape()[0], w.shape()[1]];
-                let (ov, cv) = (cx.fresh("o"), cx.fresh("c"));
-                let at = [var(&ov) / int(block), var(&cv), var(&ov) % int(block)];
-                let store = wt.store(&at, w.load(&[var(&ov), var(&cv), int(0), int(0)]));
-                let inner = simple_loop(cx.inner_kind(c), &cv, c, vec![store]);
-                vec![simple_loop(LoopKind::Parallel, &ov, oc, vec![inner])]
-            }
+            Packing::Linear { k_first: true, .. } => [w.shape[1], w.shape[0]],
+            _ => [w.shape[0], w.shape[1]],
         }
+    }
+
+    /// The packed weight's type: `[ceil(o / B), c, B]` for the weight's `o` outputs and `c`
+    /// reduction (`linear`'s `[n, k]`, `matmul`'s `[k, n]`, a convolution's `[oc, c, 1, 1]`).
+    pub(crate) fn packed_type(self, w: &TensorType) -> TensorType {
+        let ([o, c], b) = (self.extents(w), self.block());
+        TensorType::new(w.dtype, [o.div_ceil(b), c, b])
+    }
+
+    /// The prepare kernel's body: `wt[o / B, c, o % B] = w[o, c]` (`w[c, o]` for `matmul`, a
+    /// convolution's `w[o, c, 0, 0]`), along the weight's rows.
+    pub(crate) fn pack(self, cx: &mut Cx, w: &Buf, wt: &Buf) -> Vec<Stmt> {
+        let ([o, c], b) = (self.extents(&w.ty), self.block());
+        let (ov, cv) = (cx.fresh("o"), cx.fresh("c"));
+        let at = [var(&ov) / int(b), var(&cv), var(&ov) % int(b)];
+        let (from, rows, cols) = match self {
+            Packing::Linear { k_first: true, .. } => (vec![var(&cv), var(&ov)], (&cv, c), (&ov, o)),
+            Packing::Linear { .. } => (vec![var(&ov), var(&cv)], (&ov, o), (&cv, c)),
+            Packing::Pointwise { .. } => (vec![var(&ov), var(&cv), int(0), int(0)], (&ov, o), (&cv, c)),
+        };
+        let store = wt.store(&at, w.load(&from));
+        let inner = simple_loop(cx.inner_kind(cols.1), cols.0, cols.1, vec![store]);
+        vec![simple_loop(LoopKind::Parallel, rows.0, rows.1, vec![inner])]
     }
 
     /// The node's kernel body reading the packed weight `ins[1]`.
     pub(crate) fn lower(self, cx: &mut Cx, node: &Node, ins: &[Buf], y: &Buf) -> Vec<Stmt> {
         let (x, wt, bias) = (&ins[0], &ins[1], ins.get(2));
         match (self, &node.op) {
-            (Packing::Linear, _) => {
-                let b: Load = Box::new(move |_, ki, ni| wt.load(&[ki, ni]));
-                let g = matmul::linear_gemm(x, (wt.shape()[1], wt.shape()[0]), (b, true), bias, y);
-                matmul::emit(cx, &g)
+            (Packing::Linear { panel, .. }, _) => {
+                let [n, k] = [y.shape()[y.rank() - 1], wt.shape()[1]];
+                let b: Load =
+                    Box::new(move |_, ki, ni: E| wt.load(&[ni.clone() / int(panel), ki, ni % int(panel)]));
+                let g = matmul::linear_gemm(x, (n, k), (b, true), bias, y);
+                matmul::panels(cx, &g, panel, matmul::Panels::Packed(wt))
             }
             (Packing::Pointwise { block }, Op::Conv2d(a)) => pointwise(cx, a.stride, (x, wt, bias, y), block),
             (Packing::Pointwise { .. }, op) => unreachable!("a pointwise packing of {}", op.name()),

@@ -134,7 +134,7 @@ pub const KNOBS: [KnobSpec; 32] = [
         Knob::MatmulPackLinear,
         "matmul.pack_linear",
         "matmul",
-        "linear layers of 16 rows or more pack a weight of parameters alone as [k, n] in a prepare step, for the register tiles (0: never; 1: where the layer widens its rows; 2: always)",
+        "linear layers and matmuls of 16 rows or more pack a 2-D weight of parameters alone in panels of the register tile's columns, [ceil(n / P), k, P], in a prepare step (0: never; 1: where a linear layer widens its rows, and every matmul; 2: always)",
         0,
         2,
     ),

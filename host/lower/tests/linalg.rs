@@ -116,6 +116,19 @@ fn linear_copies_panels_of_short_weights_for_enough_rows() {
     }
 }
 
+/// Asserts that `text` declares `name` as `n` columns packed in panels over `k`: `[ceil(n / P),
+/// k, P]` for some panel width `P`.
+fn panel_major(text: &str, name: &str, n: usize, k: usize) {
+    let decl = format!("buffer {name}: f32[");
+    let line = text
+        .lines()
+        .find(|l| l.trim_start().starts_with(&decl))
+        .unwrap_or_else(|| panic!("no {name}:\n{text}"));
+    let dims: Vec<usize> =
+        line.split(['[', ']']).nth(1).unwrap().split(',').map(|d| d.trim().parse().unwrap()).collect();
+    assert!(dims.len() == 3 && dims[1] == k && dims[2] <= n && dims[0] == n.div_ceil(dims[2]), "{line}");
+}
+
 #[test]
 fn weights_of_parameters_alone_are_packed_by_prepare_steps() {
     // `w` feeds two linear layers (packed once), `v` is scaled by a parameter first (the
@@ -147,12 +160,26 @@ fn weights_of_parameters_alone_are_packed_by_prepare_steps() {
     assert_eq!(prepared, ["k0_linear_pack", "k3_mul", "k4_linear_pack"], "{steps:?}");
     assert!(steps[prepared.len()..].iter().all(|(p, _)| !p), "{steps:?}");
     let text = ekb_ir::l1::print::print(&m);
-    // The packed weights are `[k, n]` temps read by the products; `u` is read as it is.
-    assert!(
-        text.contains("buffer w_packed: f32[24,40]") && text.contains("buffer t_sv_packed: f32[40,56]"),
-        "{text}"
-    );
+    // The packed weights are panel-major temps, `[ceil(n / P), k, P]`, read by the products;
+    // `u` is read as it is.
+    panel_major(&text, "w_packed", 40, 24);
+    panel_major(&text, "t_sv_packed", 56, 40);
     assert!(!text.contains("u_packed"), "{text}");
+    // A `matmul` with a 2-D weight `[k, n]` packs it the same way, from its rows; here its
+    // panels are too few for the cores, so the threads take row tiles, each walking every panel.
+    let kn = graph(
+        "graph t(x: f32[2,128,64]) -> (y: f32[0]) {
+  param m: f32[64,40] = kaiming_uniform
+  %0 = matmul(x, m)
+  return %0
+}
+",
+    );
+    let m = default_module(&kn);
+    assert!(m.plan.first().is_some_and(|r| r.prepare && r.kernel == "k0_matmul_pack"), "{:?}", m.plan);
+    let text = ekb_ir::l1::print::print(&m);
+    panel_major(&text, "m_packed", 40, 64);
+    assert!(text.contains("m_packed[p"), "row tiles outside, the panels inside:\n{text}");
     let narrowing = graph(
         "graph t(x: f32[18,40]) -> (y: f32[0]) {
   param w: f32[24,40] = kaiming_uniform
