@@ -69,9 +69,9 @@ fn integer_matmul_and_linear_accumulate_in_i32() {
 
 #[test]
 fn integer_dot_products_are_one_per_tile() {
-    // The local accumulators of the default schedule's dot-product tiles: 4x4 for floats, 1x1
-    // for integers (whose single dot product per loop the backends turn into widening
-    // multiply-adds).
+    // The local accumulators of the default schedule's dot-product tiles: the knobs' for floats
+    // (4x4, 4x2 on x86 below AVX-512), 1x1 for integers (whose single dot product per loop the
+    // backends turn into widening multiply-adds).
     fn accumulators(m: &ekb_ir::l1::Module) -> Vec<(ekb_ir::DType, Vec<usize>)> {
         fn walk(body: &[ekb_ir::l1::Stmt], out: &mut Vec<(ekb_ir::DType, Vec<usize>)>) {
             for s in body {
@@ -92,7 +92,9 @@ fn integer_dot_products_are_one_per_tile() {
         out
     }
     let float = default_module(&op("x: f32[8,256], w: f32[64,256]", "linear(x, w)"));
-    assert_eq!(accumulators(&float), [(ekb_ir::DType::F32, vec![4, 4])]);
+    let knobs = ekb_lower::Knobs::for_target(&ekb_ir::TargetProfile::load("host").expect("shipped profile"));
+    let tile = vec![knobs.get(ekb_lower::Knob::MatmulDotRows), knobs.get(ekb_lower::Knob::MatmulDotCols)];
+    assert_eq!(accumulators(&float), [(ekb_ir::DType::F32, tile)]);
     let int = default_module(&op("x: i8[8,256], w: i8[64,256]", "linear(x, w)"));
     assert_eq!(accumulators(&int), [(ekb_ir::DType::I32, vec![1, 1])]);
 }
