@@ -63,7 +63,7 @@ pub fn lower_with(
         // A weight computed from parameters alone, packed once by a prepare step.
         let packing =
             (default && !member && ready.contains(node.args.get(1).map_or("", |a| a.name.as_str())))
-                .then(|| Packing::of(node, &ins, &out, knobs, target.cpu_f32_lanes() as usize))
+                .then(|| Packing::of(node, &ins, &out, knobs, target))
                 .flatten();
         if let Some(packing) = packing {
             let w = ins[1].clone();

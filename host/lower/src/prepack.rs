@@ -8,29 +8,35 @@
 //!   the register tile's columns), so the product takes the matmul's register tiles (`B`
 //!   contiguous along `n`: rows of `x` broadcast, columns of the weight in vectors) instead of
 //!   dot products with their horizontal sums, each tile's panel one contiguous run;
-//! - a pointwise convolution over few pixels (`conv2d` 1x1, ungrouped, unpadded): `w[oc, c, 1,
-//!   1]` in blocks of `B` output channels, `[ceil(oc / B), c, B]` (block-major: a block's
-//!   weights are one contiguous run, the whole weight one stream), and the product runs with
-//!   the output channels in the vectors and the pixels broadcast (`y^T[p, oc] = sum_c
-//!   x^T[p, c] w^T[c, oc]`), where pixels along the vectors would leave most lanes idle: per block, a
-//!   register tile of as many pixels as the accumulators allow, the results stored across the
-//!   channel planes. These products are bound by reading the weight (each weight is used for a
-//!   few pixels): six 1024 -> 1024 convolutions over 3x2 pixels on one core of a 2-core AVX-512
-//!   VM took 1.5-1.8 ms as dot products, 2.7 ms over the weight packed `[c, oc]` (a block's
-//!   rows 4 KB apart), 0.94 ms packed by blocks with one tile of all 6 pixels, and 0.86-0.91 ms
-//!   in onnxruntime.
+//! - an ungrouped convolution over few pixels (`conv2d`, any kernel, stride, padding and
+//!   dilation): `w[oc, c, kh, kw]` viewed as `[oc, c*kh*kw]` in blocks of `B` output channels,
+//!   `[ceil(oc / B), c*kh*kw, B]` (block-major: a block's weights are one contiguous run, the
+//!   whole weight one stream), and the product runs with the output channels in the vectors and
+//!   the pixels broadcast (`y^T[p, oc] = sum_k patch[p, k] w^T[k, oc]`, the patch element of
+//!   pixel `p` and tap `k` read from the image's zero-padded planes, copied once per execution,
+//!   or from the input itself for a 1x1 unpadded convolution), where pixels along the vectors
+//!   would leave most lanes idle: per block, a register tile of as many pixels as the
+//!   accumulators allow, the results stored across the channel planes. A 1x1 product is bound
+//!   by reading the weight (each weight is used for a few pixels): six 1024 -> 1024
+//!   convolutions over 3x2 pixels on one core of a 2-core AVX-512 VM took 1.5-1.8 ms as dot
+//!   products, 2.7 ms over the weight packed `[c, oc]` (a block's rows 4 KB apart), 0.94 ms
+//!   packed by blocks with one tile of all 6 pixels, and 0.86-0.91 ms in onnxruntime. A 3x3
+//!   one over a few pixels did the same work as flattened padded planes, whose vectors of
+//!   pixels are mostly padding columns and idle lanes (a 4x4 output is 24 flattened positions
+//!   of a 6-wide padded row, in two 16-lane vectors), in 0.65x of their time.
 //!
 //! What must stay true: the packed weight holds the weight's elements (a transposition; the
 //! last block's slots past `oc` are never read), and each output sums its products in the
-//! order the unpacked kernel does (increasing `k`, or input channel).
+//! order of its reduction (increasing `k`; for a convolution `(c, ky, kx)`, the weight's order).
 
 use crate::matmul::{self, axpy_tile_body, Gemm, Load, PACK_MIN_ROWS};
 use crate::recipe::Knob;
 use crate::sched::{outer, simple_loop, tiles, Cx};
 use crate::Knobs;
-use ekb_ir::l0::{Node, Op};
-use ekb_ir::l1::build::{int, var, Buf, E};
+use ekb_ir::l0::{Conv2dAttrs, Node, Op};
+use ekb_ir::l1::build::{f, int, ints, select, var, Buf, E};
 use ekb_ir::l1::{LoopKind, Stmt};
+use ekb_ir::target::TargetProfile;
 use ekb_ir::{DType, TensorType};
 
 /// How a node's weight (its second operand) is packed.
@@ -39,8 +45,8 @@ pub(crate) enum Packing {
     /// In panels of `panel` columns of the product; the weight is `[k, n]` where `k_first`
     /// (a `matmul` without `transpose_b`), else `[n, k]` (`linear`).
     Linear { panel: usize, k_first: bool },
-    /// In blocks of `block` output channels.
-    Pointwise { block: usize },
+    /// In blocks of `block` output channels, a convolution's weight of `kernel` taps.
+    Channels { block: usize, kernel: [usize; 2] },
 }
 
 /// Vector accumulators of a pointwise product's register tile where the target has 32 vector
@@ -52,15 +58,22 @@ impl Packing {
     /// The packing `node` takes under the default schedule when its weight depends on
     /// parameters alone, if any: f32 products with enough rows (a single row reads the weight
     /// once either way) as `matmul.pack_linear` says (by default where a row has more outputs
-    /// than inputs), or pointwise convolutions over at most `conv.pack_max_pixels` pixels (none
-    /// by default: see the knob's default). (By
+    /// than inputs), or ungrouped f32 convolutions over at most `conv.pack_max_pixels` pixels
+    /// (1x1 unpadded) or `conv.pack_taps_max_pixels` (any other, whose zero-padded input planes
+    /// must fit a quarter of the stack). (By
     /// default a layer narrowing its rows, `k > n`, keeps its dot products: long dots
     /// amortize their horizontal sums, and the register tiles over few column tiles re-read
     /// the whole weight per row tile: TinyBERT's 1200 -> 312 layer, 280 us as dot products,
     /// 530 us packed, where its 312 -> 1200 layer went from 600 to 330 us, on a 2-core AVX-512
     /// VM.)
-    /// `lanes` is the target's f32 vector width.
-    pub(crate) fn of(node: &Node, ins: &[Buf], y: &Buf, knobs: &Knobs, lanes: usize) -> Option<Packing> {
+    pub(crate) fn of(
+        node: &Node,
+        ins: &[Buf],
+        y: &Buf,
+        knobs: &Knobs,
+        target: &TargetProfile,
+    ) -> Option<Packing> {
+        let lanes = target.cpu_f32_lanes() as usize;
         let f32s = ins.iter().chain([y]).all(|b| b.ty.dtype == DType::F32);
         match &node.op {
             Op::Linear | Op::MatMul { transpose_a: false, .. } if ins[1].rank() == 2 => {
@@ -81,12 +94,16 @@ impl Packing {
             }
             Op::Conv2d(a) => {
                 let w = ins[1].shape();
+                let kernel = [w[2], w[3]];
+                let planes = padded_planes(a, kernel, &ins[0], y).map(|t| t.size_bytes() as u64);
+                let fits = planes.is_none_or(|bytes| bytes <= target.cpu.stack_bytes / 4);
                 let [oh, ow] = [y.shape()[2], y.shape()[3]];
-                let pointwise = a.groups == 1 && w[2..] == [1, 1] && a.pad == [0; 4];
-                let few = oh * ow <= knobs.get(Knob::ConvPackMaxPixels);
+                let most =
+                    if planes.is_none() { Knob::ConvPackMaxPixels } else { Knob::ConvPackTapsMaxPixels };
+                let few = oh * ow <= knobs.get(most);
                 // Up to four vectors of output channels a block, fewer where the layer has fewer.
                 let block = (4 * lanes).min(w[0].next_multiple_of(lanes));
-                (f32s && pointwise && few).then_some(Packing::Pointwise { block })
+                (f32s && a.groups == 1 && fits && few).then_some(Packing::Channels { block, kernel })
             }
             _ => None,
         }
@@ -96,7 +113,7 @@ impl Packing {
     fn block(self) -> usize {
         match self {
             Packing::Linear { panel, .. } => panel,
-            Packing::Pointwise { block } => block,
+            Packing::Channels { block, .. } => block,
         }
     }
 
@@ -104,19 +121,20 @@ impl Packing {
     fn extents(self, w: &TensorType) -> [usize; 2] {
         match self {
             Packing::Linear { k_first: true, .. } => [w.shape[1], w.shape[0]],
-            _ => [w.shape[0], w.shape[1]],
+            Packing::Linear { .. } => [w.shape[0], w.shape[1]],
+            Packing::Channels { .. } => [w.shape[0], w.shape[1..].iter().product()],
         }
     }
 
     /// The packed weight's type: `[ceil(o / B), c, B]` for the weight's `o` outputs and `c`
-    /// reduction (`linear`'s `[n, k]`, `matmul`'s `[k, n]`, a convolution's `[oc, c, 1, 1]`).
+    /// reduction (`linear`'s `[n, k]`, `matmul`'s `[k, n]`, a convolution's `[oc, c*kh*kw]`).
     pub(crate) fn packed_type(self, w: &TensorType) -> TensorType {
         let ([o, c], b) = (self.extents(w), self.block());
         TensorType::new(w.dtype, [o.div_ceil(b), c, b])
     }
 
     /// The prepare kernel's body: `wt[o / B, c, o % B] = w[o, c]` (`w[c, o]` for `matmul`, a
-    /// convolution's `w[o, c, 0, 0]`), along the weight's rows.
+    /// convolution's `w[o, c / (kh*kw), c % (kh*kw) / kw, c % kw]`), along the weight's rows.
     pub(crate) fn pack(self, cx: &mut Cx, w: &Buf, wt: &Buf) -> Vec<Stmt> {
         let ([o, c], b) = (self.extents(&w.ty), self.block());
         let (ov, cv) = (cx.fresh("o"), cx.fresh("c"));
@@ -124,7 +142,11 @@ impl Packing {
         let (from, rows, cols) = match self {
             Packing::Linear { k_first: true, .. } => (vec![var(&cv), var(&ov)], (&cv, c), (&ov, o)),
             Packing::Linear { .. } => (vec![var(&ov), var(&cv)], (&ov, o), (&cv, c)),
-            Packing::Pointwise { .. } => (vec![var(&ov), var(&cv), int(0), int(0)], (&ov, o), (&cv, c)),
+            Packing::Channels { kernel: [kh, kw], .. } => {
+                let tap = var(&cv) % int(kh * kw);
+                let at = vec![var(&ov), var(&cv) / int(kh * kw), tap.clone() / int(kw), tap % int(kw)];
+                (at, (&ov, o), (&cv, c))
+            }
         };
         let store = wt.store(&at, w.load(&from));
         let inner = simple_loop(cx.inner_kind(cols.1), cols.0, cols.1, vec![store]);
@@ -142,24 +164,47 @@ impl Packing {
                 let g = matmul::linear_gemm(x, (n, k), (b, true), bias, y);
                 matmul::panels(cx, &g, panel, matmul::Panels::Packed(wt))
             }
-            (Packing::Pointwise { block }, Op::Conv2d(a)) => pointwise(cx, a.stride, (x, wt, bias, y), block),
-            (Packing::Pointwise { .. }, op) => unreachable!("a pointwise packing of {}", op.name()),
+            (Packing::Channels { block, kernel }, Op::Conv2d(a)) => {
+                channels(cx, (a, kernel), (x, wt, bias, y), block)
+            }
+            (Packing::Channels { .. }, op) => unreachable!("a convolution's packing of {}", op.name()),
         }
     }
 }
 
-/// `y = conv2d(x, w, bias)`, 1x1, over the weight packed in blocks of `block` output channels
-/// (`wt[ceil(oc / B), c, B]`): threads over images and blocks; per block, register tiles of
-/// pixels (broadcast from `x`) by the block's channels (vectors of `wt`), as many pixels a tile
-/// as the accumulators allow, the tiles balanced; each result stored into its channel's plane.
-fn pointwise(
+/// The zero-padded input planes a convolution over the packed weight reads, `[n, c, HP, WP]`
+/// (the rows and columns its taps reach), or `None` for a 1x1 unpadded one, which reads its
+/// input in place.
+fn padded_planes(a: &Conv2dAttrs, [kh, kw]: [usize; 2], x: &Buf, y: &Buf) -> Option<TensorType> {
+    if [kh, kw] == [1, 1] && a.pad == [0; 4] {
+        return None;
+    }
+    let ([n, c], [oh, ow]) = ([x.shape()[0], x.shape()[1]], [y.shape()[2], y.shape()[3]]);
+    let reach =
+        |out: usize, stride: usize, k: usize, dilation: usize| (out - 1) * stride + (k - 1) * dilation + 1;
+    let hp = reach(oh, a.stride[0], kh, a.dilation[0]);
+    let wp = reach(ow, a.stride[1], kw, a.dilation[1]);
+    Some(TensorType::new(DType::F32, [n, c, hp, wp]))
+}
+
+/// `y = conv2d(x, w, bias)` over the weight packed in blocks of `block` output channels
+/// (`wt[ceil(oc / B), c*kh*kw, B]`): the zero-padded input planes copied first, by every
+/// thread, before the products (a 1x1 unpadded convolution reads `x` in place); then threads
+/// over images and blocks; per block, register tiles of pixels (broadcast from the planes) by
+/// the block's channels (vectors of `wt`), as many pixels a tile as the accumulators allow,
+/// the tiles balanced; each result stored into its channel's plane. The reduction runs over
+/// `k = (c, ky, kx)` in the weight's order.
+fn channels(
     cx: &mut Cx,
-    [sh, sw]: [usize; 2],
+    (a, kernel): (&Conv2dAttrs, [usize; 2]),
     (x, wt, bias, y): (&Buf, &Buf, Option<&Buf>, &Buf),
     block: usize,
 ) -> Vec<Stmt> {
     let [n, oc, oh, ow] = <[usize; 4]>::try_from(y.shape()).expect("rank 4");
-    let c = wt.shape()[1];
+    let [_, c, h, wd] = <[usize; 4]>::try_from(x.shape()).expect("rank 4");
+    let ([sh, sw], [dh, dw], [_, kw]) = (a.stride, a.dilation, kernel);
+    let k = wt.shape()[1];
+    let taps = k / c;
     let blocks = oc.div_ceil(block);
     let pixels = oh * ow;
     let lanes = cx.lanes();
@@ -167,22 +212,46 @@ fn pointwise(
     let per_pixel = block.div_ceil(lanes);
     let count = (pixels * per_pixel).div_ceil(budget.max(per_pixel));
     let rows = pixels.div_ceil(count);
-    let threads = cx.wants_threads(2 * n * oc * pixels * c);
+    let threads = cx.wants_threads(2 * n * oc * pixels * k);
+    let mut out = Vec::new();
+    let planes = padded_planes(a, kernel, x, y).map(|ty| Buf::new(cx.fresh("planes"), ty));
+    if let Some(planes) = &planes {
+        let [_, _, hp, wp] = <[usize; 4]>::try_from(planes.shape()).expect("rank 4");
+        let nest = outer(cx, &[n, c], threads, "i");
+        let (ni, ci) = (nest.idx[0].clone(), nest.idx[1].clone());
+        let (r, q) = (cx.fresh("r"), cx.fresh("q"));
+        let (ih, iw) = (var(&r) - ints(a.pad[0] as i64), var(&q) - ints(a.pad[1] as i64));
+        let inside = ih.clone().in_range(int(0), int(h)).and(iw.clone().in_range(int(0), int(wd)));
+        let value = x.load(&[ni.clone(), ci.clone(), ih.clamp_index(h), iw.clamp_index(wd)]);
+        let store = planes.store(&[ni, ci, var(&r), var(&q)], select(inside, value, f(0.0)));
+        let row = simple_loop(cx.inner_kind(wp), &q, wp, vec![store]);
+        out.push(planes.alloc());
+        out.extend(nest.wrap(vec![simple_loop(LoopKind::Serial, &r, hp, vec![row])]));
+    }
     let nest = outer(cx, &[n, blocks], threads, "i");
     let (ni, bi) = (nest.idx[0].clone(), nest.idx[1].clone());
     let o0 = bi.clone() * int(block);
     // The block's channels: `block`, the last one's fewer where `block` does not divide them.
     let per_block = |cx: &mut Cx, width: usize| {
         let (na, ny, bb, ob, oy) = (ni.clone(), ni.clone(), bi.clone(), o0.clone(), o0.clone());
+        let planes = planes.as_ref();
         let g = Gemm {
             lead: vec![],
             m: pixels,
             n: width,
-            k: c,
-            a: Box::new(move |_, p, ci| {
-                x.load(&[na.clone(), ci, p.clone() / int(ow) * int(sh), p % int(ow) * int(sw)])
+            k,
+            a: Box::new(move |_, p, ki| {
+                let (py, px) = (p.clone() / int(ow) * int(sh), p % int(ow) * int(sw));
+                match planes {
+                    None => x.load(&[na.clone(), ki, py, px]),
+                    Some(planes) => {
+                        let tap = ki.clone() % int(taps);
+                        let (ky, kx) = (tap.clone() / int(kw) * int(dh), tap % int(kw) * int(dw));
+                        planes.load(&[na.clone(), ki / int(taps), py + ky, px + kx])
+                    }
+                }
             }),
-            b: Box::new(move |_, ci, j| wt.load(&[bb.clone(), ci, j])),
+            b: Box::new(move |_, ki, j| wt.load(&[bb.clone(), ki, j])),
             bias: bias.map(|b| Box::new(move |j: E| b.load(&[ob.clone() + j])) as Box<dyn Fn(E) -> E>),
             y: Box::new(move |_, p, j, v| {
                 y.store(&[ny.clone(), oy.clone() + j, p.clone() / int(ow), p % int(ow)], v)
@@ -203,5 +272,6 @@ fn pointwise(
         let (full, last) = (per_block(cx, block), per_block(cx, left));
         vec![ekb_ir::l1::build::if_(bi.clone().lt(int(blocks - 1)), full, last)]
     };
-    nest.wrap(body)
+    out.extend(nest.wrap(body));
+    out
 }

@@ -39,6 +39,7 @@ pub enum Knob {
     ConvPointwiseMaxOw,
     ConvFlatMaxOw,
     ConvPackMaxPixels,
+    ConvPackTapsMaxPixels,
     ReduceRowTile,
     TransposeTile,
     GpuMatmulTile,
@@ -81,7 +82,7 @@ const fn spec(
 }
 
 /// Every knob, in the order recipes print them.
-pub const KNOBS: [KnobSpec; 32] = [
+pub const KNOBS: [KnobSpec; 33] = [
     spec(
         Knob::ThreadsMinWork,
         "threads.min_work",
@@ -198,7 +199,15 @@ pub const KNOBS: [KnobSpec; 32] = [
         Knob::ConvPackMaxPixels,
         "conv.pack_max_pixels",
         "conv",
-        "1x1 convolutions over at most this many output pixels per image pack a weight of parameters alone in blocks of output channels in a prepare step, channels in the vectors (0: never)",
+        "1x1 unpadded convolutions over at most this many output pixels per image pack a weight of parameters alone in blocks of output channels in a prepare step, channels in the vectors (0: never)",
+        0,
+        1 << 20,
+    ),
+    spec(
+        Knob::ConvPackTapsMaxPixels,
+        "conv.pack_taps_max_pixels",
+        "conv",
+        "other ungrouped convolutions (3x3, strided, padded) over at most this many output pixels per image do the same over their zero-padded input planes (0: never)",
         0,
         1 << 20,
     ),
@@ -414,6 +423,12 @@ impl Knobs {
                 // 1.02x, 1.00x). A packed weight is a second copy of the weight, in the planned
                 // peak beside the parameters.
                 Knob::ConvPackMaxPixels => 64,
+                // As flattened padded planes a 4x4 output is 24 positions of a 6-wide padded
+                // row, two 16-lane vectors: 256 -> 256 3x3 convolutions on a 2-core AVX-512 VM,
+                // flattened against packed, 2x2 pixels 184-338 us against 45-106, 4x4 210 against
+                // 135, 5x5 317-345 against 232-261, 6x6 317-335 against 262-290, 7x7 390
+                // against 390-477 (each two or three runs, alternating).
+                Knob::ConvPackTapsMaxPixels => 36,
                 Knob::ReduceRowTile => 256,
                 Knob::TransposeTile => 32,
                 Knob::GpuMatmulTile => 16,

@@ -84,25 +84,32 @@ fn integer_conv2d_accumulates_in_i32() {
 }
 
 #[test]
-fn pointwise_convolutions_over_few_pixels_pack_their_weights() {
-    // Parameter weights over at most 64 pixels (`conv.pack_max_pixels`, by default): packed in
-    // blocks of output channels, `[ceil(oc / B), c, B]`, by prepare steps (two images with a
-    // bias and a fused relu; stride 2); over 100 pixels, or with a padded 1x1, not; with the
-    // knob at 0, none. Every case matches the reference (`run_case_with`): 70 channels make two
-    // blocks of four vectors on AVX-512, the last one holding 6; 20 pixels take several register
-    // tiles.
+fn convolutions_over_few_pixels_pack_their_weights() {
+    // Parameter weights of 1x1 unpadded convolutions over at most 64 pixels
+    // (`conv.pack_max_pixels`) and of other ungrouped ones over at most 36
+    // (`conv.pack_taps_max_pixels`, by default): packed in blocks of output channels,
+    // `[ceil(oc / B), c*kh*kw, B]`, by prepare steps (two images with a bias and a fused relu;
+    // stride 2; a padded 1x1; a 3x3 with padding, a strided and dilated one); over 100 pixels,
+    // not; with the knobs at 0, none. Every case matches the reference (`run_case_with`): 70
+    // channels make two blocks of four vectors on AVX-512, the last one holding 6; 20 pixels
+    // take several register tiles.
     let g = graph(
-        "graph t(x: f32[2,24,5,4], u: f32[1,8,10,10]) -> (y: f32[0], z: f32[0], s: f32[0], d: f32[0]) {
+        "graph t(x: f32[2,24,5,4], u: f32[1,8,10,10], q: f32[1,8,6,5]) -> (y: f32[0], z: f32[0], s: f32[0], d: f32[0], e: f32[0], f: f32[0], h: f32[0]) {
   param w: f32[70,24,1,1] = kaiming_uniform
   param b: f32[70] = uniform(-1, 1)
   param v: f32[20,8,1,1] = kaiming_uniform
+  param p: f32[20,24,1,1] = kaiming_uniform
+  param t: f32[18,8,3,3] = kaiming_uniform
   %0 = conv2d(x, w, b)
   %y = relu(%0)
   %z = conv2d(u, v, stride=[2,2])
   %s = conv2d(u, v)
-  %d = conv2d(x, w, pad=[1,0,1,0])
+  %d = conv2d(x, p, pad=[1,0,1,0])
+  %e = conv2d(q, t, pad=[1,1,1,1])
+  %f = conv2d(u, t, stride=[2,3], dilation=[2,1], pad=[1,2,0,1])
+  %h = conv2d(u, t, pad=[1,1,1,1])
   fuse %0, %y
-  return %y, %z, %s, %d
+  return %y, %z, %s, %d, %e, %f, %h
 }
 ",
     );
@@ -111,16 +118,17 @@ fn pointwise_convolutions_over_few_pixels_pack_their_weights() {
     let m = run_case_with(&g, Schedule::Default, &Knobs::for_target(&target), &target, 7)
         .unwrap_or_else(|e| panic!("{e}"));
     let prepared: Vec<&str> = m.plan.iter().take_while(|r| r.prepare).map(|r| r.kernel.as_str()).collect();
-    assert_eq!(prepared, ["k0_conv2d_pack", "k2_conv2d_pack"], "{}", ekb_ir::l1::print::print(&m));
     let text = ekb_ir::l1::print::print(&m);
+    assert_eq!(prepared, ["k0_conv2d_pack", "k2_conv2d_pack", "k4_conv2d_pack", "k5_conv2d_pack"], "{text}");
     let block = |oc: usize| (4 * lanes).min(oc.next_multiple_of(lanes));
-    for (name, oc, c) in [("w", 70, 24), ("v", 20, 8)] {
+    for (name, oc, k) in [("w", 70, 24), ("v", 20, 8), ("p", 20, 24), ("t", 18, 72)] {
         let b = block(oc);
-        let want = format!("buffer {name}_packed: f32[{},{c},{b}]", oc.div_ceil(b));
+        let want = format!("buffer {name}_packed: f32[{},{k},{b}]", oc.div_ceil(b));
         assert!(text.contains(&want), "no `{want}` in:\n{text}");
     }
     let mut knobs = Knobs::for_target(&target);
     knobs.set("conv.pack_max_pixels", 0).expect("a knob");
+    knobs.set("conv.pack_taps_max_pixels", 0).expect("a knob");
     let m = run_case_with(&g, Schedule::Default, &knobs, &target, 7).unwrap_or_else(|e| panic!("{e}"));
     assert!(m.plan.iter().all(|r| !r.prepare), "{}", ekb_ir::l1::print::print(&m));
 }

@@ -16,7 +16,11 @@
 //! `x*1`, `1*x`, `x/1`, `x+0`, `0+x`, `x-0` give `x` (the constant a `full`); a `reshape`,
 //! `expand` or `transpose` that changes nothing, and a `cast` to the dtype `x` has, give `x`; a
 //! `reshape` of a `reshape` reads the inner operand; a `transpose` of a `transpose` is one
-//! `transpose` (or `x`). `x+0` turns `-0.0` into `0.0`, which every comparison takes as equal.
+//! `transpose` (or `x`); a `transpose` ending a chain of `reshape`s and `transpose`s that leaves
+//! the elements of the chain's start in their order is a `reshape` of that start (a transpose to
+//! NCHW undone by a reshape and a transpose back to tokens; chains of at most [`ORDER_LIMIT`]
+//! elements, followed back at most [`CHAIN_LIMIT`] nodes). `x+0` turns `-0.0` into `0.0`, which
+//! every comparison takes as equal.
 
 use crate::index::{Def, Index};
 use crate::rewrite::Rewrite;
@@ -27,6 +31,12 @@ use std::collections::HashMap;
 
 /// The most elements of an operand (other than a `full`) evaluated at compile time.
 pub const EVAL_LIMIT: usize = 1 << 16;
+
+/// The most elements of a chain of data movements whose order [`in_order`] follows.
+pub const ORDER_LIMIT: usize = 1 << 22;
+
+/// The most nodes of such a chain.
+pub const CHAIN_LIMIT: usize = 8;
 
 pub fn run(g: &Graph) -> Result<Option<Graph>, Diagnostic> {
     let ix = Index::new(g);
@@ -46,7 +56,7 @@ pub fn run(g: &Graph) -> Result<Option<Graph>, Diagnostic> {
         if let Some(x) = identity(g, n, &splat) {
             rw.replace_uses(&n.name, &x)?;
             rw.remove(i);
-        } else if let Some((op, args)) = combined(&ix, g, n) {
+        } else if let Some((op, args)) = combined(&ix, g, n).or_else(|| in_order(&ix, g, n)) {
             let args: Vec<&str> = args.iter().map(String::as_str).collect();
             rw.set(i, op, &args)?;
         } else if let Some(value) = evaluate(g, &ix, n, &splat) {
@@ -101,6 +111,62 @@ fn combined(ix: &Index, g: &Graph, n: &Node) -> Option<(Op, Vec<String>)> {
         }
         _ => None,
     }
+}
+
+/// A `transpose` at the end of a chain of `reshape`s and `transpose`s that leaves the elements of
+/// the chain's start in their order, rewritten as a `reshape` of that start; the longest such
+/// chain is taken. The order is followed on the element indices themselves.
+fn in_order(ix: &Index, g: &Graph, n: &Node) -> Option<(Op, Vec<String>)> {
+    let ty = n.ty.as_ref()?;
+    if !matches!(n.op, Op::Transpose { .. }) || ty.numel() > ORDER_LIMIT {
+        return None;
+    }
+    // The chain from `n` back, `n` first; `chain[k]`'s operand starts the chain `chain[..=k]`.
+    let mut chain = vec![n];
+    while chain.len() < CHAIN_LIMIT {
+        match ix.node(g, &chain[chain.len() - 1].args[0].name) {
+            Some(m) if matches!(m.op, Op::Reshape { .. } | Op::Transpose { .. }) => chain.push(m),
+            _ => break,
+        }
+    }
+    (1..chain.len()).rev().find_map(|k| {
+        let start = &chain[k].args[0].name;
+        let mut order: Vec<u32> = (0..ty.numel() as u32).collect();
+        for m in chain[..=k].iter().rev() {
+            if let Op::Transpose { perm } = &m.op {
+                order = transposed(&order, &g.type_of(&m.args[0].name)?.shape, perm);
+            }
+        }
+        let kept = order.iter().enumerate().all(|(i, &v)| i as u32 == v);
+        let shape = ty.shape.iter().map(|&d| d as i64).collect();
+        kept.then(|| (Op::Reshape { shape }, vec![start.clone()]))
+    })
+}
+
+/// `order`, the elements of a tensor of `shape` in row-major order, transposed by `perm`.
+fn transposed(order: &[u32], shape: &[usize], perm: &[usize]) -> Vec<u32> {
+    let mut strides = vec![1usize; shape.len()];
+    for d in (1..shape.len()).rev() {
+        strides[d - 1] = strides[d] * shape[d];
+    }
+    let dims: Vec<usize> = perm.iter().map(|&p| shape[p]).collect();
+    let steps: Vec<usize> = perm.iter().map(|&p| strides[p]).collect();
+    let mut at = vec![0usize; dims.len()];
+    let mut src = 0;
+    let mut out = Vec::with_capacity(order.len());
+    for _ in 0..order.len() {
+        out.push(order[src]);
+        for d in (0..dims.len()).rev() {
+            at[d] += 1;
+            src += steps[d];
+            if at[d] < dims[d] {
+                break;
+            }
+            src -= steps[d] * dims[d];
+            at[d] = 0;
+        }
+    }
+    out
 }
 
 /// The one value every element of the node's result has, when its operands are constants.
@@ -282,6 +348,32 @@ mod tests {
              %4: f32[3,2] = reshape(%3, shape=[3,2])\n  \
              %5: f32[6] = reshape(%3, shape=[6])\n  \
              return %2, %5\n}\n"
+        );
+    }
+
+    #[test]
+    fn movements_that_keep_the_order_become_a_reshape() {
+        // Tokens in NCHW and back: the transposes undo each other across the reshapes.
+        let out = rewrite(
+            super::run,
+            "graph t(x: f32[2,6,5]) -> (y: f32[2,6,5], z: f32[2,5,6]) {
+               %0 = reshape(x, shape=[2,2,3,5])
+               %1 = transpose(%0, perm=[0,3,1,2])
+               %2 = reshape(%1, shape=[2,5,6])
+               %3 = transpose(%2, perm=[0,2,1])
+               return %3, %2
+             }",
+        );
+        assert!(out.contains("%3: f32[2,6,5] = reshape(x, shape=[2,6,5])"), "{out}");
+        // A chain that moves the elements stays.
+        expect_unchanged(
+            super::run,
+            "graph t(x: f32[2,6,5]) -> (y: f32[2,5,6]) {
+               %0 = reshape(x, shape=[2,2,3,5])
+               %1 = transpose(%0, perm=[0,3,2,1])
+               %2 = reshape(%1, shape=[2,5,6])
+               return %2
+             }",
         );
     }
 

@@ -4,11 +4,18 @@ pub mod cse;
 pub mod dce;
 pub mod fold;
 pub mod fuse;
+pub mod patchify;
 
 use crate::manager::{Pass, When};
 
 /// Every pass, by the name `--passes` takes.
 pub static PASSES: &[Pass] = &[
+    Pass {
+        name: "patchify",
+        summary: "a convolution whose windows tile its input (stride = kernel, no padding) becomes a patch transpose and a `linear`",
+        when: When::FixedPoint,
+        run: patchify::run,
+    },
     Pass {
         name: "fold",
         summary: "operators of constants become one `full`; identities (x*1, x+0, reshape of reshape, ...) give their operand",
@@ -37,7 +44,7 @@ pub static PASSES: &[Pass] = &[
 
 /// The passes of the default pipeline, in order: the rewrites that are always a win, then the
 /// fusion of what is left.
-pub const DEFAULT: &[&str] = &["fold", "cse", "dce", "fuse"];
+pub const DEFAULT: &[&str] = &["patchify", "fold", "cse", "dce", "fuse"];
 
 /// The pass of that name.
 pub fn find(name: &str) -> Option<&'static Pass> {
