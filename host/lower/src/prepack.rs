@@ -34,7 +34,7 @@ use crate::recipe::Knob;
 use crate::sched::{outer, simple_loop, tiles, Cx};
 use crate::Knobs;
 use ekb_ir::l0::{Conv2dAttrs, Node, Op};
-use ekb_ir::l1::build::{f, int, ints, select, var, Buf, E};
+use ekb_ir::l1::build::{f, if_, int, ints, select, var, Buf, E};
 use ekb_ir::l1::{LoopKind, Stmt};
 use ekb_ir::target::TargetProfile;
 use ekb_ir::{DType, TensorType};
@@ -190,7 +190,7 @@ fn padded_planes(a: &Conv2dAttrs, [kh, kw]: [usize; 2], x: &Buf, y: &Buf) -> Opt
 /// `y = conv2d(x, w, bias)` over the weight packed in blocks of `block` output channels
 /// (`wt[ceil(oc / B), c*kh*kw, B]`): the zero-padded input planes copied first, by every
 /// thread, before the products (a 1x1 unpadded convolution reads `x` in place); then threads
-/// over images and blocks; per block, register tiles of pixels (broadcast from the planes) by
+/// over images and blocks (and pixel tiles, where those are too few); per block, register tiles of pixels (broadcast from the planes) by
 /// the block's channels (vectors of `wt`), as many pixels a tile as the accumulators allow,
 /// the tiles balanced; each result stored into its channel's plane. The reduction runs over
 /// `k = (c, ky, kx)` in the weight's order.
@@ -228,7 +228,12 @@ fn channels(
         out.push(planes.alloc());
         out.extend(nest.wrap(vec![simple_loop(LoopKind::Serial, &r, hp, vec![row])]));
     }
-    let nest = outer(cx, &[n, blocks], threads, "i");
+    // The pixel tiles join the parallel nest where images and blocks are too few for the cores
+    // (a 1152 -> 192 layer is three blocks: with two cores, one idle a third of the time).
+    let ptiles = pixels.div_ceil(rows);
+    let split = threads && n * blocks < cx.cores() * cx.per_core() && ptiles > 1;
+    let dims = if split { vec![n, blocks, ptiles] } else { vec![n, blocks] };
+    let nest = outer(cx, &dims, threads, "i");
     let (ni, bi) = (nest.idx[0].clone(), nest.idx[1].clone());
     let o0 = bi.clone() * int(block);
     // The block's channels: `block`, the last one's fewer where `block` does not divide them.
@@ -259,9 +264,19 @@ fn channels(
             b_rows_contiguous: true,
             acc: DType::F32,
         };
-        tiles(cx, pixels, rows, LoopKind::Serial, "pt", |cx, p0, pr| {
-            axpy_tile_body(cx, &g, &[], (p0, pr), (int(0), width))
-        })
+        if !split {
+            return tiles(cx, pixels, rows, LoopKind::Serial, "pt", |cx, p0, pr| {
+                axpy_tile_body(cx, &g, &[], (p0, pr), (int(0), width))
+            });
+        }
+        let ti = nest.idx[2].clone();
+        let full = axpy_tile_body(cx, &g, &[], (ti.clone() * int(rows), rows), (int(0), width));
+        let last = pixels - (ptiles - 1) * rows;
+        if last == rows {
+            return full;
+        }
+        let tail = axpy_tile_body(cx, &g, &[], (int((ptiles - 1) * rows), last), (int(0), width));
+        vec![if_(ti.lt(int(ptiles - 1)), full, tail)]
     };
     let left = oc - (blocks - 1) * block;
     let body = if left == block {
@@ -270,7 +285,7 @@ fn channels(
         per_block(cx, left)
     } else {
         let (full, last) = (per_block(cx, block), per_block(cx, left));
-        vec![ekb_ir::l1::build::if_(bi.clone().lt(int(blocks - 1)), full, last)]
+        vec![if_(bi.clone().lt(int(blocks - 1)), full, last)]
     };
     out.extend(nest.wrap(body));
     out
