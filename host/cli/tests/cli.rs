@@ -313,12 +313,25 @@ fn lower_prints_the_recipe_and_takes_it_back_with_changed_knobs() {
         stdout(&ekb(&["lower", &corpus("conv2d.ekir"), "--target", "rk3588", "--recipe", &same])),
         default
     );
-    let changed = write(dir.path(), "c.recipe", &recipe.replace("conv.ow_tile = 16", "conv.ow_tile = 8"));
+    // (This 11x13 output packs its weight, `conv.pack_taps_max_pixels`; at 0 it takes the row
+    // tiles again.)
+    let changed = write(
+        dir.path(),
+        "c.recipe",
+        &recipe.replace("conv.pack_taps_max_pixels = 196", "conv.pack_taps_max_pixels = 0"),
+    );
     let by_file =
         stdout(&ekb(&["lower", &corpus("conv2d.ekir"), "--target", "rk3588", "--recipe", &changed]));
     assert_ne!(by_file, default);
     assert_eq!(
-        stdout(&ekb(&["lower", &corpus("conv2d.ekir"), "--target", "rk3588", "--knob", "conv.ow_tile=8"])),
+        stdout(&ekb(&[
+            "lower",
+            &corpus("conv2d.ekir"),
+            "--target",
+            "rk3588",
+            "--knob",
+            "conv.pack_taps_max_pixels=0"
+        ])),
         by_file
     );
     let o = ekb(&["lower", &corpus("conv2d.ekir"), "--target", "rk3588", "--knob", "conv.ow_tiles=8"]);

@@ -168,18 +168,18 @@ mod tests {
     fn reshapes_not_returned_are_views_without_a_kernel() {
         // A reshaped parameter read by a convolution, a reshape of a reshape of a node's result,
         // an add reading a view and the buffer it views (two parameters, one buffer), and a
-        // returned reshape, which is a copy into its output. (40 pixels: more than the default
+        // returned reshape, which is a copy into its output. (200 pixels: more than the default
         // schedule packs a convolution's weight for.)
-        let g = "graph g(x: f32[1,4,1,40]) -> (y: f32[1,4,1,40], z: f32[4,40], r: f32[160]) {
+        let g = "graph g(x: f32[1,4,1,200]) -> (y: f32[1,4,1,200], z: f32[4,200], r: f32[800]) {
   param w: f32[4,4,3] = kaiming_uniform
   %w4 = reshape(w, shape=[4,4,1,3])
   %c = conv2d(x, %w4, pad=[0,1,0,1])
-  %f = reshape(%c, shape=[4,40])
-  %f2 = reshape(%f, shape=[4,1,40])
-  %b = reshape(%f2, shape=[1,4,1,40])
+  %f = reshape(%c, shape=[4,200])
+  %f2 = reshape(%f, shape=[4,1,200])
+  %b = reshape(%f2, shape=[1,4,1,200])
   %y = add(%b, %c)
   %z = mul(%f, %f)
-  %r = reshape(%y, shape=[160])
+  %r = reshape(%y, shape=[800])
   return %y, %z, %r
 }
 ";

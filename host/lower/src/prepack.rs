@@ -21,9 +21,10 @@
 //!   convolutions over 3x2 pixels on one core of a 2-core AVX-512 VM took 1.5-1.8 ms as dot
 //!   products, 2.7 ms over the weight packed `[c, oc]` (a block's rows 4 KB apart), 0.94 ms
 //!   packed by blocks with one tile of all 6 pixels, and 0.86-0.91 ms in onnxruntime. A 3x3
-//!   one over a few pixels did the same work as flattened padded planes, whose vectors of
-//!   pixels are mostly padding columns and idle lanes (a 4x4 output is 24 flattened positions
-//!   of a 6-wide padded row, in two 16-lane vectors), in 0.65x of their time.
+//!   one over a few pixels does the work of the flattened padded planes, whose vectors of
+//!   pixels are partly padding columns and idle lanes (a 4x4 output is 24 flattened positions
+//!   of a 6-wide padded row, in two 16-lane vectors), in 0.55x to 0.8x of their time up to
+//!   14x14 outputs (recipe.rs, `conv.pack_taps_max_pixels`).
 //!
 //! What must stay true: the packed weight holds the weight's elements (a transposition; the
 //! last block's slots past `oc` are never read), and each output sums its products in the
@@ -34,7 +35,7 @@ use crate::recipe::Knob;
 use crate::sched::{outer, simple_loop, tiles, Cx};
 use crate::Knobs;
 use ekb_ir::l0::{Conv2dAttrs, Node, Op};
-use ekb_ir::l1::build::{f, if_, int, ints, select, var, Buf, E};
+use ekb_ir::l1::build::{f, if_, int, ints, let_, select, var, Buf, E};
 use ekb_ir::l1::{LoopKind, Stmt};
 use ekb_ir::target::TargetProfile;
 use ekb_ir::{DType, TensorType};
@@ -202,9 +203,8 @@ fn channels(
 ) -> Vec<Stmt> {
     let [n, oc, oh, ow] = <[usize; 4]>::try_from(y.shape()).expect("rank 4");
     let [_, c, h, wd] = <[usize; 4]>::try_from(x.shape()).expect("rank 4");
-    let ([sh, sw], [dh, dw], [_, kw]) = (a.stride, a.dilation, kernel);
+    let [sh, sw] = a.stride;
     let k = wt.shape()[1];
-    let taps = k / c;
     let blocks = oc.div_ceil(block);
     let pixels = oh * ow;
     let lanes = cx.lanes();
@@ -239,22 +239,13 @@ fn channels(
     // The block's channels: `block`, the last one's fewer where `block` does not divide them.
     let per_block = |cx: &mut Cx, width: usize| {
         let (na, ny, bb, ob, oy) = (ni.clone(), ni.clone(), bi.clone(), o0.clone(), o0.clone());
-        let planes = planes.as_ref();
         let g = Gemm {
             lead: vec![],
             m: pixels,
             n: width,
             k,
             a: Box::new(move |_, p, ki| {
-                let (py, px) = (p.clone() / int(ow) * int(sh), p % int(ow) * int(sw));
-                match planes {
-                    None => x.load(&[na.clone(), ki, py, px]),
-                    Some(planes) => {
-                        let tap = ki.clone() % int(taps);
-                        let (ky, kx) = (tap.clone() / int(kw) * int(dh), tap % int(kw) * int(dw));
-                        planes.load(&[na.clone(), ki / int(taps), py + ky, px + kx])
-                    }
-                }
+                x.load(&[na.clone(), ki, p.clone() / int(ow) * int(sh), p % int(ow) * int(sw)])
             }),
             b: Box::new(move |_, ki, j| wt.load(&[bb.clone(), ki, j])),
             bias: bias.map(|b| Box::new(move |j: E| b.load(&[ob.clone() + j])) as Box<dyn Fn(E) -> E>),
@@ -264,18 +255,22 @@ fn channels(
             b_rows_contiguous: true,
             acc: DType::F32,
         };
+        let taps =
+            planes.as_ref().map(|planes| Taps { planes, kernel, stride: a.stride, dilation: a.dilation });
+        let tile = |cx: &mut Cx, p0: E, pr: usize| match &taps {
+            None => axpy_tile_body(cx, &g, &[], (p0, pr), (int(0), width)),
+            Some(t) => t.tile(cx, &g, ni.clone(), (p0, pr), ow),
+        };
         if !split {
-            return tiles(cx, pixels, rows, LoopKind::Serial, "pt", |cx, p0, pr| {
-                axpy_tile_body(cx, &g, &[], (p0, pr), (int(0), width))
-            });
+            return tiles(cx, pixels, rows, LoopKind::Serial, "pt", tile);
         }
         let ti = nest.idx[2].clone();
-        let full = axpy_tile_body(cx, &g, &[], (ti.clone() * int(rows), rows), (int(0), width));
+        let full = tile(cx, ti.clone() * int(rows), rows);
         let last = pixels - (ptiles - 1) * rows;
         if last == rows {
             return full;
         }
-        let tail = axpy_tile_body(cx, &g, &[], (int((ptiles - 1) * rows), last), (int(0), width));
+        let tail = tile(cx, int((ptiles - 1) * rows), last);
         vec![if_(ti.lt(int(ptiles - 1)), full, tail)]
     };
     let left = oc - (blocks - 1) * block;
@@ -289,4 +284,63 @@ fn channels(
     };
     out.extend(nest.wrap(body));
     out
+}
+
+/// The taps of a convolution over packed weights read from the image's zero-padded planes.
+struct Taps<'a> {
+    planes: &'a Buf,
+    kernel: [usize; 2],
+    stride: [usize; 2],
+    dilation: [usize; 2],
+}
+
+impl Taps<'_> {
+    /// The register tile of `mr` pixels from `p0` of image `n` by `g.n` channels (the weights,
+    /// bias and stores of `g`): the reduction as loops over input channels, kernel rows and kernel
+    /// columns, in the packed weight's order `k = (c, ky, kx)`, with no division per step (a
+    /// single `k` loop divides it back into its parts at every step); each tap's pixel
+    /// broadcast, the block's weights in vectors.
+    fn tile(&self, cx: &mut Cx, g: &Gemm, n: E, (p0, mr): (E, usize), ow: usize) -> Vec<Stmt> {
+        let [_, c, _, _] = <[usize; 4]>::try_from(self.planes.shape()).expect("rank 4");
+        let ([kh, kw], [sh, sw], [dh, dw]) = (self.kernel, self.stride, self.dilation);
+        let acc = Buf::new(cx.fresh("acc"), TensorType::new(DType::F32, [mr, g.n]));
+        let (r0, r1, r2) = (cx.fresh("r"), cx.fresh("r"), cx.fresh("r"));
+        let (j0, j1, j2) = (cx.fresh("j"), cx.fresh("j"), cx.fresh("j"));
+        let (cv, ky, kx, av) = (cx.fresh("c"), cx.fresh("ky"), cx.fresh("kx"), cx.fresh("a"));
+        let lanes = cx.inner_kind(g.n);
+        let rows = |r: &str, body: Vec<Stmt>| simple_loop(LoopKind::Unroll, r, mr, body);
+        let cols = |j: &str, body: Vec<Stmt>| simple_loop(lanes, j, g.n, body);
+        let at = |r: &str, j: &str| [var(r), var(j)];
+        let p = p0.clone() + var(&r1);
+        let tap = self.planes.load(&[
+            n,
+            var(&cv),
+            p.clone() / int(ow) * int(sh) + var(&ky) * int(dh),
+            p % int(ow) * int(sw) + var(&kx) * int(dw),
+        ]);
+        let ki = (var(&cv) * int(kh) + var(&ky)) * int(kw) + var(&kx);
+        let weight = (g.b)(&[], ki, var(&j1));
+        let update = acc.store(&at(&r1, &j1), acc.load(&at(&r1, &j1)) + var(&av) * weight);
+        let mut value = acc.load(&at(&r2, &j2));
+        if let Some(bias) = &g.bias {
+            value = value + bias(var(&j2));
+        }
+        let kernel = simple_loop(
+            LoopKind::Serial,
+            &ky,
+            kh,
+            vec![simple_loop(
+                LoopKind::Serial,
+                &kx,
+                kw,
+                vec![rows(&r1, vec![let_(&av, tap), cols(&j1, vec![update])])],
+            )],
+        );
+        vec![
+            acc.alloc(),
+            rows(&r0, vec![cols(&j0, vec![acc.store(&at(&r0, &j0), f(0.0))])]),
+            simple_loop(LoopKind::Serial, &cv, c, vec![kernel]),
+            rows(&r2, vec![cols(&j2, vec![(g.y)(&[], p0.clone() + var(&r2), var(&j2), value)])]),
+        ]
+    }
 }

@@ -425,10 +425,13 @@ impl Knobs {
                 Knob::ConvPackMaxPixels => 64,
                 // As flattened padded planes a 4x4 output is 24 positions of a 6-wide padded
                 // row, two 16-lane vectors: 256 -> 256 3x3 convolutions on a 2-core AVX-512 VM,
-                // flattened against packed, 2x2 pixels 184-338 us against 45-106, 4x4 210 against
-                // 135, 5x5 317-345 against 232-261, 6x6 317-335 against 262-290, 7x7 390
-                // against 390-477 (each two or three runs, alternating).
-                Knob::ConvPackTapsMaxPixels => 36,
+                // the default layouts against packed, 2x2 pixels 184-338 us against 45-106,
+                // 4x4 210 against 115-135, 7x7 373-393 against 288-304 (onnxruntime 281),
+                // 13x13 1170-1290 against 986-1014 (978); 128 channels over 14x14 333-587
+                // against 286 (268); 64 over 28x28 (Winograd) 314 against 304-309 and over
+                // 55x55 1184-1317 against 1223-1228: no gain past 14x14, and every packed
+                // weight is a second copy.
+                Knob::ConvPackTapsMaxPixels => 196,
                 Knob::ReduceRowTile => 256,
                 Knob::TransposeTile => 32,
                 Knob::GpuMatmulTile => 16,

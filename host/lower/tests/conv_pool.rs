@@ -86,15 +86,15 @@ fn integer_conv2d_accumulates_in_i32() {
 #[test]
 fn convolutions_over_few_pixels_pack_their_weights() {
     // Parameter weights of 1x1 unpadded convolutions over at most 64 pixels
-    // (`conv.pack_max_pixels`) and of other ungrouped ones over at most 36
+    // (`conv.pack_max_pixels`) and of other ungrouped ones over at most 196
     // (`conv.pack_taps_max_pixels`, by default): packed in blocks of output channels,
     // `[ceil(oc / B), c*kh*kw, B]`, by prepare steps (two images with a bias and a fused relu;
-    // stride 2; a padded 1x1; a 3x3 with padding, a strided and dilated one); over 100 pixels,
+    // stride 2; a padded 1x1; a 3x3 with padding, a strided and dilated one); over 256 pixels,
     // not; with the knobs at 0, none. Every case matches the reference (`run_case_with`): 70
     // channels make two blocks of four vectors on AVX-512, the last one holding 6; 20 pixels
     // take several register tiles.
     let g = graph(
-        "graph t(x: f32[2,24,5,4], u: f32[1,8,10,10], q: f32[1,8,6,5]) -> (y: f32[0], z: f32[0], s: f32[0], d: f32[0], e: f32[0], f: f32[0], h: f32[0]) {
+        "graph t(x: f32[2,24,5,4], u: f32[1,8,10,10], q: f32[1,8,6,5], big: f32[1,8,16,16]) -> (y: f32[0], z: f32[0], s: f32[0], d: f32[0], e: f32[0], f: f32[0], h: f32[0]) {
   param w: f32[70,24,1,1] = kaiming_uniform
   param b: f32[70] = uniform(-1, 1)
   param v: f32[20,8,1,1] = kaiming_uniform
@@ -107,7 +107,7 @@ fn convolutions_over_few_pixels_pack_their_weights() {
   %d = conv2d(x, p, pad=[1,0,1,0])
   %e = conv2d(q, t, pad=[1,1,1,1])
   %f = conv2d(u, t, stride=[2,3], dilation=[2,1], pad=[1,2,0,1])
-  %h = conv2d(u, t, pad=[1,1,1,1])
+  %h = conv2d(big, t, pad=[1,1,1,1])
   fuse %0, %y
   return %y, %z, %s, %d, %e, %f, %h
 }

@@ -312,13 +312,12 @@ mod tests {
         // Padding on every side with a bias and a fused silu (which reads the convolution's
         // value twice: each of a tile's four stores binds its own `let`); no padding (the
         // output shrinks by 2), two images; uneven padding; then a row of fewer tiles than the
-        // board's 4 lanes, which keeps the direct sum.
-        let g = "graph g(x: f32[1,16,12,20], u: f32[2,16,10,10], v: f32[1,24,9,7], s: f32[1,16,4,6]) \
+        // board's 4 lanes, which keeps the direct sum. (The weights are inputs: weights of
+        // parameters alone over so few pixels are packed for another layout, prepack.rs.)
+        let g = "graph g(x: f32[1,16,12,20], u: f32[2,16,10,10], v: f32[1,24,9,7], s: f32[1,16,4,6], \
+                 w: f32[32,16,3,3], w1: f32[16,16,3,3], w2: f32[16,24,3,3]) \
                  -> (y: f32[1,32,12,20], z: f32[2,16,8,8], q: f32[1,16,10,8], d: f32[1,16,4,6]) {
-  param w: f32[32,16,3,3] = kaiming_uniform
   param b: f32[32] = uniform(-1, 1)
-  param w1: f32[16,16,3,3] = kaiming_uniform
-  param w2: f32[16,24,3,3] = kaiming_uniform
   %0 = conv2d(x, w, b, pad=[1,1,1,1])
   %y = silu(%0)
   %z = conv2d(u, w1)
