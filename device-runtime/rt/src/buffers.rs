@@ -35,6 +35,14 @@
 //! the prepare steps run ([`Buffers::poison_prepared`]) and can be made read-only like inputs
 //! ([`Buffers::protect_prepared`]).
 //!
+//! A parameter that only prepare steps read may have a slot in the arena too
+//! (`Manifest::consumed_params`; a **consumed** parameter here): the execution's temps reuse
+//! its bytes, so its values are gone after the first execution. It is written again (drawn, or
+//! copied from its blob: [`Buffers::fill_consumed_data`]) each time the parameters are bound,
+//! before the prepare steps run; it is never shared with a twin, never copied to another
+//! program's buffers, never protected (the arena is writable), and its checksum is not one
+//! that holds across executions ([`Buffers::input_checksums`] passes it over).
+//!
 //! What it must keep true: the memory is only ever reached through raw pointers (kernels write
 //! it while the runtime holds `&Buffers`); the safe accessors that hand out slices say when
 //! they may be called (never while kernels run). Inputs and seeded parameters are generated with
@@ -49,6 +57,7 @@
 use crate::sys::{self, Mapping, Protection};
 use ekb_wire::payload::{BufferDecl, DType, Manifest, Role, Source};
 use ekb_wire::seeded::{self, InitError};
+use ekb_wire::Init;
 use std::fmt;
 use std::sync::Arc;
 
@@ -372,6 +381,8 @@ pub struct Buffers {
     roles: Vec<Role>,
     /// Per buffer: a temp the prepare steps write.
     prepared: Vec<bool>,
+    /// Per buffer: a parameter only prepare steps read, placed in the arena.
+    consumed: Vec<bool>,
 }
 
 impl Buffers {
@@ -400,7 +411,7 @@ impl Buffers {
             if !matches!(b.source, Some(Source::Seeded(_))) || !matches!(b.role, Role::Input | Role::Param) {
                 return None;
             }
-            let j = m.buffers.iter().position(|d| d == b)?;
+            let j = m.buffers.iter().position(|d| d == b).filter(|&j| !bufs.consumed[j])?;
             let slot = bufs.slots[j];
             let region = &bufs.regions[slot.region];
             (slot.offset == 0 && region.len == slot.len).then(|| Arc::clone(region))
@@ -442,6 +453,12 @@ impl Buffers {
             regions.push(Arc::new(new_region(ARENA_NAME, a.bytes)?));
             region_names.push(ARENA_NAME.to_string());
         }
+        let consumed = manifest
+            .consumed_params()
+            .into_iter()
+            .enumerate()
+            .map(|(i, c)| c && in_arena(i).is_some())
+            .collect();
         Ok(Buffers {
             regions,
             region_names,
@@ -449,6 +466,7 @@ impl Buffers {
             names: manifest.buffers.iter().map(|b| b.name.clone()).collect(),
             roles: manifest.buffers.iter().map(|b| b.role).collect(),
             prepared: manifest.prepared(),
+            consumed,
         })
     }
 
@@ -531,10 +549,16 @@ impl Buffers {
         self.prepared[i]
     }
 
-    /// Whether kernels see buffer `i` read-only while they execute: an input, a parameter or a
-    /// prepared temp.
+    /// Whether buffer `i` is a consumed parameter: one only prepare steps read, placed in the
+    /// arena, whose bytes the execution's temps reuse.
+    pub fn is_consumed(&self, i: usize) -> bool {
+        self.consumed[i]
+    }
+
+    /// Whether kernels see buffer `i` read-only while they execute: an input, a parameter but
+    /// a consumed one, or a prepared temp.
     pub fn is_read_only(&self, i: usize) -> bool {
-        self.is_generated(i) || self.is_prepared(i)
+        (self.is_generated(i) && !self.consumed[i]) || self.is_prepared(i)
     }
 
     /// What buffer `i` is, in words: its role, or `prepared temp`.
@@ -546,9 +570,12 @@ impl Buffers {
         }
     }
 
-    /// Checksums of every input and parameter, in buffer order (`None` for the others).
+    /// Checksums of every input and parameter but the consumed ones (whose bytes the execution
+    /// reuses), in buffer order (`None` for the others).
     pub fn input_checksums(&self) -> Vec<Option<u64>> {
-        (0..self.len()).map(|i| self.roles[i].is_generated().then(|| self.data(i).checksum())).collect()
+        (0..self.len())
+            .map(|i| (self.roles[i].is_generated() && !self.consumed[i]).then(|| self.data(i).checksum()))
+            .collect()
     }
 
     /// Checksums of every prepared temp, in buffer order (`None` for the others).
@@ -558,20 +585,58 @@ impl Buffers {
 
     /// Copies every data parameter's values from its blob (`blob(index)` returns a blob's
     /// bytes: little-endian elements, as stored in the payload). Parameters must be writable.
-    /// Done once per set of buffers: the values do not depend on the seed.
+    /// Done once per set of buffers: the values do not depend on the seed (the consumed ones
+    /// are copied again at each binding, [`Buffers::bind_consumed`]).
     pub fn fill_data<'d>(
         &self,
         manifest: &Manifest,
         blob: impl Fn(u32) -> Option<&'d [u8]>,
     ) -> Result<(), BufferError> {
         for (i, b) in manifest.buffers.iter().enumerate() {
-            let region = self.data(i);
-            let Some(index) = b.data_blob().filter(|_| b.role == Role::Param) else { continue };
-            let data = blob(index)
-                .filter(|d| d.len() == region.len())
-                .ok_or_else(|| BufferError::Data { buffer: b.name.clone(), blob: index })?;
-            let element = b.dtype.size_bytes() as usize;
-            region.with_bytes_mut(|dst| le_to_native(dst, data, element));
+            if let Some(index) = b.data_blob().filter(|_| b.role == Role::Param) {
+                self.copy_blob(i, b, index, &blob)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn copy_blob<'d>(
+        &self,
+        i: usize,
+        b: &BufferDecl,
+        index: u32,
+        blob: &impl Fn(u32) -> Option<&'d [u8]>,
+    ) -> Result<(), BufferError> {
+        let region = self.data(i);
+        let data = blob(index)
+            .filter(|d| d.len() == region.len())
+            .ok_or_else(|| BufferError::Data { buffer: b.name.clone(), blob: index })?;
+        let element = b.dtype.size_bytes() as usize;
+        region.with_bytes_mut(|dst| le_to_native(dst, data, element));
+        Ok(())
+    }
+
+    /// Writes the consumed parameters `which(index)` selects: drawn for `seed` (the seed's
+    /// value) with the shared generator, or copied from their blobs (`blob(index)`, as for
+    /// [`Buffers::fill_data`]). The runtime binds each just before the first prepare step that
+    /// names it: until then its bytes may belong to a consumed parameter an earlier prepare step
+    /// read last, and after its last one to the execution's temps.
+    pub fn bind_consumed<'d>(
+        &self,
+        manifest: &Manifest,
+        seed: u64,
+        which: impl Fn(usize) -> bool,
+        blob: impl Fn(u32) -> Option<&'d [u8]>,
+    ) -> Result<(), BufferError> {
+        for (i, b) in manifest.buffers.iter().enumerate() {
+            if !self.consumed[i] || !which(i) {
+                continue;
+            }
+            match &b.source {
+                Some(Source::Seeded(init)) => self.draw(manifest, i, init, seed)?,
+                Some(Source::Data { blob: index, .. }) => self.copy_blob(i, b, *index, &blob)?,
+                None => {}
+            }
         }
         Ok(())
     }
@@ -598,7 +663,9 @@ impl Buffers {
     }
 
     /// As [`Buffers::generate_like`], for the buffers of `role` only (`Input` or `Param`): the
-    /// parameters can be bound, and the prepare steps run on them, before the inputs are.
+    /// parameters can be bound, and the prepare steps run on them, before the inputs are. The
+    /// consumed parameters are left alone: they are bound step by step
+    /// ([`Buffers::bind_consumed`]).
     pub fn generate_role_like(
         &self,
         manifest: &Manifest,
@@ -608,13 +675,17 @@ impl Buffers {
     ) -> Result<(), BufferError> {
         for (i, b) in manifest.buffers.iter().enumerate() {
             let region = self.data(i);
-            let Some(Source::Seeded(init)) = b.source.as_ref().filter(|_| b.role == role) else {
+            let Some(Source::Seeded(init)) =
+                b.source.as_ref().filter(|_| b.role == role && !self.consumed[i])
+            else {
                 continue;
             };
+            // A donor's consumed parameter may hold the execution's temps by now.
             let twin = donor.filter(|(_, m)| m.task == manifest.task).and_then(|(bufs, m)| {
                 m.buffers
                     .iter()
                     .position(|d| d == b)
+                    .filter(|&j| !bufs.consumed[j])
                     .map(|j| bufs.data(j))
                     .filter(|d| d.len() == region.len())
             });
@@ -625,37 +696,45 @@ impl Buffers {
                 }
                 continue;
             }
-            let key = seeded::tensor_key(&manifest.task, seed, &b.name);
-            let err = |error| BufferError::Init { buffer: b.name.clone(), error };
-            let shape: Vec<usize> = b
-                .shape
-                .iter()
-                .map(|&d| usize::try_from(d).map_err(|_| err(InitError::ShapeOverflow)))
-                .collect::<Result<_, _>>()?;
-            let n = region.len() / b.dtype.size_bytes() as usize;
-            match b.dtype {
-                DType::F32 => {
-                    // SAFETY: the data is page-aligned (so f32-aligned), `n * 4` bytes long, and
-                    // not otherwise borrowed during this call.
-                    let v = unsafe { std::slice::from_raw_parts_mut(region.ptr().cast::<f32>(), n) };
-                    seeded::fill_f32(init, &shape, key, v).map_err(err)?;
-                    // The generator produces native values; buffers hold native values too.
-                }
-                DType::I32 => {
-                    // SAFETY: as above, for i32.
-                    let v = unsafe { std::slice::from_raw_parts_mut(region.ptr().cast::<i32>(), n) };
-                    seeded::fill_i32(init, key, v).map_err(err)?;
-                }
-                DType::I8 => {
-                    // SAFETY: as above, for i8 (one byte per element).
-                    let v = unsafe { std::slice::from_raw_parts_mut(region.ptr().cast::<i8>(), n) };
-                    seeded::fill_i8(init, key, v).map_err(err)?;
-                }
-                DType::F16 => {
-                    // SAFETY: as above, for the bits of f16 elements (two bytes each).
-                    let v = unsafe { std::slice::from_raw_parts_mut(region.ptr().cast::<u16>(), n) };
-                    seeded::fill_f16(init, &shape, key, v).map_err(err)?;
-                }
+            self.draw(manifest, i, init, seed)?;
+        }
+        Ok(())
+    }
+
+    /// Draws buffer `i` (initialiser `init`) for `seed` with the shared generator.
+    fn draw(&self, manifest: &Manifest, i: usize, init: &Init, seed: u64) -> Result<(), BufferError> {
+        let b = &manifest.buffers[i];
+        let region = self.data(i);
+        let key = seeded::tensor_key(&manifest.task, seed, &b.name);
+        let err = |error| BufferError::Init { buffer: b.name.clone(), error };
+        let shape: Vec<usize> = b
+            .shape
+            .iter()
+            .map(|&d| usize::try_from(d).map_err(|_| err(InitError::ShapeOverflow)))
+            .collect::<Result<_, _>>()?;
+        let n = region.len() / b.dtype.size_bytes() as usize;
+        match b.dtype {
+            DType::F32 => {
+                // SAFETY: the data is page-aligned (so f32-aligned), `n * 4` bytes long, and
+                // not otherwise borrowed during this call.
+                let v = unsafe { std::slice::from_raw_parts_mut(region.ptr().cast::<f32>(), n) };
+                seeded::fill_f32(init, &shape, key, v).map_err(err)?;
+                // The generator produces native values; buffers hold native values too.
+            }
+            DType::I32 => {
+                // SAFETY: as above, for i32.
+                let v = unsafe { std::slice::from_raw_parts_mut(region.ptr().cast::<i32>(), n) };
+                seeded::fill_i32(init, key, v).map_err(err)?;
+            }
+            DType::I8 => {
+                // SAFETY: as above, for i8 (one byte per element).
+                let v = unsafe { std::slice::from_raw_parts_mut(region.ptr().cast::<i8>(), n) };
+                seeded::fill_i8(init, key, v).map_err(err)?;
+            }
+            DType::F16 => {
+                // SAFETY: as above, for the bits of f16 elements (two bytes each).
+                let v = unsafe { std::slice::from_raw_parts_mut(region.ptr().cast::<u16>(), n) };
+                seeded::fill_f16(init, &shape, key, v).map_err(err)?;
             }
         }
         Ok(())
@@ -703,11 +782,12 @@ impl Buffers {
         }
     }
 
-    /// Makes every input and parameter read-only (`true`) or writable again (`false`).
+    /// Makes every input and parameter but the consumed ones (in the arena, which stays
+    /// writable) read-only (`true`) or writable again (`false`).
     pub fn protect_generated(&self, read_only: bool) -> std::io::Result<()> {
-        for (role, slot) in self.roles.iter().zip(&self.slots) {
-            if role.is_generated() {
-                // Inputs and parameters never live in the arena: the region is theirs alone.
+        for ((role, slot), &consumed) in self.roles.iter().zip(&self.slots).zip(&self.consumed) {
+            if role.is_generated() && !consumed {
+                // Other inputs and parameters never live in the arena: the region is theirs alone.
                 self.regions[slot.region].protect_data(read_only)?;
             }
         }
@@ -1087,6 +1167,75 @@ mod tests {
         bufs.protect_prepared(false).unwrap();
         bufs.data(4).with_bytes_mut(|d| d[0] = 7);
         assert_eq!(bufs.data(4).bytes()[0], 7);
+    }
+
+    #[test]
+    fn a_parameter_only_prepare_steps_read_lives_in_the_arena_under_the_execution_temps() {
+        use ekb_wire::payload::{Access, Arena, ArenaSlot, KernelDecl, Launch, LaunchStep, ParamDecl};
+        // `pack(w, k) -> p` prepares; the execution `run(p) -> t` writes temp `t` (buffer 5)
+        // over the bytes of the data parameter `w` (buffer 1), spent by then; the seeded `k`
+        // (buffer 2) is consumed too.
+        let mut m = data_manifest();
+        let decl = |name: &str, role| ekb_wire::payload::BufferDecl {
+            name: name.into(),
+            dtype: DType::F32,
+            shape: vec![3],
+            role,
+            source: None,
+        };
+        m.buffers.push(decl("p", Role::Temp));
+        m.buffers.push(decl("t", Role::Temp));
+        let param =
+            |name: &str, access| ParamDecl { name: name.into(), dtype: DType::F32, shape: vec![3], access };
+        let kernel = |name: &str, params| KernelDecl {
+            name: name.into(),
+            symbol: name.into(),
+            blob: 1,
+            params,
+            launch: Launch::Cpu,
+            allocs: vec![],
+        };
+        m.kernels = vec![
+            kernel("pack", vec![param("w", Access::In), param("k", Access::In), param("p", Access::Out)]),
+            kernel("run", vec![param("a", Access::In), param("b", Access::Out)]),
+        ];
+        m.plan =
+            vec![LaunchStep { kernel: 0, args: vec![1, 2, 4] }, LaunchStep { kernel: 1, args: vec![4, 5] }];
+        m.prepare_steps = 1;
+        let slot = |buffer, offset| ArenaSlot { buffer, offset };
+        m.arena = Some(Arena { bytes: 72, slots: vec![slot(1, 0), slot(2, 64), slot(5, 0)] });
+        let bufs = Buffers::allocate(&m, RegionLayout::one_page()).unwrap();
+        assert!(bufs.is_consumed(1) && bufs.is_consumed(2) && !bufs.is_consumed(0) && !bufs.is_read_only(1));
+        assert_eq!(bufs.data(1).ptr(), bufs.data(5).ptr(), "one slot of the arena");
+        let blob: Vec<u8> = [1.0f32, 2.0, 3.0].iter().flat_map(|v| v.to_le_bytes()).collect();
+        // Generating the parameters leaves the consumed ones alone; binding writes them.
+        bufs.data(2).with_bytes_mut(|d| d.fill(0));
+        bufs.generate(&m, 0).unwrap();
+        assert_eq!(bufs.data(2).bytes(), [0; 8]);
+        bufs.bind_consumed(&m, 0, |i| i == 2, |_| Some(&blob[..])).unwrap();
+        assert_ne!(bufs.data(2).bytes(), [0; 8], "`k` drawn");
+        let sums = bufs.input_checksums();
+        assert!(sums[0].is_some() && sums[1].is_none() && sums[2].is_none(), "{sums:?}");
+        // The execution's poison takes the bytes; the next binding writes them again.
+        bufs.poison(&m);
+        assert_eq!(f32s(bufs.data(1)).iter().map(|v| v.to_bits()).collect::<Vec<_>>(), [POISON_F32_BITS; 3]);
+        bufs.bind_consumed(&m, 0, |i| i == 1, |_| Some(&blob[..])).unwrap();
+        assert_eq!(f32s(bufs.data(1)), [1.0, 2.0, 3.0]);
+        // The arena stays writable when the inputs and other parameters are protected.
+        bufs.protect_generated(true).unwrap();
+        bufs.data(5).with_bytes_mut(|d| d[0] = 9);
+        bufs.protect_generated(false).unwrap();
+        // A second program's buffers never take a consumed parameter's values from these (they
+        // may hold the execution's temps): drawn again when bound, where an input is copied.
+        let drawn = bufs.data(2).bytes().to_vec();
+        bufs.data(2).with_bytes_mut(|d| d.fill(0xab));
+        bufs.data(0).with_bytes_mut(|d| d.fill(0));
+        let other = Buffers::allocate_beside(&m, RegionLayout::one_page(), Some((&bufs, &m))).unwrap();
+        assert_ne!(other.data(2).ptr(), bufs.data(2).ptr());
+        other.generate_like(&m, 0, Some((&bufs, &m))).unwrap();
+        other.bind_consumed(&m, 0, |_| true, |_| Some(&blob[..])).unwrap();
+        assert_eq!(other.data(2).bytes(), drawn, "drawn, not copied from the donor's arena");
+        assert_eq!(other.data(0).bytes(), [0; 8], "the input copied from the donor");
     }
 
     #[test]

@@ -255,15 +255,19 @@ pub struct Bound<'b> {
 }
 
 impl Bound<'_> {
-    /// Runs the plan's prepare steps once, in order: what they write (the prepared temps, which
-    /// must be writable) the execution steps then read. Once per binding of the parameters,
-    /// before the first execution; nothing when the plan has none.
+    /// Runs the prepare steps `steps` (indices among them, clamped to their count), in order:
+    /// what they write (the prepared temps, which must be writable) the execution steps then
+    /// read. All of them once per binding of the parameters, before the first execution, in
+    /// one call or in consecutive ranges (the parent binds a consumed parameter just before the
+    /// first step that reads it); nothing when the plan has none.
     ///
     /// # Safety
     /// As [`Bound::execute`].
-    pub unsafe fn prepare(&self) {
+    pub unsafe fn prepare(&self, steps: std::ops::Range<usize>) {
+        let from = steps.start.min(self.prepare.len());
+        let to = steps.end.clamp(from, self.prepare.len());
         // SAFETY: as in `execute`.
-        unsafe { call(&self.prepare) };
+        unsafe { call(&self.prepare[from..to]) };
     }
 
     /// Runs every execution step of the plan once, in order (one execution of the program; the

@@ -986,8 +986,13 @@ type SeedRun = (SeedCheck, Vec<Option<u64>>, Option<Failure>, u64);
 
 /// Binds the parameters of seed `seed` in the buffers of side `p` (copied from a side that
 /// holds the same ones for that seed, else drawn) and runs the program's prepare steps on them,
-/// where it has some; returns the checksums that hold from then on: the parameters', and the
-/// prepared temps' as the prepare steps left them. Every side's parameters are bound and
+/// where it has some; returns the checksums that hold from then on: the parameters' but the
+/// consumed ones', and the prepared temps' as the prepare steps left them. A consumed parameter
+/// (one only prepare steps read, in the arena) is bound just before the first prepare step that
+/// reads it (drawn, or copied from its blob), so that the prepare steps run in ranges, each
+/// after the parameters it reads first; its bytes may have held another consumed parameter
+/// until then. The arena is not protected: each range must leave the consumed parameters it
+/// reads as they were, or the side fails as for a write to an input. Every side's parameters are bound and
 /// prepared before any side's inputs for the seed ([`run_seed`]), so no prepare step runs while
 /// the kernel process holds those inputs: it cannot compute from them, even by reading memory
 /// it was not given.
@@ -1006,9 +1011,30 @@ fn bind_params(proc: &mut Proc, sides: &mut [Side], p: usize, seed: usize) -> Re
         .map(|(i, sum)| sum.filter(|_| bufs.role(i) == Role::Param))
         .collect();
     if m.prepare_steps > 0 {
-        match proc.request(&Cmd::Prepare { program: p as u8 }, proc.exec_limit, &programs(sides))? {
-            Reply::Prepared => {}
-            other => return Err(Stop::Failed(garbled(format!("{other:?}")))),
+        let n = m.prepare_plan().len();
+        let lives = m.lifetimes();
+        let first = |i: usize| lives[i].map_or(0, |(first, _)| first);
+        // Each range starts at the first step of a consumed parameter (or at step 0).
+        let mut starts: Vec<usize> = (0..bufs.len()).filter(|&i| bufs.is_consumed(i)).map(first).collect();
+        starts.push(0);
+        starts.sort_unstable();
+        starts.dedup();
+        for (k, &from) in starts.iter().enumerate() {
+            let to = starts.get(k + 1).copied().unwrap_or(n);
+            bufs.bind_consumed(m, value, |i| first(i) == from, |b| side.payload.blob(b))
+                .map_err(runtime_error)?;
+            let read = |i: usize| lives[i].is_some_and(|(first, last)| first < to && last >= from);
+            let sums: Vec<Option<u64>> = (0..bufs.len())
+                .map(|i| (bufs.is_consumed(i) && read(i)).then(|| bufs.data(i).checksum()))
+                .collect();
+            let prepare = Cmd::Prepare { program: p as u8, from: from as u32, to: to as u32 };
+            match proc.request(&prepare, proc.exec_limit, &programs(sides))? {
+                Reply::Prepared => {}
+                other => return Err(Stop::Failed(garbled(format!("{other:?}")))),
+            }
+            if let Some(f) = after_run(bufs, &sums, "during the prepare steps") {
+                return Err(Stop::Failed(f));
+            }
         }
     }
     let sums = params

@@ -8,8 +8,8 @@
 //! the system-call filter (skipped, with the reason, where seccomp is unavailable), and
 //! answer [`Reply::Ready`]. From then on the process only answers commands:
 //!
-//! - [`Cmd::Prepare`]: run a CPU program's prepare steps on the parameters the parent has just
-//!   bound (see below), answer [`Reply::Prepared`];
+//! - [`Cmd::Prepare`]: run a range of a CPU program's prepare steps on the parameters the
+//!   parent has just bound (see below), answer [`Reply::Prepared`];
 //! - [`Cmd::Run`]: poison the program's outputs and temporaries, run the plan once, answer
 //!   [`Reply::Ran`] with its time (the parent then checks outputs, guards and inputs);
 //! - [`Cmd::Sample`]: for each program index in `order`, one sample: `reps` executions of
@@ -27,11 +27,14 @@
 //!
 //! **Prepare steps** (a CPU program's first `Manifest::prepare_steps` plan steps, which compute
 //! temps from the parameters alone) run once per binding of the parameters, untimed, outside
-//! every execution: at each `Prepare` (the parent sends one after it generated a seed's
-//! parameters, before it generates that seed's inputs), and before a `Run`, `Sample` or `Count`
-//! of a program no `Prepare` prepared yet. Each time, the prepared temps are made writable,
-//! poisoned, computed by the prepare steps and made read-only again, so the execution steps
-//! see them as they see the parameters; the poison before each execution passes them over.
+//! every execution: at the `Prepare`s the parent sends after it generated a seed's parameters,
+//! before it generates that seed's inputs (one for all the steps, or one per range of them where
+//! the parent binds a consumed parameter, one that only prepare steps read and that shares the
+//! arena, just before the first step that reads it), and before a `Run`, `Sample` or `Count`
+//! of a program no `Prepare` prepared yet. The range that starts at the first step makes the
+//! prepared temps writable and poisons them; the one that ends at the last makes them
+//! read-only again, so the execution steps see them as they see the parameters; the poison
+//! before each execution passes them over.
 //! Executions and samples time the plan's other steps only.
 //!
 //! **GPU programs** (features `opencl` and `cuda`) are built and allocated on the device here,
@@ -75,10 +78,13 @@ pub const RUNTIME_STACK: usize = 256 << 10;
 /// A command from the parent.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Cmd {
-    /// The prepare steps of `program` (a CPU program), on the parameters the parent has just
-    /// bound in its buffers.
+    /// The prepare steps `from..to` (indices among them) of `program` (a CPU program), on the
+    /// parameters the parent has just bound in its buffers: the parent sends consecutive ranges
+    /// from the first step to the last, or one range of all of them.
     Prepare {
         program: u8,
+        from: u32,
+        to: u32,
     },
     Run {
         program: u8,
@@ -349,13 +355,9 @@ fn drive(io: &ChildIo, setup: &Setup<'_>, pool: &Pool, counters: &mut CounterSet
             // The parent is gone, or asked nothing more.
             _ => return 0,
         };
-        // `Prepare`: the parameters were bound anew. A program the command executes runs its
-        // prepare steps first unless they ran for the parameters its buffers hold.
+        // A program the command executes runs its prepare steps first unless they ran for the
+        // parameters its buffers hold.
         let programs: &[u8] = match &cmd {
-            Cmd::Prepare { program } => {
-                prepared[usize::from(*program)] = false;
-                std::slice::from_ref(program)
-            }
             Cmd::Run { program } | Cmd::Count { program, .. } => std::slice::from_ref(program),
             Cmd::Sample { order, .. } => order,
             _ => &[],
@@ -364,7 +366,10 @@ fn drive(io: &ChildIo, setup: &Setup<'_>, pool: &Pool, counters: &mut CounterSet
             let p = usize::from(p);
             let (prog, bufs) = setup.programs[p];
             match &execs[p] {
-                Exec::Cpu(bound) => prepare(prog, bufs, bound, &mut prepared[p]).err(),
+                Exec::Cpu(bound) if !prepared[p] => {
+                    prepare(prog, bufs, bound, 0..bound.prepare_steps(), &mut prepared[p]).err()
+                }
+                Exec::Cpu(_) => None,
                 #[cfg(feature = "gpu")]
                 Exec::Gpu(_) => None,
             }
@@ -377,7 +382,20 @@ fn drive(io: &ChildIo, setup: &Setup<'_>, pool: &Pool, counters: &mut CounterSet
         }
         let reply = match cmd {
             Cmd::Exit => return 0,
-            Cmd::Prepare { .. } => Reply::Prepared,
+            // The parameters were bound anew (all of them, or those the range reads first).
+            Cmd::Prepare { program, from, to } => {
+                let p = usize::from(program);
+                let (prog, bufs) = setup.programs[p];
+                match &execs[p] {
+                    Exec::Cpu(bound) => {
+                        prepared[p] = false;
+                        prepare(prog, bufs, bound, from as usize..to as usize, &mut prepared[p])
+                            .map_or_else(|failed| failed, |()| Reply::Prepared)
+                    }
+                    #[cfg(feature = "gpu")]
+                    Exec::Gpu(_) => Reply::Prepared,
+                }
+            }
             Cmd::Run { program } => {
                 let p = program as usize;
                 let (prog, bufs) = setup.programs[p];
@@ -486,12 +504,21 @@ fn drive(io: &ChildIo, setup: &Setup<'_>, pool: &Pool, counters: &mut CounterSet
     }
 }
 
-/// Runs a CPU program's prepare steps unless `done` says they ran for the parameters its
-/// buffers hold: the prepared temps made writable, poisoned, computed (untimed) and made
-/// read-only again. Nothing for a plan without prepare steps. The error is the answer that says
-/// why the prepared temps could not be protected.
-fn prepare(prog: &Program, bufs: &Buffers, bound: &Bound<'_>, done: &mut bool) -> Result<(), Reply> {
-    if *done || bound.prepare_steps() == 0 {
+/// Runs the prepare steps `steps` of a CPU program (untimed): from the first step, the
+/// prepared temps are made writable and poisoned before; up to the last, made read-only again
+/// after, and `done` set (the prepare steps ran for the parameters its buffers hold). Nothing
+/// for a plan without prepare steps. The error is the answer that says why the prepared temps
+/// could not be protected.
+fn prepare(
+    prog: &Program,
+    bufs: &Buffers,
+    bound: &Bound<'_>,
+    steps: std::ops::Range<usize>,
+    done: &mut bool,
+) -> Result<(), Reply> {
+    let n = bound.prepare_steps();
+    if n == 0 {
+        *done = true;
         return Ok(());
     }
     let protect = |read_only: bool| {
@@ -499,13 +526,17 @@ fn prepare(prog: &Program, bufs: &Buffers, bound: &Bound<'_>, done: &mut bool) -
             message: format!("cannot change the protection of the prepared temps: {e}"),
         })
     };
-    protect(false)?;
-    bufs.poison_prepared(prog.manifest());
+    if steps.start == 0 {
+        protect(false)?;
+        bufs.poison_prepared(prog.manifest());
+    }
     // SAFETY: this is the kernel process (module notes); no slice of the buffers is live; this
     // thread has the kernel stack.
-    unsafe { bound.prepare() };
-    protect(true)?;
-    *done = true;
+    unsafe { bound.prepare(steps.clone()) };
+    if steps.end >= n {
+        protect(true)?;
+        *done = true;
+    }
     Ok(())
 }
 

@@ -727,8 +727,11 @@ fn arena_slots_are_checked() {
         "arena.slots[0]",
         "named: the one whose life starts later"
     );
-    // Only temps, each once, aligned, inside the arena.
-    assert_eq!(bad(arena_err(&[(3, 0)], 64)).2, "only temps live in the arena");
+    // Only temps (and params that only prepare steps read: none here), each once, aligned,
+    // inside the arena.
+    let only = "only temps, and params that only prepare steps read, live in the arena";
+    assert_eq!(bad(arena_err(&[(3, 0)], 64)).2, only);
+    assert_eq!(bad(arena_err(&[(1, 0)], 64)).2, only, "`w` is read by an execution step");
     assert!(matches!(arena_err(&[(2, 0), (2, 64)], 128), PayloadError::Duplicate { .. }));
     assert_eq!(bad(arena_err(&[(2, 32)], 64)).2, "a multiple of 64");
     assert_eq!(bad(arena_err(&[(2, 64)], 95)).2, "inside the arena (offset + size <= arena.bytes)");
@@ -870,6 +873,28 @@ fn prepare_steps_are_checked() {
             "prepared temps live apart (they keep their values across executions)"
         )
     );
+    // The weight only the prepare step reads is spent after it: the arena may place it, and
+    // the execution's temp `h` may reuse its bytes (live at steps 1-2, `w` at step 0 only).
+    let mut m = prepare_manifest();
+    assert_eq!(m.consumed_params(), [false, true, false, false, false]);
+    m.arena = Some(Arena {
+        bytes: 64,
+        slots: vec![ArenaSlot { buffer: 1, offset: 0 }, ArenaSlot { buffer: 2, offset: 0 }],
+    });
+    assert_eq!(Payload::parse(&with_manifest(&m)).unwrap().manifest(), &m);
+    // Two such params live at one prepare step may not share bytes: a second prepare step
+    // `matmul(w0, w) -> wq` keeps `w` live until step 1, where `w0` is read.
+    let uniform = Some(Source::Seeded(Init::Uniform { lo: -1.0, hi: 1.0 }));
+    m.buffers.push(BufferDecl { shape: vec![2, 3], ..temp("w0", Role::Param, uniform) });
+    m.buffers.push(BufferDecl { shape: vec![2, 4], ..temp("wq", Role::Temp, None) });
+    m.plan.insert(1, LaunchStep { kernel: 0, args: vec![5, 1, 6] });
+    m.prepare_steps = 2;
+    assert_eq!(m.consumed_params(), [false, true, false, false, false, true, false]);
+    m.arena.as_mut().unwrap().slots.push(ArenaSlot { buffer: 5, offset: 0 });
+    let (field, value, rule) = bad_value(err(&with_manifest(&m)));
+    assert_eq!(field, "arena.slots[2]");
+    assert_eq!(value, "`w0` shares bytes with `w` (arena.slots[0]) while both are live at step 1");
+    assert_eq!(rule, "temps that share bytes are never live at the same plan step");
     // The CPU backend only.
     let mut m = gpu_manifest();
     m.prepare_steps = 1;

@@ -46,7 +46,10 @@ struct Report {
 struct Memory {
     planned_peak_bytes: u64,
     unplanned_peak_bytes: u64,
+    /// Inputs and parameters but the consumed ones.
     inputs_bytes: u64,
+    /// Parameters only the prepare steps read: in the arena when planned, apart when not.
+    consumed_bytes: u64,
     outputs_bytes: u64,
     arena_bytes: u64,
     /// Temps the prepare steps compute (docs/ir-l1.md), apart from the arena.
@@ -69,6 +72,7 @@ impl Memory {
             planned_peak_bytes: f.planned_bytes(),
             unplanned_peak_bytes: f.unplanned_bytes(),
             inputs_bytes: f.inputs_bytes,
+            consumed_bytes: f.consumed_bytes,
             outputs_bytes: f.outputs_bytes,
             arena_bytes: f.arena_bytes,
             prepared_bytes: f.prepared_bytes,
@@ -80,7 +84,8 @@ impl Memory {
 
     /// `planned 2048 bytes (inputs 512 + outputs 512 + arena 1024 + stack 0), unplanned 3072
     /// bytes (0.67x), budget 4096 bytes` (with `+ prepared N` after the outputs where prepare
-    /// steps compute temps).
+    /// steps compute temps, and `(N of it params the prepare steps consume)` after the arena's
+    /// size where it holds some).
     fn line(&self) -> String {
         let ratio = self.planned_peak_bytes as f64 / self.unplanned_peak_bytes.max(1) as f64;
         let budget = self.memory_limit_bytes.map(|b| format!(", budget {b} bytes")).unwrap_or_default();
@@ -89,8 +94,13 @@ impl Memory {
         } else {
             String::new()
         };
+        let consumed = if self.consumed_bytes > 0 {
+            format!(" ({} of it params the prepare steps consume)", self.consumed_bytes)
+        } else {
+            String::new()
+        };
         format!(
-            "planned {} bytes (inputs {} + outputs {}{prepared} + arena {} + stack {}), unplanned {} bytes ({ratio:.2}x){budget}",
+            "planned {} bytes (inputs {} + outputs {}{prepared} + arena {}{consumed} + stack {}), unplanned {} bytes ({ratio:.2}x){budget}",
             self.planned_peak_bytes,
             self.inputs_bytes,
             self.outputs_bytes,

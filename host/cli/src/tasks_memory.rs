@@ -8,9 +8,10 @@
 //!
 //! Both peaks add inputs, parameters, outputs and the largest kernel stack, exactly as the
 //! runtime's memory report does, so the planned figure is what `ekb run` reports for the task's
-//! payload on that target. Parameters are most of a model's peak and no plan changes them, so
-//! the temps' ratio is the plan's own effect: the arena and the prepared temps (which live apart)
-//! over every temp apart.
+//! payload on that target. Parameters are most of a model's peak and the plan changes only those
+//! the prepare steps consume (weights packed into another layout: the arena takes their bytes
+//! once the prepare steps ran), so the temps' ratio is the plan's own effect: the arena and the
+//! prepared temps (which live apart) over every temp and consumed parameter apart.
 
 use crate::tasks::{filter, load, select, status, Select};
 use ekb_deploy::driver::{compile, CompileOptions, Program, Sources, Stage};
@@ -38,12 +39,13 @@ const TARGET_RATIO: f64 = 0.6;
 struct Row {
     name: String,
     level: u8,
+    /// Buffers in the arena: temps and consumed parameters.
     temps: usize,
     unplanned_peak_bytes: u64,
     planned_peak_bytes: u64,
     /// Planned over unplanned.
     ratio: f64,
-    /// Every temp apart (the prepared ones included).
+    /// Every temp apart (the prepared ones included), and every consumed parameter.
     unplanned_temps_bytes: u64,
     /// The arena and the prepared temps.
     planned_temps_bytes: u64,
@@ -73,6 +75,7 @@ fn row(t: &Task, target: &TargetProfile) -> Result<Row, String> {
         .map_err(|f| f.diagnostics.first().map_or_else(|| "compile failed".into(), |d| d.message.clone()))?;
     let f = arena::plan(&artifact.module);
     let planned_temps = f.arena_bytes.saturating_add(f.prepared_bytes);
+    let unplanned_temps = f.temps_bytes.saturating_add(f.consumed_bytes);
     Ok(Row {
         name: t.name.clone(),
         level: t.meta.level,
@@ -80,9 +83,9 @@ fn row(t: &Task, target: &TargetProfile) -> Result<Row, String> {
         unplanned_peak_bytes: f.unplanned_bytes(),
         planned_peak_bytes: f.planned_bytes(),
         ratio: f.planned_bytes() as f64 / f.unplanned_bytes().max(1) as f64,
-        unplanned_temps_bytes: f.temps_bytes,
+        unplanned_temps_bytes: unplanned_temps,
         planned_temps_bytes: planned_temps,
-        temps_ratio: if f.temps_bytes == 0 { 1.0 } else { planned_temps as f64 / f.temps_bytes as f64 },
+        temps_ratio: if unplanned_temps == 0 { 1.0 } else { planned_temps as f64 / unplanned_temps as f64 },
         arena_bytes: f.arena_bytes,
         arena_bound_bytes: f.arena_bound_bytes,
     })

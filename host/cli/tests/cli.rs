@@ -752,7 +752,10 @@ fn check_reports_the_memory_plan_and_holds_the_budget_to_the_planned_peak() {
         planned,
         field("inputs_bytes") + field("outputs_bytes") + apart + field("arena_bytes") + field("stack_bytes")
     );
-    assert_eq!(unplanned, planned - apart - field("arena_bytes") + field("temps_bytes"));
+    // Parameters only the prepare steps read live in the arena, apart when unplanned.
+    let consumed = field("consumed_bytes");
+    assert!(consumed > 0, "the packed convolutions' weights are read by prepare steps alone: {m}");
+    assert_eq!(unplanned, planned - apart - field("arena_bytes") + field("temps_bytes") + consumed);
     assert!(planned < unplanned, "{m}");
     let o = ekb(&["check", &graph, "--target", "host"]);
     assert!(stdout(&o).contains(&format!("memory: planned {planned} bytes (")), "{}", stdout(&o));
@@ -792,7 +795,10 @@ fn check_reports_the_memory_plan_and_holds_the_budget_to_the_planned_peak() {
     let err = stderr(&o);
     assert!(
         err.contains(&format!("needs {planned} bytes of memory (inputs "))
-            && err.contains(&format!("(planned; {} unplanned)", field("temps_bytes")))
+            && err.contains(&format!(
+                "(planned, with {consumed} bytes of params the prepare steps consume; {} unplanned)",
+                field("temps_bytes") + consumed
+            ))
             && err.contains(&format!("over the limit of {} bytes", planned - 1)),
         "{err}"
     );

@@ -456,12 +456,15 @@ fn a_planned_payload_runs_correctly_and_the_runtime_reserves_the_planned_peak() 
     let bytes = std::fs::read(dir.path().join("r8.ekp")).unwrap();
     let view = ekb_wire::payload::Payload::parse(&bytes).unwrap();
     let arena = view.manifest().arena.as_ref().expect("a CPU payload places its temps");
-    // Every temp but the prepared ones (computed once, by the prepare steps) has a slot.
+    // Every temp but the prepared ones (computed once, by the prepare steps) has a slot, and so
+    // has every parameter only the prepare steps read (the packed convolutions' weights).
     let m = view.manifest();
     let prepared = m.prepared();
     let temps = (0..m.buffers.len()).filter(|&i| m.buffers[i].role == ekb_wire::payload::Role::Temp).count();
     let apart = prepared.iter().filter(|&&p| p).count();
-    assert_eq!(arena.slots.len(), temps - apart);
+    let consumed = m.consumed_params().iter().filter(|&&c| c).count();
+    assert!(consumed > 0, "{:?}", m.buffers);
+    assert_eq!(arena.slots.len(), temps - apart + consumed);
     assert_eq!(view.manifest().memory.peak_bytes, planned);
 
     // The board computes the right answers with temps sharing bytes, and reports the planned

@@ -118,19 +118,35 @@ fn an_empty_plan_holds_inputs_and_outputs() {
 }
 
 #[test]
-fn a_prepared_temp_lives_to_the_last_step() {
+fn a_prepared_temp_lives_to_the_last_step_and_the_input_it_consumes_to_its_step() {
     // Step 0 prepares t0 from the parameter `x`: the executions after the first read it
-    // without step 0, so it stays live to the end: step 2 now holds 1344 + t0 4096 + t1 2048
-    // + t2 512 = 8000, the peak; the memory plan keeps t0 out of the arena, apart.
+    // without step 0, so it stays live to the end; `x` (1024 bytes), which no other step
+    // reads, is spent after step 0 and counted like a temp. Fixed: w 256 + y 64 = 320.
+    // Step 0: 320 + x 1024 + t0 4096 + local 128           = 5568
+    // Step 1: 320 + t0 4096 + t1 2048 + local 400          = 6864
+    // Step 2: 320 + t0 4096 + t1 2048 + t2 512             = 6976  <- peak
+    // The memory plan keeps t0 out of the arena, apart, and places `x` in it.
     let text = PIPELINE.replace("run a(x, t0)", "prepare a(x, t0)");
     let m = module(&text);
     let lives = ekb_ir::l1::arena::temp_lives(&m);
     assert_eq!(lives[0], ("t0", ekb_ir::l1::arena::TempLife { bytes: 4096, live: Some((0, 3)) }));
     assert_eq!(lives[2].1.live, Some((2, 3)));
+    let consumed = ekb_ir::l1::arena::consumed_lives(&m);
+    assert_eq!(consumed, [("x", ekb_ir::l1::arena::TempLife { bytes: 1024, live: Some((0, 0)) })]);
     let plan = peak_memory(&m);
-    assert_eq!((plan.peak_bytes, plan.step), (8000, Some(2)));
+    assert_eq!((plan.peak_bytes, plan.step, plan.inputs_bytes), (6976, Some(2), 256));
     let footprint = ekb_ir::l1::arena::plan(&m);
-    assert_eq!(footprint.prepared_bytes, 4096);
-    assert_eq!(footprint.offsets.iter().map(|(n, _)| n.as_str()).collect::<Vec<_>>(), ["t1", "t2"]);
-    assert_eq!(footprint.planned_bytes(), 1344 + 4096 + footprint.arena_bytes + footprint.stack_bytes);
+    assert_eq!(
+        (footprint.prepared_bytes, footprint.consumed_bytes, footprint.inputs_bytes),
+        (4096, 1024, 256)
+    );
+    let names: Vec<&str> = footprint.offsets.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(names, ["x", "t1", "t2"]);
+    // `x` and t1 never live at once: t1 takes x's bytes; t2 lives with t1.
+    assert_eq!(footprint.arena_bytes, 2048 + 512);
+    assert_eq!(footprint.planned_bytes(), 320 + 4096 + footprint.arena_bytes + footprint.stack_bytes);
+    assert_eq!(footprint.unplanned_bytes(), 1344 + 4096 + 2048 + 512 + footprint.stack_bytes);
+    // Read by an execution step as well, `x` is an input like the others.
+    let both = module(&text.replace("run b(t0, t1)", "run b(t0, t1)\n  run a(x, t0)"));
+    assert!(ekb_ir::l1::arena::consumed_lives(&both).is_empty());
 }

@@ -388,6 +388,11 @@ pub const ARENA_ALIGN: u64 = 64;
 /// step naming it to the last one, both included; [`Manifest::validate`] checks that two temps
 /// whose bytes intersect are never live at once. Temps without a slot, and every other buffer,
 /// get an allocation of their own.
+///
+/// The arena may also place a parameter that only prepare steps read
+/// ([`Manifest::consumed_params`]): it is live during those steps alone, so execution temps
+/// reuse its bytes, and the runtime writes its values again before each run of the prepare
+/// steps (a payload with such a slot is refused by runtimes older than the rule).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Arena {
     /// The arena's size in bytes.
@@ -816,6 +821,26 @@ impl Manifest {
         prepared
     }
 
+    /// Per buffer index: whether it is a parameter that only prepare steps read (at least one
+    /// names it, no execution step does): what the parameter holds is spent once those steps
+    /// ran, so the arena may place it ([`Arena`]). Indices out of range are passed over.
+    pub fn consumed_params(&self) -> Vec<bool> {
+        let n = self.prepare_len();
+        let mut named = alloc::vec![(false, false); self.buffers.len()];
+        for (s, step) in self.plan.iter().enumerate() {
+            for &a in &step.args {
+                if let Some((by_prepare, by_execution)) = named.get_mut(a as usize) {
+                    *(if s < n { by_prepare } else { by_execution }) = true;
+                }
+            }
+        }
+        self.buffers
+            .iter()
+            .zip(named)
+            .map(|(b, (by_prepare, by_execution))| b.role == Role::Param && by_prepare && !by_execution)
+            .collect()
+    }
+
     /// The prepare steps: none in a GPU payload; fewer than the plan's steps; each reads only
     /// params and temps an earlier prepare step wrote, and writes only temps; no execution step
     /// writes a temp a prepare step wrote. So what they compute depends on the parameters alone
@@ -902,6 +927,7 @@ impl Manifest {
         }
         let mut placed = BTreeSet::new();
         let prepared = self.prepared();
+        let consumed = self.consumed_params();
         // (first step, slot index) to add, (last step, slot index) to drop after.
         let lives = self.lifetimes();
         let mut starts = Vec::new();
@@ -909,11 +935,11 @@ impl Manifest {
             let field = || format!("arena.slots[{i}]");
             let b = index(|| format!("arena.slots[{i}].buffer"), slot.buffer, self.buffers.len())?;
             let buf = &self.buffers[b];
-            if buf.role != Role::Temp {
+            if buf.role != Role::Temp && !consumed[b] {
                 return Err(bad(
                     field(),
                     format!("`{}` ({})", buf.name, buf.role),
-                    "only temps live in the arena",
+                    "only temps, and params that only prepare steps read, live in the arena",
                 ));
             }
             if prepared[b] {

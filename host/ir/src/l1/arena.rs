@@ -8,7 +8,11 @@
 //! running again. Inputs, parameters, outputs and prepared temps are not placed: they live for
 //! the whole program (the host fills inputs before the plan and reads outputs after it; the
 //! runtime makes prepared temps read-only after the prepare steps, a page protection that a
-//! shared arena could not give one temp alone).
+//! shared arena could not give one temp alone). The exception is a **consumed parameter**: an
+//! `input` buffer that only `prepare` steps read (a weight the prepare steps pack into the
+//! layout the execution reads). It is live from the first to the last prepare step naming it,
+//! so the execution's temps take its bytes afterwards, and the runtime writes it again each time
+//! the parameters are bound, before the prepare steps run.
 //!
 //! **Placement** ([`place`]) is greedy by size, largest first (ties: earlier first use, then
 //! position): each temp goes to the best-fitting gap (the smallest one that holds it) between the
@@ -26,7 +30,7 @@
 //! never live at the same step; every temp lies inside the arena; every offset is a multiple of
 //! [`ARENA_ALIGN`]. `ekb_wire`'s manifest validation checks the same invariant on every payload.
 
-use super::ast::{BufferRole, Module};
+use super::ast::{BufferDecl, BufferRole, Module};
 use super::memory::{kernel_stack, type_bytes};
 
 /// Alignment of every temp's offset in the arena (the kernel ABI's buffer alignment), as the
@@ -118,18 +122,33 @@ pub fn live_bound(temps: &[TempLife]) -> u64 {
 
 /// The lifetimes of a module's temps, in declaration order, with their names.
 pub fn temp_lives(m: &Module) -> Vec<(&str, TempLife)> {
-    m.buffers
-        .iter()
-        .filter(|b| b.role == BufferRole::Temp)
-        .map(|b| {
-            let mut steps =
-                m.plan.iter().enumerate().filter(|(_, r)| r.args.iter().any(|a| a.name == b.name));
-            let first = steps.next().map(|(i, _)| i);
-            let last = steps.next_back().map(|(i, _)| i).or(first);
-            let last = if is_prepared(m, &b.name) { first.map(|_| m.plan.len() - 1) } else { last };
-            (b.name.as_str(), TempLife { bytes: type_bytes(&b.ty), live: first.zip(last) })
-        })
-        .collect()
+    m.buffers.iter().filter(|b| b.role == BufferRole::Temp).map(|b| (b.name.as_str(), life(m, b))).collect()
+}
+
+/// The lifetimes of a module's consumed parameters (`input` buffers that only `prepare` steps
+/// read), in declaration order, with their names.
+pub fn consumed_lives(m: &Module) -> Vec<(&str, TempLife)> {
+    m.buffers.iter().filter(|b| is_consumed(m, b)).map(|b| (b.name.as_str(), life(m, b))).collect()
+}
+
+/// Whether `b` is an `input` buffer that some `prepare` step names and no other step does.
+pub fn is_consumed(m: &Module, b: &BufferDecl) -> bool {
+    let mut named = m.plan.iter().filter(|r| r.args.iter().any(|a| a.name == b.name));
+    b.role == BufferRole::Input && named.clone().next().is_some() && named.all(|r| r.prepare)
+}
+
+/// Buffer `b`'s life: the first and last step naming it, or to the last step for a prepared
+/// temp.
+fn life(m: &Module, b: &BufferDecl) -> TempLife {
+    let mut steps = m.plan.iter().enumerate().filter(|(_, r)| r.args.iter().any(|a| a.name == b.name));
+    let first = steps.next().map(|(i, _)| i);
+    let last = steps.next_back().map(|(i, _)| i).or(first);
+    let last = if b.role == BufferRole::Temp && is_prepared(m, &b.name) {
+        first.map(|_| m.plan.len() - 1)
+    } else {
+        last
+    };
+    TempLife { bytes: type_bytes(&b.ty), live: first.zip(last) }
 }
 
 /// Whether a `prepare` step of `m` names the temp `name`.
@@ -138,34 +157,39 @@ pub fn is_prepared(m: &Module, name: &str) -> bool {
 }
 
 /// What a module reserves with and without the plan: every buffer allocated apart (unplanned),
-/// or the temps in one arena (planned) but the prepared ones, which live apart. Both add the largest stack of one kernel thread (kernels
-/// run one after another), as the runtime's memory report does.
+/// or the temps and the consumed parameters in one arena (planned) but the prepared temps,
+/// which live apart. Both add the largest stack of one kernel thread (kernels run one after
+/// another), as the runtime's memory report does.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Footprint {
-    /// Inputs and parameters.
+    /// Inputs and parameters but the consumed ones.
     pub inputs_bytes: u64,
+    /// The consumed parameters (only `prepare` steps read them): apart when unplanned, in the
+    /// arena when planned.
+    pub consumed_bytes: u64,
     pub outputs_bytes: u64,
     /// Every temp, allocated apart.
     pub temps_bytes: u64,
     /// The prepared temps, apart from the arena in either case.
     pub prepared_bytes: u64,
-    /// The temps placed in one arena.
+    /// The temps and consumed parameters placed in one arena.
     pub arena_bytes: u64,
     /// The least arena any placement needs ([`live_bound`]).
     pub arena_bound_bytes: u64,
     /// The largest local (stack) bytes of one kernel thread.
     pub stack_bytes: u64,
-    /// Name and offset of every temp in the arena, in declaration order.
+    /// Name and offset of every temp and consumed parameter in the arena, in declaration order.
     pub offsets: Vec<(String, u64)>,
 }
 
 impl Footprint {
-    /// Inputs, outputs, every temp apart, and the largest stack.
+    /// Inputs, outputs, every temp and consumed parameter apart, and the largest stack.
     pub fn unplanned_bytes(&self) -> u64 {
-        self.fixed_bytes().saturating_add(self.temps_bytes)
+        self.fixed_bytes().saturating_add(self.temps_bytes).saturating_add(self.consumed_bytes)
     }
 
-    /// Inputs, outputs, the prepared temps, the arena, and the largest stack.
+    /// Inputs (but the consumed parameters), outputs, the prepared temps, the arena, and the
+    /// largest stack.
     pub fn planned_bytes(&self) -> u64 {
         self.fixed_bytes().saturating_add(self.prepared_bytes).saturating_add(self.arena_bytes)
     }
@@ -180,11 +204,21 @@ pub fn plan(m: &Module) -> Footprint {
     let sum_role = |role| {
         m.buffers.iter().filter(|b| b.role == role).fold(0u64, |a, b| a.saturating_add(type_bytes(&b.ty)))
     };
-    let (prepared, lives): (Vec<_>, Vec<_>) = temp_lives(m).into_iter().partition(|(n, _)| is_prepared(m, n));
+    let prepared: Vec<(&str, TempLife)> =
+        temp_lives(m).into_iter().filter(|(n, _)| is_prepared(m, n)).collect();
+    // The arena's buffers in declaration order, as the payload's arena lists them.
+    let lives: Vec<(&str, TempLife)> = m
+        .buffers
+        .iter()
+        .filter(|b| (b.role == BufferRole::Temp && !is_prepared(m, &b.name)) || is_consumed(m, b))
+        .map(|b| (b.name.as_str(), life(m, b)))
+        .collect();
+    let consumed_bytes = consumed_lives(m).iter().fold(0u64, |a, (_, t)| a.saturating_add(t.bytes));
     let temps: Vec<TempLife> = lives.iter().map(|(_, t)| *t).collect();
     let placement = place(&temps);
     Footprint {
-        inputs_bytes: sum_role(BufferRole::Input),
+        inputs_bytes: sum_role(BufferRole::Input).saturating_sub(consumed_bytes),
+        consumed_bytes,
         outputs_bytes: sum_role(BufferRole::Output),
         temps_bytes: sum_role(BufferRole::Temp),
         prepared_bytes: prepared.iter().fold(0u64, |a, (_, t)| a.saturating_add(t.bytes)),

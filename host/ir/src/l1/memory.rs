@@ -7,7 +7,9 @@
 //! bytes(s) = inputs + outputs + (temps live at s) + (local bytes of the kernel run at s)
 //! ```
 //!
-//! - `inputs`: every `input` buffer (graph inputs and parameters) is live throughout;
+//! - `inputs`: every `input` buffer (graph inputs and parameters) is live throughout, but a
+//!   parameter that only `prepare` steps read (a consumed parameter, [`super::arena`]): it is
+//!   live like a temp, from the first to the last step naming it, and counted with the temps;
 //! - `outputs`: every `output` buffer is live throughout;
 //! - a temp (`buffer`) is live from the first to the last step that names it, both included; a
 //!   temp no step names is never live; a temp a `prepare` step writes is live on to the last step
@@ -40,13 +42,14 @@ pub struct MemoryPlan {
     pub step: Option<usize>,
     /// The kernel that step runs.
     pub kernel: Option<String>,
-    /// Bytes of `input` buffers (inputs and parameters).
+    /// Bytes of `input` buffers (inputs and parameters) but the consumed parameters.
     pub inputs_bytes: u64,
     /// Bytes of `output` buffers.
     pub outputs_bytes: u64,
-    /// Bytes of the temps live at the peak step.
+    /// Bytes of the temps (and consumed parameters) live at the peak step.
     pub temps_bytes: u64,
-    /// Names of the temps live at the peak step, in declaration order.
+    /// Names of the temps live at the peak step in declaration order, then of the consumed
+    /// parameters live there.
     pub live_temps: Vec<String>,
     /// One thread's local (stack) bytes of the kernel running at the peak step.
     pub local_bytes: u64,
@@ -116,9 +119,12 @@ pub fn peak_memory(m: &Module) -> MemoryPlan {
     let sum_role = |role| {
         m.buffers.iter().filter(|b| b.role == role).fold(0u64, |a, b| a.saturating_add(type_bytes(&b.ty)))
     };
-    let inputs_bytes = sum_role(BufferRole::Input);
+    let consumed = super::arena::consumed_lives(m);
+    let consumed_bytes = consumed.iter().fold(0u64, |a, (_, t)| a.saturating_add(t.bytes));
+    let inputs_bytes = sum_role(BufferRole::Input).saturating_sub(consumed_bytes);
     let outputs_bytes = sum_role(BufferRole::Output);
-    let lives = super::arena::temp_lives(m);
+    let mut lives = super::arena::temp_lives(m);
+    lives.extend(consumed);
     let mut plan = MemoryPlan {
         peak_bytes: inputs_bytes.saturating_add(outputs_bytes),
         step: None,

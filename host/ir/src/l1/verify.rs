@@ -1213,7 +1213,9 @@ fn memory_budget(m: &Module, t: &TargetProfile, diags: &mut Vec<Diagnostic>) {
         let parts = if m.has_launch() && t.gpu.is_some() {
             format!(
                 "inputs {} + outputs {} + temps {} (each apart)",
-                f.inputs_bytes, f.outputs_bytes, f.temps_bytes
+                f.inputs_bytes.saturating_add(f.consumed_bytes),
+                f.outputs_bytes,
+                f.temps_bytes
             )
         } else {
             let prepared = if f.prepared_bytes > 0 {
@@ -1221,9 +1223,18 @@ fn memory_budget(m: &Module, t: &TargetProfile, diags: &mut Vec<Diagnostic>) {
             } else {
                 String::new()
             };
+            let consumed = if f.consumed_bytes > 0 {
+                format!(", with {} bytes of params the prepare steps consume", f.consumed_bytes)
+            } else {
+                String::new()
+            };
             format!(
-                "inputs {} + outputs {}{prepared} + temp arena {} (planned; {} unplanned) + stack {}",
-                f.inputs_bytes, f.outputs_bytes, f.arena_bytes, f.temps_bytes, f.stack_bytes
+                "inputs {} + outputs {}{prepared} + temp arena {} (planned{consumed}; {} unplanned) + stack {}",
+                f.inputs_bytes,
+                f.outputs_bytes,
+                f.arena_bytes,
+                f.temps_bytes.saturating_add(f.consumed_bytes),
+                f.stack_bytes
             )
         };
         diags.push(
