@@ -50,11 +50,6 @@ pub(crate) enum Packing {
     Channels { block: usize, kernel: [usize; 2] },
 }
 
-/// Vector accumulators of a pointwise product's register tile where the target has 32 vector
-/// registers of 16 lanes (AVX-512): 6 pixels by 4 vectors, the rest for the weights' loads and
-/// the broadcasts; elsewhere `matmul.tile_vectors`.
-const WIDE_ACCUMULATORS: usize = 24;
-
 impl Packing {
     /// The packing `node` takes under the default schedule when its weight depends on
     /// parameters alone, if any: f32 products with enough rows (a single row reads the weight
@@ -208,7 +203,9 @@ fn channels(
     let blocks = oc.div_ceil(block);
     let pixels = oh * ow;
     let lanes = cx.lanes();
-    let budget = if lanes >= 16 { WIDE_ACCUMULATORS } else { cx.knob(Knob::MatmulTileVectors) };
+    // Vector accumulators of the register tile (24 on AVX-512: 6 pixels by 4 vectors, the rest
+    // for the weights' loads and the broadcasts).
+    let budget = cx.knob(Knob::MatmulTileVectors);
     let per_pixel = block.div_ceil(lanes);
     let count = (pixels * per_pixel).div_ceil(budget.max(per_pixel));
     let rows = pixels.div_ceil(count);

@@ -374,13 +374,19 @@ impl Knobs {
                 Knob::ThreadsMinWork => 1 << 16,
                 Knob::ThreadsPerCore => 4,
                 // A register tile's accumulators, the row of `b` it loads and the broadcast of
-                // `a` must fit the vector registers: 16 + 4 of AVX-512's or NEON's 32; x86 with
-                // 256-bit vectors has 16, where 16 accumulators of 8 vectors a row spilled a
-                // dozen registers per `k` step: a 512^3 matmul took 4.5 ms at 64 columns and 16
-                // accumulators, 2.95 at 32 and 8 (2x4 vectors) on a 2-core AVX2 EPYC.
+                // `a` must fit the vector registers: 24 + 4 + 1 of AVX-512's 32 (6 rows of 4
+                // vectors: 10 loads per 24 FMAs; at 16, 4 rows, 8 loads per 16, a 512^3 matmul
+                // took 0.97-1.05 ms against 0.85-0.86, a 1000 x 512 x 169 1x1 convolution 824
+                // against 615 us, Level 3 against onnxruntime 0.84x -> 0.86x twice, on a 2-core
+                // AVX-512 Xeon VM); NEON's 64 columns are 16 vectors, one row either way; x86
+                // with 256-bit vectors has 16 registers, where 16 accumulators of 8 vectors a
+                // row spilled a dozen registers per `k` step: a 512^3 matmul took 4.5 ms at 64
+                // columns and 16 accumulators, 2.95 at 32 and 8 (2x4 vectors) on a 2-core AVX2
+                // EPYC.
                 Knob::MatmulTileCols if sixteen_registers => 32,
                 Knob::MatmulTileCols => 64,
                 Knob::MatmulTileVectors if sixteen_registers => 8,
+                Knob::MatmulTileVectors if lanes >= 16 => 24,
                 Knob::MatmulTileVectors => 16,
                 Knob::MatmulDotRows => 4,
                 // 4x4 dot tiles are 16 vector sums besides their 8 loads: on AVX2 a 32 x 3072
