@@ -220,7 +220,7 @@ fn row_tiles(cx: &mut Cx, c: &Conv, s: &Site, ow: usize) -> Vec<Stmt> {
     };
     if lo < hi {
         border(cx, 0, lo, &mut out);
-        let ow_tile = cx.knob(Knob::ConvOwTile);
+        let ow_tile = row_tile(cx, hi - lo);
         let interior = tiles(cx, hi - lo, ow_tile, LoopKind::Serial, "wt", |cx, b, len| {
             tile(cx, c, s, int(lo) + b, len, Input::Interior)
         });
@@ -433,18 +433,28 @@ fn copy_padded(
 /// remainder that is a narrower vector (8 or 4 columns) is its own tile, any other remainder a
 /// full tile overlapping the one before.
 fn padded_row(cx: &mut Cx, c: &Conv, site: &Site, ow: usize, input: Input) -> Vec<Stmt> {
-    // A row narrower than the tile is covered by narrower vectors (8, 4 columns), not by one
-    // tile of an odd width.
-    let mut t = cx.knob(Knob::ConvOwTile).min(ow);
-    if t < cx.lanes() && t > 4 && !t.is_power_of_two() {
-        t = 1 << t.ilog2();
-    }
+    let t = row_tile(cx, ow);
     let body = |cx: &mut Cx, b: E, len: usize| tile(cx, c, site, b, len, input);
     let rem = ow % t;
     if rem == 0 || (rem >= 4 && rem.is_power_of_two()) {
         tiles(cx, ow, t, LoopKind::Serial, "wt", body)
     } else {
         overlapping_tiles(cx, ow, t, LoopKind::Serial, "wt", body)
+    }
+}
+
+/// Columns per register tile over `width` output columns: `conv.ow_tile`, or for a narrower
+/// row whole vectors of it (a 27-wide row under 32-column tiles: 16, not one vector and 11
+/// scalar columns), or for a row narrower than a vector the widest power of two that fits
+/// (8, 4 columns), not one tile of an odd width.
+fn row_tile(cx: &Cx, width: usize) -> usize {
+    let (t, lanes) = (cx.knob(Knob::ConvOwTile).min(width), cx.lanes());
+    if t >= lanes {
+        t - t % lanes
+    } else if t > 4 && !t.is_power_of_two() {
+        1 << t.ilog2()
+    } else {
+        t
     }
 }
 
