@@ -568,6 +568,38 @@ mod tests {
     }
 
     #[test]
+    fn rows_narrower_than_the_tile_take_whole_vectors() {
+        // 11-wide rows under 16-column tiles on NEON (4 lanes): tiles of 8 columns, never one
+        // of 11 (two vectors and 3 scalar columns) over the row copies, nor of 9 over the
+        // unpadded interior between the border columns.
+        let g = "graph g(x: f32[1,8,11,11]) -> (y: f32[1,8,11,11], z: f32[1,8,9,9]) {
+  param w: f32[8,8,3,3] = kaiming_uniform
+  %y = conv2d(x, w, pad=[1,1,1,1])
+  %z = conv2d(x, w)
+  return %y, %z
+}
+";
+        for copies in [1, 1 << 20] {
+            let set = [
+                ("conv.flat_max_ow", 0),
+                ("conv.ow_tile", 16),
+                ("conv.copy_min_taps", copies),
+                ("conv.pack_taps_max_pixels", 0),
+            ];
+            let text = print(&knobs_match_reference(g, &set, "rk3588"));
+            // The register tiles' accumulators: `alloc acc: f32[CHANNELS,COLUMNS] local`.
+            let extents: Vec<usize> = text
+                .lines()
+                .filter_map(|l| l.trim().strip_prefix("alloc acc"))
+                .filter_map(|l| l.split(',').nth(1)?.split(']').next()?.parse().ok())
+                .collect();
+            // Border tiles (unpadded rows) are one column each, with each tap's literal range.
+            let wide: Vec<usize> = extents.into_iter().filter(|&e| e > 1).collect();
+            assert!(!wide.is_empty() && wide.iter().all(|e| e % 4 == 0), "{wide:?}\n{text}");
+        }
+    }
+
+    #[test]
     fn valid_output_ranges_match_brute_force() {
         for out in 0..7 {
             for stride in 1..4 {
