@@ -26,11 +26,17 @@
 //!   of a 6-wide padded row, in two 16-lane vectors), in 0.55x to 0.8x of their time up to
 //!   14x14 outputs (recipe.rs, `conv.pack_taps_max_pixels`).
 //!
-//! What must stay true: the packed weight holds the weight's elements (a transposition; the
-//! last block's slots past `oc` are never read), and each output sums its products in the
+//! The last block, where `B` does not divide the channels, computes whole vectors over zeros
+//! (the packing writes them past `oc`) and stores only its channels; its tiles take as many
+//! more pixels as it has fewer vectors (an 80-channel layer's block of 16 took 6 pixels a tile,
+//! 6 of the 24 accumulators: 1x1 80 -> 184 over 14x14, packed, 64 -> 35 us on a 2-core
+//! AVX-512 VM).
+//!
+//! What must stay true: the packed weight holds the weight's elements (a transposition) and
+//! zeros in the last block's slots past `oc`, which only that block's discarded lanes read; and each output sums its products in the
 //! order of its reduction (increasing `k`; for a convolution `(c, ky, kx)`, the weight's order).
 
-use crate::matmul::{self, axpy_tile_body, Gemm, Load, PACK_MIN_ROWS};
+use crate::matmul::{self, Load, PACK_MIN_ROWS};
 use crate::recipe::Knob;
 use crate::sched::{outer, simple_loop, tiles, Cx};
 use crate::Knobs;
@@ -97,9 +103,16 @@ impl Packing {
                 let most =
                     if planes.is_none() { Knob::ConvPackMaxPixels } else { Knob::ConvPackTapsMaxPixels };
                 let few = oh * ow <= knobs.get(most);
+                // A 1x1 one of a long reduction whose rows waste the other layouts' lanes.
+                let deep = planes.is_none()
+                    && a.stride == [1, 1]
+                    && ow % lanes != 0
+                    && w[1] >= 6 * lanes
+                    && oh * ow <= knobs.get(Knob::ConvPackDeepMaxPixels);
                 // Up to four vectors of output channels a block, fewer where the layer has fewer.
                 let block = (4 * lanes).min(w[0].next_multiple_of(lanes));
-                (f32s && a.groups == 1 && fits && few).then_some(Packing::Channels { block, kernel })
+                (f32s && a.groups == 1 && fits && (few || deep))
+                    .then_some(Packing::Channels { block, kernel })
             }
             _ => None,
         }
@@ -144,9 +157,17 @@ impl Packing {
                 (at, (&ov, o), (&cv, c))
             }
         };
-        let store = wt.store(&at, w.load(&from));
-        let inner = simple_loop(cx.inner_kind(cols.1), cols.0, cols.1, vec![store]);
-        vec![simple_loop(LoopKind::Parallel, rows.0, rows.1, vec![inner])]
+        let inner = |value: E| simple_loop(cx.inner_kind(cols.1), cols.0, cols.1, vec![wt.store(&at, value)]);
+        let mut body = vec![inner(w.load(&from))];
+        let mut rows_extent = rows.1;
+        if let Packing::Channels { .. } = self {
+            // The last block's slots past `oc` are zeros: its tiles compute whole vectors.
+            rows_extent = o.next_multiple_of(b);
+            if rows_extent > o {
+                body = vec![if_(var(&ov).lt(int(o)), body, vec![inner(f(0.0))])];
+            }
+        }
+        vec![simple_loop(LoopKind::Parallel, rows.0, rows_extent, body)]
     }
 
     /// The node's kernel body reading the packed weight `ins[1]`.
@@ -198,7 +219,6 @@ fn channels(
 ) -> Vec<Stmt> {
     let [n, oc, oh, ow] = <[usize; 4]>::try_from(y.shape()).expect("rank 4");
     let [_, c, h, wd] = <[usize; 4]>::try_from(x.shape()).expect("rank 4");
-    let [sh, sw] = a.stride;
     let k = wt.shape()[1];
     let blocks = oc.div_ceil(block);
     let pixels = oh * ow;
@@ -206,9 +226,6 @@ fn channels(
     // Vector accumulators of the register tile (24 on AVX-512: 6 pixels by 4 vectors, the rest
     // for the weights' loads and the broadcasts).
     let budget = cx.knob(Knob::MatmulTileVectors);
-    let per_pixel = block.div_ceil(lanes);
-    let count = (pixels * per_pixel).div_ceil(budget.max(per_pixel));
-    let rows = pixels.div_ceil(count);
     let threads = cx.wants_threads(2 * n * oc * pixels * k);
     let mut out = Vec::new();
     let planes = padded_planes(a, kernel, x, y).map(|ty| Buf::new(cx.fresh("planes"), ty));
@@ -227,63 +244,69 @@ fn channels(
     }
     // The pixel tiles join the parallel nest where images and blocks are too few for the cores
     // (a 1152 -> 192 layer is three blocks: with two cores, one idle a third of the time).
-    let ptiles = pixels.div_ceil(rows);
+    // The last block computes whole vectors (the packed weight's slots past `oc` are zeros) and
+    // stores its `left` channels; narrower than the others, its tiles take more pixels, so
+    // that every tile keeps about the accumulators of a full one (an 80-channel layer's second
+    // block of 16 took 6 pixels a tile: 6 vector accumulators of 24).
+    let left = oc - (blocks - 1) * block;
+    let width = left.next_multiple_of(lanes).min(block);
+    let rows_of = |width: usize| {
+        let per_pixel = width.div_ceil(lanes);
+        pixels.div_ceil((pixels * per_pixel).div_ceil(budget.max(per_pixel)))
+    };
+    let (rows, last_rows) = (rows_of(block), rows_of(width));
+    let (ptiles, last_ptiles) = (pixels.div_ceil(rows), pixels.div_ceil(last_rows));
     let split = threads && n * blocks < cx.cores() * cx.per_core() && ptiles > 1;
-    let dims = if split { vec![n, blocks, ptiles] } else { vec![n, blocks] };
+    let items = (blocks - 1) * ptiles + last_ptiles;
+    let dims = if split { vec![n, items] } else { vec![n, blocks] };
     let nest = outer(cx, &dims, threads, "i");
-    let (ni, bi) = (nest.idx[0].clone(), nest.idx[1].clone());
-    let o0 = bi.clone() * int(block);
-    // The block's channels: `block`, the last one's fewer where `block` does not divide them.
-    let per_block = |cx: &mut Cx, width: usize| {
-        let (na, ny, bb, ob, oy) = (ni.clone(), ni.clone(), bi.clone(), o0.clone(), o0.clone());
-        let g = Gemm {
-            lead: vec![],
-            m: pixels,
-            n: width,
-            k,
-            a: Box::new(move |_, p, ki| {
-                x.load(&[na.clone(), ki, p.clone() / int(ow) * int(sh), p % int(ow) * int(sw)])
-            }),
-            b: Box::new(move |_, ki, j| wt.load(&[bb.clone(), ki, j])),
-            bias: bias.map(|b| Box::new(move |j: E| b.load(&[ob.clone() + j])) as Box<dyn Fn(E) -> E>),
-            y: Box::new(move |_, p, j, v| {
-                y.store(&[ny.clone(), oy.clone() + j, p.clone() / int(ow), p % int(ow)], v)
-            }),
-            b_rows_contiguous: true,
-            acc: DType::F32,
-        };
-        let taps =
-            planes.as_ref().map(|planes| Taps { planes, kernel, stride: a.stride, dilation: a.dilation });
-        let tile = |cx: &mut Cx, p0: E, pr: usize| match &taps {
-            None => axpy_tile_body(cx, &g, &[], (p0, pr), (int(0), width)),
-            Some(t) => t.tile(cx, &g, ni.clone(), (p0, pr), ow),
-        };
-        if !split {
+    let (ni, it) = (nest.idx[0].clone(), nest.idx[1].clone());
+    let source = planes.as_ref().unwrap_or(x);
+    let taps = Taps { planes: source, kernel, stride: a.stride, dilation: a.dilation };
+    // Block `bi` (`width` channels computed, `stored` of them stored): every pixel tile of
+    // `rows`, or, split, tile `ti` only.
+    let per_block = |cx: &mut Cx, bi: E, (width, stored): (usize, usize), rows: usize, ti: Option<E>| {
+        let b = Block { n: ni.clone(), index: bi, block, width, stored, wt, bias, y };
+        let tile = |cx: &mut Cx, p0: E, pr: usize| taps.tile(cx, &b, (p0, pr), ow);
+        let Some(ti) = ti else {
             return tiles(cx, pixels, rows, LoopKind::Serial, "pt", tile);
-        }
-        let ti = nest.idx[2].clone();
+        };
+        let tiles = pixels.div_ceil(rows);
         let full = tile(cx, ti.clone() * int(rows), rows);
-        let last = pixels - (ptiles - 1) * rows;
+        let last = pixels - (tiles - 1) * rows;
         if last == rows {
             return full;
         }
-        let tail = tile(cx, int((ptiles - 1) * rows), last);
-        vec![if_(ti.lt(int(ptiles - 1)), full, tail)]
+        let tail = tile(cx, int((tiles - 1) * rows), last);
+        vec![if_(ti.lt(int(tiles - 1)), full, tail)]
     };
-    let left = oc - (blocks - 1) * block;
-    let body = if left == block {
-        per_block(cx, block)
-    } else if blocks == 1 {
-        per_block(cx, left)
+    let body = if !split {
+        let last = per_block(cx, it.clone(), (width, left), last_rows, None);
+        if blocks == 1 {
+            last
+        } else {
+            let full = per_block(cx, it.clone(), (block, block), rows, None);
+            vec![if_(it.lt(int(blocks - 1)), full, last)]
+        }
     } else {
-        let (full, last) = (per_block(cx, block), per_block(cx, left));
-        vec![if_(bi.clone().lt(int(blocks - 1)), full, last)]
+        // Items `0..(blocks - 1) * ptiles` are the full blocks' tiles, the rest the last block's.
+        let first_last = (blocks - 1) * ptiles;
+        let last =
+            per_block(cx, int(blocks - 1), (width, left), last_rows, Some(it.clone() - int(first_last)));
+        if blocks == 1 {
+            last
+        } else {
+            let full =
+                per_block(cx, it.clone() / int(ptiles), (block, block), rows, Some(it.clone() % int(ptiles)));
+            vec![if_(it.lt(int(first_last)), full, last)]
+        }
     };
     out.extend(nest.wrap(body));
     out
 }
 
-/// The taps of a convolution over packed weights read from the image's zero-padded planes.
+/// The taps of a convolution over packed weights, read from the image's zero-padded planes (a
+/// 1x1 unpadded convolution: from the input itself).
 struct Taps<'a> {
     planes: &'a Buf,
     kernel: [usize; 2],
@@ -291,37 +314,52 @@ struct Taps<'a> {
     dilation: [usize; 2],
 }
 
+/// One block of output channels of image `n`: `width` computed (whole vectors: the packed
+/// weight is zero past the last channel), the first `stored` of them stored (+ bias).
+struct Block<'a> {
+    n: E,
+    index: E,
+    block: usize,
+    width: usize,
+    stored: usize,
+    wt: &'a Buf,
+    bias: Option<&'a Buf>,
+    y: &'a Buf,
+}
+
 impl Taps<'_> {
-    /// The register tile of `mr` pixels from `p0` of image `n` by `g.n` channels (the weights,
-    /// bias and stores of `g`): the reduction as loops over input channels, kernel rows and kernel
+    /// The register tile of `mr` pixels from `p0` by the channels of `b`: the reduction as loops over input channels, kernel rows and kernel
     /// columns, in the packed weight's order `k = (c, ky, kx)`, with no division per step (a
     /// single `k` loop divides it back into its parts at every step); each tap's pixel
     /// broadcast, the block's weights in vectors.
-    fn tile(&self, cx: &mut Cx, g: &Gemm, n: E, (p0, mr): (E, usize), ow: usize) -> Vec<Stmt> {
+    fn tile(&self, cx: &mut Cx, b: &Block, (p0, mr): (E, usize), ow: usize) -> Vec<Stmt> {
         let [_, c, _, _] = <[usize; 4]>::try_from(self.planes.shape()).expect("rank 4");
         let ([kh, kw], [sh, sw], [dh, dw]) = (self.kernel, self.stride, self.dilation);
-        let acc = Buf::new(cx.fresh("acc"), TensorType::new(DType::F32, [mr, g.n]));
+        let acc = Buf::new(cx.fresh("acc"), TensorType::new(DType::F32, [mr, b.width]));
         let (r0, r1, r2) = (cx.fresh("r"), cx.fresh("r"), cx.fresh("r"));
         let (j0, j1, j2) = (cx.fresh("j"), cx.fresh("j"), cx.fresh("j"));
         let (cv, ky, kx, av) = (cx.fresh("c"), cx.fresh("ky"), cx.fresh("kx"), cx.fresh("a"));
-        let lanes = cx.inner_kind(g.n);
+        let lanes = cx.inner_kind(b.width);
         let rows = |r: &str, body: Vec<Stmt>| simple_loop(LoopKind::Unroll, r, mr, body);
-        let cols = |j: &str, body: Vec<Stmt>| simple_loop(lanes, j, g.n, body);
+        let cols = |j: &str, body: Vec<Stmt>| simple_loop(lanes, j, b.width, body);
         let at = |r: &str, j: &str| [var(r), var(j)];
         let p = p0.clone() + var(&r1);
         let tap = self.planes.load(&[
-            n,
+            b.n.clone(),
             var(&cv),
             p.clone() / int(ow) * int(sh) + var(&ky) * int(dh),
             p % int(ow) * int(sw) + var(&kx) * int(dw),
         ]);
         let ki = (var(&cv) * int(kh) + var(&ky)) * int(kw) + var(&kx);
-        let weight = (g.b)(&[], ki, var(&j1));
+        let weight = b.wt.load(&[b.index.clone(), ki, var(&j1)]);
         let update = acc.store(&at(&r1, &j1), acc.load(&at(&r1, &j1)) + var(&av) * weight);
+        let o = b.index.clone() * int(b.block) + var(&j2);
         let mut value = acc.load(&at(&r2, &j2));
-        if let Some(bias) = &g.bias {
-            value = value + bias(var(&j2));
+        if let Some(bias) = b.bias {
+            value = value + bias.load(std::slice::from_ref(&o));
         }
+        let p = p0 + var(&r2);
+        let store = b.y.store(&[b.n.clone(), o, p.clone() / int(ow), p % int(ow)], value);
         let kernel = simple_loop(
             LoopKind::Serial,
             &ky,
@@ -337,7 +375,7 @@ impl Taps<'_> {
             acc.alloc(),
             rows(&r0, vec![cols(&j0, vec![acc.store(&at(&r0, &j0), f(0.0))])]),
             simple_loop(LoopKind::Serial, &cv, c, vec![kernel]),
-            rows(&r2, vec![cols(&j2, vec![(g.y)(&[], p0.clone() + var(&r2), var(&j2), value)])]),
+            rows(&r2, vec![simple_loop(cx.inner_kind(b.stored), &j2, b.stored, vec![store])]),
         ]
     }
 }

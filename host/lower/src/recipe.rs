@@ -39,6 +39,7 @@ pub enum Knob {
     ConvPointwiseMaxOw,
     ConvFlatMaxOw,
     ConvPackMaxPixels,
+    ConvPackDeepMaxPixels,
     ConvPackTapsMaxPixels,
     ReduceRowTile,
     TransposeTile,
@@ -82,7 +83,7 @@ const fn spec(
 }
 
 /// Every knob, in the order recipes print them.
-pub const KNOBS: [KnobSpec; 33] = [
+pub const KNOBS: [KnobSpec; 34] = [
     spec(
         Knob::ThreadsMinWork,
         "threads.min_work",
@@ -200,6 +201,14 @@ pub const KNOBS: [KnobSpec; 33] = [
         "conv.pack_max_pixels",
         "conv",
         "1x1 unpadded convolutions over at most this many output pixels per image pack a weight of parameters alone in blocks of output channels in a prepare step, channels in the vectors (0: never)",
+        0,
+        1 << 20,
+    ),
+    spec(
+        Knob::ConvPackDeepMaxPixels,
+        "conv.pack_deep_max_pixels",
+        "conv",
+        "stride-1 1x1 unpadded convolutions of at least 6 vectors of input channels, with output rows not a whole number of vectors, over at most this many output pixels per image are packed as conv.pack_max_pixels says (0: never)",
         0,
         1 << 20,
     ),
@@ -429,6 +438,14 @@ impl Knobs {
                 // 1.02x, 1.00x). A packed weight is a second copy of the weight, in the planned
                 // peak beside the parameters.
                 Knob::ConvPackMaxPixels => 64,
+                // Over more pixels a packed tile's stores cross the channel planes a pixel at a
+                // time, and a fused epilogue (an unfolded batch norm, a residual add) runs per
+                // pixel with the channels in the vectors: alone, the 108 stride-1 1x1 layers of
+                // 65 to 400 pixels of Level 3 took 18.7 -> 16.2 ms at 784 on a 2-core AVX-512 VM
+                // (MobileNetV1's 512 -> 512 over 10x10 205 -> 160 us), but inside the models,
+                // with their epilogues, MobileNetV2 and MnasNet were 10-15% slower (a 576 -> 96
+                // layer with its batch norm and residual 102 -> 151 us). Off; a tuner's choice.
+                Knob::ConvPackDeepMaxPixels => 0,
                 // As flattened padded planes a 4x4 output is 24 positions of a 6-wide padded
                 // row, two 16-lane vectors: 256 -> 256 3x3 convolutions on a 2-core AVX-512 VM,
                 // the default layouts against packed, 2x2 pixels 184-338 us against 45-106,

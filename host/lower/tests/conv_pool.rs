@@ -3,7 +3,7 @@
 
 mod support;
 use ekb_ir::TargetProfile;
-use ekb_lower::{Knobs, Schedule};
+use ekb_lower::{Knob, Knobs, Schedule};
 use support::*;
 
 #[test]
@@ -131,4 +131,43 @@ fn convolutions_over_few_pixels_pack_their_weights() {
     knobs.set("conv.pack_taps_max_pixels", 0).expect("a knob");
     let m = run_case_with(&g, Schedule::Default, &knobs, &target, 7).unwrap_or_else(|e| panic!("{e}"));
     assert!(m.plan.iter().all(|r| !r.prepare), "{}", ekb_ir::l1::print::print(&m));
+}
+
+#[test]
+fn deep_pointwise_convolutions_pack_under_their_knob() {
+    // `conv.pack_deep_max_pixels`: stride-1 1x1 unpadded convolutions of at least 6 vectors of
+    // input channels whose rows are not a whole number of vectors pack over more pixels than
+    // `conv.pack_max_pixels` (14x14 here, 2 images, 4 vectors and 6 more channels: the last
+    // block is narrower, computed in whole vectors over the zeros of the packed weight, stored
+    // 6 wide, with more pixels a tile); one input channel fewer, rows of two whole vectors and
+    // stride 2 do not. Off by default.
+    let target = TargetProfile::load("host").expect("shipped profile");
+    let lanes = target.cpu_f32_lanes() as usize;
+    let (c, oc, wide) = (6 * lanes, 4 * lanes + 6, 2 * lanes);
+    let g = graph(&format!(
+        "graph t(x: f32[2,{c},14,14], s: f32[1,{},14,14], r: f32[1,{c},9,{wide}], u: f32[1,{c},28,30]) -> (y: f32[0], z: f32[0], q: f32[0], d: f32[0]) {{
+  param w: f32[{oc},{c},1,1] = kaiming_uniform
+  param b: f32[{oc}] = uniform(-1, 1)
+  param v: f32[{oc},{},1,1] = kaiming_uniform
+  %0 = conv2d(x, w, b)
+  %y = relu(%0)
+  %z = conv2d(s, v)
+  %q = conv2d(r, w)
+  %d = conv2d(u, w, stride=[2,2])
+  fuse %0, %y
+  return %y, %z, %q, %d
+}}
+",
+        c - 1,
+        c - 1
+    ));
+    let mut knobs = Knobs::for_target(&target);
+    assert_eq!(knobs.get(Knob::ConvPackDeepMaxPixels), 0);
+    let m = run_case_with(&g, Schedule::Default, &knobs, &target, 5).unwrap_or_else(|e| panic!("{e}"));
+    assert!(m.plan.iter().all(|r| !r.prepare), "{}", ekb_ir::l1::print::print(&m));
+    knobs.set("conv.pack_deep_max_pixels", 784).expect("a knob");
+    let m = run_case_with(&g, Schedule::Default, &knobs, &target, 5).unwrap_or_else(|e| panic!("{e}"));
+    let prepared: Vec<&str> = m.plan.iter().take_while(|r| r.prepare).map(|r| r.kernel.as_str()).collect();
+    let text = ekb_ir::l1::print::print(&m);
+    assert_eq!(prepared, ["k0_conv2d_pack"], "{text}");
 }

@@ -57,6 +57,7 @@ fn candidates(knob: Knob, lanes: usize) -> Vec<usize> {
         Knob::ConvPointwiseMaxOw => vec![0, lanes, 2 * lanes, 4 * lanes],
         Knob::ConvFlatMaxOw => vec![0, lanes / 2, lanes, 2 * lanes],
         Knob::ConvPackMaxPixels => vec![0, 16, 32, 64],
+        Knob::ConvPackDeepMaxPixels => vec![0, 196, 400, 784],
         Knob::ConvPackTapsMaxPixels => vec![0, 36, 196, 784],
         Knob::ReduceRowTile => (5..=13).map(|p| 1 << p).collect(),
         Knob::TransposeTile => vec![8, 16, 32, 64, 128],
