@@ -19,6 +19,11 @@
 //! - default, a weight of parameters alone packed panel-major by a prepare step (prepack.rs):
 //!   the same register tiles over its panels (`panels`).
 //!
+//! Where the threads take whole panels (copied or packed), a panel's tiles run the reduction in
+//! blocks of `matmul.k_block` steps, all tiles one block before the next, their partial sums in
+//! a `local` buffer between blocks (`k_blocks`): the panel's block stays in the nearest cache
+//! while every row tile reads it.
+//!
 //! Row and column remainders get their own tile with literal sizes, so every index is
 //! provably in bounds.
 //!
@@ -31,7 +36,7 @@
 use crate::elementwise::broadcast_index;
 use crate::recipe::Knob;
 use crate::sched::{outer, serial, simple_loop, tiles, Cx};
-use ekb_ir::l1::build::{int, let_, var, zero, Buf, E};
+use ekb_ir::l1::build::{int, let_, loop_, var, zero, Buf, E};
 use ekb_ir::l1::{LoopKind, Stmt};
 use ekb_ir::{DType, TensorType};
 
@@ -275,12 +280,97 @@ pub(crate) fn panels(cx: &mut Cx, g: &Gemm, cols: usize, source: Panels) -> Vec<
             Panels::Packed(wt) => (vec![], Box::new(move |_, ki, ni| wt.load(&[pi.clone(), ki, ni]))),
         };
         let v = panel_view(g, b, n0, width);
-        let tiles_of_rows = tiles(cx, g.m, rows, LoopKind::Serial, "t", |cx, m0, mr| {
-            axpy_tile_body(cx, &v, l, (m0, mr), (int(0), width))
-        });
-        out.extend(nest.wrap([setup, tiles_of_rows].concat()));
+        let kb = cx.knob(Knob::MatmulKBlock);
+        let sums = TensorType::new(g.acc, [g.m, width]);
+        let products = if kb > 0 && g.k > kb && sums.size_bytes() as u64 <= cx.target.cpu.stack_bytes / 4 {
+            let sums = Buf::new(cx.fresh("sums"), sums);
+            k_blocks(cx, &v, l, (rows, width), (kb, sums))
+        } else {
+            tiles(cx, g.m, rows, LoopKind::Serial, "t", |cx, m0, mr| {
+                axpy_tile_body(cx, &v, l, (m0, mr), (int(0), width))
+            })
+        };
+        out.extend(nest.wrap([setup, products].concat()));
     }
     out
+}
+
+/// The register tiles of one panel (`g`, `width` columns) over the reduction in blocks of `kb`:
+/// per block, every tile of `rows` rows, so the block's slice of the panel (`kb * width`
+/// elements) is read from the nearest cache by all of them, where a tile over the whole
+/// reduction streams the whole panel past it once per tile. Each tile's partial sums wait in
+/// `sums[m, width]` between blocks; the last block stores the results. Each output still adds
+/// its products in increasing `k`.
+fn k_blocks(
+    cx: &mut Cx,
+    g: &Gemm,
+    l: &[E],
+    (rows, width): (usize, usize),
+    (kb, sums): (usize, Buf),
+) -> Vec<Stmt> {
+    let blocks = g.k.div_ceil(kb);
+    let last = g.k - (blocks - 1) * kb;
+    let block = |cx: &mut Cx, k0: E, kn: usize, first: bool, final_block: bool| {
+        tiles(cx, g.m, rows, LoopKind::Serial, "t", |cx, m0, mr| {
+            axpy_tile_block(cx, g, l, (m0, mr), width, (k0.clone(), kn), (&sums, first, final_block))
+        })
+    };
+    let mut out = vec![sums.alloc()];
+    out.extend(block(cx, int(0), kb, true, false));
+    if blocks > 2 {
+        let b = cx.fresh("kb");
+        let middle = block(cx, var(&b) * int(kb), kb, false, false);
+        out.push(loop_(LoopKind::Serial, &b, int(1), int(blocks - 1), middle));
+    }
+    out.extend(block(cx, int((blocks - 1) * kb), last, false, true));
+    out
+}
+
+/// [`axpy_tile_body`] over the reduction's slice `k0..k0+kn` of a panel of `width` columns:
+/// the accumulators start at zero (`first`) or from `sums`, and end in `sums` or, for the last
+/// slice, in the results (bias and epilogue).
+fn axpy_tile_block(
+    cx: &mut Cx,
+    g: &Gemm,
+    l: &[E],
+    (m0, mr): (E, usize),
+    width: usize,
+    (k0, kn): (E, usize),
+    (sums, first, last): (&Buf, bool, bool),
+) -> Vec<Stmt> {
+    let acc = Buf::new(cx.fresh("acc"), TensorType::new(g.acc, [mr, width]));
+    let (r0, r1, r2) = (cx.fresh("r"), cx.fresh("r"), cx.fresh("r"));
+    let (j0, j1, j2) = (cx.fresh("j"), cx.fresh("j"), cx.fresh("j"));
+    let (kv, av) = (cx.fresh("k"), cx.fresh("a"));
+    let lanes = cx.inner_kind(width);
+    let rows = |r: &str, body: Vec<Stmt>| simple_loop(LoopKind::Unroll, r, mr, body);
+    let cols = |j: &str, body: Vec<Stmt>| simple_loop(lanes, j, width, body);
+    let at = |r: &str, j: &str| [var(r), var(j)];
+    let sum_at = |r: &str, j: &str| [m0.clone() + var(r), var(j)];
+    let ki = k0 + var(&kv);
+    let update =
+        acc.store(&at(&r1, &j1), acc.load(&at(&r1, &j1)) + var(&av) * (g.b)(l, ki.clone(), var(&j1)));
+    let start = if first { zero(g.acc) } else { sums.load(&sum_at(&r0, &j0)) };
+    let end = if last {
+        let mut value = acc.load(&at(&r2, &j2));
+        if let Some(bias) = &g.bias {
+            value = value + bias(var(&j2));
+        }
+        (g.y)(l, m0.clone() + var(&r2), var(&j2), value)
+    } else {
+        sums.store(&sum_at(&r2, &j2), acc.load(&at(&r2, &j2)))
+    };
+    vec![
+        acc.alloc(),
+        rows(&r0, vec![cols(&j0, vec![acc.store(&at(&r0, &j0), start)])]),
+        simple_loop(
+            LoopKind::Serial,
+            &kv,
+            kn,
+            vec![rows(&r1, vec![let_(&av, (g.a)(l, m0.clone() + var(&r1), ki)), cols(&j1, vec![update])])],
+        ),
+        rows(&r2, vec![cols(&j2, vec![end])]),
+    ]
 }
 
 /// `g` over one panel of its columns: `width` columns from `n0`, `B` read through `b`.

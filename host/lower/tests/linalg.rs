@@ -195,3 +195,38 @@ fn weights_of_parameters_alone_are_packed_by_prepare_steps() {
     let naive = ekb_lower::lower(&g, ekb_lower::Schedule::Naive, &targets()[0]).expect("lowers");
     assert!(naive.plan.iter().all(|r| !r.prepare));
 }
+
+#[test]
+fn packed_products_run_the_reduction_in_blocks() {
+    // `matmul.k_block`: each panel's register tiles (20 rows: 6, 6, 6 and 2; 518 columns: 8
+    // panels of 64, enough for the threads to take panels, and one of 6) run the reduction a
+    // block at a time, partial sums kept between blocks
+    // and the bias and fused relu applied after the last: k = 40 in blocks of 16 (16, one more
+    // of 16 in the loop, then 8), k = 32 (two, no loop); both match the reference, and with the
+    // knob at 0 the tiles run the whole reduction.
+    let target = ekb_ir::TargetProfile::load("host").expect("shipped profile");
+    for k in [40, 32] {
+        let g = graph(&format!(
+            "graph t(x: f32[1,20,{k}]) -> (y: f32[0]) {{
+  param w: f32[518,{k}] = kaiming_uniform
+  param b: f32[518] = uniform(-1, 1)
+  %0 = linear(x, w, b)
+  %1 = relu(%0)
+  fuse %0, %1
+  return %1
+}}
+"
+        ));
+        let mut knobs = ekb_lower::Knobs::for_target(&target);
+        knobs.set("matmul.k_block", 16).expect("a knob");
+        let m = run_case_with(&g, ekb_lower::Schedule::Default, &knobs, &target, 3)
+            .unwrap_or_else(|e| panic!("{e}"));
+        let text = ekb_ir::l1::print::print(&m);
+        assert!(text.contains("alloc sums"), "k = {k}:\n{text}");
+        assert_eq!(text.contains("for kb"), k == 40, "k = {k}:\n{text}");
+        knobs.set("matmul.k_block", 0).expect("a knob");
+        let m = run_case_with(&g, ekb_lower::Schedule::Default, &knobs, &target, 3)
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert!(!ekb_ir::l1::print::print(&m).contains("alloc sums"));
+    }
+}

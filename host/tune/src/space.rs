@@ -56,6 +56,7 @@ fn candidates(knob: Knob, lanes: usize) -> Vec<usize> {
         Knob::ConvWinogradMinChannels => vec![8, 16, 32, 64, 1 << 20],
         Knob::ConvPointwiseMaxOw => vec![0, lanes, 2 * lanes, 4 * lanes],
         Knob::ConvFlatMaxOw => vec![0, lanes / 2, lanes, 2 * lanes],
+        Knob::MatmulKBlock => vec![0, 64, 128, 256],
         Knob::ConvPackMaxPixels => vec![0, 16, 32, 64],
         Knob::ConvPackDeepMaxPixels => vec![0, 196, 400, 784],
         Knob::ConvPackTapsMaxPixels => vec![0, 36, 196, 784],
