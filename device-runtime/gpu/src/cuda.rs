@@ -3,8 +3,9 @@
 //! `libcuda` and `libnvrtc` are loaded at run time (cudarc's dynamic loading); both are probed
 //! before the first call into them, so a machine without them gets an
 //! [`ErrorKind::Unavailable`] error, not a panic. CUDA C is compiled by NVRTC for the device's
-//! own architecture (`--gpu-architecture=sm_XY` from its compute capability), on the device; PTX
-//! is handed to the driver as it is. Device 0 is used, with its primary context and one stream:
+//! own architecture (`--gpu-architecture=sm_XY` from its compute capability), on the device, to a
+//! CUBIN the driver loads without compiling (a later process gets that CUBIN); PTX is handed to
+//! the driver, which compiles it. Device 0 is used, with its primary context and one stream:
 //! each step is launched between two events created with timing enabled. A kernel that opts in
 //! to more than [`CUDA_STATIC_SHARED_BYTES`] of dynamic shared memory gets its function's
 //! `CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES` raised to it before its first launch.
@@ -30,7 +31,9 @@ use cudarc::driver::sys::{
 use cudarc::driver::{
     CudaContext, CudaFunction, CudaGraph, CudaModule, CudaStream, LaunchConfig, PushKernelArg,
 };
-use cudarc::nvrtc::{compile_ptx_with_opts, CompileError, CompileOptions, Ptx};
+use cudarc::nvrtc::result::{self as nvrtc, NvrtcError};
+use cudarc::nvrtc::{sys as nvrtc_sys, Ptx};
+use std::ffi::{CStr, CString};
 use std::sync::Arc;
 
 /// The error kind of a CUDA driver error.
@@ -134,8 +137,8 @@ impl CuDevice {
         Ok(CuDevice { stream, ctx, info })
     }
 
-    /// Loads (compiling CUDA C first) program `index`; the PTX NVRTC made of CUDA C.
-    fn load(&self, index: usize, code: &Code) -> Result<(Arc<CudaModule>, String, Option<String>), GpuError> {
+    /// Loads (compiling CUDA C first) program `index`; the CUBIN NVRTC made of CUDA C.
+    fn load(&self, index: usize, code: &Code) -> Result<(Arc<CudaModule>, Option<Vec<u8>>), GpuError> {
         let nul = |text: &str| {
             if text.contains('\0') {
                 Err(GpuError::new(ErrorKind::Build, format!("program {index} holds a NUL byte")))
@@ -143,40 +146,76 @@ impl CuDevice {
                 Ok(())
             }
         };
-        let (ptx, log) = match code {
+        let (image, made) = match code {
             Code::CudaSource(src) => {
                 nul(src)?;
                 probe(true)?;
-                let opts = CompileOptions {
-                    options: vec![format!("--gpu-architecture={}", self.info.arch)],
-                    ..Default::default()
-                };
-                let ptx = compile_ptx_with_opts(src, opts).map_err(|e| match e {
-                    CompileError::CompileError { log, .. } => GpuError {
+                let cubin = nvrtc_cubin(src, &self.info.arch).map_err(|e| match e {
+                    Nvrtc::Failed(log) => GpuError {
                         kind: ErrorKind::Build,
                         message: format!(
                             "NVRTC compile of program {index} for {} (`{}`) failed",
                             self.info.arch, self.info.name
                         ),
-                        log: Some(log.to_string_lossy().into_owned()),
+                        log: Some(log),
                     },
-                    other => GpuError::new(ErrorKind::Driver, format!("NVRTC: {other:?}")),
+                    Nvrtc::Error(what, e) => {
+                        GpuError::new(ErrorKind::Driver, format!("NVRTC: {what}: {e:?}"))
+                    }
                 })?;
-                // NVRTC's log of a successful compile is not returned: nothing to keep.
-                (ptx, String::new())
+                (Ptx::from_binary(cubin.clone()), Some(cubin))
             }
             Code::Ptx(text) => {
                 nul(text)?;
-                (Ptx::from_src(text.clone()), String::new())
+                (Ptx::from_src(text.clone()), None)
             }
+            Code::Cubin(bytes) => (Ptx::from_binary(bytes.clone()), None),
             Code::OpenClSource(_) => {
                 return Err(GpuError::new(ErrorKind::Driver, format!("program {index} is not CUDA")));
             }
         };
-        let made = matches!(code, Code::CudaSource(_)).then(|| ptx.to_src());
-        let module = self.ctx.load_module(ptx).map_err(|e| cu_err(&format!("loading program {index}"), e))?;
-        Ok((module, log, made))
+        let module =
+            self.ctx.load_module(image).map_err(|e| cu_err(&format!("loading program {index}"), e))?;
+        Ok((module, made))
     }
+}
+
+/// Why NVRTC made no CUBIN: the program does not compile (its log), or a call failed.
+enum Nvrtc {
+    Failed(String),
+    Error(&'static str, NvrtcError),
+}
+
+/// The CUBIN NVRTC makes of CUDA C `src` for `arch` (a real architecture, `sm_XY`, so the
+/// image is SASS the driver loads without a JIT compile of PTX).
+fn nvrtc_cubin(src: &str, arch: &str) -> Result<Vec<u8>, Nvrtc> {
+    let text = CString::new(src).map_err(|_| Nvrtc::Failed("the source holds a NUL byte".into()))?;
+    let prog = nvrtc::create_program(&text, None).map_err(|e| Nvrtc::Error("creating the program", e))?;
+    // SAFETY: `prog` was created above and is destroyed once, at the end, whatever happened.
+    let made = unsafe {
+        match nvrtc::compile_program(prog, &[format!("--gpu-architecture={arch}")]) {
+            Err(_) => Err(Nvrtc::Failed(match nvrtc::get_program_log(prog) {
+                Ok(log) => CStr::from_ptr(log.as_ptr()).to_string_lossy().into_owned(),
+                Err(e) => format!("(no log: {e:?})"),
+            })),
+            Ok(()) => {
+                let mut size = 0usize;
+                nvrtc_sys::nvrtcGetCUBINSize(prog, &mut size)
+                    .result()
+                    .map_err(|e| Nvrtc::Error("reading the CUBIN's size", e))
+                    .and_then(|()| {
+                        let mut image = vec![0u8; size];
+                        nvrtc_sys::nvrtcGetCUBIN(prog, image.as_mut_ptr().cast())
+                            .result()
+                            .map_err(|e| Nvrtc::Error("reading the CUBIN", e))
+                            .map(|()| image)
+                    })
+            }
+        }
+    };
+    // SAFETY: as above; nothing uses `prog` after this.
+    let _ = unsafe { nvrtc::destroy_program(prog) };
+    made
 }
 
 fn resources(func: &CudaFunction, symbol: &str) -> Result<KernelResources, GpuError> {
@@ -196,12 +235,13 @@ fn resources(func: &CudaFunction, symbol: &str) -> Result<KernelResources, GpuEr
 
 /// The plan's programs loaded and every kernel's function, with its resources.
 fn build_all(dev: &CuDevice, plan: &Plan) -> Result<(Vec<CudaFunction>, Built), GpuError> {
-    let (mut modules, mut build_logs, mut ptx) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut modules, mut build_logs, mut cubins) = (Vec::new(), Vec::new(), Vec::new());
     for (i, code) in plan.programs.iter().enumerate() {
-        let (m, log, made) = dev.load(i, code)?;
+        let (m, made) = dev.load(i, code)?;
         modules.push(m);
-        build_logs.push(log);
-        ptx.push(made);
+        // NVRTC's log of a successful compile is not kept: nothing to report.
+        build_logs.push(String::new());
+        cubins.push(made);
     }
     let mut funcs = Vec::new();
     let mut kernels = Vec::new();
@@ -212,7 +252,7 @@ fn build_all(dev: &CuDevice, plan: &Plan) -> Result<(Vec<CudaFunction>, Built), 
         kernels.push(resources(&f, &k.symbol)?);
         funcs.push(f);
     }
-    Ok((funcs, Built { device: dev.info.clone(), build_logs, kernels, ptx }))
+    Ok((funcs, Built { device: dev.info.clone(), build_logs, kernels, cubins }))
 }
 
 /// Builds `plan`'s programs on device 0 and reads its kernels' resources.

@@ -98,13 +98,16 @@ pub enum Code {
     CudaSource(String),
     /// PTX, loaded by the CUDA driver (which compiles it for the device).
     Ptx(String),
+    /// A CUBIN for the device's exact architecture (what NVRTC made of CUDA C when the payload
+    /// was loaded), loaded by the driver as it is: no compile at all.
+    Cubin(Vec<u8>),
 }
 
 impl Code {
     pub fn api(&self) -> Api {
         match self {
             Code::OpenClSource(_) => Api::OpenCl,
-            Code::CudaSource(_) | Code::Ptx(_) => Api::Cuda,
+            Code::CudaSource(_) | Code::Ptx(_) | Code::Cubin(_) => Api::Cuda,
         }
     }
 }
@@ -147,13 +150,13 @@ pub struct Plan {
 }
 
 impl Plan {
-    /// This plan with every CUDA C program replaced by the PTX `built` holds for it (a build of
-    /// this plan on a device of the same architecture), so loading it compiles nothing.
-    pub fn with_ptx(&self, built: &Built) -> Plan {
+    /// This plan with every CUDA C program replaced by the CUBIN `built` holds for it (a build
+    /// of this plan on a device of the same architecture), so loading it compiles nothing.
+    pub fn with_built(&self, built: &Built) -> Plan {
         let mut plan = self.clone();
-        for (code, ptx) in plan.programs.iter_mut().zip(&built.ptx) {
-            if let (Code::CudaSource(_), Some(ptx)) = (&*code, ptx) {
-                *code = Code::Ptx(ptx.clone());
+        for (code, cubin) in plan.programs.iter_mut().zip(&built.cubins) {
+            if let (Code::CudaSource(_), Some(cubin)) = (&*code, cubin) {
+                *code = Code::Cubin(cubin.clone());
             }
         }
         plan
@@ -356,15 +359,16 @@ impl KernelResources {
 }
 
 /// A plan's programs as built: the device, each program's build log (in program order; often
-/// empty when the build succeeds), each kernel's resources (in kernel order), and the PTX that
-/// NVRTC made of each CUDA C program (`None` for other programs), so that a later process can
-/// load the same code without compiling it again ([`Plan::with_ptx`]).
+/// empty when the build succeeds), each kernel's resources (in kernel order), and the CUBIN
+/// that NVRTC made of each CUDA C program for the device's architecture (`None` for other
+/// programs), so that a later process can load the same code without compiling it again
+/// ([`Plan::with_built`]).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Built {
     pub device: DeviceInfo,
     pub build_logs: Vec<String>,
     pub kernels: Vec<KernelResources>,
-    pub ptx: Vec<Option<String>>,
+    pub cubins: Vec<Option<Vec<u8>>>,
 }
 
 /// One execution of every step, as the driver's clock measured it.
@@ -563,7 +567,7 @@ mod tests {
     }
 
     #[test]
-    fn a_plan_with_ptx_replaces_only_the_cuda_sources_that_were_built() {
+    fn a_built_plan_replaces_only_the_cuda_sources_that_were_built() {
         let plan = Plan {
             programs: vec![Code::CudaSource("a".into()), Code::Ptx("b".into()), Code::CudaSource("c".into())],
             kernels: Vec::new(),
@@ -590,10 +594,10 @@ mod tests {
             device: info,
             build_logs: vec![String::new(); 3],
             kernels: Vec::new(),
-            ptx: vec![Some("ptx of a".into()), None, None],
+            cubins: vec![Some(b"cubin of a".to_vec()), None, None],
         };
-        let got = plan.with_ptx(&built).programs;
-        let want = [Code::Ptx("ptx of a".into()), Code::Ptx("b".into()), Code::CudaSource("c".into())];
+        let got = plan.with_built(&built).programs;
+        let want = [Code::Cubin(b"cubin of a".to_vec()), Code::Ptx("b".into()), Code::CudaSource("c".into())];
         assert_eq!(got, want);
     }
 

@@ -215,8 +215,8 @@ fn build_all(dev: &ClDevice, plan: &Plan) -> Result<(Vec<Program>, Built), GpuEr
             .map_err(|e| cl_err(&format!("creating kernel `{}`", k.symbol), e))?;
         kernels.push(dev.resources(&kernel, &k.symbol)?);
     }
-    let ptx = vec![None; programs.len()];
-    Ok((programs, Built { device: dev.info.clone(), build_logs, kernels, ptx }))
+    let cubins = vec![None; programs.len()];
+    Ok((programs, Built { device: dev.info.clone(), build_logs, kernels, cubins }))
 }
 
 /// Builds `plan`'s programs on the chosen device and reads its kernels' resources.

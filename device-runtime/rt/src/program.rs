@@ -131,12 +131,12 @@ impl Program {
         self.gpu.as_ref()
     }
 
-    /// Makes a GPU program's plan load the code of `built` (its build at load time: the PTX of
+    /// Makes a GPU program's plan load the code of `built` (its build at load time: the CUBIN of
     /// its CUDA C) rather than compile its source again in every kernel process.
     #[cfg(feature = "gpu")]
     pub fn adopt_built(&mut self, built: &ekb_gpu::Built) {
         if let Some(plan) = &self.gpu {
-            self.gpu = Some(plan.with_ptx(built));
+            self.gpu = Some(plan.with_built(built));
         }
     }
 
