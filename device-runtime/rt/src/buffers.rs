@@ -749,7 +749,58 @@ impl Buffers {
     /// As [`Buffers::poison`], each buffer filled by `fill(data, word)`, which must leave `data`
     /// as [`fill_pattern`] does (the kernel process fills large buffers on all its threads).
     pub fn poison_with(&self, manifest: &Manifest, fill: impl Fn(&mut [u8], &[u8; 4])) {
-        self.poison_where(manifest, |i| !self.roles[i].is_generated() && !self.prepared[i], fill);
+        self.poison_where(manifest, |i| self.poisoned(i), fill);
+    }
+
+    /// Whether the poison covers buffer `i`: an output or a temporary, not a prepared one.
+    fn poisoned(&self, i: usize) -> bool {
+        !self.roles[i].is_generated() && !self.prepared[i]
+    }
+
+    /// Bytes of data the poison covers (each buffer's own size; arena temps that share bytes
+    /// counted apart).
+    pub fn poisoned_bytes(&self, manifest: &Manifest) -> u64 {
+        (0..manifest.buffers.len()).filter(|&i| self.poisoned(i)).map(|i| self.data(i).len() as u64).sum()
+    }
+
+    /// Gives the buffers the poison covers (outputs, temporaries but the prepared ones) new
+    /// physical pages, poisoned: the whole pages inside each one's data are released
+    /// (`MADV_REMOVE`, which frees the shared memory behind them; a partial page, such as the
+    /// last one with the slack and its guard bytes, is kept) and written again, while a scratch mapping of `scratch_pages`
+    /// pages holds the pages the system freed last, so that the new ones are not the old ones
+    /// handed back in order. Where a kernel's time depends on which physical pages its buffers
+    /// got (cache sets, memory banks), this draws that placement again; the paired timing does
+    /// it before every batch (`docs/runtime.md`, placements). The arena's consumed parameters
+    /// lose their values, as they do at the first execution. Returns whether the system
+    /// released anything (`false`: it refused, as qemu-user may, and the placement stays).
+    pub fn place_again(&self, manifest: &Manifest, scratch_pages: usize) -> bool {
+        let page = sys::page_size();
+        let released = std::cell::Cell::new(false);
+        self.poison_with(manifest, |d, _| {
+            // The whole pages inside the data (an arena temp starts on 64 bytes, not a page).
+            let at = d.as_mut_ptr() as usize;
+            let (start, end) = (at.next_multiple_of(page), (at + d.len()) / page * page);
+            if end > start {
+                // SAFETY: whole pages inside this buffer's data, a shared mapping (the address
+                // is not null); their contents are poisoned again below.
+                let freed = unsafe {
+                    let p = std::ptr::NonNull::new_unchecked(start as *mut std::ffi::c_void);
+                    nix::sys::mman::madvise(p, end - start, nix::sys::mman::MmapAdvise::MADV_REMOVE)
+                };
+                released.set(released.get() | freed.is_ok());
+            }
+        });
+        // Holding the pages freed last while the buffers fault in new ones.
+        let scratch = Mapping::anonymous(scratch_pages.max(1) * page).ok();
+        if let Some(m) = &scratch {
+            for i in (0..m.len()).step_by(page) {
+                // SAFETY: inside this process's own private mapping.
+                unsafe { m.as_ptr().add(i).write_volatile(1) };
+            }
+        }
+        self.poison(manifest);
+        drop(scratch);
+        released.get()
     }
 
     /// Writes the poison pattern into every prepared temp (before the prepare steps run; the
@@ -1116,6 +1167,24 @@ mod tests {
             bufs.check_guards(),
             vec![GuardViolation { buffer: ARENA_NAME.into(), hit: GuardHit { offset: 80, bytes: 1 } }]
         );
+    }
+
+    #[test]
+    fn placing_again_releases_the_outputs_pages_and_poisons_them_keeping_the_rest() {
+        // `y` of 3000 f32: two whole pages and part of a third (with the slack's guard bytes).
+        let mut m = data_manifest();
+        m.buffers[3].shape = vec![3000];
+        let bufs = Buffers::allocate(&m, RegionLayout::one_page()).unwrap();
+        bufs.data(1).with_bytes_mut(|d| d.fill(5));
+        bufs.data(3).with_bytes_mut(|d| d.fill(7));
+        let before: Vec<u64> = [0, 1, 2].iter().map(|&i| bufs.data(i).checksum()).collect();
+        assert_eq!(bufs.poisoned_bytes(&m), 12_000);
+        assert!(bufs.place_again(&m, 3), "shared memory gives its pages up");
+        let y = f32s(bufs.data(3));
+        assert!(y.iter().all(|v| v.to_bits() == POISON_F32_BITS), "every page poisoned again");
+        assert_eq!(bufs.check_guards(), vec![], "the partial last page and its guard bytes kept");
+        let after: Vec<u64> = [0, 1, 2].iter().map(|&i| bufs.data(i).checksum()).collect();
+        assert_eq!(before, after, "inputs and parameters untouched");
     }
 
     #[test]

@@ -72,6 +72,16 @@ pub const DEFAULT_EXEC_LIMIT: Duration = Duration::from_secs(10);
 const START_TIMEOUT: Duration = Duration::from_secs(30);
 /// Target duration of one batch of samples between two messages.
 const BATCH_NS: f64 = 10e6;
+/// Target duration of one batch of a paired run that draws each batch's placement: shorter,
+/// since the interval narrows with the number of placements more than with pairs in each.
+const PLACED_BATCH_NS: f64 = 5e6;
+/// A placed batch lasts at least this many times what drawing its placement took (large
+/// buffers take a page fault per page), so that placing costs at most a fifth of the timing.
+const PLACE_SHARE: f64 = 4.0;
+/// Placements (batches, each on physical pages drawn again) a paired run of CPU programs
+/// times before its pair may be stable: the interval resamples placements whole, and fewer
+/// would say little about how much the placement moves the ratio.
+pub const MIN_PLACEMENTS: usize = 6;
 /// Target duration of the counted executions (a step-timed pass after them, for a plan of
 /// several steps, takes as long). Counters and step times are diagnostics, not the reported
 /// time, so a short pass does.
@@ -1278,13 +1288,13 @@ fn step_names(sides: &[Side], p: usize) -> Vec<String> {
     m.execution_plan().iter().map(|s| m.kernels[s.kernel as usize].name.clone()).collect()
 }
 
-fn batch_size(done: usize, settings: &TimingSettings, median_ns: f64, left_ns: f64) -> usize {
+fn batch_size(done: usize, settings: &TimingSettings, median_ns: f64, left_ns: f64, batch_ns: f64) -> usize {
     let max = settings.max_samples as usize;
     let min = (settings.min_samples as usize).clamp(1, max);
     if done < min {
         return min - done;
     }
-    let by_time = if median_ns > 0.0 { (BATCH_NS.min(left_ns) / median_ns).floor() as usize } else { 1 };
+    let by_time = if median_ns > 0.0 { (batch_ns.min(left_ns) / median_ns).floor() as usize } else { 1 };
     by_time.clamp(1, max.saturating_sub(done).max(1))
 }
 
@@ -1393,8 +1403,13 @@ fn sample_batches(
             return Ok((samples, r));
         }
         let left = budget.saturating_sub(started.elapsed());
-        let k =
-            batch_size(samples.len(), &settings, s.median_ns * f64::from(reps[0]), left.as_nanos() as f64);
+        let k = batch_size(
+            samples.len(),
+            &settings,
+            s.median_ns * f64::from(reps[0]),
+            left.as_nanos() as f64,
+            BATCH_NS,
+        );
         let timeout = left + proc.exec_limit.saturating_mul(reps[0]);
         let cmd =
             Cmd::Sample { order: vec![0; k], cold: settings.cold_cache, reps: reps.to_vec(), dry: false };
@@ -1560,11 +1575,17 @@ fn relative_half_width(r: &RatioStats) -> f64 {
     }
 }
 
-/// The median ratio of `pairs` with its bootstrap interval.
-fn ratio_of(pairs: &[PairSample], settings: &PairedSettings) -> RatioStats {
+/// The median ratio of `pairs` with its bootstrap interval, resampling whole placements
+/// (`placements[i]` is the placement of `pairs[i]`).
+fn ratio_of(pairs: &[PairSample], placements: &[u32], settings: &PairedSettings) -> RatioStats {
     let ratios: Vec<f64> = pairs.iter().map(ratio).collect();
-    let (median, rse, ci_low, ci_high) =
-        stats::ratio_stats(&ratios, settings.bootstrap_resamples, settings.confidence, settings.order_seed);
+    let (median, rse, ci_low, ci_high) = stats::clustered_ratio_stats(
+        &ratios,
+        placements,
+        settings.bootstrap_resamples,
+        settings.confidence,
+        settings.order_seed,
+    );
     RatioStats { median, ci_low, ci_high, confidence: settings.confidence, rse }
 }
 
@@ -1581,11 +1602,23 @@ fn pair(
     let t = sides[0].settings;
     let reps = warm_up_and_calibrate(proc, sides)?;
     let mut switch = fresh::Switch::draw(sides);
+    // CPU programs time each batch in a placement of its own (new physical pages for the
+    // outputs and temporaries), and a pair is only stable over enough of them.
+    let placed = sides.iter().all(|s| !s.payload.program().is_gpu());
+    let min_placements = if placed { MIN_PLACEMENTS } else { 1 };
+    let mut batches: u32 = 0;
+    // What the last placement took: a batch lasts a multiple of it.
+    let mut place_ns = 0.0;
+    // Which side is placed first, from a stream of its own, so that the pairs' orders stay
+    // the same for a seed however many batches the timing takes.
+    let mut sides_rng = Rng::new(settings.order_seed ^ 0x5851_f42d_4c95_7f2d);
     let attempts = settings.attempts.max(1);
     // The pairs of every attempt: a later attempt adds to them (a fresh budget, not a fresh
     // start), since the interval narrows with every pair, and the median is robust to the
     // share of them a passing disturbance spoiled.
     let mut pairs: Vec<PairSample> = Vec::new();
+    // The placement of each pair (its batch; 0 for every pair where nothing is placed).
+    let mut placements: Vec<u32> = Vec::new();
     // The interval last computed, and at how many pairs (the bootstrap is only repeated once
     // the pairs have grown by a quarter).
     let mut interval: Option<(usize, RatioStats)> = None;
@@ -1603,9 +1636,12 @@ fn pair(
                 Some(StopReason::TargetReached) => {
                     let fresh = interval.as_ref().is_none_or(|(n, _)| pairs.len() >= n + n / 4);
                     if fresh {
-                        interval = Some((pairs.len(), ratio_of(&pairs, settings)));
+                        interval = Some((pairs.len(), ratio_of(&pairs, &placements, settings)));
                     }
-                    if interval.as_ref().is_some_and(|(_, r)| relative_half_width(r) <= settings.max_ci) {
+                    let enough = batches as usize >= min_placements;
+                    if enough
+                        && interval.as_ref().is_some_and(|(_, r)| relative_half_width(r) <= settings.max_ci)
+                    {
                         break StopReason::TargetReached;
                     }
                     // The interval is still too wide: more pairs, unless another rule stops.
@@ -1633,6 +1669,7 @@ fn pair(
                 &t,
                 if median.is_nan() { 0.0 } else { per_pair },
                 left.as_nanos() as f64,
+                if placed { PLACED_BATCH_NS.max(PLACE_SHARE * place_ns) } else { BATCH_NS },
             );
             let mut order = Vec::with_capacity(2 * k);
             let mut firsts = Vec::with_capacity(k);
@@ -1642,6 +1679,15 @@ fn pair(
                 order.extend(if baseline_first { [0u8, 1] } else { [1u8, 0] });
             }
             let timeout = left + proc.exec_limit.saturating_mul(reps[0] + reps[1]);
+            if placed {
+                // In a drawn order: what one side's placement leaves the next is not always
+                // the same side's.
+                let place = Cmd::Place { programs: if sides_rng.coin() { vec![0, 1] } else { vec![1, 0] } };
+                match proc.request(&place, proc.exec_limit, &programs(sides))? {
+                    Reply::Placed { ns, .. } => place_ns = ns as f64,
+                    other => return Err(Stop::Failed(garbled(format!("{other:?}")))),
+                }
+            }
             let cmd = Cmd::Sample { order, cold: t.cold_cache, reps: reps.clone(), dry: false };
             if let Some((p, f)) = switch.before_batch(proc, sides)? {
                 sides[p].fail(f);
@@ -1655,7 +1701,9 @@ fn pair(
             for (pair_ns, &baseline_first) in ns.chunks_exact(2).zip(&firsts) {
                 let (b, c) = if baseline_first { (pair_ns[0], pair_ns[1]) } else { (pair_ns[1], pair_ns[0]) };
                 pairs.push(PairSample { baseline_ns: b, candidate_ns: c, baseline_first });
+                placements.push(if placed { batches } else { 0 });
             }
+            batches += 1;
         };
         let base: Vec<u64> = pairs.iter().map(|p| p.baseline_ns).collect();
         let cand: Vec<u64> = pairs.iter().map(|p| p.candidate_ns).collect();
@@ -1666,15 +1714,16 @@ fn pair(
         let (bs, cs) = (bt.stats.spread(), ct.stats.spread());
         let r = match &interval {
             Some((n, r)) if *n == pairs.len() => *r,
-            _ => ratio_of(&pairs, settings),
+            _ => ratio_of(&pairs, &placements, settings),
         };
         let width = relative_half_width(&r);
         let stable = width <= settings.max_ci;
         let line = format!(
-            "paired attempt {attempt} of {attempts}: {} pairs of {} and {} execution(s) per sample, median ratio \
-             {:.4}, {:.0}% interval [{:.4}, {:.4}] (+-{:.2}% of the median, limit {:.2}%); spread baseline {bs:.3}, \
-             candidate {cs:.3}",
+            "paired attempt {attempt} of {attempts}: {} pairs in {} placement(s), of {} and {} execution(s) per \
+             sample, median ratio {:.4}, {:.0}% interval [{:.4}, {:.4}] (+-{:.2}% of the median, limit {:.2}%); \
+             spread baseline {bs:.3}, candidate {cs:.3}",
             pairs.len(),
+            if placed { batches } else { 1 },
             reps[0],
             reps[1],
             r.median,

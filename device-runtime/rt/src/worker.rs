@@ -99,6 +99,12 @@ pub enum Cmd {
         reps: Vec<u32>,
         dry: bool,
     },
+    /// New physical pages for the outputs and temporaries of each CPU program listed
+    /// ([`Buffers::place_again`]), so that the next batch times another placement; answered
+    /// with [`Reply::Placed`].
+    Place {
+        programs: Vec<u8>,
+    },
     Count {
         program: u8,
         runs: u32,
@@ -155,6 +161,13 @@ pub enum Reply {
         notes: Vec<Vec<String>>,
     },
     Prepared,
+    /// The programs of a `Place`: whether any of their pages were given up for new ones (not
+    /// where the system refuses, as qemu-user may, or the buffers are over
+    /// [`PLACEMENT_MAX_BYTES`]), and how long it took.
+    Placed {
+        released: bool,
+        ns: u64,
+    },
     Ran {
         ns: u64,
     },
@@ -412,6 +425,11 @@ fn drive(io: &ChildIo, setup: &Setup<'_>, pool: &Pool, counters: &mut CounterSet
                     Exec::Gpu(exec) => gpu::run(exec.as_mut(), prog, bufs),
                 }
             }
+            Cmd::Place { programs } => {
+                let t0 = sys::monotonic_ns();
+                let released = place_again(&setup.programs, &programs);
+                Reply::Placed { released, ns: sys::monotonic_ns() - t0 }
+            }
             Cmd::Sample { order, cold, reps, dry } => {
                 let timed: Result<Vec<u64>, Reply> = order
                     .iter()
@@ -538,6 +556,32 @@ fn prepare(
         *done = true;
     }
     Ok(())
+}
+
+/// Pages the scratch mapping of [`Buffers::place_again`] takes at most.
+const PLACEMENT_SCRATCH_PAGES: u64 = 256;
+/// A program whose outputs and temporaries (those the poison covers) take more bytes keeps its
+/// placement: drawing it again costs a page fault per page, and over that many pages which
+/// cache sets they fall in averages out.
+pub const PLACEMENT_MAX_BYTES: u64 = 8 << 20;
+
+/// New physical pages for the outputs and temporaries of each CPU program in `programs`, with a
+/// scratch size drawn from the clock (so consecutive placements differ); whether any were
+/// given up.
+fn place_again(programs: &[(&Program, &Buffers)], listed: &[u8]) -> bool {
+    let mut released = false;
+    for (i, &p) in listed.iter().enumerate() {
+        let Some(&(prog, bufs)) = programs.get(usize::from(p)) else { continue };
+        if listed[..i].contains(&p)
+            || prog.is_gpu()
+            || bufs.poisoned_bytes(prog.manifest()) > PLACEMENT_MAX_BYTES
+        {
+            continue;
+        }
+        let scratch = (sys::monotonic_ns() >> 6) % PLACEMENT_SCRATCH_PAGES + 1;
+        released |= bufs.place_again(prog.manifest(), scratch as usize);
+    }
+    released
 }
 
 /// Bytes from which the kernel process poisons a buffer on all its threads: a large output

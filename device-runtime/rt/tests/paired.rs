@@ -88,6 +88,15 @@ fn a_payload_against_itself_is_a_ratio_near_one() {
         let f = r.candidate.failure.as_ref().expect("an unstable pair fails the candidate's timing");
         assert!(f.evidence.contains("interval"), "{}", f.evidence);
     }
+    // CPU programs: each batch a placement of its own, and a stable pair spans at least the
+    // minimum of them, as its log says.
+    let said = |l: &ekb_wire::protocol::LogLine| {
+        let (before, _) = l.message.split_once(" placement(s)")?;
+        before.rsplit(' ').next()?.parse::<usize>().ok()
+    };
+    let drawn = r.candidate.log.iter().rev().find_map(said).expect("the log gives the placements");
+    assert!(drawn >= 1 && drawn <= r.pairs.len(), "{drawn} placement(s) of {} pairs", r.pairs.len());
+    assert!(!r.stable || drawn >= ekb_rt::run::MIN_PLACEMENTS, "stable over {drawn} placement(s)");
 }
 
 #[test]
