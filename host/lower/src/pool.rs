@@ -8,7 +8,10 @@
 //! Layouts: naive, per output element a scalar accumulator and an `if` per tap. Default:
 //! threads over `(n, c)`; per output row a `local` row accumulator `acc: f32[OW]`, a loop over
 //! `kh` with one `if` for padded input rows, and per `kw` one vectorized loop over the literal
-//! range of `ow` whose input column is inside the image (the same scheme as `conv`).
+//! range of `ow` whose input column is inside the image (the same scheme as `conv`). Windows
+//! that tile the input (kernel = stride, no padding, at most [`DIRECT_MAX_TAPS`] taps) skip the
+//! accumulator: per output row, vectorized loops over pieces of `ow` that each hold whole
+//! vectors combine all the taps of each output element.
 
 use crate::conv::{dims4, valid_range};
 use crate::sched::{outer, serial, simple_loop, Cx};
@@ -16,6 +19,29 @@ use ekb_ir::l0::Pool2dAttrs;
 use ekb_ir::l1::build::{f, int, ints, let_, var, Buf, E};
 use ekb_ir::l1::{LoopKind, Stmt};
 use ekb_ir::{DType, TensorType};
+
+/// Windows that tile the input with at most this many taps are combined straight from the
+/// input (no accumulator row).
+const DIRECT_MAX_TAPS: usize = 9;
+
+/// `0..n` as ranges that each hold whole vectors of `lanes`, then of each halved width the
+/// rest still holds, and a last element alone: 28 on 16 lanes is 0..16, 16..24, 24..28.
+fn vector_pieces(n: usize, lanes: usize) -> Vec<(usize, usize)> {
+    let mut at = n / lanes.max(1) * lanes.max(1);
+    let mut pieces = if at > 0 { vec![(0, at)] } else { Vec::new() };
+    let mut width = lanes / 2;
+    while at < n && width > 0 {
+        if n - at >= width {
+            pieces.push((at, at + width));
+            at += width;
+        }
+        width /= 2;
+    }
+    if at < n {
+        pieces.push((at, n));
+    }
+    pieces
+}
 
 /// The two pooling reductions.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -80,9 +106,34 @@ fn pool(cx: &mut Cx, a: &Pool2dAttrs, kind: Kind, x: &Buf, y: &Buf) -> Vec<Stmt>
     let (ni, ci) = (nest.idx[0].clone(), nest.idx[1].clone());
     let hv = cx.fresh("oh");
     let ohv = nest.push(LoopKind::Serial, &hv, int(0), int(oh));
+    let lanes = cx.inner_kind(ow);
+    if a.pad.iter().all(|&p| p == 0) && [kh, kw] == [sh, sw] && kh * kw <= DIRECT_MAX_TAPS {
+        // Windows that tile the input without padding (2x2 stride 2): every output element
+        // combines its taps straight from the input, no accumulator row. The row is cut into
+        // pieces that each run whole vectors (28 on 16 lanes: 16, 8 and 4), since the
+        // vectoriser would run the rest of one loop as scalar code.
+        let mut body = Vec::new();
+        for (from, to) in vector_pieces(ow, cx.lanes()) {
+            let j = cx.fresh("j");
+            let tap = |r: usize, c: usize| {
+                x.load(&[ni.clone(), ci.clone(), ohv.clone() * int(sh) + int(r), var(&j) * int(sw) + int(c)])
+            };
+            let taps = (0..kh).flat_map(|r| (0..kw).map(move |c| (r, c)));
+            let sum = taps.map(|(r, c)| tap(r, c)).reduce(combine).expect("a window has a tap");
+            let value = if kind == Kind::Max { sum } else { sum / f((kh * kw) as f64) };
+            let store = y.store(&[ni.clone(), ci.clone(), ohv.clone(), var(&j)], value);
+            body.push(ekb_ir::l1::build::loop_(
+                cx.inner_kind(to - from),
+                &j,
+                int(from),
+                int(to),
+                vec![store],
+            ));
+        }
+        return nest.wrap(body);
+    }
     let acc = Buf::new(cx.fresh("acc"), TensorType::new(DType::F32, [ow]));
     let (j0, j2, khv, ih) = (cx.fresh("j"), cx.fresh("j"), cx.fresh("kh"), cx.fresh("ih"));
-    let lanes = cx.inner_kind(ow);
     let mut per_kw = Vec::new();
     for k in 0..kw {
         let off = k as i64 - pl;

@@ -54,6 +54,42 @@ fn max_pool2d_with_and_without_padding() {
 }
 
 #[test]
+fn pools_whose_windows_tile_the_input_combine_their_taps_without_an_accumulator() {
+    // Rows of 30 and 29 outputs: pieces of whole vectors, then halves, then one element.
+    check_op("x: f32[1,3,6,60]", "avg_pool2d(x, kernel=[2,2], stride=[2,2])");
+    check_op("x: f32[1,2,9,87]", "max_pool2d(x, kernel=[3,3], stride=[3,3])");
+    fn allocs(body: &[ekb_ir::l1::Stmt]) -> usize {
+        use ekb_ir::l1::Stmt;
+        body.iter()
+            .map(|s| match s {
+                Stmt::Alloc { .. } => 1,
+                Stmt::Loop { body, .. } => allocs(body),
+                Stmt::If { then_body, else_body, .. } => allocs(then_body) + allocs(else_body),
+                _ => 0,
+            })
+            .sum()
+    }
+    // A row of 2 * lanes - 2 outputs is lanes, lanes / 2, ..., 2 wide: log2(lanes) loops.
+    let lanes = TargetProfile::load("host").expect("shipped profile").cpu_f32_lanes() as usize;
+    let ow = 2 * lanes - 2;
+    let m = default_module(&op(
+        &format!("x: f32[1,2,4,{}]", 2 * ow),
+        "avg_pool2d(x, kernel=[2,2], stride=[2,2])",
+    ));
+    assert_eq!(allocs(&m.kernels[0].body), 0, "no accumulator row");
+    let vectors = loop_kinds(&m).iter().filter(|k| **k == ekb_ir::l1::LoopKind::Vectorize).count();
+    assert_eq!(vectors, lanes.trailing_zeros() as usize);
+    // Overlapping or padded windows keep the accumulator row.
+    for call in [
+        "max_pool2d(x, kernel=[3,3], stride=[2,2])",
+        "avg_pool2d(x, kernel=[2,2], stride=[2,2], pad=[1,1,1,1])",
+    ] {
+        let m = default_module(&op("x: f32[1,2,9,9]", call));
+        assert_eq!(allocs(&m.kernels[0].body), 1, "{call}");
+    }
+}
+
+#[test]
 fn avg_pool2d_counting_padding_both_ways() {
     for cip in [true, false] {
         check_op("x: f32[1,2,8,8]", &format!("avg_pool2d(x, kernel=[2,2], count_include_pad={cip})"));
