@@ -5,6 +5,7 @@ pub mod dce;
 pub mod fold;
 pub mod fuse;
 pub mod patchify;
+pub mod trim;
 
 use crate::manager::{Pass, When};
 
@@ -15,6 +16,12 @@ pub static PASSES: &[Pass] = &[
         summary: "a convolution whose windows tile its input (stride = kernel, no padding) becomes a patch transpose and a `linear`",
         when: When::FixedPoint,
         run: patchify::run,
+    },
+    Pass {
+        name: "trim",
+        summary: "a slice keeping a window of a convolution's output (a causal conv1d's first L) becomes a convolution of that window alone, with less padding",
+        when: When::FixedPoint,
+        run: trim::run,
     },
     Pass {
         name: "fold",
@@ -44,7 +51,7 @@ pub static PASSES: &[Pass] = &[
 
 /// The passes of the default pipeline, in order: the rewrites that are always a win, then the
 /// fusion of what is left.
-pub const DEFAULT: &[&str] = &["patchify", "fold", "cse", "dce", "fuse"];
+pub const DEFAULT: &[&str] = &["patchify", "trim", "fold", "cse", "dce", "fuse"];
 
 /// The pass of that name.
 pub fn find(name: &str) -> Option<&'static Pass> {
