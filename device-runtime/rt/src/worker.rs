@@ -559,7 +559,7 @@ fn prepare(
 }
 
 /// Pages the scratch mapping of [`Buffers::place_again`] takes at most.
-const PLACEMENT_SCRATCH_PAGES: u64 = 256;
+const PLACEMENT_SCRATCH_PAGES: u64 = 64;
 /// A program whose outputs and temporaries (those the poison covers) take more bytes keeps its
 /// placement: drawing it again costs a page fault per page, and over that many pages which
 /// cache sets they fall in averages out.
