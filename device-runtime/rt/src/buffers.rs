@@ -766,9 +766,9 @@ impl Buffers {
     /// Gives the buffers the poison covers (outputs, temporaries but the prepared ones) new
     /// physical pages, poisoned: the whole pages inside each one's data are released
     /// (`MADV_REMOVE`, which frees the shared memory behind them; a partial page, such as the
-    /// last one with the slack and its guard bytes, is kept) and written again, while a scratch mapping of `scratch_pages`
-    /// pages holds the pages the system freed last, so that the new ones are not the old ones
-    /// handed back in order. Where a kernel's time depends on which physical pages its buffers
+    /// last one with the slack and its guard bytes, is kept) and written again, while a
+    /// scratch mapping of `scratch_pages` pages holds the pages the system freed last, so that
+    /// the new ones are not the old ones handed back in order. Where a kernel's time depends on which physical pages its buffers
     /// got (cache sets, memory banks), this draws that placement again; the paired timing does
     /// it before every batch (`docs/runtime.md`, placements). The arena's consumed parameters
     /// lose their values, as they do at the first execution. Returns whether the system
