@@ -757,39 +757,62 @@ impl Buffers {
         !self.roles[i].is_generated() && !self.prepared[i]
     }
 
-    /// Bytes of data the poison covers (each buffer's own size; arena temps that share bytes
-    /// counted apart).
-    pub fn poisoned_bytes(&self, manifest: &Manifest) -> u64 {
-        (0..manifest.buffers.len()).filter(|&i| self.poisoned(i)).map(|i| self.data(i).len() as u64).sum()
+    /// Whether [`Buffers::place_again`] keeps buffer `i`'s values: an input, a parameter (but a
+    /// consumed one, written again at each binding) or a prepared temp.
+    fn kept(&self, i: usize) -> bool {
+        !self.poisoned(i) && !self.consumed[i]
     }
 
-    /// Gives the buffers the poison covers (outputs, temporaries but the prepared ones) new
-    /// physical pages, poisoned: the whole pages inside each one's data are released
-    /// (`MADV_REMOVE`, which frees the shared memory behind them; a partial page, such as the
-    /// last one with the slack and its guard bytes, is kept) and written again, while a
+    /// Bytes of data [`Buffers::place_again`] gives new pages (each buffer's own size; arena
+    /// temps that share bytes counted apart).
+    pub fn placed_bytes(&self, manifest: &Manifest) -> u64 {
+        (0..manifest.buffers.len())
+            .filter(|&i| self.poisoned(i) || self.kept(i))
+            .map(|i| self.data(i).len() as u64)
+            .sum()
+    }
+
+    /// Gives every buffer new physical pages: the whole pages inside each one's data are
+    /// released (`MADV_REMOVE`, which frees the shared memory behind them; a partial page, such
+    /// as the last one with the slack and its guard bytes, is kept) and written again while a
     /// scratch mapping of `scratch_pages` pages holds the pages the system freed last, so that
-    /// the new ones are not the old ones handed back in order. Where a kernel's time depends on which physical pages its buffers
-    /// got (cache sets, memory banks), this draws that placement again; the paired timing does
-    /// it before every batch (`docs/runtime.md`, placements). The arena's consumed parameters
-    /// lose their values, as they do at the first execution. Returns whether the system
-    /// released anything (`false`: it refused, as qemu-user may, and the placement stays).
-    pub fn place_again(&self, manifest: &Manifest, scratch_pages: usize) -> bool {
+    /// the new ones are not the old ones handed back in order. The buffers the poison covers
+    /// are poisoned; the others (inputs, parameters, prepared temps) get their values back and
+    /// are read-only again, as the kernel process holds them; the arena's consumed parameters
+    /// lose their values, as they do at the first execution. Where a kernel's time depends on
+    /// which physical pages its buffers got (cache sets, memory banks), this draws that
+    /// placement again; the paired timing does it before every batch (`docs/runtime.md`,
+    /// placements). Returns whether the system released anything (`false`: it refused, as
+    /// qemu-user may, and the placement stays); an error when a kept buffer's protection could
+    /// not be changed (its pages are then left as they were, or writable).
+    pub fn place_again(&self, manifest: &Manifest, scratch_pages: usize) -> std::io::Result<bool> {
         let page = sys::page_size();
         let released = std::cell::Cell::new(false);
-        self.poison_with(manifest, |d, _| {
+        let release = |d: &mut [u8]| {
             // The whole pages inside the data (an arena temp starts on 64 bytes, not a page).
             let at = d.as_mut_ptr() as usize;
             let (start, end) = (at.next_multiple_of(page), (at + d.len()) / page * page);
             if end > start {
                 // SAFETY: whole pages inside this buffer's data, a shared mapping (the address
-                // is not null); their contents are poisoned again below.
+                // is not null); their contents are written again below.
                 let freed = unsafe {
                     let p = std::ptr::NonNull::new_unchecked(start as *mut std::ffi::c_void);
                     nix::sys::mman::madvise(p, end - start, nix::sys::mman::MmapAdvise::MADV_REMOVE)
                 };
                 released.set(released.get() | freed.is_ok());
             }
-        });
+        };
+        let mut kept = Vec::new();
+        for i in (0..manifest.buffers.len()).filter(|&i| self.kept(i)) {
+            let data = self.data(i);
+            let values = data.bytes().to_vec();
+            // Kept buffers are alone in their regions (never in the arena).
+            let region = &self.regions[self.slots[i].region];
+            region.protect_data(false)?;
+            data.with_bytes_mut(release);
+            kept.push((i, values));
+        }
+        self.poison_with(manifest, |d, _| release(d));
         // Holding the pages freed last while the buffers fault in new ones.
         let scratch = Mapping::anonymous(scratch_pages.max(1) * page).ok();
         if let Some(m) = &scratch {
@@ -798,9 +821,13 @@ impl Buffers {
                 unsafe { m.as_ptr().add(i).write_volatile(1) };
             }
         }
+        for (i, values) in kept {
+            self.data(i).with_bytes_mut(|d| d.copy_from_slice(&values));
+            self.regions[self.slots[i].region].protect_data(true)?;
+        }
         self.poison(manifest);
         drop(scratch);
-        released.get()
+        Ok(released.get())
     }
 
     /// Writes the poison pattern into every prepared temp (before the prepare steps run; the
@@ -1032,6 +1059,7 @@ mod tests {
             memory: MemoryPlan { peak_bytes: 0, stack_limit_bytes: 0, memory_limit_bytes: 1 << 20 },
             gpu: None,
             arena: None,
+            repeat: 1,
         }
     }
 
@@ -1170,21 +1198,26 @@ mod tests {
     }
 
     #[test]
-    fn placing_again_releases_the_outputs_pages_and_poisons_them_keeping_the_rest() {
-        // `y` of 3000 f32: two whole pages and part of a third (with the slack's guard bytes).
+    fn placing_again_gives_every_buffer_new_pages_keeping_the_inputs_and_poisoning_the_outputs() {
+        // `w` and `y` of 3000 f32: two whole pages and part of a third (with the slack's guard
+        // bytes).
         let mut m = data_manifest();
+        m.buffers[1].shape = vec![3000];
         m.buffers[3].shape = vec![3000];
         let bufs = Buffers::allocate(&m, RegionLayout::one_page()).unwrap();
-        bufs.data(1).with_bytes_mut(|d| d.fill(5));
+        bufs.data(1).with_bytes_mut(|d| d.iter_mut().enumerate().for_each(|(i, b)| *b = i as u8));
         bufs.data(3).with_bytes_mut(|d| d.fill(7));
         let before: Vec<u64> = [0, 1, 2].iter().map(|&i| bufs.data(i).checksum()).collect();
-        assert_eq!(bufs.poisoned_bytes(&m), 12_000);
-        assert!(bufs.place_again(&m, 3), "shared memory gives its pages up");
+        assert_eq!(bufs.placed_bytes(&m), 8 + 12_000 + 8 + 12_000);
+        // As the kernel process holds them: the inputs and parameters read-only.
+        bufs.protect_generated(true).unwrap();
+        assert!(bufs.place_again(&m, 3).unwrap(), "shared memory gives its pages up");
         let y = f32s(bufs.data(3));
         assert!(y.iter().all(|v| v.to_bits() == POISON_F32_BITS), "every page poisoned again");
-        assert_eq!(bufs.check_guards(), vec![], "the partial last page and its guard bytes kept");
+        assert_eq!(bufs.check_guards(), vec![], "the partial last pages and their guard bytes kept");
         let after: Vec<u64> = [0, 1, 2].iter().map(|&i| bufs.data(i).checksum()).collect();
-        assert_eq!(before, after, "inputs and parameters untouched");
+        assert_eq!(before, after, "inputs and parameters keep their values");
+        bufs.protect_generated(false).unwrap();
     }
 
     #[test]

@@ -381,6 +381,7 @@ mod tests {
             memory: MemoryPlan { peak_bytes: 0, stack_limit_bytes: stack, memory_limit_bytes: budget },
             gpu: None,
             arena: None,
+            repeat: 1,
         }
     }
 

@@ -90,7 +90,8 @@ pub enum Cmd {
         program: u8,
     },
     /// One sample per entry of `order` (a program index); a sample of program `p` is the mean
-    /// of `reps[p]` executions (1 where `reps` has no entry), each poisoned and timed alone.
+    /// of `reps[p]` runs (1 where `reps` has no entry), a run the sum of the program's
+    /// `Manifest::repeat` executions, each poisoned and timed alone.
     /// `dry` (CPU programs): everything but the executions themselves (the flushes, the poison
     /// and the clock reads), so that the parent can time what a batch costs besides them.
     Sample {
@@ -99,7 +100,7 @@ pub enum Cmd {
         reps: Vec<u32>,
         dry: bool,
     },
-    /// New physical pages for the outputs and temporaries of each CPU program listed
+    /// New physical pages for the buffers of each CPU program listed
     /// ([`Buffers::place_again`]), so that the next batch times another placement; answered
     /// with [`Reply::Placed`].
     Place {
@@ -427,8 +428,10 @@ fn drive(io: &ChildIo, setup: &Setup<'_>, pool: &Pool, counters: &mut CounterSet
             }
             Cmd::Place { programs } => {
                 let t0 = sys::monotonic_ns();
-                let released = place_again(&setup.programs, &programs);
-                Reply::Placed { released, ns: sys::monotonic_ns() - t0 }
+                match place_again(&setup.programs, &programs) {
+                    Ok(released) => Reply::Placed { released, ns: sys::monotonic_ns() - t0 },
+                    Err(message) => Reply::Failed { message },
+                }
             }
             Cmd::Sample { order, cold, reps, dry } => {
                 let timed: Result<Vec<u64>, Reply> = order
@@ -438,7 +441,7 @@ fn drive(io: &ChildIo, setup: &Setup<'_>, pool: &Pool, counters: &mut CounterSet
                         let (prog, bufs) = setup.programs[p];
                         let n = reps.get(p).copied().unwrap_or(1).max(1);
                         let mut total = 0u64;
-                        for _ in 0..n {
+                        for _ in 0..n * prog.manifest().repeat.max(1) {
                             if let (true, Some(f)) = (cold, &flush) {
                                 flush_round = flush_round.wrapping_add(1);
                                 // SAFETY: the flush buffer is this process's own read-write
@@ -560,28 +563,29 @@ fn prepare(
 
 /// Pages the scratch mapping of [`Buffers::place_again`] takes at most.
 const PLACEMENT_SCRATCH_PAGES: u64 = 64;
-/// A program whose outputs and temporaries (those the poison covers) take more bytes keeps its
-/// placement: drawing it again costs a page fault per page, and over that many pages which
-/// cache sets they fall in averages out.
+/// A program whose buffers take more bytes keeps its placement: drawing it again costs a page
+/// fault per page (and a copy of the kept values), and over that many pages which cache sets
+/// they fall in averages out.
 pub const PLACEMENT_MAX_BYTES: u64 = 8 << 20;
 
-/// New physical pages for the outputs and temporaries of each CPU program in `programs`, with a
-/// scratch size drawn from the clock (so consecutive placements differ); whether any were
-/// given up.
-fn place_again(programs: &[(&Program, &Buffers)], listed: &[u8]) -> bool {
+/// New physical pages for the buffers of each CPU program in `programs`, with a scratch size
+/// drawn from the clock (so consecutive placements differ); whether any were given up.
+fn place_again(programs: &[(&Program, &Buffers)], listed: &[u8]) -> Result<bool, String> {
     let mut released = false;
     for (i, &p) in listed.iter().enumerate() {
         let Some(&(prog, bufs)) = programs.get(usize::from(p)) else { continue };
         if listed[..i].contains(&p)
             || prog.is_gpu()
-            || bufs.poisoned_bytes(prog.manifest()) > PLACEMENT_MAX_BYTES
+            || bufs.placed_bytes(prog.manifest()) > PLACEMENT_MAX_BYTES
         {
             continue;
         }
         let scratch = (sys::monotonic_ns() >> 6) % PLACEMENT_SCRATCH_PAGES + 1;
-        released |= bufs.place_again(prog.manifest(), scratch as usize);
+        released |= bufs
+            .place_again(prog.manifest(), scratch as usize)
+            .map_err(|e| format!("cannot place the buffers again: {e}"))?;
     }
-    released
+    Ok(released)
 }
 
 /// Bytes from which the kernel process poisons a buffer on all its threads: a large output

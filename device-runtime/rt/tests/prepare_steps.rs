@@ -137,6 +137,7 @@ fn payload(task: &str, object: Vec<u8>) -> Vec<u8> {
         memory: MemoryPlan { peak_bytes: 64, stack_limit_bytes: 4096, memory_limit_bytes: 1 << 20 },
         gpu: None,
         arena: None,
+        repeat: 1,
     };
     pb.finish(&manifest).unwrap()
 }
@@ -295,6 +296,7 @@ fn consumed_payload(task: &str, object: Vec<u8>) -> Vec<u8> {
         memory: MemoryPlan { peak_bytes: 64, stack_limit_bytes: 4096, memory_limit_bytes: 1 << 20 },
         gpu: None,
         arena: Some(Arena { bytes: 16, slots: vec![slot(1, 0), slot(2, 0), slot(5, 0)] }),
+        repeat: 1,
     };
     assert_eq!(manifest.consumed_params(), [false, true, true, false, false, false, false]);
     pb.finish(&manifest).unwrap()

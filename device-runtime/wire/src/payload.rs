@@ -11,7 +11,7 @@
 //!
 //! Compatibility is append-only: a new format version may add blob kinds and change the
 //! manifest's types, and this crate keeps reading every version in [`SUPPORTED_VERSIONS`] (a
-//! version 1, 2, 3 or 4 manifest is decoded by its own types and converted); a blob kind newer than
+//! manifest of an earlier version is decoded by its own types and converted); a blob kind newer than
 //! the file's version is unknown in that file.
 //!
 //! What this module must keep true:
@@ -28,7 +28,7 @@ mod manifest;
 pub use manifest::{
     Access, AllocDecl, Arena, ArenaSlot, Backend, BufferDecl, DType, ExpectedOutput, GpuLimits, KernelDecl,
     Launch, LaunchStep, Manifest, MemScope, MemoryPlan, ParamDecl, Role, Source, TimingSettings, Tolerance,
-    ARENA_ALIGN,
+    ARENA_ALIGN, MAX_REPEAT,
 };
 
 use crate::crc32;
@@ -45,10 +45,10 @@ pub const MAGIC: [u8; 4] = *b"EKBP";
 /// blob kind and [`Source`]); version 3 added GPU launches' shared-memory opt-in
 /// (`Launch::Grid::shared_optin`) and the target's GPU limits ([`Manifest::gpu`]); version 4
 /// added the temp arena ([`Manifest::arena`]); version 5, the plan's prepare steps
-/// ([`Manifest::prepare_steps`]).
-pub const FORMAT_VERSION: u16 = 5;
+/// ([`Manifest::prepare_steps`]); version 6, the repeat count ([`Manifest::repeat`]).
+pub const FORMAT_VERSION: u16 = 6;
 /// The format versions this crate reads.
-pub const SUPPORTED_VERSIONS: &[u16] = &[1, 2, 3, 4, 5];
+pub const SUPPORTED_VERSIONS: &[u16] = &[1, 2, 3, 4, 5, 6];
 /// Length of the fixed header.
 pub const HEADER_LEN: usize = 56;
 /// Length of one blob table entry: offset u64, length u64, kind u32.

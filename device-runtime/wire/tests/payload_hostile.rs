@@ -70,12 +70,12 @@ fn bad_magic() {
 #[test]
 fn wrong_version() {
     let mut b = sample_payload();
-    b[VERSION..VERSION + 2].copy_from_slice(&6u16.to_le_bytes());
+    b[VERSION..VERSION + 2].copy_from_slice(&7u16.to_le_bytes());
     reseal(&mut b);
-    assert_eq!(err(&b), PayloadError::UnsupportedVersion { found: 6, supported: &[1, 2, 3, 4, 5] });
+    assert_eq!(err(&b), PayloadError::UnsupportedVersion { found: 7, supported: &[1, 2, 3, 4, 5, 6] });
     assert_eq!(
         err(&b).to_string(),
-        "payload format version 6 is not supported (this build reads [1, 2, 3, 4, 5])"
+        "payload format version 7 is not supported (this build reads [1, 2, 3, 4, 5, 6])"
     );
 }
 

@@ -61,7 +61,7 @@ fn golden_header_bytes() {
 
     let mut want = Vec::new();
     want.extend_from_slice(b"EKBP"); // magic
-    want.extend_from_slice(&[5, 0]); // format version 5
+    want.extend_from_slice(&[6, 0]); // format version 6
     want.extend_from_slice(&[0, 0]); // flags
     for v in [total, 56, m, table, 80] {
         want.extend_from_slice(&v.to_le_bytes());
@@ -184,7 +184,7 @@ fn elements_convert_to_and_from_little_endian() {
 fn a_payload_with_parameter_data_round_trips() {
     let bytes = data_payload();
     let view = Payload::parse(&bytes).unwrap();
-    assert_eq!(view.header().version, 5);
+    assert_eq!(view.header().version, 6);
     assert_eq!(view.manifest(), &data_manifest());
     let w = &view.manifest().buffers[1];
     assert_eq!(w.data_blob(), Some(4));
@@ -275,10 +275,31 @@ fn version_4_payloads_still_parse_without_prepare_steps() {
 }
 
 #[test]
+fn version_5_payloads_still_parse_with_one_execution_a_run() {
+    let bytes = version_5_payload();
+    assert_eq!(&bytes[4..6], &[5, 0], "the file is format version 5");
+    let view = Payload::parse(&bytes).unwrap();
+    assert_eq!(view.header().version, 5);
+    assert_eq!(view.manifest(), &prepare_manifest());
+    assert_eq!(view.manifest().repeat, 1);
+}
+
+#[test]
+fn a_repeat_count_round_trips_and_is_bounded() {
+    let m = Manifest { repeat: 2, ..sample_manifest() };
+    assert_eq!(Payload::parse(&build(&m, &sample_blobs())).unwrap().manifest().repeat, 2);
+    for repeat in [0, MAX_REPEAT + 1] {
+        let m = Manifest { repeat, ..sample_manifest() };
+        let err = PayloadBuilder::new().finish(&m).unwrap_err().to_string();
+        assert!(err.contains("repeat") && err.contains("from 1 to 64"), "{err}");
+    }
+}
+
+#[test]
 fn a_payload_with_a_prepare_step_round_trips() {
     let m = prepare_manifest();
     let bytes = build(&m, &sample_blobs());
-    assert_eq!(&bytes[4..6], &[5, 0], "written as format version 5");
+    assert_eq!(&bytes[4..6], &[6, 0], "written as format version 6");
     let view = Payload::parse(&bytes).unwrap();
     assert_eq!(view.manifest(), &m);
     let got = view.manifest();

@@ -239,24 +239,17 @@ pub fn build_for(
     package(artifact, graph, sources, target, options)
 }
 
-/// `payload` with its execution steps repeated `times` times in one execution (its prepare
-/// steps once, first): the same code, buffers, seeds and expected outputs (running the steps
-/// again recomputes the same outputs from the same inputs), so its time is `times` times the
-/// original's. The known-effect check of the
-/// measurement (`ekb bench --self-check`) times it against the original.
-pub fn repeat_plan(payload: &[u8], times: usize) -> Result<Vec<u8>, PayloadError> {
+/// `payload` with each timed sample taking `times` executions (`Manifest::repeat`): the same
+/// code, buffers, seeds and expected outputs, each execution after the poison as a single one,
+/// so its time is `times` times the original's. The known-effect check of the measurement
+/// (`ekb bench --self-check`) times it against the original.
+pub fn repeat_executions(payload: &[u8], times: u32) -> Result<Vec<u8>, PayloadError> {
     let view = Payload::parse(payload)?;
     let mut out = PayloadBuilder::new();
     for blob in (0..view.blob_count() as u32).filter_map(|i| view.blob(i)) {
         out.add_blob(blob.kind, blob.data);
     }
-    let mut manifest = view.manifest().clone();
-    let mut plan = manifest.prepare_plan().to_vec();
-    let once = manifest.execution_plan().to_vec();
-    plan.extend((0..times).flat_map(|_| once.iter().cloned()));
-    manifest.plan = plan;
-    // Each temp now lives across the repetitions: placed again over the longer plan.
-    manifest.arena = crate::arena::plan(&manifest);
+    let manifest = Manifest { repeat: times, ..view.manifest().clone() };
     out.finish(&manifest)
 }
 
@@ -445,6 +438,7 @@ pub fn assemble(
             max_buffer_bytes: g.max_buffer_bytes,
         }),
         arena: None,
+        repeat: 1,
     };
     manifest.arena = crate::arena::plan(&manifest);
     let payload = pb.finish(&manifest).map_err(|e| {

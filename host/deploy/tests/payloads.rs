@@ -15,8 +15,8 @@ use ekb_ir::{SourceFile, TargetProfile};
 use ekb_llvm::Arch;
 use ekb_lower::Schedule;
 use ekb_wire::payload::{
-    le_f16s, le_f32s, le_i32s, le_i8s, Access, BlobKind, DType, Launch, MemScope, Payload, PayloadView, Role,
-    Source,
+    le_f16s, le_f32s, le_i32s, le_i8s, Access, BlobKind, DType, Launch, Manifest, MemScope, Payload,
+    PayloadView, Role, Source,
 };
 use ekb_wire::seeded::{fill_f16, fill_f32, fill_i32, fill_i8, tensor_key};
 
@@ -365,19 +365,16 @@ fn reference_outputs_given_by_the_caller_are_the_ones_computed_here() {
 }
 
 #[test]
-fn a_repeated_plan_runs_the_same_kernels_again_on_the_same_data() {
+fn a_repeated_payload_takes_two_executions_a_sample_and_changes_nothing_else() {
     let (_, g) = graph(TASK);
     let host = TargetProfile::load("host").unwrap();
     let built =
         build::build(Program::Graph(&g), Sources::default(), &host, &BuildOptions::default()).unwrap();
-    let twice = build::repeat_plan(&built.payload, 2).unwrap();
+    let twice = build::repeat_executions(&built.payload, 2).unwrap();
     let (a, b) = (Payload::parse(&built.payload).unwrap(), Payload::parse(&twice).unwrap());
-    let plan = &a.manifest().plan;
-    assert_eq!(b.manifest().plan, [plan.clone(), plan.clone()].concat());
-    // Everything else is the same: code, buffers, seeds, expected outputs.
-    let mut same = b.manifest().clone();
-    same.plan = plan.clone();
-    assert_eq!(&same, a.manifest());
+    assert_eq!((a.manifest().repeat, b.manifest().repeat), (1, 2));
+    // Everything else is the same: plan, code, buffers, seeds, expected outputs.
+    assert_eq!(&Manifest { repeat: 1, ..b.manifest().clone() }, a.manifest());
     assert_eq!(a.blob_count(), b.blob_count());
     for i in 0..a.blob_count() as u32 {
         assert_eq!(a.blob(i), b.blob(i));

@@ -219,6 +219,7 @@ pub fn gpu_kernel_payload(
             max_buffer_bytes: gpu.max_buffer_bytes,
         }),
         arena: None,
+        repeat: 1,
     };
     tweak(&mut manifest);
     pb.finish(&manifest).unwrap()
@@ -332,6 +333,7 @@ pub fn one_kernel_manifest(
         memory: MemoryPlan { peak_bytes, stack_limit_bytes: 4096, memory_limit_bytes: 1 << 20 },
         gpu: None,
         arena: None,
+        repeat: 1,
     }
 }
 

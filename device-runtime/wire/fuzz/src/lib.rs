@@ -171,6 +171,7 @@ pub fn sample_payload() -> Vec<u8> {
         memory: MemoryPlan { peak_bytes: 32, stack_limit_bytes: 1 << 20, memory_limit_bytes: 1 << 30 },
         gpu: None,
         arena: None,
+        repeat: 1,
     };
     let mut b = PayloadBuilder::new();
     b.add_blob(BlobKind::ElfObject, &b"\x7fELF\x02\x01\x01"[..]);
@@ -226,6 +227,7 @@ pub fn sample_data_payload() -> Vec<u8> {
         memory: MemoryPlan { peak_bytes: 48, stack_limit_bytes: 1 << 20, memory_limit_bytes: 1 << 30 },
         gpu: None,
         arena: None,
+        repeat: 1,
     };
     b.finish(&manifest).expect("the sample payload is valid")
 }

@@ -445,7 +445,16 @@ pub struct Manifest {
     /// Where temps live, when the host planned them (CPU payloads); `None`: every buffer apart.
     /// Since format version 4.
     pub arena: Option<Arena>,
+    /// How many executions one timed sample takes (1 for every program `ekb build` writes):
+    /// each execution after the poison, as a single one, the sample their times summed. A
+    /// payload with 2 does exactly twice the work of the same payload with 1, each execution
+    /// from the same state, which the measurement's known-effect check times against it (`ekb
+    /// bench --self-check`). Since format version 6.
+    pub repeat: u32,
 }
+
+/// The largest [`Manifest::repeat`] a payload may ask for.
+pub const MAX_REPEAT: u32 = 64;
 
 /// Decodes the manifest of a payload of format `version` (one of
 /// [`super::SUPPORTED_VERSIONS`]) from the start of `bytes`, as the current types; returns it
@@ -456,11 +465,61 @@ pub(super) fn decode(version: u16, bytes: &[u8]) -> Result<(Manifest, &[u8]), po
         2 => postcard::take_from_bytes::<v2::Manifest>(bytes).map(|(m, rest)| (m.into(), rest)),
         3 => postcard::take_from_bytes::<v3::Manifest>(bytes).map(|(m, rest)| (m.into(), rest)),
         4 => postcard::take_from_bytes::<v4::Manifest>(bytes).map(|(m, rest)| (m.into(), rest)),
+        5 => postcard::take_from_bytes::<v5::Manifest>(bytes).map(|(m, rest)| (m.into(), rest)),
         _ => postcard::take_from_bytes::<Manifest>(bytes),
     }
 }
 
-/// The manifest of format version 4: today's without prepare steps.
+/// The manifest of format version 5: today's without the repeat count.
+mod v5 {
+    use super::*;
+
+    #[derive(Deserialize)]
+    pub struct Manifest {
+        generator_version: u32,
+        producer: String,
+        task: String,
+        target: String,
+        backend: Backend,
+        kernels: Vec<KernelDecl>,
+        buffers: Vec<BufferDecl>,
+        plan: Vec<LaunchStep>,
+        prepare_steps: u32,
+        seeds: Vec<u64>,
+        tolerance: Tolerance,
+        expected: Vec<ExpectedOutput>,
+        timing: TimingSettings,
+        memory: MemoryPlan,
+        gpu: Option<GpuLimits>,
+        arena: Option<Arena>,
+    }
+
+    impl From<Manifest> for super::Manifest {
+        fn from(m: Manifest) -> super::Manifest {
+            super::Manifest {
+                generator_version: m.generator_version,
+                producer: m.producer,
+                task: m.task,
+                target: m.target,
+                backend: m.backend,
+                kernels: m.kernels,
+                buffers: m.buffers,
+                plan: m.plan,
+                prepare_steps: m.prepare_steps,
+                seeds: m.seeds,
+                tolerance: m.tolerance,
+                expected: m.expected,
+                timing: m.timing,
+                memory: m.memory,
+                gpu: m.gpu,
+                arena: m.arena,
+                repeat: 1,
+            }
+        }
+    }
+}
+
+/// The manifest of format version 4: version 5's without prepare steps.
 mod v4 {
     use super::*;
 
@@ -502,6 +561,7 @@ mod v4 {
                 memory: m.memory,
                 gpu: m.gpu,
                 arena: m.arena,
+                repeat: 1,
             }
         }
     }
@@ -548,6 +608,7 @@ mod v3 {
                 memory: m.memory,
                 gpu: m.gpu,
                 arena: None,
+                repeat: 1,
             }
         }
     }
@@ -629,6 +690,7 @@ mod v2 {
                 memory: m.memory,
                 gpu: None,
                 arena: None,
+                repeat: 1,
             }
         }
     }
@@ -695,6 +757,7 @@ mod v1 {
                 memory: m.memory,
                 gpu: None,
                 arena: None,
+                repeat: 1,
             }
         }
     }
@@ -1032,6 +1095,9 @@ impl Manifest {
                 field: "plan".into(),
                 what: "at least one launch step".into(),
             });
+        }
+        if !(1..=MAX_REPEAT).contains(&self.repeat) {
+            return Err(bad("repeat".into(), format!("{}", self.repeat), "from 1 to 64"));
         }
         Ok(())
     }

@@ -98,6 +98,7 @@ pub fn sample_manifest() -> Manifest {
         memory: MemoryPlan { peak_bytes: 152, stack_limit_bytes: 8 << 20, memory_limit_bytes: 1 << 30 },
         gpu: None,
         arena: None,
+        repeat: 1,
     }
 }
 
@@ -222,6 +223,12 @@ pub fn version_3_payload() -> Vec<u8> {
 /// version 4 wrote it (before prepare steps), kept as a file.
 pub fn version_4_payload() -> Vec<u8> {
     std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/v4-sample.ekp")).unwrap()
+}
+
+/// [`prepare_manifest`]'s payload as format version 5 wrote it (before the repeat count), kept
+/// as a file.
+pub fn version_5_payload() -> Vec<u8> {
+    std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/v5-sample.ekp")).unwrap()
 }
 
 /// [`sample_payload`] as format version 1 wrote it (before parameter data existed): kept as a

@@ -4,7 +4,8 @@
 //!
 //! - **A/A**: the same payload, loaded a second time. The true ratio is 1, so the reported
 //!   interval must contain 1.
-//! - **Known effect**: the same payload with its plan run twice per execution. The true ratio
+//! - **Known effect**: the same payload with two executions a sample (`Manifest::repeat`), each
+//!   after the poison as a single one, so that both start from the same state. The true ratio
 //!   (baseline time / candidate time) is 0.5, so the median must be within 2% of 0.5.
 //!
 //! An instance passes when both hold. A stability verdict is not asked for: a check that only
@@ -16,7 +17,7 @@
 use super::device::{Answer, DeviceSession};
 use super::{compile, Config, DeviceLink};
 use crate::tasks::{Backend, Task};
-use ekb_deploy::build::repeat_plan;
+use ekb_deploy::build::repeat_executions;
 use ekb_ir::Diagnostic;
 use ekb_lower::Schedule;
 use ekb_wire::protocol::{PairedSettings, PayloadId, RatioStats};
@@ -70,8 +71,8 @@ pub fn self_check(
                 check.error = Some(ds.iter().map(|d| d.to_string()).collect::<Vec<_>>().join("\n"));
             }
             Ok(built) => {
-                let twice = repeat_plan(&built.payload, 2).map_err(|e| {
-                    Diagnostic::error(format!("cannot repeat the plan of {}'s payload: {e}", task.name))
+                let twice = repeat_executions(&built.payload, 2).map_err(|e| {
+                    Diagnostic::error(format!("cannot repeat the executions of {}'s payload: {e}", task.name))
                 })?;
                 let settings = PairedSettings { order_seed: 0, ..config.paired };
                 let mut ids = Vec::new();
