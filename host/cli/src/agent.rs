@@ -18,6 +18,7 @@ use ekb_ir::Diagnostic;
 use ekb_leka::agents::llm::LlmAgent;
 use ekb_leka::agents::offline_l0::OfflineL0;
 use ekb_leka::agents::offline_l1::OfflineL1;
+use ekb_leka::agents::offline_l2::OfflineL2;
 use ekb_leka::agents::LevelAgent;
 use ekb_leka::evaluator::{Elsewhere, Protocol, Where};
 use ekb_leka::flat::{optimise_flat, FlatAgent};
@@ -155,6 +156,9 @@ fn agents(a: &Args) -> Result<Vec<Box<dyn LevelAgent>>, String> {
     }
     if !levels.contains(&Level::L1) {
         out.push(Box::new(OfflineL1));
+    }
+    if !levels.contains(&Level::L2) {
+        out.push(Box::new(OfflineL2));
     }
     Ok(out)
 }

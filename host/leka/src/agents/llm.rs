@@ -45,7 +45,7 @@ impl LevelAgent for LlmAgent {
 
     fn propose(&mut self, ctx: &Context<'_>) -> Result<Vec<Proposal>, Diagnostic> {
         let mut out = Vec::new();
-        let kernel = hottest_kernel(ctx);
+        let kernel = super::hottest_kernel(ctx).unwrap_or_default();
         for _ in 0..ctx.want {
             let t0 = Instant::now();
             let req = Request {
@@ -76,17 +76,6 @@ impl LevelAgent for LlmAgent {
         }
         Ok(out)
     }
-}
-
-/// The kernel an L2 prompt asks for: the hottest one with an L2 finding, else the hottest.
-fn hottest_kernel(ctx: &Context<'_>) -> String {
-    ctx.report
-        .for_level(Level::L2)
-        .find_map(|f| f.kernel.clone())
-        .or_else(|| {
-            ctx.report.kernels.iter().max_by(|a, b| a.share.total_cmp(&b.share)).map(|k| k.name.clone())
-        })
-        .unwrap_or_default()
 }
 
 /// The level's contract and answer format.
@@ -150,10 +139,7 @@ fn user_text(level: Level, ctx: &Context<'_>, kernel: &str) -> Result<String, Di
             let _ = writeln!(s, "The knobs now:\n{recipe}\nThe trace now:\n{trace}\nThe loop program they give, which a new trace rewrites:\n```ekir\n{}```\n", ekb_ir::l1::print::print(ctx.module));
         }
         Level::L2 => {
-            let source = match ctx.layers.kernels.get(kernel) {
-                Some(k) => k.text.clone(),
-                None => emitted_source(ctx, kernel)?,
-            };
+            let source = super::kernel_source(ctx, kernel)?;
             let _ = writeln!(s, "Kernel `{kernel}` now:\n```\n{source}```\n");
         }
     }
@@ -166,20 +152,6 @@ fn user_text(level: Level, ctx: &Context<'_>, kernel: &str) -> Result<String, Di
         }
     }
     Ok(s)
-}
-
-/// A kernel's source as the adapter emits it (what an L2 folder starts from).
-fn emitted_source(ctx: &Context<'_>, kernel: &str) -> Result<String, Diagnostic> {
-    let dir = tempfile::tempdir()
-        .map_err(|e| Diagnostic::error(format!("cannot create a temporary folder: {e}")))?;
-    let backend = ekb_eval::evaluate::compile::payload_backend(ctx.backend);
-    let files = ekb_deploy::l2::write(dir.path(), ctx.module, backend, ctx.target)?;
-    let file = files
-        .iter()
-        .find(|p| p.file_stem().is_some_and(|s| s == kernel))
-        .ok_or_else(|| Diagnostic::error(format!("the program has no kernel `{kernel}`")))?;
-    std::fs::read_to_string(file)
-        .map_err(|e| Diagnostic::error(format!("cannot read `{}`: {e}", file.display())))
 }
 
 /// The edit in an answer, or why there is none usable.

@@ -1,7 +1,7 @@
 //! The level agents: one per IR level, each proposing edits of its own layer of a node's
 //! program (`crate::layers`). Two kinds of decision makers stand behind one interface,
-//! [`LevelAgent`]: offline policies (graph-pass choices, tuner moves: [`offline_l0`],
-//! [`offline_l1`]) and a language model ([`llm`]).
+//! [`LevelAgent`]: offline policies (graph-pass choices, tuner moves, compiler options:
+//! [`offline_l0`], [`offline_l1`], [`offline_l2`]) and a language model ([`llm`]).
 //!
 //! - [`contract`]: what each level may change and must keep, enforced by the loop on every
 //!   proposal before anything is built.
@@ -16,6 +16,7 @@ mod gpu_moves;
 pub mod llm;
 pub mod offline_l0;
 pub mod offline_l1;
+pub mod offline_l2;
 
 use crate::layers::Layers;
 use crate::profile::Report;
@@ -100,4 +101,29 @@ pub trait LevelAgent {
     /// what must stop the run (an LLM call that exhausted its retries is a proposal without an
     /// edit, not an error).
     fn propose(&mut self, ctx: &Context<'_>) -> Result<Vec<Proposal>, Diagnostic>;
+}
+
+/// The kernel an L2 agent edits: the hottest one with an L2 finding, else the hottest.
+fn hottest_kernel(ctx: &Context<'_>) -> Option<String> {
+    ctx.report.for_level(Level::L2).find_map(|f| f.kernel.clone()).or_else(|| {
+        ctx.report.kernels.iter().max_by(|a, b| a.share.total_cmp(&b.share)).map(|k| k.name.clone())
+    })
+}
+
+/// A kernel's source in the node: its L2 file, else as the adapter emits it (what an L2 folder
+/// starts from).
+fn kernel_source(ctx: &Context<'_>, kernel: &str) -> Result<String, Diagnostic> {
+    if let Some(k) = ctx.layers.kernels.get(kernel) {
+        return Ok(k.text.clone());
+    }
+    let dir = tempfile::tempdir()
+        .map_err(|e| Diagnostic::error(format!("cannot create a temporary folder: {e}")))?;
+    let backend = ekb_eval::evaluate::compile::payload_backend(ctx.backend);
+    let files = ekb_deploy::l2::write(dir.path(), ctx.module, backend, ctx.target)?;
+    let file = files
+        .iter()
+        .find(|p| p.file_stem().is_some_and(|s| s == kernel))
+        .ok_or_else(|| Diagnostic::error(format!("the program has no kernel `{kernel}`")))?;
+    std::fs::read_to_string(file)
+        .map_err(|e| Diagnostic::error(format!("cannot read `{}`: {e}", file.display())))
 }
