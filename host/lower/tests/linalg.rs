@@ -42,6 +42,30 @@ fn matmul_large_enough_for_threads() {
 }
 
 #[test]
+fn products_of_few_rows_give_their_columns_the_accumulators_the_rows_leave() {
+    // One row takes tiles of up to 16 vectors, two rows half the accumulators each, three a
+    // third (on AVX-512's 16 lanes and 24 accumulators: 256, 192 and 128 columns); 600 columns
+    // leave a remainder each time, and every case matches the reference.
+    let target = ekb_ir::TargetProfile::load("host").expect("shipped profile");
+    let lanes = target.cpu_f32_lanes() as usize;
+    let vectors = ekb_lower::Knobs::for_target(&target).get(ekb_lower::Knob::MatmulTileVectors);
+    let tile_cols = 64.max(4 * lanes);
+    let tile_rows = (vectors / tile_cols.div_ceil(lanes)).max(1);
+    for m in [1, 2, 3] {
+        let inputs = format!("a: f32[{m},64], b: f32[64,600]");
+        check_op(&inputs, "matmul(a, b)");
+        if m >= tile_rows {
+            continue; // The tile's own rows: nothing to widen (x86 below AVX-512).
+        }
+        let cols = tile_cols.max((vectors / m).min(16) * lanes);
+        let g = op(&inputs, "matmul(a, b)");
+        let module = ekb_lower::lower(&g, ekb_lower::Schedule::Default, &target).expect("lowers");
+        let text = ekb_ir::l1::print::print(&module);
+        assert!(text.contains(&format!("alloc acc: f32[{m},{cols}] local")), "{m} rows:\n{text}");
+    }
+}
+
+#[test]
 fn linear_with_and_without_bias() {
     check_op("x: f32[3,6], w: f32[5,6], b: f32[5]", "linear(x, w, b)");
     check_op("x: f32[3,6], w: f32[5,6]", "linear(x, w)");
