@@ -2,7 +2,10 @@
 //!
 //! - Knob moves: from the node's recipe, the neighbouring points of the tuner's search space
 //!   (`ekb_tune::space`: each knob the graph's lowering reads, one step up or down its list of
-//!   values; two steps once every neighbour was tried), the node's trace kept.
+//!   values; two steps once every neighbour was tried), the node's trace kept; and [`JUMPS`]
+//!   points of that space drawn at random, which move several knobs at once, far along their
+//!   lists, where neighbour moves would take several rounds (the draws seeded by the task, the
+//!   node's recipe and how many edits were tried, so a resumed run draws the same).
 //! - Trace steps, for each kernel a finding names: `serial` gets `parallel` on its outermost
 //!   serial loop (or on the fusion of its two outermost loops, when the first alone is narrower
 //!   than the cores); `scalar` gets its innermost serial loops split by the vector width and
@@ -26,8 +29,12 @@ use ekb_ir::l1::{ExprKind, LoopKind, Module, Stmt};
 use ekb_ir::TargetProfile;
 use ekb_ir::{Diagnostic, SourceFile};
 use ekb_tune::features::{loop_features, roofline};
+use ekb_tune::search::Rng;
 use ekb_tune::space::{Point, Space};
 use std::time::Instant;
+
+/// Random points of the tuner's space considered with the neighbours of each proposal round.
+pub const JUMPS: usize = 4;
 
 /// The tuner's knob moves, as an L1 agent.
 #[derive(Debug, Default)]
@@ -89,6 +96,16 @@ impl LevelAgent for OfflineL1 {
             }
             if any {
                 break;
+            }
+        }
+        let seed = ekb_wire::seeded::tensor_key(&ctx.task.name, ctx.tried.len() as u64, &ctx.layers.recipe);
+        let mut rng = Rng::new(seed);
+        for _ in 0..JUMPS {
+            let p = space.random(&mut rng);
+            let moved = differing(&space, &current, &p);
+            if !moved.is_empty() {
+                let layers = Layers { recipe: space.recipe(&p), ..ctx.layers.clone() };
+                consider(layers, format!("tuner jump {}", moved.join(", ")));
             }
         }
         scored.sort_by(|a, b| a.2.total_cmp(&b.2));
@@ -214,6 +231,17 @@ fn innermost(body: &[Stmt]) -> Vec<(String, i64)> {
 
 /// The points `step` places away from `p` along one knob's values, each with a line saying
 /// which knob moved (`threads.per_core 4 -> 8`).
+/// The knobs where `q` differs from `p`, each as `NAME FROM -> TO`.
+fn differing(space: &Space, p: &Point, q: &Point) -> Vec<String> {
+    space
+        .dims
+        .iter()
+        .zip(p.0.iter().zip(&q.0))
+        .filter(|(_, (a, b))| a != b)
+        .map(|(d, (a, b))| format!("{} {a} -> {b}", d.spec.name))
+        .collect()
+}
+
 fn neighbours(space: &Space, p: &Point, step: usize) -> Vec<(Point, String)> {
     let mut out = Vec::new();
     for (i, d) in space.dims.iter().enumerate() {
@@ -335,5 +363,36 @@ mod tests {
             let staged = gpu.iter().filter(|t| t.contains(" shared\n")).count();
             assert_eq!(staged > 0, stages, "{name}: {gpu:#?}");
         }
+    }
+
+    #[test]
+    fn knob_moves_include_jumps_drawn_the_same_way_again() {
+        let host = TargetProfile::load("host").unwrap();
+        let node = root();
+        let t = task("gemv_gpt2_medium_decode_mlp_c_fc");
+        let layers = Layers::of_task(&t);
+        let module = layers.lower(Backend::Cpu, &host).unwrap();
+        let report = profile(&module, None, &host, true);
+        let ctx = Context {
+            task: &t,
+            backend: Backend::Cpu,
+            target: &host,
+            node: &node,
+            layers: &layers,
+            module: &module,
+            report: &report,
+            tried: &[],
+            want: 64,
+        };
+        let first = OfflineL1.propose(&ctx).unwrap();
+        let jumps: Vec<&Proposal> = first.iter().filter(|p| p.rationale.starts_with("tuner jump ")).collect();
+        assert!(!jumps.is_empty() && jumps.len() <= JUMPS, "{first:#?}");
+        // A jump is a point of the tuner's space, and a resumed run draws the same ones.
+        for p in &jumps {
+            let Some(Edit::Schedule { recipe, .. }) = &p.edit else { panic!("{p:?}") };
+            assert!(recipe.starts_with("set "), "{recipe}");
+        }
+        let edits = |ps: &[Proposal]| ps.iter().map(|p| p.edit.clone()).collect::<Vec<_>>();
+        assert_eq!(edits(&first), edits(&OfflineL1.propose(&ctx).unwrap()));
     }
 }
