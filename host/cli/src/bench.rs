@@ -106,8 +106,9 @@ pub struct Args {
     #[arg(long, requires = "engines")]
     without_passes: bool,
     /// Check the measurement itself on every selected instance: the default candidate timed
-    /// against itself (the ratio's interval must contain 1) and against itself with its plan
-    /// run twice (the ratio must be 0.50 within 2%); prints each and the share that passes.
+    /// against itself (the ratio's interval must contain 1) and against itself run twice, two
+    /// executions a sample (the ratio must be 0.50 within 2%); prints each and the share that
+    /// passes.
     #[arg(long)]
     self_check: bool,
     /// --workloads: about 0.5 s per workload instead of 3 s.
