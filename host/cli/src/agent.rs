@@ -339,7 +339,7 @@ pub fn run(a: Args) -> Result<ExitCode, String> {
         rows.push((spec.id, summary));
         write_answers(&out, &tree, &rows)?;
     }
-    println!("| instance | nodes | root | best | best node | confirmation | gain per level | stopped |");
+    println!("| instance | nodes | root | answer | answer node | confirmation | gain per level | stopped |");
     println!("| --- | --- | --- | --- | --- | --- | --- | --- |");
     for (id, s) in &rows {
         let a = tree.attribution(s.best.id).map_err(|d| d.to_string())?;

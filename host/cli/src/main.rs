@@ -62,7 +62,7 @@ ekb bench                                 Level-1 CPU tasks: default schedule vs
 ekb eval --candidates cands/ --out runs/r1   evaluate generated candidates\n  \
 ekb tune model.ekir --trials 64            search the schedule's knobs, measured here\n  \
 ekb agent matmul --nodes 16 --out runs/a1  optimise with the layered agent, every attempt kept\n  \
-ekb tree runs/agent-1 show                an agent run's candidate tree, the best node marked\n  \
+ekb tree runs/agent-1 show                an agent run's candidate tree, the answer marked\n  \
 ekb build model.ekir --target rk3588 -o model.ekp   a self-contained payload for a board\n  \
 ekb run model.ekir --target aarch64-qemu  build and run on the device runtime, print the report\n  \
 ekb tasks list --level 1                  the benchmark's tasks\n  \

@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-/// Inspect an agent run's candidate tree: every attempt, its outcome, and the best node.
+/// Inspect an agent run's candidate tree: every attempt, its outcome, and the run's answer.
 #[derive(clap::Args)]
 #[command(
     long_about = "Inspect an agent run's candidate tree.\n\n\
@@ -18,14 +18,16 @@ Every attempt of every level's agent is a node: its parent, its level (root, l0 
 program, l2 kernel source), the agent that made it, its edit (a diff against the parent's \
 candidate), the whole candidate, and the evaluation's outcome (compiled, correct, the failure \
 with its evidence, the paired speedup over the baseline with its interval). A node is verified \
-when it is correct and its speedup is stable; the best node is the verified one with the highest \
-speedup (the earliest of equals). Each node names the batch that measured it and the load \
+when it is correct and its speedup is stable. A run's answer is the verified node with the highest \
+speedup (the earliest of equals) among those measured above the start and not rejected by a \
+confirmation, else the start; the fastest verified node is named too where it is not the \
+answer. Each node names the batch that measured it and the load \
 average of the machine when the batch started; a run's answer is measured again against the \
 start at the end of the run, and each such confirmation (confirmed or rejected) is listed under \
 its node. The tree is a SQLite file, `tree.sqlite` in the run folder; docs/agent.md describes \
 its tables.",
     after_help = "Examples:\n  \
-ekb tree runs/agent-1 show                  the tree, one line per node, the best marked\n  \
+ekb tree runs/agent-1 show                  the tree, one line per node, the answer marked\n  \
 ekb tree runs/agent-1 show --json           every node with its outcome, as JSON\n  \
 ekb tree runs/agent-1 path 12               root to node 12, each edit's gain, the gain per level\n  \
 ekb tree runs/agent-1 diff 3 12             what changed between the candidates of nodes 3 and 12\n  \
@@ -43,7 +45,8 @@ pub struct Args {
 #[derive(clap::Subcommand)]
 enum TreeCommand {
     /// The tree as indented text: id, level, agent, outcome, the edit in short, the batch and
-    /// its load; the best node of each run marked `<- best`, the confirmations under their node.
+    /// its load; each run's answer marked `<- answer` (and its fastest verified node, where
+    /// that is another, `<- fastest verified`), the confirmations under their node.
     Show {
         /// Only this run (a database may hold several).
         #[arg(long)]
@@ -115,6 +118,9 @@ struct NodeView<'a> {
 struct RunView<'a> {
     #[serde(flatten)]
     run: &'a RunRecord,
+    /// The run's answer: what the loop answers with (see `Tree::answer`).
+    answer: Option<NodeId>,
+    /// The fastest verified node, which may differ where a confirmation rejected it.
     best: Option<NodeId>,
     nodes: Vec<NodeView<'a>>,
     batches: &'a [BatchRecord],
@@ -169,13 +175,21 @@ fn line(node: &Node) -> String {
     )
 }
 
-fn heading(run: &RunRecord, nodes: usize, best: Option<&Node>) -> String {
+fn heading(run: &RunRecord, nodes: usize, marks: &Marks) -> String {
     let s = &run.spec;
-    let best = best.map_or("no verified node yet".to_string(), |b| {
-        format!("best node {} ({})", b.id, b.describe_outcome())
-    });
+    let mut picked = match &marks.answer {
+        Some(a) => format!("answer node {} ({})", a.id, a.describe_outcome()),
+        None => "no node yet".to_string(),
+    };
+    match (&marks.best, &marks.answer) {
+        (None, _) => picked.push_str(", no verified node yet"),
+        (Some(b), Some(a)) if b.id != a.id => {
+            picked.push_str(&format!(", fastest verified node {} ({})", b.id, b.describe_outcome()))
+        }
+        _ => {}
+    }
     format!(
-        "run {}: {} on {} (target {}), baseline {}, {}; {nodes} node(s), {best}",
+        "run {}: {} on {} (target {}), baseline {}, {}; {nodes} node(s), {picked}",
         s.id,
         s.task,
         s.backend,
@@ -183,6 +197,31 @@ fn heading(run: &RunRecord, nodes: usize, best: Option<&Node>) -> String {
         s.baseline,
         run.status.name()
     )
+}
+
+/// A run's answer (what the loop answers with: verified, measured above the start, not
+/// rejected by a confirmation) and its fastest verified node; they differ where the fastest
+/// measurement did not hold up.
+struct Marks {
+    answer: Option<Node>,
+    best: Option<Node>,
+}
+
+impl Marks {
+    fn of(tree: &Tree, run: &str) -> Result<Marks, ekb_ir::Diagnostic> {
+        Ok(Marks { answer: tree.answer(run)?, best: tree.best_verified(run)? })
+    }
+
+    /// `<- answer`, `<- fastest verified`, or nothing.
+    fn mark(&self, id: NodeId) -> &'static str {
+        if self.answer.as_ref().is_some_and(|a| a.id == id) {
+            "answer"
+        } else if self.best.as_ref().is_some_and(|b| b.id == id) {
+            "fastest verified"
+        } else {
+            ""
+        }
+    }
 }
 
 /// The nodes depth first, children in the order they were added, each with its depth.
@@ -210,22 +249,26 @@ fn show(tree: &Tree, only: Option<&str>, json: bool) -> Result<(), ekb_ir::Diagn
     let mut all = Vec::new();
     for run in &runs {
         let id = &run.spec.id;
-        all.push((tree.nodes(id)?, tree.best_verified(id)?, Measured::of(tree, id)?));
+        all.push((tree.nodes(id)?, Marks::of(tree, id)?, Measured::of(tree, id)?));
     }
-    for (run, (nodes, best, measured)) in runs.iter().zip(&all) {
-        let best_id = best.as_ref().map(|b| b.id);
+    for (run, (nodes, marks, measured)) in runs.iter().zip(&all) {
         if json {
             let nodes = depth_first(nodes)
                 .into_iter()
                 .map(|(node, depth)| NodeView { node, summary: node.edit.summary(), depth })
                 .collect();
             let (batches, confirmations) = (&measured.batches, &measured.confirmations);
-            views.push(RunView { run, best: best_id, nodes, batches, confirmations });
+            let answer = marks.answer.as_ref().map(|a| a.id);
+            let best = marks.best.as_ref().map(|b| b.id);
+            views.push(RunView { run, answer, best, nodes, batches, confirmations });
             continue;
         }
-        println!("{}", heading(run, nodes.len(), best.as_ref()));
+        println!("{}", heading(run, nodes.len(), marks));
         for (node, depth) in depth_first(nodes) {
-            let mark = if Some(node.id) == best_id { "  <- best" } else { "" };
+            let mark = match marks.mark(node.id) {
+                "" => String::new(),
+                m => format!("  <- {m}"),
+            };
             println!("{}{}{mark}", "  ".repeat(depth + 1), measured_line(node, measured));
             for c in measured.confirmations(node.id) {
                 println!("{}{c}", "  ".repeat(depth + 2));
@@ -332,9 +375,9 @@ pub fn html_section(dir: &std::path::Path, n: usize) -> Result<ekb_eval::report:
     let mut body = String::new();
     for run in tree.runs().map_err(|d| d.to_string())? {
         let nodes = tree.nodes(&run.spec.id).map_err(|d| d.to_string())?;
-        let best = tree.best_verified(&run.spec.id).map_err(|d| d.to_string())?;
+        let marks = Marks::of(&tree, &run.spec.id).map_err(|d| d.to_string())?;
         let measured = Measured::of(&tree, &run.spec.id).map_err(|d| d.to_string())?;
-        body.push_str(&format!("<h3>{}</h3>\n", escape(&heading(&run, nodes.len(), best.as_ref()))));
+        body.push_str(&format!("<h3>{}</h3>\n", escape(&heading(&run, nodes.len(), &marks))));
         let mut depth_now = 0;
         body.push_str("<ul class=\"tree\">\n");
         for (node, depth) in depth_first(&nodes) {
@@ -346,10 +389,9 @@ pub fn html_section(dir: &std::path::Path, n: usize) -> Result<ekb_eval::report:
                 body.push_str("</ul>\n");
                 depth_now -= 1;
             }
-            let mark = if best.as_ref().is_some_and(|b| b.id == node.id) {
-                " <strong>&larr; best</strong>"
-            } else {
-                ""
+            let mark = match marks.mark(node.id) {
+                "" => String::new(),
+                m => format!(" <strong>&larr; {m}</strong>"),
             };
             let confirmations: String = measured
                 .confirmations(node.id)

@@ -97,9 +97,14 @@ fn offline_policies_keep_every_attempt_and_answer_with_the_best_verified_node() 
     assert!(shown.contains("(batch n1, load "), "{shown}");
     assert_eq!(shown.matches("confirm: ").count(), confirmations.len(), "{shown}");
     let sample = out.join(TASK).join("cpu").join("sample-0");
-    let exported = std::fs::read_to_string(sample.join("candidate.ekir")).unwrap();
+    // Every file of the answer, whichever level wrote it (an L2 answer is `candidate.l2/`, not
+    // `candidate.ekir`), is in the sample folder byte for byte.
     let stored = tree.files(answer.id).unwrap();
-    assert_eq!(exported, stored.iter().find(|f| f.path == "candidate.ekir").unwrap().text);
+    assert!(stored.iter().any(|f| f.path == "candidate.ekir" || f.path.starts_with("candidate.l2/")));
+    for f in &stored {
+        let exported = std::fs::read_to_string(sample.join(&f.path)).unwrap();
+        assert_eq!(exported, f.text, "{}", f.path);
+    }
     // `ekb eval` reads the run folder as a candidate folder.
     let eval_out = tmp.path().join("again");
     let o = ekb(tmp.path())

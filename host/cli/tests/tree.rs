@@ -113,14 +113,16 @@ fn show_path_diff_and_export_read_a_tree_evaluated_by_ekb_eval() {
     let failed = tree.node(b).unwrap().outcome.unwrap();
     assert_eq!(failed.failure.as_ref().map(|f| f.class.name()), Some("syntax_api"), "{failed:?}");
     let best = tree.best_verified("r1").unwrap().unwrap();
+    let answer = tree.answer("r1").unwrap().unwrap();
 
-    // show: one line per node, indented by depth, the best marked.
+    // show: one line per node, indented by depth, the answer marked (and the fastest verified
+    // node, where it is another).
     let text = ok(&ekb(tmp.path()).args(["tree", "agent-run", "show"]).output().unwrap());
     let lines: Vec<&str> = text.lines().collect();
     assert!(
         lines[0].starts_with(&format!(
-            "run r1: {TASK} on cpu (target host), baseline naive, running; 4 node(s), best node {}",
-            best.id
+            "run r1: {TASK} on cpu (target host), baseline naive, running; 4 node(s), answer node {}",
+            answer.id
         )),
         "{text}"
     );
@@ -129,18 +131,24 @@ fn show_path_diff_and_export_read_a_tree_evaluated_by_ekb_eval() {
     assert!(lines[3].starts_with(&format!("      {c} [l1] l1-offline: ")), "{text}");
     assert!(lines[3].contains("trace +1 -0: vectorize k0_add.i3"), "{text}");
     assert!(lines[4].starts_with(&format!("    {b} [l1] l1-offline: syntax_api: ")), "{text}");
-    let marked: Vec<&str> = lines.iter().copied().filter(|l| l.ends_with("<- best")).collect();
-    assert_eq!(marked.len(), 1, "{text}");
-    assert!(marked[0].trim_start().starts_with(&format!("{} [", best.id)), "{text}");
+    let marked = |m: &str| lines.iter().copied().filter(|l| l.ends_with(m)).collect::<Vec<&str>>();
+    let answered = marked("<- answer");
+    assert_eq!(answered.len(), 1, "{text}");
+    assert!(answered[0].trim_start().starts_with(&format!("{} [", answer.id)), "{text}");
+    let fastest = marked("<- fastest verified");
+    assert_eq!(fastest.len(), usize::from(best.id != answer.id), "{text}");
 
-    // show --json: every node with its outcome and depth, and the best.
+    // show --json: every node with its outcome and depth, the answer and the fastest.
     let json: Value = serde_json::from_str(&ok(&ekb(tmp.path())
         .args(["tree", "agent-run", "show", "--json"])
         .output()
         .unwrap()))
     .unwrap();
     let r = &json["runs"][0];
-    assert_eq!((r["id"].as_str(), r["best"].as_i64()), (Some("r1"), Some(best.id)));
+    assert_eq!(
+        (r["id"].as_str(), r["answer"].as_i64(), r["best"].as_i64()),
+        (Some("r1"), Some(answer.id), Some(best.id))
+    );
     let nodes = r["nodes"].as_array().unwrap();
     assert_eq!(nodes.len(), 4);
     assert_eq!(nodes[2]["id"].as_i64(), Some(c));

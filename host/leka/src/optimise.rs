@@ -168,33 +168,6 @@ pub(crate) enum Pending {
     Record(Box<CandidateResult>),
 }
 
-/// The run's answer so far, and the node the next round expands: the verified node with the
-/// highest speedup among those whose interval lies above the start (its lower bound at least
-/// the root's measured speedup, verified or not; 1.0 when the root has none), else the root.
-/// So a verified edit measured slower than an unstable start, or within the noise of the
-/// start, is never the answer. A node whose confirmation was rejected is not either.
-fn answer(tree: &Tree, run: &str, root: &Node) -> Result<Node, Diagnostic> {
-    let start = root.outcome.as_ref().and_then(|o| o.speedup).unwrap_or(1.0);
-    let rejected: Vec<NodeId> = tree
-        .confirmations(run)?
-        .into_iter()
-        .filter(|c| c.verdict == Some(Verdict::Rejected))
-        .map(|c| c.node)
-        .collect();
-    let above =
-        |n: &&Node| n.outcome.as_ref().is_some_and(|o| o.verified && o.ci_low.is_some_and(|lo| lo >= start));
-    let best = tree
-        .nodes(run)?
-        .into_iter()
-        .filter(|n| n.id != root.id && !rejected.contains(&n.id))
-        .filter(|n| above(&n))
-        .max_by(|a, b| {
-            let s = |n: &Node| n.verified_speedup().unwrap_or(0.0);
-            s(a).total_cmp(&s(b)).then(b.id.cmp(&a.id))
-        });
-    Ok(best.unwrap_or_else(|| root.clone()))
-}
-
 /// What to do with `node`'s candidate: run it, or, when node `same` has the same candidate and
 /// was measured, record that measurement again (no seconds spent) and say so in the rationale.
 pub(crate) fn pending_run(
@@ -318,7 +291,7 @@ pub(crate) fn drive(
         if let Some(why) = over {
             break (RunStatus::Finished, why);
         }
-        let expand = answer(tree, run, &root)?;
+        let expand = tree.answer(run)?.unwrap_or_else(|| root.clone());
         let want = nodes_left.map_or(batch, |n| (n as usize).min(batch)).max(1);
         let round = match planner.round(tree, &root, &expand, want, &instance)? {
             Ok(round) => round,
@@ -381,7 +354,7 @@ fn confirm(
     let cost_budgets = Budgets { nodes: None, ..spec.budgets };
     let mut measured = 0;
     loop {
-        let ans = answer(tree, run, root)?;
+        let ans = tree.answer(run)?.unwrap_or_else(|| root.clone());
         if ans.id == root.id {
             return Ok(ans);
         }

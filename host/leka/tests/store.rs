@@ -4,7 +4,7 @@
 
 use ekb_eval::results::CandidateResult;
 use ekb_leka::tree::{
-    Budgets, CandidateFile, Cost, EditKind, Level, NewNode, NodeId, RunSpec, RunStatus, State, Tree,
+    Budgets, CandidateFile, Cost, EditKind, Level, NewNode, NodeId, RunSpec, RunStatus, State, Tree, Verdict,
 };
 use serde_json::json;
 use std::path::Path;
@@ -198,6 +198,16 @@ fn the_queries_on_a_small_tree() {
 
     // The best: f (4.0); without f, a and c tie at 2.0 and the earlier, a, wins; d's 3.0 is
     // unstable and never counts.
+    assert_eq!(tree.best_verified("r1").unwrap().map(|n| n.id), Some(t.f));
+    // The answer is the fastest verified node measured above the start, until its confirmation
+    // is rejected: then the next (a, the earlier of a tie), while f stays the fastest measured.
+    assert_eq!(tree.answer("r1").unwrap().map(|n| n.id), Some(t.f));
+    let confirm = tree.insert_confirmation("r1", t.f, t.root, "confirm-f", "0.10 0.10 0.10").unwrap();
+    assert_eq!(
+        tree.record_confirmation(confirm, &result(Some((0.9, true)), None)).unwrap(),
+        Verdict::Rejected
+    );
+    assert_eq!(tree.answer("r1").unwrap().map(|n| n.id), Some(t.a));
     assert_eq!(tree.best_verified("r1").unwrap().map(|n| n.id), Some(t.f));
     assert_eq!(ids(&tree.path_to(t.f).unwrap()), [t.root, t.a, t.d, t.f]);
     assert_eq!(ids(&tree.children(t.root).unwrap()), [t.a, t.b, t.c]);

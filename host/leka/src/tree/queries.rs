@@ -1,12 +1,12 @@
-//! What the loop and `ekb tree` ask of the tree: the best verified node, the path from the root
-//! to a node, a node's children and siblings, the gain of each level along a path, and the
+//! What the loop and `ekb tree` ask of the tree: the best verified node, the run's answer, the
+//! path from the root to a node, a node's children and siblings, the gain of each level along a path, and the
 //! attempts of one level under a node.
 //!
 //! What must stay true: a node counts as verified only when its evaluation was correct, had no
 //! failure, its baseline ran, and its speedup was stable (`Outcome::verified`); the factors of an
 //! [`Attribution`] multiply to its `total`.
 
-use super::node::{Level, Node, NodeId};
+use super::node::{Level, Node, NodeId, Verdict};
 use super::store::Tree;
 use ekb_ir::Diagnostic;
 use serde::Serialize;
@@ -55,6 +55,36 @@ impl Tree {
         let best = self
             .select_nodes("WHERE run = ?1 AND verified = 1 ORDER BY speedup DESC, id ASC LIMIT 1", [run])?;
         Ok(best.into_iter().next())
+    }
+
+    /// The run's answer so far, and the node the loop's next round expands: the verified node
+    /// with the highest speedup among those whose interval lies above the start (its lower bound
+    /// at least the root's measured speedup, verified or not; 1.0 when the root has none), else
+    /// the root; `None` before the root is added. So a verified edit measured slower than an
+    /// unstable start, or within the noise of the start, is never the answer, and neither is a
+    /// node whose confirmation was rejected. It differs from [`Tree::best_verified`] where the
+    /// fastest measurement did not hold up.
+    pub fn answer(&self, run: &str) -> Result<Option<Node>, Diagnostic> {
+        let Some(root) = self.root(run)? else { return Ok(None) };
+        let start = root.outcome.as_ref().and_then(|o| o.speedup).unwrap_or(1.0);
+        let rejected: Vec<NodeId> = self
+            .confirmations(run)?
+            .into_iter()
+            .filter(|c| c.verdict == Some(Verdict::Rejected))
+            .map(|c| c.node)
+            .collect();
+        let above = |n: &Node| {
+            n.outcome.as_ref().is_some_and(|o| o.verified && o.ci_low.is_some_and(|lo| lo >= start))
+        };
+        let best = self
+            .nodes(run)?
+            .into_iter()
+            .filter(|n| n.id != root.id && !rejected.contains(&n.id) && above(n))
+            .max_by(|a, b| {
+                let s = |n: &Node| n.verified_speedup().unwrap_or(0.0);
+                s(a).total_cmp(&s(b)).then(b.id.cmp(&a.id))
+            });
+        Ok(Some(best.unwrap_or(root)))
     }
 
     /// The nodes from the run's root to `id`, both included.
