@@ -72,7 +72,7 @@ impl Selection {
 }
 
 impl fmt::Display for Selection {
-    /// `default (patchify, trim, fold, cse, dce, fuse)`, `none`, or the list (`fold, cse`).
+    /// `default (patchify, pixel_transpose, trim, fold, cse, dce, fuse)`, `none`, or the list (`fold, cse`).
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let names = self.passes().iter().map(|p| p.name).collect::<Vec<_>>().join(", ");
         match self {
@@ -111,11 +111,11 @@ mod tests {
         assert_eq!(Selection::parse("default").unwrap(), Selection::Default);
         assert_eq!(Selection::parse("none").unwrap(), Selection::None);
         assert_eq!(Selection::parse("dce, fold").unwrap(), Selection::List(vec!["dce", "fold"]));
-        assert_eq!(Selection::default().to_string(), "default (patchify, trim, fold, cse, dce, fuse)");
+        assert_eq!(Selection::default().to_string(), "default (patchify, pixel_transpose, trim, fold, cse, dce, fuse)");
         assert_eq!(Selection::parse("dce,fold").unwrap().to_string(), "dce, fold");
         let e = Selection::parse("fold,csee").unwrap_err();
         assert_eq!(e.message, "unknown graph pass `csee`");
-        assert!(e.expected.as_deref().unwrap().contains("patchify, trim, fold, cse, dce, fuse"), "{e}");
+        assert!(e.expected.as_deref().unwrap().contains("patchify, pixel_transpose, trim, fold, cse, dce, fuse"), "{e}");
         assert_eq!(e.hint.as_deref(), Some("did you mean `cse`?"));
     }
 

@@ -5,6 +5,7 @@ pub mod dce;
 pub mod fold;
 pub mod fuse;
 pub mod patchify;
+pub mod pixel_transpose;
 pub mod trim;
 
 use crate::manager::{Pass, When};
@@ -16,6 +17,12 @@ pub static PASSES: &[Pass] = &[
         summary: "a convolution whose windows tile its input (stride = kernel, no padding) becomes a patch transpose and a `linear`",
         when: When::FixedPoint,
         run: patchify::run,
+    },
+    Pass {
+        name: "pixel_transpose",
+        summary: "a transposed convolution of a single input pixel (a latent vector to planes) becomes a `matmul` with its weight as [C, OC*kh*kw]",
+        when: When::FixedPoint,
+        run: pixel_transpose::run,
     },
     Pass {
         name: "trim",
@@ -51,7 +58,7 @@ pub static PASSES: &[Pass] = &[
 
 /// The passes of the default pipeline, in order: the rewrites that are always a win, then the
 /// fusion of what is left.
-pub const DEFAULT: &[&str] = &["patchify", "trim", "fold", "cse", "dce", "fuse"];
+pub const DEFAULT: &[&str] = &["patchify", "pixel_transpose", "trim", "fold", "cse", "dce", "fuse"];
 
 /// The pass of that name.
 pub fn find(name: &str) -> Option<&'static Pass> {
