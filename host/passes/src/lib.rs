@@ -111,11 +111,20 @@ mod tests {
         assert_eq!(Selection::parse("default").unwrap(), Selection::Default);
         assert_eq!(Selection::parse("none").unwrap(), Selection::None);
         assert_eq!(Selection::parse("dce, fold").unwrap(), Selection::List(vec!["dce", "fold"]));
-        assert_eq!(Selection::default().to_string(), "default (patchify, pixel_transpose, trim, fold, cse, dce, fuse)");
+        assert_eq!(
+            Selection::default().to_string(),
+            "default (patchify, pixel_transpose, trim, fold, cse, dce, fuse)"
+        );
         assert_eq!(Selection::parse("dce,fold").unwrap().to_string(), "dce, fold");
         let e = Selection::parse("fold,csee").unwrap_err();
         assert_eq!(e.message, "unknown graph pass `csee`");
-        assert!(e.expected.as_deref().unwrap().contains("patchify, pixel_transpose, trim, fold, cse, dce, fuse"), "{e}");
+        assert!(
+            e.expected
+                .as_deref()
+                .unwrap()
+                .contains("patchify, pixel_transpose, phase_split, trim, fold, cse, dce, fuse"),
+            "{e}"
+        );
         assert_eq!(e.hint.as_deref(), Some("did you mean `cse`?"));
     }
 

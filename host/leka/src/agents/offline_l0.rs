@@ -1,6 +1,8 @@
 //! The offline L0 policy: graph-pass choices. The graph stays as written; what it proposes is
-//! the pipeline it is compiled with: with the fusion pass or without it (`fold,cse,dce`), and
-//! without any pass (`none`), each only when it gives another loop program than the node's.
+//! the pipeline it is compiled with: the default one, the default one with strided transposed
+//! convolutions split into stride phases (`phase_split`, off by default), without fusion
+//! (`fold,cse,dce`), and without any pass (`none`), each only when it gives another loop
+//! program than the node's.
 //!
 //! What must stay true: deterministic, and never a pipeline the run already tried on this graph.
 
@@ -11,8 +13,12 @@ use ekb_ir::Diagnostic;
 use std::time::Instant;
 
 /// The pipelines tried, with why each might help.
-const PIPELINES: [(&str, &str); 3] = [
+const PIPELINES: [(&str, &str); 4] = [
     (DEFAULT_PASSES, "the default pipeline: folding, CSE, dead nodes, then fusion of each anchor with its elementwise consumers"),
+    (
+        "patchify,pixel_transpose,phase_split,trim,fold,cse,dce,fuse",
+        "the default pipeline with each strided transposed convolution split into one ordinary convolution per stride phase",
+    ),
     ("fold,cse,dce", "no fusion: each operator its own kernel, so each gets its family's own schedule"),
     ("none", "the graph exactly as written"),
 ];

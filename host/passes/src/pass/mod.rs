@@ -5,6 +5,7 @@ pub mod dce;
 pub mod fold;
 pub mod fuse;
 pub mod patchify;
+pub mod phase_split;
 pub mod pixel_transpose;
 pub mod trim;
 
@@ -23,6 +24,12 @@ pub static PASSES: &[Pass] = &[
         summary: "a transposed convolution of a single input pixel (a latent vector to planes) becomes a `matmul` with its weight as [C, OC*kh*kw]",
         when: When::FixedPoint,
         run: pixel_transpose::run,
+    },
+    Pass {
+        name: "phase_split",
+        summary: "a strided transposed convolution whose kernel is a multiple of its stride becomes one convolution per stride phase, interleaved (not in the default pipeline)",
+        when: When::FixedPoint,
+        run: phase_split::run,
     },
     Pass {
         name: "trim",
