@@ -363,8 +363,9 @@ fn a_model_as_the_backend_agent_cannot_keep_an_out_of_bounds_or_a_slower_kernel(
     // The slower kernel is correct and measured below the baseline; it is not the answer.
     let slower = by_model[1].outcome.as_ref().unwrap();
     assert!(slower.correct && slower.speedup.unwrap() < 0.9, "{slower:?}");
-    let best = tree.best_verified("t_relu/cpu").unwrap();
-    assert!(best.is_none_or(|b| b.id != by_model[1].id));
+    // (The fastest verified node may still be it, where the root's own timing was unstable.)
+    let answer = tree.answer("t_relu/cpu").unwrap().expect("a root");
+    assert_ne!(answer.id, by_model[1].id, "{nodes:?}");
     // Rollback: the second prompt still edits the root's kernel, the emitted one.
     let seen = seen.lock().unwrap();
     let second = seen[1]["messages"][1]["content"].as_str().unwrap();
