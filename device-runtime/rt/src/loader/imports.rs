@@ -5,9 +5,10 @@
 //! same list and order as the CPU adapter's), and every entry resolves to a function of this
 //! runtime with the C prototype the ABI gives. The math functions are the `libm` crate's (a
 //! port of musl's libm), so a kernel computes the same results whether this runtime is linked
-//! against glibc (native tests) or musl (the static board binary). `memset`, `memcpy` and
-//! `memmove` are the C library's: their results are defined bit for bit by C, whichever library
-//! provides them. No function here unwinds: a panic inside an `extern "C"` function aborts.
+//! against glibc (native tests) or musl (the static board binary). `memset` and `memmove` are
+//! the C library's, `memcpy` this runtime's (copy.rs: fast for short copies, the C library's
+//! beyond): their results are defined bit for bit by C, whichever code provides them. No
+//! function here unwinds: a panic inside an `extern "C"` function aborts.
 
 use crate::pool;
 
@@ -89,7 +90,7 @@ pub fn address(index: usize) -> Option<u64> {
     let p: *const () = match *IMPORTS.get(index)? {
         "ekb_parallel_for" => pool::ekb_parallel_for as ParallelFor as *const (),
         "memset" => libc::memset as MemSet as *const (),
-        "memcpy" => libc::memcpy as MemCopy as *const (),
+        "memcpy" => super::copy::memcpy as MemCopy as *const (),
         "memmove" => libc::memmove as MemCopy as *const (),
         "expf" => expf as Unary as *const (),
         "logf" => logf as Unary as *const (),

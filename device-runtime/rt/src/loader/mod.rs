@@ -21,6 +21,7 @@
 //! - An entry point is only ever the address of an exported `ekb_k_*` function inside the
 //!   mapped code, and lives as long as the [`LoadedObject`].
 
+mod copy;
 mod elf;
 mod error;
 mod imports;
