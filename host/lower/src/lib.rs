@@ -15,6 +15,7 @@
 //! Every module produced passes `ekb_ir::l1::verify::verify` against the target it was lowered
 //! for. The steps are in [`lower`]; each operator family lives in its own file.
 
+mod concat_in_place;
 mod conv;
 mod conv_transpose;
 mod elementwise;

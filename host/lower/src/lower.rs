@@ -1,11 +1,14 @@
 //! The lowering pipeline, as an ordered list of steps: check that the graph can be lowered,
 //! place every value in a module buffer, emit one kernel per node in node order, emit copy
 //! kernels for outputs no node writes, assemble the plan, and (default schedule) fold each
-//! fusion group's kernels into one (`fusion`) and move the kernels of nodes computed from
+//! fusion group's kernels into one (`fusion`), move the kernels of nodes computed from
 //! parameters alone to the front as `prepare` steps, which run once, before the first execution
-//! ([`prepared_nodes`]).
+//! ([`prepared_nodes`]), and let the writers of a concat's operands write its result
+//! (`concat_in_place`).
 
+use crate::concat_in_place::concat_in_place;
 use crate::prepack::Packing;
+use crate::recipe::Knob;
 use crate::sched::Cx;
 use crate::{
     conv, conv_transpose, elementwise, fusion, matmul, movement, norm, plan, pool, reduce, resize, scan,
@@ -131,6 +134,11 @@ pub fn lower_with(
     let (mut plan, rest): (Vec<Run>, Vec<Run>) = module.plan.into_iter().partition(|r| r.prepare);
     plan.extend(rest);
     module.plan = plan;
+    if default && knobs.get(Knob::ConcatInPlace) == 1 {
+        module = concat_in_place(g, module, &|v| storage.buffer(storage.loc(v)).to_string(), &|n| {
+            node_kernel(g, n)
+        });
+    }
     // Lowering bugs surface here in debug builds rather than as wrong numbers later; a graph
     // too large for the target's memory is the verify stage's finding, not a lowering bug.
     debug_assert!(

@@ -44,6 +44,7 @@ pub enum Knob {
     ConvPackTapsMaxPixels,
     ReduceRowTile,
     TransposeTile,
+    ConcatInPlace,
     GpuMatmulTile,
     GpuMatmulBlockRows,
     GpuMatmulBlockCols,
@@ -84,7 +85,7 @@ const fn spec(
 }
 
 /// Every knob, in the order recipes print them.
-pub const KNOBS: [KnobSpec; 35] = [
+pub const KNOBS: [KnobSpec; 36] = [
     spec(
         Knob::ThreadsMinWork,
         "threads.min_work",
@@ -252,6 +253,14 @@ pub const KNOBS: [KnobSpec; 35] = [
         "side of the square tiles of a transpose",
         1,
         256,
+    ),
+    spec(
+        Knob::ConcatInPlace,
+        "concat.in_place",
+        "movement",
+        "the kernels writing a concat's operands write their slices of its result, and the concat's copy goes (1; 0: never)",
+        0,
+        1,
     ),
     spec(
         Knob::GpuMatmulTile,
@@ -474,6 +483,7 @@ impl Knobs {
                 Knob::ConvPackTapsMaxPixels => 196,
                 Knob::ReduceRowTile => 256,
                 Knob::TransposeTile => 32,
+                Knob::ConcatInPlace => 1,
                 Knob::GpuMatmulTile => 16,
                 // 64x64 outputs per block, 8x4 per thread (128 threads, 32 accumulators each),
                 // k in stages of 16: a 1024x1024 output is 256 blocks, two per SM of an H200.
