@@ -73,7 +73,7 @@ pub struct Args {
     dump_stages: Option<Option<PathBuf>>,
     /// The L0 graph passes run before the lowering: `default` (patchify, pixel_transpose, trim, fold, cse, dce to a
     /// fixed point, then fuse), `none` (the graph as written), or a comma-separated list of pass names
-    /// (patchify, pixel_transpose, phase_split, trim, fold, cse, dce, fuse; docs/passes.md).
+    /// (patchify, pixel_transpose, phase_split, trim, bn_fold, fold, cse, dce, fuse; docs/passes.md).
     #[arg(long, value_name = "LIST", default_value = "default")]
     passes: String,
     /// Print every graph pass run on stderr: `== graph-passes: after `PASS`, round N ==` and

@@ -244,3 +244,31 @@ fn a_group_the_primitives_refuse_is_an_error_at_its_fuse_statement() {
     assert!(d.message.contains("reads `t0` back"), "{d}");
     assert!(d.span.is_some(), "{d}");
 }
+
+#[test]
+fn a_group_of_parameters_alone_is_prepared_node_by_node_on_the_cpu() {
+    // A rotary table: computed from an `iota` and a parameter, once, by prepare steps; only the
+    // product with the input runs every execution. The GPU, which has no prepare steps, keeps
+    // the group as one kernel.
+    let g = graph(
+        "graph rope(x: f32[8,4]) -> (y: f32[8,4]) {
+  param f: f32[4] = uniform(0.5, 1.5)
+  %i = iota(shape=[8,4], axis=0, dtype=f32)
+  %a = mul(%i, f)
+  %c = cos(%a)
+  %y = mul(x, %c)
+  fuse %a, %c
+  return %y
+}",
+    );
+    for t in targets() {
+        let m = run_case(&g, Schedule::Default, &t, 3).unwrap_or_else(|e| panic!("{}: {e}", t.name));
+        let prepared: Vec<&str> = m.plan.iter().filter(|r| r.prepare).map(|r| r.kernel.as_str()).collect();
+        assert_eq!(prepared.len(), 3, "{}:\n{}", t.name, ekb_ir::l1::print::print(&m));
+        assert_eq!(kernels(&m), 1, "{}", t.name);
+    }
+    let t = TargetProfile::load("h200").expect("shipped profile");
+    let m = lower_gpu(&g, Schedule::Default, &t).unwrap_or_else(|d| panic!("{d}"));
+    let m = check_module(&g, m, &t, 3).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(m.plan.len(), 3, "{}", ekb_ir::l1::print::print(&m));
+}

@@ -122,7 +122,7 @@ mod tests {
             e.expected
                 .as_deref()
                 .unwrap()
-                .contains("patchify, pixel_transpose, phase_split, trim, fold, cse, dce, fuse"),
+                .contains("patchify, pixel_transpose, phase_split, trim, bn_fold, fold, cse, dce, fuse"),
             "{e}"
         );
         assert_eq!(e.hint.as_deref(), Some("did you mean `cse`?"));

@@ -1,5 +1,6 @@
 //! The passes, one file each, and the table that names them ([`PASSES`]).
 
+pub mod bn_fold;
 pub mod cse;
 pub mod dce;
 pub mod fold;
@@ -36,6 +37,12 @@ pub static PASSES: &[Pass] = &[
         summary: "a slice keeping a window of a convolution's output (a causal conv1d's first L) becomes a convolution of that window alone, with less padding",
         when: When::FixedPoint,
         run: trim::run,
+    },
+    Pass {
+        name: "bn_fold",
+        summary: "a batch norm after a convolution of parameters becomes the convolution's weight and bias, computed once by prepare steps (not in the default pipeline)",
+        when: When::FixedPoint,
+        run: bn_fold::run,
     },
     Pass {
         name: "fold",
