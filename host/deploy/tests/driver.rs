@@ -104,23 +104,23 @@ fn the_graph_passes_rewrite_before_the_lowering_and_dump_each_change() {
     let a = driver::compile(Program::Graph(&g), Sources::default(), &host(), &options).unwrap();
     let kernels: Vec<&str> = a.module.kernels.iter().map(|k| k.name.as_str()).collect();
     assert_eq!(kernels, ["k1_add"], "the repeated relu shared, the unused exp removed, relu fused into add");
-    // Round 1: patchify, pixel_transpose, trim and fold (no change), cse, dce; round 2 changes
-    // nothing; then fuse (the 13th run).
+    // Round 1: patchify, pixel_transpose, trim, bn_fold and fold (no change), cse, dce; round 2
+    // changes nothing; then fuse (the 15th run).
     assert_eq!(
         files(dir.path()),
         [
-            "1-graph-passes.13-fuse.ekir",
-            "1-graph-passes.5-cse.ekir",
-            "1-graph-passes.6-dce.ekir",
+            "1-graph-passes.15-fuse.ekir",
+            "1-graph-passes.6-cse.ekir",
+            "1-graph-passes.7-dce.ekir",
             "1-graph-passes.ekir",
             "2-lower.l1.ekir"
         ]
     );
-    let after_cse = std::fs::read_to_string(dir.path().join("1-graph-passes.5-cse.ekir")).unwrap();
+    let after_cse = std::fs::read_to_string(dir.path().join("1-graph-passes.6-cse.ekir")).unwrap();
     assert!(after_cse.contains("add(%0, %0)") && after_cse.contains("exp(x)"), "{after_cse}");
     let last = std::fs::read_to_string(dir.path().join("1-graph-passes.ekir")).unwrap();
     assert!(last.contains("fuse %0, %2\n"), "{last}");
-    assert_eq!(last, std::fs::read_to_string(dir.path().join("1-graph-passes.13-fuse.ekir")).unwrap());
+    assert_eq!(last, std::fs::read_to_string(dir.path().join("1-graph-passes.15-fuse.ekir")).unwrap());
 
     // Without passes the graph is lowered as written: one kernel per node.
     let options = CompileOptions {

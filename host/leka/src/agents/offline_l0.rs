@@ -1,6 +1,6 @@
 //! The offline L0 policy: graph-pass choices. The graph stays as written; what it proposes is
-//! the pipeline it is compiled with: the default one, the default one with batch norms folded
-//! into their convolutions (`bn_fold`, off by default), the default one with strided transposed
+//! the pipeline it is compiled with: the default one, the default one without `bn_fold` (batch
+//! norms as written; the GPU's default already), the default one with strided transposed
 //! convolutions split into stride phases (`phase_split`, off by default), without fusion
 //! (`fold,cse,dce`), and without any pass (`none`), each only when it gives another loop
 //! program than the node's.
@@ -17,8 +17,8 @@ use std::time::Instant;
 const PIPELINES: [(&str, &str); 5] = [
     (DEFAULT_PASSES, "the default pipeline: folding, CSE, dead nodes, then fusion of each anchor with its elementwise consumers"),
     (
-        "patchify,pixel_transpose,trim,bn_fold,fold,cse,dce,fuse",
-        "the default pipeline with each batch norm after a convolution folded into its weight and bias, computed once (a second copy of a weight the lowering packs)",
+        "patchify,pixel_transpose,trim,fold,cse,dce,fuse",
+        "the default pipeline without `bn_fold`: each batch norm computed from its four operands in its producer's epilogue, as written",
     ),
     (
         "patchify,pixel_transpose,phase_split,trim,fold,cse,dce,fuse",

@@ -40,7 +40,7 @@ pub static PASSES: &[Pass] = &[
     },
     Pass {
         name: "bn_fold",
-        summary: "a batch norm after a convolution of parameters becomes the convolution's weight and bias, computed once by prepare steps (not in the default pipeline)",
+        summary: "a batch norm of parameters becomes a product and a sum per channel, their factors computed once by prepare steps (the CPU's default pipeline only)",
         when: When::FixedPoint,
         run: bn_fold::run,
     },
@@ -72,7 +72,13 @@ pub static PASSES: &[Pass] = &[
 
 /// The passes of the default pipeline, in order: the rewrites that are always a win, then the
 /// fusion of what is left.
-pub const DEFAULT: &[&str] = &["patchify", "pixel_transpose", "trim", "fold", "cse", "dce", "fuse"];
+pub const DEFAULT: &[&str] =
+    &["patchify", "pixel_transpose", "trim", "bn_fold", "fold", "cse", "dce", "fuse"];
+
+/// The passes of [`DEFAULT`] that the GPU's default pipeline leaves out: they compute values of
+/// parameters alone once, in prepare steps, which GPU payloads do not have (every execution
+/// would run their kernels).
+pub const CPU_ONLY: &[&str] = &["bn_fold"];
 
 /// The pass of that name.
 pub fn find(name: &str) -> Option<&'static Pass> {
