@@ -14,9 +14,11 @@ use ekb_ir::l1::{arena, Module};
 use ekb_ir::TargetProfile;
 use ekb_passes::Selection;
 
-/// The size of a loop program: its kernels and its memory plan's peak.
+/// The size of a loop program: the kernels an execution runs (its steps after the prepare
+/// steps, which run once: a packed weight, a batch norm's factors) and its memory plan's peak.
 pub fn size(module: &Module) -> ProgramSize {
-    ProgramSize { kernels: module.kernels.len(), planned_peak_bytes: arena::plan(module).planned_bytes() }
+    let kernels = module.plan.iter().filter(|r| !r.prepare).count();
+    ProgramSize { kernels, planned_peak_bytes: arena::plan(module).planned_bytes() }
 }
 
 /// The record of `program`, compiled with `options` into `after`: `after`'s size, and the size
