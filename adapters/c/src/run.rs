@@ -175,6 +175,7 @@ impl Gpu {
                 }
             }
         }
+        let prepared = exec.prepare().map_err(err)?;
         let ran = exec.execute(Pass::Checked).map_err(err)?;
         if let Some(hit) = exec.check_guards().map_err(err)?.first() {
             let b = &m.buffers[hit.buffer];
@@ -210,7 +211,7 @@ impl Gpu {
         let steps = plan
             .steps
             .iter()
-            .zip(&ran.step_ns)
+            .zip(prepared.step_ns.iter().chain(&ran.step_ns))
             .map(|(s, &time_ns)| {
                 let k = &plan.kernels[s.kernel];
                 StepRun {
@@ -268,6 +269,7 @@ pub fn plan(m: &Module, code: Code) -> Result<Plan, Diagnostic> {
             .collect(),
         buffers: m.buffers.iter().map(|b| b.ty.size_bytes() as u64).collect(),
         steps,
+        prepare_steps: m.plan.iter().take_while(|r| r.prepare).count(),
     })
 }
 

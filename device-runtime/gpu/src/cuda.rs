@@ -278,6 +278,8 @@ impl Drop for DeviceAlloc {
 pub struct CuExecutor {
     /// Per step: its kernel's function, launch configuration, symbol and argument addresses.
     steps: Vec<(CudaFunction, LaunchConfig, String, Vec<u64>)>,
+    /// The first `prepare` steps are the plan's prepare steps (never in the graph).
+    prepare: usize,
     allocs: Vec<DeviceAlloc>,
     sizes: Vec<u64>,
     built: Built,
@@ -335,16 +337,16 @@ impl CuExecutor {
                 (funcs[s.kernel].clone(), cfg, k.symbol.clone(), args)
             })
             .collect();
-        Ok(CuExecutor { steps, allocs, sizes, built, graph: None, dev })
+        Ok(CuExecutor { steps, prepare: plan.prepare_steps, allocs, sizes, built, graph: None, dev })
     }
 
     fn data(&self, buffer: usize) -> sys::CUdeviceptr {
         self.allocs[buffer].ptr + GUARD_BYTES
     }
 
-    /// Every step launched on `stream`, back to back, without events.
+    /// Every execution step launched on `stream`, back to back, without events.
     fn launch_all(&self, stream: &Arc<CudaStream>) -> Result<(), GpuError> {
-        for (s, (func, cfg, symbol, args)) in self.steps.iter().enumerate() {
+        for (s, (func, cfg, symbol, args)) in self.steps.iter().enumerate().skip(self.prepare) {
             let mut b = stream.launch_builder(func);
             for a in args {
                 b.arg(a);
@@ -433,14 +435,26 @@ impl Executor for CuExecutor {
         Ok(hits)
     }
 
+    fn prepare(&mut self) -> Result<Execution, GpuError> {
+        self.run_steps(0..self.prepare, true)
+    }
+
     fn execute(&mut self, how: Pass) -> Result<Execution, GpuError> {
         if how == Pass::Whole {
             return self.replay();
         }
-        let sync_each = how == Pass::Checked;
+        self.run_steps(self.prepare..self.steps.len(), how == Pass::Checked)
+    }
+}
+
+impl CuExecutor {
+    /// The steps `range`, in order on the stream, each between its timing events; with
+    /// `sync_each`, waiting after every one.
+    fn run_steps(&self, range: std::ops::Range<usize>, sync_each: bool) -> Result<Execution, GpuError> {
         let stream = &self.dev.stream;
-        let mut events = Vec::with_capacity(self.steps.len());
-        for (s, (func, cfg, symbol, args)) in self.steps.iter().enumerate() {
+        let mut events = Vec::with_capacity(range.len());
+        for s in range {
+            let (func, cfg, symbol, args) = &self.steps[s];
             let what = |verb: &str| format!("{verb} step {s} (kernel `{symbol}`)");
             let mut b = stream.launch_builder(func);
             for a in args {
@@ -495,6 +509,7 @@ mod tests {
             }],
             buffers: vec![4],
             steps: vec![Step { kernel: 0, args: vec![0] }],
+            prepare_steps: 0,
         };
         match (present, CuDevice::open(), crate::compile(&plan)) {
             (false, Err(open), Err(build)) => {

@@ -147,6 +147,9 @@ pub struct Plan {
     /// Size of each buffer in bytes (a buffer of 0 bytes still gets a valid allocation).
     pub buffers: Vec<u64>,
     pub steps: Vec<Step>,
+    /// How many of the first steps are prepare steps: [`Executor::prepare`] runs them (once
+    /// per binding of the parameters), [`Executor::execute`] the steps after them.
+    pub prepare_steps: usize,
 }
 
 impl Plan {
@@ -184,6 +187,13 @@ impl Plan {
             if k.grid.contains(&0) || k.block.contains(&0) {
                 return bad(format!("kernel `{}` has an empty grid or block", k.symbol));
             }
+        }
+        if self.prepare_steps > self.steps.len() {
+            return bad(format!(
+                "{} prepare steps in a plan of {} steps",
+                self.prepare_steps,
+                self.steps.len()
+            ));
         }
         for (i, s) in self.steps.iter().enumerate() {
             if s.kernel >= self.kernels.len() {
@@ -451,7 +461,12 @@ pub trait Executor {
     /// The guard words of every buffer that no longer hold [`GUARD_WORD`] (they are set when
     /// the buffers are made; a hit is reported until the buffers are made again).
     fn check_guards(&mut self) -> Result<Vec<GuardHit>, GpuError>;
-    /// Runs every step once, in order, and waits for the last, as `how` says.
+    /// Runs the prepare steps ([`Plan::prepare_steps`]) once, in order, waiting after each (as
+    /// [`Pass::Checked`]): what they write keeps its values across executions until the next
+    /// call. Each step's time in [`Execution::step_ns`].
+    fn prepare(&mut self) -> Result<Execution, GpuError>;
+    /// Runs every execution step (those after the prepare steps) once, in order, and waits for
+    /// the last, as `how` says.
     fn execute(&mut self, how: Pass) -> Result<Execution, GpuError>;
 }
 
@@ -573,6 +588,7 @@ mod tests {
             kernels: Vec::new(),
             buffers: Vec::new(),
             steps: Vec::new(),
+            prepare_steps: 0,
         };
         let info = DeviceInfo {
             api: Api::Cuda,
@@ -643,11 +659,15 @@ mod tests {
         };
         let plan = Plan {
             programs: vec![Code::OpenClSource(String::new())],
-            kernels: vec![k],
+            kernels: vec![k.clone()],
             buffers: vec![4],
             steps: vec![Step { kernel: 0, args: vec![0] }],
+            prepare_steps: 0,
         };
         assert_eq!(plan.check().unwrap_err().message, "kernel 0 names program 1 of 1");
+        let prepared =
+            Plan { prepare_steps: 2, kernels: vec![KernelSpec { program: 0, ..k.clone() }], ..plan.clone() };
+        assert_eq!(prepared.check().unwrap_err().message, "2 prepare steps in a plan of 1 steps");
         let mixed =
             Plan { programs: vec![Code::OpenClSource(String::new()), Code::Ptx(String::new())], ..plan };
         assert_eq!(mixed.api().unwrap_err().message, "the plan mixes OpenCL and CUDA programs");

@@ -238,6 +238,8 @@ pub struct ClExecutor {
     // Field order is drop order: kernels before programs, sub-buffers before buffers, all
     // before the queue and context.
     steps: Vec<ClStep>,
+    /// The first `prepare` steps are the plan's prepare steps.
+    prepare: usize,
     /// Held for the kernels' sake (drivers keep a program alive for its kernels anyway).
     _programs: Vec<Program>,
     /// The data region of each buffer, as kernels see it.
@@ -306,7 +308,8 @@ impl ClExecutor {
             steps.push(ClStep { kernel, symbol: k.symbol.clone(), global, local });
         }
         dev.queue.finish().map_err(|e| cl_err("setting the guards", e))?;
-        Ok(ClExecutor { steps, _programs: programs, data, whole, sizes, guard, built, dev })
+        let prepare = plan.prepare_steps;
+        Ok(ClExecutor { steps, prepare, _programs: programs, data, whole, sizes, guard, built, dev })
     }
 
     fn span(&self, buffer: usize, len: usize) -> usize {
@@ -374,11 +377,23 @@ impl Executor for ClExecutor {
         Ok(hits)
     }
 
+    fn prepare(&mut self) -> Result<Execution, GpuError> {
+        self.run_steps(0..self.prepare, true)
+    }
+
     fn execute(&mut self, how: Pass) -> Result<Execution, GpuError> {
-        let sync_each = how == Pass::Checked;
+        self.run_steps(self.prepare..self.steps.len(), how == Pass::Checked)
+    }
+}
+
+impl ClExecutor {
+    /// The steps `range`, in order on the queue, each between its profiling events; with
+    /// `sync_each`, waiting after every one.
+    fn run_steps(&self, range: std::ops::Range<usize>, sync_each: bool) -> Result<Execution, GpuError> {
         let q = &self.dev.queue;
-        let mut events: Vec<Event> = Vec::with_capacity(self.steps.len());
-        for (s, step) in self.steps.iter().enumerate() {
+        let mut events: Vec<Event> = Vec::with_capacity(range.len());
+        for s in range {
+            let step = &self.steps[s];
             let what = |verb: &str| format!("{verb} step {s} (kernel `{}`)", step.symbol);
             // SAFETY: the arguments were set when the executor was made, to buffers it owns;
             // the sizes are the launch the kernel was written for.

@@ -114,6 +114,7 @@ mod enabled {
                     args: s.args.iter().map(|&a| a as usize).collect(),
                 })
                 .collect(),
+            prepare_steps: m.prepare_plan().len(),
         })
     }
 

@@ -42,11 +42,12 @@
 //! runtime's): the build logs and the device go into [`Reply::Ready`]'s notes. Their buffers
 //! live on the device, with guards of their own (`ekb-gpu`); the shared buffers are the host's
 //! copies. `Run` copies the inputs and parameters to the device, fills the device's outputs and
-//! temporaries with the poison, runs the plan waiting after each kernel (so a driver error names
-//! it), copies the outputs back into the shared buffers and reports the device guards a kernel
-//! overwrote and the inputs it changed (`Violation`, in `Reply::GpuRan`); `Sample` fills the
-//! poison and times each execution by the driver's clock (first kernel's start to last kernel's
-//! end); `Count` sums each kernel's device time over the runs (`Reply::GpuCounted`); `Readback`
+//! temporaries with the poison, runs the prepare steps and then an execution, waiting after each
+//! kernel (so a driver error names it), copies the outputs back into the shared buffers and
+//! reports the device guards a kernel overwrote and the inputs it changed (`Violation`, in
+//! `Reply::GpuRan`); `Sample` fills the poison (not into the prepared temps, which hold what the
+//! last `Run`'s prepare steps computed from the parameters it copied) and times each execution
+//! by the driver's clock (first kernel's start to last kernel's end); `Count` sums each kernel's device time over the runs (`Reply::GpuCounted`); `Readback`
 //! copies the outputs of the last execution back and checks guards and inputs again. A driver
 //! error answers `Reply::GpuFailed`. (These messages exist in GPU builds only.) The system-call filter is not installed when a GPU program runs here:
 //! drivers open device files, map memory, start threads and (PoCL) compile kernels while
@@ -669,10 +670,13 @@ mod gpu {
         Reply::GpuFailed { fault, message: e.to_string() }
     }
 
-    /// Fills the device's outputs and temporaries with the poison.
-    fn poison(exec: &mut dyn Executor, prog: &Program) -> Result<(), GpuError> {
+    /// Fills the device's outputs and temporaries with the poison; with `keep_prepared`, not
+    /// the temps the prepare steps wrote (they hold their values across executions).
+    fn poison(exec: &mut dyn Executor, prog: &Program, keep_prepared: bool) -> Result<(), GpuError> {
+        let prepared = prog.manifest().prepared();
         for (i, b) in prog.manifest().buffers.iter().enumerate() {
-            if !b.role.is_generated() {
+            let kept = b.role.is_generated() || (keep_prepared && prepared[i]);
+            if !kept {
                 let word = match b.dtype {
                     DType::F32 => POISON_F32_BITS,
                     DType::I32 => POISON_I32 as u32,
@@ -688,8 +692,10 @@ mod gpu {
         Ok(())
     }
 
-    /// A correctness run: inputs and parameters to the device, poison, the plan (waiting after
-    /// each kernel), outputs back, guards and inputs checked.
+    /// A correctness run: inputs and parameters to the device, poison (the prepared temps
+    /// too), the prepare steps, the execution (waiting after each kernel), outputs back, guards
+    /// and inputs checked. The samples and counts that follow keep what the prepare steps
+    /// wrote: they run on the parameters this run wrote.
     pub(super) fn run(exec: &mut dyn Executor, prog: &Program, bufs: &Buffers) -> Reply {
         let ran = (|| -> Result<(u64, Vec<Violation>), GpuError> {
             for (i, b) in prog.manifest().buffers.iter().enumerate() {
@@ -697,7 +703,8 @@ mod gpu {
                     exec.write(i, bufs.data(i).bytes())?;
                 }
             }
-            poison(exec, prog)?;
+            poison(exec, prog, false)?;
+            exec.prepare()?;
             let t = exec.execute(Pass::Checked)?;
             Ok((t.span_ns, readback(exec, prog, bufs)?))
         })();
@@ -709,14 +716,14 @@ mod gpu {
 
     /// One timed execution: poison, then the plan; the driver's time of it.
     pub(super) fn sample(exec: &mut dyn Executor, prog: &Program) -> Result<u64, Reply> {
-        poison(exec, prog).and_then(|()| exec.execute(Pass::Whole)).map(|t| t.span_ns).map_err(failed)
+        poison(exec, prog, true).and_then(|()| exec.execute(Pass::Whole)).map(|t| t.span_ns).map_err(failed)
     }
 
     /// `runs` executions; each step's time summed.
     pub(super) fn count(exec: &mut dyn Executor, prog: &Program, runs: u32) -> Reply {
         let mut step_ns = Vec::new();
         for _ in 0..runs {
-            match poison(exec, prog).and_then(|()| exec.execute(Pass::Steps)) {
+            match poison(exec, prog, true).and_then(|()| exec.execute(Pass::Steps)) {
                 Ok(t) => {
                     step_ns.resize(t.step_ns.len(), 0u64);
                     for (sum, ns) in step_ns.iter_mut().zip(t.step_ns) {

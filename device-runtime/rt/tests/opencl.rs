@@ -81,10 +81,11 @@ fn every_corpus_operator_runs_correctly_with_profiling_times_and_kernel_resource
         let t = r.timing.as_ref().unwrap();
         assert_eq!(t.clock, "opencl-profiling", "{}", g.name);
         assert!(!t.samples_ns.is_empty() && t.samples_ns.iter().all(|&ns| ns > 0), "{}: {t:?}", g.name);
-        // Every step's device time, and every kernel's figures from the driver.
+        // Every execution step's device time (the prepare steps are not an execution's), and
+        // every kernel's figures from the driver.
         let gpu: Vec<_> =
             r.counters.iter().filter(|c| matches!(c.kind, CounterKind::Gpu | CounterKind::Step)).collect();
-        for (s, run) in m.plan.iter().enumerate() {
+        for (s, run) in m.plan.iter().filter(|r| !r.prepare).enumerate() {
             let name = format!("{} (step {s}): time (opencl-profiling, ns)", run.kernel);
             let time =
                 gpu.iter().find(|c| c.name == name).unwrap_or_else(|| panic!("{}: no `{name}`", g.name));
@@ -124,6 +125,43 @@ fn every_corpus_operator_runs_correctly_with_profiling_times_and_kernel_resource
     assert_eq!(graphs, corpus_files().len());
     assert!(kernels >= graphs, "{kernels} kernels");
     println!("{graphs} corpus graphs, {kernels} kernels: correct on {} seeds each", SEEDS.len());
+}
+
+#[test]
+fn prepare_steps_run_once_per_seed_and_keep_their_results_across_executions() {
+    // A rotary table from `iota` and a parameter: three prepare steps, then one kernel per
+    // execution that reads the table. The samples poison every output and temp but the table,
+    // so a table the prepare steps did not write, or that a sample overwrote, fails the check
+    // that follows the samples.
+    let g = ekb_ir::l0::check::load(&SourceFile::new(
+        "rope.ekir",
+        "graph rope(x: f32[64,32] = normal(0.0, 1.0)) -> (y: f32[64,32]) {
+  param f: f32[32] = uniform(0.5, 1.5)
+  %i = iota(shape=[64,32], axis=0, dtype=f32)
+  %a = mul(%i, f)
+  %c = cos(%a)
+  %y = mul(x, %c)
+  return %y
+}",
+    ))
+    .unwrap_or_else(|d| panic!("{}", d[0]));
+    let (m, bytes) = gpu_graph_payload(&g, &pocl());
+    let prepare: Vec<bool> = m.plan.iter().map(|r| r.prepare).collect();
+    assert_eq!(prepare, [true, true, true, false], "{}", ekb_ir::l1::print::print(&m));
+    let mut c = serve(&[]);
+    let id = match c.call(&Request::Load { payload: bytes }) {
+        Response::Loaded { payload, .. } => payload,
+        other => panic!("{other:?}"),
+    };
+    let r = run(&mut c, id);
+    assert!(r.is_correct(), "{:?} {:?}", r.failure, r.seeds);
+    assert_eq!(r.seeds.len(), SEEDS.len());
+    assert!(logged(&r, "plan: 3 prepare step(s)"), "{:?}", r.log);
+    // Only the execution's kernel is timed, as step 0.
+    let steps: Vec<&str> =
+        r.counters.iter().filter(|c| c.kind == CounterKind::Step).map(|c| c.name.as_str()).collect();
+    assert_eq!(steps.len(), 1, "{steps:?}");
+    assert!(steps[0].starts_with(&format!("{} (step 0): time", m.plan[3].kernel)), "{steps:?}");
 }
 
 /// A copy kernel on `block` threads per block (no `reqd_work_group_size`, so the driver takes

@@ -895,16 +895,12 @@ fn prepare_steps_are_checked() {
     assert_eq!(field, "arena.slots[2]");
     assert_eq!(value, "`w0` shares bytes with `w` (arena.slots[0]) while both are live at step 1");
     assert_eq!(rule, "temps that share bytes are never live at the same plan step");
-    // The CPU backend only.
+    // GPU payloads under the same rules: the matmul reads the input `x`.
     let mut m = gpu_manifest();
     m.prepare_steps = 1;
     let e = Payload::parse(&assemble(&postcard::to_allocvec(&m).unwrap(), &gpu_blobs())).unwrap_err();
-    assert_eq!(
-        bad_value(e),
-        (
-            "prepare_steps".into(),
-            "1".into(),
-            "0 for GPU payloads (prepare steps are supported on the CPU backend only)"
-        )
-    );
+    let (field, value, rule) = bad_value(e);
+    assert_eq!(field, "plan[0].args[0]");
+    assert!(value.starts_with("`x` (input"), "{value}");
+    assert_eq!(rule, "a prepare step reads only params and temps an earlier prepare step wrote");
 }

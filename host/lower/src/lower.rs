@@ -168,7 +168,10 @@ pub fn lower_with(
 /// product is transposed once, as inference engines pack weights when they load a model.
 /// Returns the values ready before the first execution (parameters, prepared nodes and views
 /// of them), and the prepared nodes.
-fn prepared_nodes<'g>(g: &'g Graph, storage: &plan::Storage) -> (HashSet<&'g str>, HashSet<&'g str>) {
+pub(crate) fn prepared_nodes<'g>(
+    g: &'g Graph,
+    storage: &plan::Storage,
+) -> (HashSet<&'g str>, HashSet<&'g str>) {
     let grouped: HashSet<&str> =
         g.groups.iter().flat_map(|f| f.nodes.iter().map(|v| v.name.as_str())).collect();
     let mut ready: HashSet<&str> = g.params.iter().map(|p| p.name.as_str()).collect();
@@ -193,7 +196,7 @@ fn prepared_nodes<'g>(g: &'g Graph, storage: &plan::Storage) -> (HashSet<&'g str
 /// schedule; `None` when it has none. Each member of such a group is then a prepare step of its
 /// own, computed once, where the group's kernel would run every execution (rotary tables built
 /// from `iota`: 1.14x and 1.35x paired on a 2-core AVX-512 VM, docs/passes.md).
-fn without_parameter_groups(g: &Graph, schedule: Schedule) -> Option<Graph> {
+pub(crate) fn without_parameter_groups(g: &Graph, schedule: Schedule) -> Option<Graph> {
     if schedule != Schedule::Default || g.groups.is_empty() {
         return None;
     }

@@ -246,10 +246,9 @@ fn a_group_the_primitives_refuse_is_an_error_at_its_fuse_statement() {
 }
 
 #[test]
-fn a_group_of_parameters_alone_is_prepared_node_by_node_on_the_cpu() {
+fn a_group_of_parameters_alone_is_prepared_node_by_node() {
     // A rotary table: computed from an `iota` and a parameter, once, by prepare steps; only the
-    // product with the input runs every execution. The GPU, which has no prepare steps, keeps
-    // the group as one kernel.
+    // product with the input runs every execution, on the CPU and on the GPU.
     let g = graph(
         "graph rope(x: f32[8,4]) -> (y: f32[8,4]) {
   param f: f32[4] = uniform(0.5, 1.5)
@@ -270,5 +269,6 @@ fn a_group_of_parameters_alone_is_prepared_node_by_node_on_the_cpu() {
     let t = TargetProfile::load("h200").expect("shipped profile");
     let m = lower_gpu(&g, Schedule::Default, &t).unwrap_or_else(|d| panic!("{d}"));
     let m = check_module(&g, m, &t, 3).unwrap_or_else(|e| panic!("{e}"));
-    assert_eq!(m.plan.len(), 3, "{}", ekb_ir::l1::print::print(&m));
+    let prepare: Vec<bool> = m.plan.iter().map(|r| r.prepare).collect();
+    assert_eq!(prepare, [true, true, true, false], "{}", ekb_ir::l1::print::print(&m));
 }

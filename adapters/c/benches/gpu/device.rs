@@ -112,7 +112,7 @@ impl Loaded {
             let poison = if b.ty.dtype == DType::F32 { POISON_F32_BITS } else { POISON_I32 as u32 };
             exec.fill(i, poison).map_err(|e| format!("filling `{}`: {e}", b.name))?;
         }
-        Ok(Loaded { exec, steps: plan.steps.len(), module: m })
+        Ok(Loaded { exec, steps: plan.steps.len() - plan.prepare_steps, module: m })
     }
 
     fn index(&self, name: &str) -> Result<usize, String> {
@@ -142,9 +142,11 @@ impl Loaded {
         Ok(bytes.chunks_exact(4).map(|c| f32::from_ne_bytes([c[0], c[1], c[2], c[3]])).collect())
     }
 
-    /// Runs the plan `reps` times (after the warm-up), each execution's kernels back to back,
-    /// and returns the spans by the driver's clock; then checks the guards.
+    /// Runs the prepare steps on the buffers as written, then the plan `reps` times (after the
+    /// warm-up), each execution's kernels back to back, and returns the spans by the driver's
+    /// clock; then checks the guards.
     pub fn time(&mut self, reps: Reps) -> Result<Timing, String> {
+        self.exec.prepare().map_err(|e| e.to_string())?;
         for _ in 0..reps.warmup {
             self.exec.execute(Pass::Steps).map_err(|e| e.to_string())?;
         }
@@ -161,6 +163,7 @@ impl Loaded {
     /// Host wall-clock time of one execution that waits for its kernel (enqueue or launch,
     /// the driver's timing events, synchronise), repeated like [`Loaded::time`].
     pub fn host_wall(&mut self, reps: Reps) -> Result<Timing, String> {
+        self.exec.prepare().map_err(|e| e.to_string())?;
         for _ in 0..reps.warmup {
             self.exec.execute(Pass::Checked).map_err(|e| e.to_string())?;
         }

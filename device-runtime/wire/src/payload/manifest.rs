@@ -426,8 +426,8 @@ pub struct Manifest {
     /// The kernels to run, in order: the first [`Manifest::prepare_steps`] once per binding of
     /// the parameters, the rest for one execution of the program.
     pub plan: Vec<LaunchStep>,
-    /// How many of the plan's first steps are prepare steps (format version 5; CPU payloads
-    /// only). They compute from the parameters alone (e.g. pack a weight matrix into another
+    /// How many of the plan's first steps are prepare steps (format version 5; in GPU payloads
+    /// too, which runtimes before GPU prepare steps refuse). They compute from the parameters alone (e.g. pack a weight matrix into another
     /// layout) and run once per binding of the parameters (each seed's values), before the
     /// first execution; they are not part of an execution (not timed, not repeated). The temps
     /// they write ([`Manifest::prepared`]) keep their values across executions and are only
@@ -913,13 +913,6 @@ impl Manifest {
         let n = self.prepare_steps;
         if n == 0 {
             return Ok(());
-        }
-        if self.backend != Backend::CpuLlvm {
-            return Err(bad(
-                "prepare_steps".into(),
-                format!("{n}"),
-                "0 for GPU payloads (prepare steps are supported on the CPU backend only)",
-            ));
         }
         if n as usize >= self.plan.len() {
             return Err(bad(

@@ -168,14 +168,24 @@ impl Tiling {
     /// long serial `k`, and the SMs sit mostly idle.
     fn for_product(gpu: &Gpu, p: &Product) -> Option<Tiling> {
         let knob = |k| gpu.knobs.get(k);
-        let chosen = Tiling::choose(gpu, p, knob(Knob::GpuMatmulThreadRows), knob(Knob::GpuMatmulThreadCols));
+        let chosen =
+            Tiling::choose(gpu, p, knob(Knob::GpuMatmulThreadRows), knob(Knob::GpuMatmulThreadCols), false);
         let short = |t: &Tiling| t.blocks(p) * t.threads() < gpu.units * FEW_ROWS_THREADS;
-        let few = p.few_rows && p.m <= knob(Knob::GpuMatmulFewRows) && chosen.as_ref().is_none_or(short);
-        let tiling = match few.then(|| Tiling::choose(gpu, p, 2, 2)).flatten() {
+        let few_rows = p.few_rows && p.m <= knob(Knob::GpuMatmulFewRows);
+        let few = few_rows && chosen.as_ref().is_none_or(short);
+        // A grid short of `gpu.matmul_min_blocks` is kept where its split blocks hold at least
+        // the threads of the 16x16 tiles it replaces (each of those a serial `k`).
+        let tile = knob(Knob::GpuMatmulTile);
+        let tiled_threads = p.batch * p.m.div_ceil(tile) * p.n.div_ceil(tile) * tile * tile;
+        let filled = |t: &Tiling| {
+            let s = t.split(gpu, p);
+            t.blocks(p) >= knob(Knob::GpuMatmulMinBlocks)
+                || s.blocks(p) * s.threads() * s.splits >= tiled_threads
+        };
+        let tiling = match few.then(|| Tiling::choose(gpu, p, 2, 2, true)).flatten().filter(filled) {
             Some(small) if chosen.is_none_or(|t| small.threads() > t.threads()) => Some(small),
             _ => chosen,
         };
-        let few_rows = p.few_rows && p.m <= knob(Knob::GpuMatmulFewRows);
         tiling.map(|t| if few_rows { t.split(gpu, p) } else { t })
     }
 
@@ -203,10 +213,13 @@ impl Tiling {
     }
 
     /// The tiling of `p` with `tm` x `tn` thread tiles, its block tile fitted to the output,
-    /// then halved towards `gpu.matmul_min_blocks` blocks; `None` where the grid stays short
-    /// of them (a small output, whose 16x16 tiles are more blocks) or the tiling is over the
-    /// target's limits.
-    fn choose(gpu: &Gpu, p: &Product, tm: usize, tn: usize) -> Option<Tiling> {
+    /// then halved towards `gpu.matmul_min_blocks` blocks; `None` where the tiling is over the
+    /// target's limits or, unless `short_ok`, the grid stays short of those blocks (a small
+    /// output, whose 16x16 tiles are more blocks). Products of few rows pass `short_ok`: their
+    /// blocks are then split along `k` ([`Tiling::split`]), which 16x16 tiles are not (a
+    /// projection of 8 rows to 896 columns over 4864 had 56 blocks of 16x16, each a serial
+    /// `k` of 304 stages).
+    fn choose(gpu: &Gpu, p: &Product, tm: usize, tn: usize, short_ok: bool) -> Option<Tiling> {
         let knob = |k| gpu.knobs.get(k);
         // Block tiles are whole numbers of thread tiles.
         let whole = |b: usize, t: usize| (b / t).max(1) * t;
@@ -249,7 +262,7 @@ impl Tiling {
         while t.bk > 1 && t.bm.max(t.bn) * t.bk > MAX_LOADS * t.threads() {
             t.bk /= 2;
         }
-        let fits = blocks(&t) >= min_blocks
+        let fits = (short_ok || blocks(&t) >= min_blocks)
             && t.threads() <= gpu.max_threads
             && t.shared_bytes(p) <= gpu.shared_bytes
             && p.m.div_ceil(t.bm) <= GRID_YZ_MAX
@@ -1049,6 +1062,32 @@ mod tests {
         // blocks of 256 threads, so not 8.
         assert_eq!(threads[0], 4 * threads[2]);
         assert_eq!(threads[1], 2 * threads[2]);
+    }
+
+    #[test]
+    fn few_rows_short_of_the_compute_units_split_k_rather_than_take_16x16_tiles() {
+        // 8 rows to 896 columns (a speculative decode's down projection, with a shorter `k`):
+        // 2x2 thread tiles fill at most 56 blocks of one warp on the H200's 132 SMs, short of
+        // `gpu.matmul_min_blocks`; split 8 ways along `k` they hold the threads the 16x16 tiles
+        // would (56 blocks of 256), each with an eighth of the serial `k`.
+        let text = |k: usize| {
+            format!(
+                "graph g(x: f32[8,{k}], w: f32[896,{k}]) -> (y: f32[8,896]) {{
+  %y = linear(x, w)
+  return %y
+}}
+"
+            )
+        };
+        let (g, m) = lowered(&text(256), "h200", &[]);
+        let (grid, block, _) = launch_of(&m.kernels[0]);
+        assert_eq!((grid, block), (vec![56, 1], vec![256]));
+        check_outputs(&g, &m, 1);
+        // With `k` of 4 stages the groups split it only 2 ways, fewer threads than the 16x16
+        // tiles: those stay.
+        let (_, m) = lowered(&text(64), "h200", &[]);
+        let (_, block, _) = launch_of(&m.kernels[0]);
+        assert_eq!(block, vec![16, 16]);
     }
 
     #[test]

@@ -129,9 +129,30 @@ pub fn lower_gpu_with(
         shared_bytes: profile.shared_bytes_per_block,
         knobs: *knobs,
     };
+    // Groups of values computed from parameters alone are left out: their members are
+    // prepared one by one (below), where the group's kernel would run every execution.
+    let lean;
+    let g = match crate::lower::without_parameter_groups(g, schedule) {
+        Some(without) => {
+            lean = without;
+            &lean
+        }
+        None => g,
+    };
     // Step 1: buffers, checks, and one naive kernel per node (then the copies), in plan order.
     let naive = crate::lower::lower(g, Schedule::Naive, target)?;
     let storage = plan::assign(g)?;
+    // The nodes computed from parameters alone (`full` and `iota` among them), whose kernels
+    // are prepare steps under the default schedule: run once per binding of the parameters,
+    // not in every execution (a GPU execution pays a launch for each kernel, however small).
+    let prepared: HashSet<&str> = if schedule == Schedule::Default {
+        crate::lower::prepared_nodes(g, &storage).1
+    } else {
+        HashSet::new()
+    };
+    // Their kernels, flagged once the groups are folded (the folding works on spans of the
+    // plan as single executions; no group member is prepared).
+    let mut prepare_kernels: HashSet<String> = HashSet::new();
     // Members of fusion groups (default schedule) wait for step 2b unbound: the folding needs
     // their plain nests.
     let fused = schedule == Schedule::Default && !g.groups.is_empty();
@@ -166,7 +187,11 @@ pub fn lower_gpu_with(
             }
             None => bind::bind(&gpu, k),
         };
+        let before = runs.len();
         push_bodies(&mut kernels, &mut runs, k, run, bodies);
+        if node.is_some_and(|n| prepared.contains(n.name.as_str())) {
+            prepare_kernels.extend(runs[before..].iter().map(|r| r.kernel.clone()));
+        }
     }
     let mut m = Module { name: naive.name, buffers: naive.buffers, kernels, plan: runs, span: Span::NONE };
     // Step 2b: each fusion group folded into one kernel, which step 3 then binds (unless its
@@ -182,6 +207,15 @@ pub fn lower_gpu_with(
             push_bodies(&mut m.kernels, &mut m.plan, k, run, bodies);
         }
     }
+    // The prepare steps first: they read parameters and each other's results only, so moving
+    // them ahead of the other steps keeps every dependence.
+    for r in &mut m.plan {
+        r.prepare = prepare_kernels.contains(&r.kernel);
+    }
+    let (mut plan, rest): (Vec<Run>, Vec<Run>) =
+        std::mem::take(&mut m.plan).into_iter().partition(|r| r.prepare);
+    plan.extend(rest);
+    m.plan = plan;
     // Step 4 (the memory budget is the verify stage's finding about the graph, not a bug here).
     if let Some(first) = verify_code(&m, Some(target)).into_iter().find(Diagnostic::is_error) {
         return Err(Diagnostic::error(format!(

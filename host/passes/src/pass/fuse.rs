@@ -6,6 +6,11 @@
 //! their own shape, as long as every member but the last is read only inside the group. The
 //! group is the longest such chain the group rules (`check_group`) accept.
 //!
+//! A node computed from parameters alone (a `full`, an `iota`, `bn_fold`'s factors) anchors no
+//! group: the default lowering computes it once, in a prepare step, where a group's kernel
+//! would compute it again in every execution (a batch norm's scale `[1, C]` joined by a product
+//! over one image's `[1, C]` features).
+//!
 //! Caps: at most [`MAX_MEMBERS`] members, and at most [`MAX_OPERANDS`] values from outside the
 //! group read by its epilogue (each becomes a parameter of the fused kernel). Not anchors:
 //! `softmax` (the CPU kernel reads its output back to normalise it), `concat` (the GPU lowering
@@ -52,8 +57,12 @@ pub fn run(g: &Graph) -> Result<Option<Graph>, Diagnostic> {
     let mut taken: HashSet<String> =
         g.groups.iter().flat_map(|f| f.nodes.iter().map(|v| v.name.clone())).collect();
     let users = users(g);
+    let of_parameters = of_parameters(g);
     for (a, anchor) in g.nodes.iter().enumerate() {
-        if taken.contains(&anchor.name) || !anchors(&anchor.op) {
+        if taken.contains(&anchor.name)
+            || !anchors(&anchor.op)
+            || of_parameters.contains(anchor.name.as_str())
+        {
             continue;
         }
         let members = grow(g, a, &taken, &users);
@@ -66,6 +75,17 @@ pub fn run(g: &Graph) -> Result<Option<Graph>, Diagnostic> {
         out.groups.push(FusionGroup { nodes, span: Span::NONE });
     }
     Ok((out.groups.len() > g.groups.len()).then_some(out))
+}
+
+/// The nodes computed from parameters alone (and from nothing: `full`, `iota`).
+fn of_parameters(g: &Graph) -> HashSet<&str> {
+    let mut ready: HashSet<&str> = g.params.iter().map(|p| p.name.as_str()).collect();
+    for n in &g.nodes {
+        if n.args.iter().all(|a| ready.contains(a.name.as_str())) {
+            ready.insert(&n.name);
+        }
+    }
+    ready
 }
 
 /// Each value's readers (node indices, ascending).
