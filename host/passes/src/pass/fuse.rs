@@ -1,7 +1,7 @@
 //! `fuse`: groups each anchor with the elementwise nodes after it into one kernel (`fuse`
 //! statements, `ekb_ir::l0::fusion`), by pattern kind: an anchor (a convolution, matmul,
-//! reduction, pool, norm, transpose or resize: the operators whose kernels store each output
-//! element once, so an epilogue can join those stores), or an elementwise node, takes the
+//! reduction, pool, norm, transpose, slice or resize: the operators whose kernels store each
+//! output element once, so an epilogue can join those stores), or an elementwise node, takes the
 //! elementwise nodes (`Op::is_elementwise`, `batch_norm` among them) that read its values at
 //! their own shape, as long as every member but the last is read only inside the group. The
 //! group is the longest such chain the group rules (`check_group`) accept.
@@ -14,8 +14,9 @@
 //! Caps: at most [`MAX_MEMBERS`] members, and at most [`MAX_OPERANDS`] values from outside the
 //! group read by its epilogue (each becomes a parameter of the fused kernel). Not anchors:
 //! `softmax` (the CPU kernel reads its output back to normalise it), `concat` (the GPU lowering
-//! splits it into one kernel per operand), and the data-movement operators whose kernels are
-//! copies (nothing to save). Runs once, after the rewrites: the groups name nodes, which a
+//! splits it into one kernel per operand), and the other data-movement operators (`pad`,
+//! `expand`, `gather`: not measured as anchors). A slice anchors: the rotate-half of a rotary
+//! embedding negates one, which then costs no kernel of its own. Runs once, after the rewrites: the groups name nodes, which a
 //! rewrite would rename.
 
 use ekb_ir::l0::fusion::check_group;
@@ -46,6 +47,7 @@ fn anchors(op: &Op) -> bool {
                 | Op::RmsNorm { .. }
                 | Op::GroupNorm { .. }
                 | Op::Transpose { .. }
+                | Op::Slice { .. }
                 | Op::Resize { .. }
         )
 }
@@ -212,6 +214,31 @@ mod tests {
              }",
         );
         assert!(out.contains("fuse %1, %2\n") && !out.contains("fuse %0"), "{out}");
+    }
+
+    #[test]
+    fn a_slice_takes_its_negation_and_a_value_of_parameters_alone_anchors_nothing() {
+        // The rotate-half of a rotary embedding: the second half's slice takes its negation.
+        // The table `%c` (of an `iota` and a parameter) would anchor its product with `%x1`,
+        // computing the table again in every execution: it starts no group.
+        let out = rewrite(
+            run,
+            "graph t(x: f32[4,8]) -> (y: f32[4,8]) {
+               param f: f32[4] = uniform(0.5, 1.5)
+               %i = iota(shape=[4,4], axis=0, dtype=f32)
+               %c = mul(%i, f)
+               %x1 = slice(x, axes=[1], starts=[0], ends=[4], steps=[1])
+               %x2 = slice(x, axes=[1], starts=[4], ends=[8], steps=[1])
+               %n = neg(%x2)
+               %r = concat(%n, %x1, axis=1)
+               %p = mul(%c, %x1)
+               %y = add(%r, %r)
+               return %y
+             }",
+        );
+        assert!(out.contains("fuse %x2, %n
+"), "{out}");
+        assert!(!out.contains("fuse %c") && !out.contains("fuse %i"), "{out}");
     }
 
     #[test]
