@@ -236,8 +236,7 @@ mod tests {
                return %y
              }",
         );
-        assert!(out.contains("fuse %x2, %n
-"), "{out}");
+        assert!(out.contains("fuse %x2, %n\n"), "{out}");
         assert!(!out.contains("fuse %c") && !out.contains("fuse %i"), "{out}");
     }
 
