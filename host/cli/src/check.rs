@@ -132,7 +132,7 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
                 Program::Graph(g) => {
                     report.level = Some("l0");
                     match &target {
-                        Some(t) => match ekb_passes::run(&g, &ekb_passes::Selection::Default, false, None)
+                        Some(t) => match ekb_passes::run(&g, &ekb_passes::Selection::Default, None)
                             .and_then(|g| ekb_lower::lower(&g, ekb_lower::Schedule::Default, t))
                         {
                             Ok(m) => Some(m),

@@ -71,7 +71,7 @@ pub struct Args {
     /// (`1-graph-passes.ekir`, `2-lower.l1.ekir`, ..., `7-toolchain.o`).
     #[arg(long, value_name = "DIR")]
     dump_stages: Option<Option<PathBuf>>,
-    /// The L0 graph passes run before the lowering: `default` (patchify, pixel_transpose, trim, bn_fold on the CPU,
+    /// The L0 graph passes run before the lowering: `default` (patchify, pixel_transpose, trim, bn_fold,
     /// fold, cse, dce to a fixed point, then fuse), `none` (the graph as written), or a comma-separated list of pass names
     /// (patchify, pixel_transpose, phase_split, trim, bn_fold, fold, cse, dce, fuse; docs/passes.md).
     #[arg(long, value_name = "LIST", default_value = "default")]

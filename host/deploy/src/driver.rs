@@ -354,7 +354,7 @@ pub fn compile(
                 let logged = options.dump_passes || options.dump != Dump::None;
                 let mut log = |d: &PassDump<'_>| passes_log.push(PassRun::of(d));
                 let sink: Option<&mut dyn FnMut(&PassDump<'_>)> = if logged { Some(&mut log) } else { None };
-                ekb_passes::run(g, &options.passes, gpu, sink).map_err(|d| vec![sources.graph(d)])
+                ekb_passes::run(g, &options.passes, sink).map_err(|d| vec![sources.graph(d)])
             })?;
             for (k, pass) in passes_log.iter().enumerate() {
                 run.dump_pass(k + 1, pass, options.dump_passes)?;

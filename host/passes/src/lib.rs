@@ -60,13 +60,10 @@ impl Selection {
         Ok(Selection::List(names))
     }
 
-    /// The passes selected for a graph the CPU (`gpu: false`) or the GPU lowering takes, in
-    /// order: the default pipeline differs by backend ([`pass::CPU_ONLY`]), a list does not.
-    pub fn passes(&self, gpu: bool) -> Vec<&'static Pass> {
+    /// The passes selected, in order (the same for every backend).
+    pub fn passes(&self) -> Vec<&'static Pass> {
         let names: Vec<&str> = match self {
-            Selection::Default => {
-                pass::DEFAULT.iter().copied().filter(|n| !gpu || !pass::CPU_ONLY.contains(n)).collect()
-            }
+            Selection::Default => pass::DEFAULT.to_vec(),
             Selection::None => Vec::new(),
             Selection::List(names) => names.clone(),
         };
@@ -75,14 +72,10 @@ impl Selection {
 }
 
 impl fmt::Display for Selection {
-    /// `default (patchify, pixel_transpose, trim, bn_fold on the CPU, fold, cse, dce, fuse)`,
-    /// `none`, or the list (`fold, cse`).
+    /// `default (patchify, pixel_transpose, trim, bn_fold, fold, cse, dce, fuse)`, `none`, or the
+    /// list (`fold, cse`).
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let name = |p: &Pass| match self {
-            Selection::Default if pass::CPU_ONLY.contains(&p.name) => format!("{} on the CPU", p.name),
-            _ => p.name.to_string(),
-        };
-        let names = self.passes(false).into_iter().map(name).collect::<Vec<_>>().join(", ");
+        let names = self.passes().into_iter().map(|p| p.name).collect::<Vec<_>>().join(", ");
         match self {
             Selection::Default => write!(f, "default ({names})"),
             Selection::None => f.write_str("none"),
@@ -91,10 +84,9 @@ impl fmt::Display for Selection {
     }
 }
 
-/// `g` after the selected passes, for the CPU (`gpu: false`) or the GPU lowering; `dump` sees
-/// the graph after each pass run.
-pub fn run(g: &Graph, selection: &Selection, gpu: bool, dump: DumpSink<'_>) -> Result<Graph, Diagnostic> {
-    manager::run_pipeline(g, &selection.passes(gpu), dump)
+/// `g` after the selected passes; `dump` sees the graph after each pass run.
+pub fn run(g: &Graph, selection: &Selection, dump: DumpSink<'_>) -> Result<Graph, Diagnostic> {
+    manager::run_pipeline(g, &selection.passes(), dump)
 }
 
 /// Whether `after` computes what `before` computes on the inputs and parameters of `seed`, within
@@ -122,15 +114,10 @@ mod tests {
         assert_eq!(Selection::parse("dce, fold").unwrap(), Selection::List(vec!["dce", "fold"]));
         assert_eq!(
             Selection::default().to_string(),
-            "default (patchify, pixel_transpose, trim, bn_fold on the CPU, fold, cse, dce, fuse)"
+            "default (patchify, pixel_transpose, trim, bn_fold, fold, cse, dce, fuse)"
         );
         assert_eq!(Selection::parse("dce,fold").unwrap().to_string(), "dce, fold");
-        // The GPU's default leaves out the passes whose work only prepare steps make free.
-        let names = |gpu| Selection::Default.passes(gpu).iter().map(|p| p.name).collect::<Vec<_>>();
-        assert!(names(false).contains(&"bn_fold") && !names(true).contains(&"bn_fold"));
-        assert_eq!(names(true).len() + pass::CPU_ONLY.len(), names(false).len());
-        let list = Selection::parse("bn_fold,dce").unwrap();
-        assert_eq!(list.passes(true).len(), 2, "a list is the same on both");
+        assert_eq!(Selection::parse("bn_fold,dce").unwrap().passes().len(), 2);
         let e = Selection::parse("fold,csee").unwrap_err();
         assert_eq!(e.message, "unknown graph pass `csee`");
         assert!(
@@ -157,7 +144,7 @@ mod tests {
                return %6
              }",
         );
-        let out = run(&g, &Selection::Default, false, None).unwrap();
+        let out = run(&g, &Selection::Default, None).unwrap();
         assert_eq!(
             ekb_ir::l0::print::print(&out),
             "graph t(x: f32[4]) -> (y: f32[4]) {\n  %2: f32[4] = full(shape=[4], value=2.0, dtype=f32)\n  \
@@ -166,7 +153,7 @@ mod tests {
         );
         agrees(&g, &out, 1).unwrap();
         assert_eq!(
-            ekb_ir::l0::print::print(&run(&g, &Selection::None, false, None).unwrap()),
+            ekb_ir::l0::print::print(&run(&g, &Selection::None, None).unwrap()),
             ekb_ir::l0::print::print(&g)
         );
     }

@@ -34,8 +34,7 @@ fn run(path: &Path) -> Result<Option<String>, String> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let name = path.strip_prefix(root).unwrap_or(path).display().to_string();
     let g = load(&SourceFile::new(name.as_str(), input)).map_err(|ds| ds[0].to_string())?;
-    let out =
-        ekb_passes::run(&g, &selection, false, None).map_err(|d| format!("the pipeline failed: {d}"))?;
+    let out = ekb_passes::run(&g, &selection, None).map_err(|d| format!("the pipeline failed: {d}"))?;
     let printed = print(&out);
     check(&mut out.clone()).map_err(|ds| format!("the result does not check: {}\n{printed}", ds[0]))?;
     let again = load(&SourceFile::new("the printed result", printed.as_str()))

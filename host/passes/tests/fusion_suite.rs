@@ -58,7 +58,7 @@ fn every_fused_task_lowers_on_cpu_and_gpu_and_the_smallest_agree() {
     let mut small: Vec<(usize, &str, &Graph, Graph)> = Vec::new();
     let mut fused_graphs = Vec::new();
     for (name, g) in &tasks {
-        let fused = run(g, &Selection::Default, false, None).unwrap_or_else(|d| panic!("{name}: {d}"));
+        let fused = run(g, &Selection::Default, None).unwrap_or_else(|d| panic!("{name}: {d}"));
         let mut checked = fused.clone();
         ekb_ir::l0::check::check(&mut checked).unwrap_or_else(|ds| panic!("{name}: {}", ds[0]));
         groups += fused.groups.len();

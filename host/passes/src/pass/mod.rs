@@ -75,11 +75,6 @@ pub static PASSES: &[Pass] = &[
 pub const DEFAULT: &[&str] =
     &["patchify", "pixel_transpose", "trim", "bn_fold", "fold", "cse", "dce", "fuse"];
 
-/// The passes of [`DEFAULT`] that the GPU's default pipeline leaves out: they compute values of
-/// parameters alone once, in prepare steps, which GPU payloads do not have (every execution
-/// would run their kernels).
-pub const CPU_ONLY: &[&str] = &["bn_fold"];
-
 /// The pass of that name.
 pub fn find(name: &str) -> Option<&'static Pass> {
     PASSES.iter().find(|p| p.name == name)
