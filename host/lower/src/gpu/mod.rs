@@ -29,6 +29,9 @@
 //!    (2b, default schedule: the members of each fusion group wait unbound for step 3 until
 //!    `crate::fusion` has folded the group into one kernel, bound then unless its anchor had
 //!    an operator-specific kernel of step 2, whose stores take the group's epilogue);
+//!    (3b, default schedule: the kernels of nodes computed from parameters alone become
+//!    `prepare` steps at the front of the plan, as on the CPU; groups all of whose values are
+//!    such nodes are left out before step 1, their members prepared one by one);
 //! 4. verify the module against the target (a lowering bug is an error here, not wrong numbers).
 //!
 //! Grouped and depthwise conv2d (direct), grouped or dilated conv_transpose2d (by stride phase
