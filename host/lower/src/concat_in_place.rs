@@ -28,12 +28,14 @@
 use ekb_ir::l0::{Graph, Op};
 use ekb_ir::l1::build::{int, E};
 use ekb_ir::l1::visit::{mutate_expr, mutate_stmt, Mutator};
-use ekb_ir::l1::{BufferRole, Expr, ExprKind, Module, Stmt};
+use ekb_ir::l1::{BinOp, BufferRole, Expr, ExprKind, Module, Stmt};
 use ekb_ir::TensorType;
 use std::collections::HashMap;
 
 /// Moves the operands of every eligible `concat` of `g` into its result. `buffer` gives the
-/// module buffer behind a value, `kernel` the name of a node's kernel.
+/// module buffer behind a value, `kernel` the name of a node's kernel: the concat's runs are
+/// those of that kernel and of the kernels the GPU lowering split it into (`NAME_0`, `NAME_1`,
+/// ...: one per operand).
 pub(crate) fn concat_in_place(
     g: &Graph,
     mut m: Module,
@@ -42,7 +44,18 @@ pub(crate) fn concat_in_place(
 ) -> Module {
     for node in &g.nodes {
         let Op::Concat { axis } = node.op else { continue };
-        let Some(step) = m.plan.iter().position(|r| r.kernel == kernel(&node.name)) else { continue };
+        let concat = kernel(&node.name);
+        let of_concat = |k: &str| {
+            k == concat
+                || k.strip_prefix(concat.as_str())
+                    .and_then(|rest| rest.strip_prefix('_'))
+                    .is_some_and(|j| !j.is_empty() && j.bytes().all(|b| b.is_ascii_digit()))
+        };
+        let steps: Vec<usize> =
+            m.plan.iter().enumerate().filter(|(_, r)| of_concat(&r.kernel)).map(|(i, _)| i).collect();
+        if steps.is_empty() {
+            continue;
+        }
         let result = buffer(&node.name);
         let Some(result_ty) = m.buffer(&result).map(|b| b.ty.clone()) else { continue };
         let rank = result_ty.shape.len() as i64;
@@ -56,7 +69,7 @@ pub(crate) fn concat_in_place(
             let slice = ty.shape.len() == result_ty.shape.len()
                 && (0..ty.shape.len()).all(|d| d == axis || ty.shape[d] == result_ty.shape[d]);
             if !slice
-                || !movable(&m, operand, &ty, &result, step)
+                || !movable(&m, operand, &ty, &result, &steps)
                 || operands.iter().filter(|o| *o == operand).count() > 1
             {
                 break;
@@ -67,7 +80,8 @@ pub(crate) fn concat_in_place(
         // A kernel naming two operands would read one slice of the result and write another
         // through two parameters bound to one buffer, which the plan forbids.
         let shared = m.plan.iter().enumerate().any(|(i, r)| {
-            i != step && operands.iter().filter(|o| r.args.iter().any(|a| a.name == **o)).count() > 1
+            !steps.contains(&i)
+                && operands.iter().filter(|o| r.args.iter().any(|a| a.name == **o)).count() > 1
         });
         if moves.len() != operands.len()
             || shared
@@ -79,18 +93,17 @@ pub(crate) fn concat_in_place(
             rebind(&mut m, &operand, &result, &result_ty, axis, offset);
             m.buffers.retain(|b| b.name != operand);
         }
-        m.plan.remove(step);
-        let concat = kernel(&node.name);
-        if !m.plan.iter().any(|r| r.kernel == concat) {
-            m.kernels.retain(|k| k.name != concat);
+        for &step in steps.iter().rev() {
+            m.plan.remove(step);
         }
+        m.kernels.retain(|k| !of_concat(&k.name) || m.plan.iter().any(|r| r.kernel == k.name));
     }
     m
 }
 
 /// Whether `operand` (of type `ty`) can become a slice of `result`, whose concat runs at plan
-/// step `concat`.
-fn movable(m: &Module, operand: &str, ty: &TensorType, result: &str, concat: usize) -> bool {
+/// steps `concat`.
+fn movable(m: &Module, operand: &str, ty: &TensorType, result: &str, concat: &[usize]) -> bool {
     if !m.buffer(operand).is_some_and(|b| b.role == BufferRole::Temp && b.ty.dtype == ty.dtype) {
         return false;
     }
@@ -100,7 +113,7 @@ fn movable(m: &Module, operand: &str, ty: &TensorType, result: &str, concat: usi
     }
     m.plan.iter().enumerate().all(|(i, r)| {
         let named = r.args.iter().any(|a| a.name == operand);
-        if !named || i == concat {
+        if !named || concat.contains(&i) {
             return true;
         }
         let Some(k) = m.kernel(&r.kernel) else { return false };
@@ -138,9 +151,19 @@ struct Shift {
 }
 
 impl Shift {
+    /// The index with the offset added along the axis: `o + i` for a variable `i` and
+    /// `(b + o) + i` for `b + i`, so that a vector loop's access stays of the form the GPU
+    /// emitters write as one vector (a base and the loop variable), else `e + o`.
     fn shifted(&self, mut index: Vec<Expr>) -> Vec<Expr> {
         let at = std::mem::replace(&mut index[self.axis], Expr::new(ExprKind::Int(0)));
-        index[self.axis] = (E(at) + int(self.offset)).0;
+        let offset = int(self.offset);
+        index[self.axis] = match at.kind {
+            ExprKind::Var(_) => (offset + E(at)).0,
+            ExprKind::Binary { op: BinOp::Add, lhs, rhs } if matches!(rhs.kind, ExprKind::Var(_)) => {
+                (E(*lhs) + offset + E(*rhs)).0
+            }
+            kind => (E(Expr { kind, span: at.span }) + offset).0,
+        };
         index
     }
 }
@@ -167,7 +190,10 @@ impl Mutator for Shift {
 
 #[cfg(test)]
 mod tests {
-    use crate::testing::{knobs_match_reference, lowered_matches_reference};
+    use crate::testing::{
+        gpu_knobs_match_reference, gpu_lowered_matches_reference, knobs_match_reference,
+        lowered_matches_reference,
+    };
     use crate::Schedule;
     use ekb_ir::l1::Module;
 
@@ -205,7 +231,7 @@ mod tests {
         // The second convolution stores at channel offset 4, in a parameter of the result's type.
         let text = ekb_ir::l1::print::print(&m);
         assert!(text.contains("t_e3: f32[1,10,6,6] out"), "{text}");
-        assert!(text.lines().any(|l| l.contains("t_e3[0, ") && l.contains(" + 4,")), "{text}");
+        assert!(text.lines().any(|l| l.contains("t_e3[0, 4 + ")), "{text}");
         // The knob keeps the copy.
         let m = knobs_match_reference(FIRE, &[("concat.in_place", 0)], "host");
         assert!(runs(&m).iter().any(|r| r.contains("concat")));
@@ -233,6 +259,31 @@ mod tests {
         for text in [returned.as_str(), sibling, twice.as_str()] {
             let m = lowered_matches_reference(text, Schedule::Default, "host");
             assert!(runs(&m).iter().any(|r| r.contains("concat")), "{text}\n{:?}", runs(&m));
+        }
+    }
+
+    /// The rotate-half of a rotary embedding: a slice negated and a slice, concatenated.
+    const ROTATE_HALF: &str = "graph rot(x: f32[2,3,8]) -> (y: f32[2,3,8]) {
+  %x1: f32[2,3,4] = slice(x, axes=[2], starts=[0], ends=[4], steps=[1])
+  %x2: f32[2,3,4] = slice(x, axes=[2], starts=[4], ends=[8], steps=[1])
+  %n: f32[2,3,4] = neg(%x2)
+  %r: f32[2,3,8] = concat(%n, %x1, axis=2)
+  %y: f32[2,3,8] = mul(%r, x)
+  return %y
+}";
+
+    #[test]
+    fn on_the_gpu_the_concats_kernels_one_per_operand_go_too() {
+        for target in ["pocl", "h200"] {
+            let m = gpu_lowered_matches_reference(ROTATE_HALF, Schedule::Default, target);
+            let plan = runs(&m);
+            assert!(plan.iter().all(|r| !r.contains("concat")), "{plan:?}");
+            assert_eq!(plan.iter().filter(|r| r.ends_with(", t_r)")).count(), 2, "{plan:?}");
+            // The second operand's stores land at offset 4 along the last axis.
+            let text = ekb_ir::l1::print::print(&m);
+            assert!(text.lines().any(|l| l.contains("x1[") && l.contains("4 + ")), "{text}");
+            let m = gpu_knobs_match_reference(ROTATE_HALF, &[("concat.in_place", 0)], target);
+            assert_eq!(runs(&m).iter().filter(|r| r.contains("concat")).count(), 2, "{:?}", runs(&m));
         }
     }
 }

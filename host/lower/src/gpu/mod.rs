@@ -32,6 +32,9 @@
 //!    (3b, default schedule: the kernels of nodes computed from parameters alone become
 //!    `prepare` steps at the front of the plan, as on the CPU; groups all of whose values are
 //!    such nodes are left out before step 1, their members prepared one by one);
+//!    (3c, default schedule: concatenations in place, as on the CPU: the kernels writing a
+//!    concat's operands store into its result, and its kernels, one per operand, go:
+//!    `crate::concat_in_place`);
 //! 4. verify the module against the target (a lowering bug is an error here, not wrong numbers).
 //!
 //! Grouped and depthwise conv2d (direct), grouped or dilated conv_transpose2d (by stride phase
@@ -219,6 +222,16 @@ pub fn lower_gpu_with(
         std::mem::take(&mut m.plan).into_iter().partition(|r| r.prepare);
     plan.extend(rest);
     m.plan = plan;
+    // Step 3c: concatenations in place, as on the CPU (the writers of a concat's operands store
+    // into their slices of its result, and the concat's kernels, one per operand, go).
+    if schedule == Schedule::Default && knobs.get(crate::Knob::ConcatInPlace) == 1 {
+        m = crate::concat_in_place::concat_in_place(
+            g,
+            m,
+            &|v| storage.buffer(storage.loc(v)).to_string(),
+            &|n| crate::lower::node_kernel(g, n),
+        );
+    }
     // Step 4 (the memory budget is the verify stage's finding about the graph, not a bug here).
     if let Some(first) = verify_code(&m, Some(target)).into_iter().find(Diagnostic::is_error) {
         return Err(Diagnostic::error(format!(

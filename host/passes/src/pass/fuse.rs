@@ -3,8 +3,14 @@
 //! reduction, pool, norm, transpose, slice or resize: the operators whose kernels store each
 //! output element once, so an epilogue can join those stores), or an elementwise node, takes the
 //! elementwise nodes (`Op::is_elementwise`, `batch_norm` among them) that read its values at
-//! their own shape, as long as every member but the last is read only inside the group. The
-//! group is the longest such chain the group rules (`check_group`) accept.
+//! their own shape, as long as every member but the last is read only inside the group. With
+//! each such reader come its elementwise operands that it alone reads (the other product of a
+//! sum of products, such as a rotary embedding's `x * cos + rot * sin`). The group is the
+//! longest such chain the group rules (`check_group`) accept, as the nodes stand or once every
+//! member but the last is moved to just before the last (so that an epilogue may read a value
+//! the graph computes after the anchor: a scale written after the product it scales, the up
+//! projection a gated unit multiplies the gate's activation by). The move keeps every
+//! dependence: members other than the last are read only by later members.
 //!
 //! A node computed from parameters alone (a `full`, an `iota`, `bn_fold`'s factors) anchors no
 //! group: the default lowering computes it once, in a prepare step, where a group's kernel
@@ -20,7 +26,7 @@
 //! rewrite would rename.
 
 use ekb_ir::l0::fusion::check_group;
-use ekb_ir::l0::{FusionGroup, Graph, Op, ValueRef};
+use ekb_ir::l0::{FusionGroup, Graph, Node, Op, ValueRef};
 use ekb_ir::{Diagnostic, Span};
 use std::collections::{HashMap, HashSet};
 
@@ -58,22 +64,21 @@ pub fn run(g: &Graph) -> Result<Option<Graph>, Diagnostic> {
     let mut out = g.clone();
     let mut taken: HashSet<String> =
         g.groups.iter().flat_map(|f| f.nodes.iter().map(|v| v.name.clone())).collect();
-    let users = users(g);
-    let of_parameters = of_parameters(g);
-    for (a, anchor) in g.nodes.iter().enumerate() {
-        if taken.contains(&anchor.name)
-            || !anchors(&anchor.op)
-            || of_parameters.contains(anchor.name.as_str())
-        {
+    let of_parameters: HashSet<String> = of_parameters(g).into_iter().map(str::to_string).collect();
+    let mut index = Index::of(&out);
+    for anchor in &g.nodes {
+        if taken.contains(&anchor.name) || !anchors(&anchor.op) || of_parameters.contains(&anchor.name) {
             continue;
         }
-        let members = grow(g, a, &taken, &users);
-        if members.len() < 2 {
-            continue;
+        let a = index.position[&anchor.name];
+        let Some(Grown { members, moved }) = grow(&out, a, &taken, &index, &of_parameters) else { continue };
+        let names: Vec<String> = members.iter().map(|&i| out.nodes[i].name.clone()).collect();
+        if moved {
+            out.nodes = moved_to_last(&out, &members);
+            index = Index::of(&out);
         }
-        taken.extend(members.iter().map(|&i| g.nodes[i].name.clone()));
-        let nodes =
-            members.iter().map(|&i| ValueRef { name: g.nodes[i].name.clone(), span: Span::NONE }).collect();
+        let nodes = names.iter().map(|n| ValueRef { name: n.clone(), span: Span::NONE }).collect();
+        taken.extend(names);
         out.groups.push(FusionGroup { nodes, span: Span::NONE });
     }
     Ok((out.groups.len() > g.groups.len()).then_some(out))
@@ -90,47 +95,112 @@ fn of_parameters(g: &Graph) -> HashSet<&str> {
     ready
 }
 
-/// Each value's readers (node indices, ascending).
-fn users(g: &Graph) -> HashMap<&str, Vec<usize>> {
-    let mut out: HashMap<&str, Vec<usize>> = HashMap::new();
-    for (i, n) in g.nodes.iter().enumerate() {
-        for a in &n.args {
-            let v = out.entry(a.name.as_str()).or_default();
-            if v.last() != Some(&i) {
-                v.push(i);
-            }
-        }
-    }
-    out
+/// Where each node is, and who reads each value.
+struct Index {
+    /// Node name -> its position.
+    position: HashMap<String, usize>,
+    /// Value name -> the positions of its readers, ascending.
+    users: HashMap<String, Vec<usize>>,
 }
 
-/// The largest valid group starting at node `a`: elementwise readers of the group's values are
-/// added in node order; the result is the longest prefix that is a legal group.
-fn grow(g: &Graph, a: usize, taken: &HashSet<String>, users: &HashMap<&str, Vec<usize>>) -> Vec<usize> {
+impl Index {
+    fn of(g: &Graph) -> Index {
+        let position = g.nodes.iter().enumerate().map(|(i, n)| (n.name.clone(), i)).collect();
+        let mut users: HashMap<String, Vec<usize>> = HashMap::new();
+        for (i, n) in g.nodes.iter().enumerate() {
+            for a in &n.args {
+                let v = users.entry(a.name.clone()).or_default();
+                if v.last() != Some(&i) {
+                    v.push(i);
+                }
+            }
+        }
+        Index { position, users }
+    }
+}
+
+/// A group found by [`grow`]: its members (node indices, ascending), and whether it is legal
+/// only once every member but the last is moved to just before the last.
+struct Grown {
+    members: Vec<usize>,
+    moved: bool,
+}
+
+/// The largest valid group anchored at node `a`: the elementwise readers of the group's values
+/// are added in node order, each with its elementwise producers that nothing else reads (the
+/// other product of a sum of products); the result is the longest such group that is legal as
+/// the graph stands or once its members sit together before its last one.
+///
+/// The move is always possible: every member but the last is read only by later members, and
+/// each reads values defined before it, hence before the last member. It lets an epilogue read
+/// a value computed after the anchor (a scale defined after the product it scales, the second
+/// projection of a gated unit).
+fn grow(
+    g: &Graph,
+    a: usize,
+    taken: &HashSet<String>,
+    index: &Index,
+    of_parameters: &HashSet<String>,
+) -> Option<Grown> {
     let mut members = vec![a];
-    let mut best = members.clone();
+    let mut best = None;
     while members.len() < MAX_MEMBERS {
         // The first reader, after the group's last member, of a value of the group.
         let next = members
             .iter()
-            .flat_map(|&m| users.get(g.nodes[m].name.as_str()).into_iter().flatten())
+            .flat_map(|&m| index.users.get(&g.nodes[m].name).into_iter().flatten())
             .copied()
             .filter(|&u| u > *members.last().expect("non-empty"))
             .min();
         let Some(u) = next else { break };
         let node = &g.nodes[u];
-        if taken.contains(&node.name) || !node.op.is_elementwise() || !reads_at_own_shape(g, u, &members) {
+        if taken.contains(&node.name) || !node.op.is_elementwise() {
             break;
         }
-        members.push(u);
-        if outside_operands(g, &members) > MAX_OPERANDS {
+        let mut grown = members.clone();
+        grown.extend(node.args.iter().filter_map(|arg| {
+            let p = *index.position.get(&arg.name)?;
+            let only_u = index.users.get(&arg.name).is_some_and(|r| r == &[u]);
+            (only_u
+                && g.nodes[p].op.is_elementwise()
+                && !g.outputs.iter().any(|o| o.value.name == arg.name)
+                && !taken.contains(&arg.name)
+                && !of_parameters.contains(&arg.name))
+            .then_some(p)
+        }));
+        grown.push(u);
+        grown.sort_unstable();
+        grown.dedup();
+        if grown.len() > MAX_MEMBERS || !reads_at_own_shape(g, u, &grown) {
             break;
         }
-        if legal(g, &members) {
-            best = members.clone();
+        members = grown;
+        if outside_operands(g, a, &members) > MAX_OPERANDS {
+            break;
+        }
+        if legal(g, g, &members) {
+            best = Some(Grown { members: members.clone(), moved: false });
+        } else if legal(&Graph { nodes: moved_to_last(g, &members), ..g.clone() }, g, &members) {
+            best = Some(Grown { members: members.clone(), moved: true });
         }
     }
     best
+}
+
+/// The nodes of `g` with every one of `members` (indices, ascending) but the last moved to just
+/// before the last, in their order.
+fn moved_to_last(g: &Graph, members: &[usize]) -> Vec<Node> {
+    let (&last, inner) = members.split_last().expect("a group has members");
+    let mut nodes = Vec::with_capacity(g.nodes.len());
+    for (i, n) in g.nodes.iter().enumerate() {
+        if i == last {
+            nodes.extend(inner.iter().map(|&m| g.nodes[m].clone()));
+        }
+        if i == last || !inner.contains(&i) {
+            nodes.push(n.clone());
+        }
+    }
+    nodes
 }
 
 /// Whether node `u` reads the values of `members` only at its own shape (no broadcast, so no
@@ -143,22 +213,25 @@ fn reads_at_own_shape(g: &Graph, u: usize, members: &[usize]) -> bool {
     })
 }
 
-/// The distinct values from outside the group that its members after the first read.
-fn outside_operands(g: &Graph, members: &[usize]) -> usize {
+/// The distinct values from outside the group that its members other than the anchor `a` read:
+/// each is a parameter of the fused kernel.
+fn outside_operands(g: &Graph, a: usize, members: &[usize]) -> usize {
     let names: HashSet<&str> = members.iter().map(|&m| g.nodes[m].name.as_str()).collect();
-    let outside: HashSet<&str> = members[1..]
+    let outside: HashSet<&str> = members
         .iter()
+        .filter(|&&m| m != a)
         .flat_map(|&m| g.nodes[m].args.iter().map(|a| a.name.as_str()))
         .filter(|n| !names.contains(n))
         .collect();
     outside.len()
 }
 
-/// Whether `members` form a group the checker accepts.
-fn legal(g: &Graph, members: &[usize]) -> bool {
+/// Whether the nodes of `g` at `members` form a group the checker accepts in `graph` (`g`, or
+/// `g` with its nodes moved).
+fn legal(graph: &Graph, g: &Graph, members: &[usize]) -> bool {
     let nodes =
         members.iter().map(|&i| ValueRef { name: g.nodes[i].name.clone(), span: Span::NONE }).collect();
-    check_group(g, &FusionGroup { nodes, span: Span::NONE }).is_empty()
+    check_group(graph, &FusionGroup { nodes, span: Span::NONE }).is_empty()
 }
 
 #[cfg(test)]
@@ -303,5 +376,58 @@ mod tests {
         text += "  return %8\n}\n";
         let out = rewrite(run, &text);
         assert!(out.contains("fuse %0, %1, %2, %3, %4, %5, %6\n"), "{out}");
+    }
+
+    #[test]
+    fn a_scale_defined_after_its_product_joins_the_epilogue_with_the_product_moved() {
+        // Attention scores: the scale is written after the product it scales, so the group is
+        // legal only once the product sits after it; the gate's product likewise reads the up
+        // projection, computed after the gate's.
+        let out = rewrite(
+            run,
+            "graph t(q: f32[4,8], k: f32[4,8], w: f32[8,8], v: f32[8,8]) -> (y: f32[4,4], z: f32[4,8]) {
+               %s = matmul(q, k, transpose_b=true)
+               %c = full(shape=[], value=0.5, dtype=f32)
+               %m = mul(%s, %c)
+               %g = matmul(q, w)
+               %u = matmul(q, v)
+               %a = sigmoid(%g)
+               %z = mul(%a, %u)
+               return %m, %z
+             }",
+        );
+        assert!(out.contains("fuse %s, %m\n") && out.contains("fuse %g, %a, %z\n"), "{out}");
+        let order: Vec<&str> = out.lines().filter_map(|l| l.trim().strip_prefix('%')).collect();
+        let at = |v: &str| order.iter().position(|l| l.starts_with(&format!("{v}:"))).unwrap();
+        assert!(at("c") < at("s") && at("s") + 1 == at("m"), "{out}");
+        assert!(at("u") < at("g") && at("g") < at("a") && at("a") + 1 == at("z"), "{out}");
+        expect_unchanged(run, &out);
+    }
+
+    #[test]
+    fn the_other_product_of_a_sum_of_products_joins_as_a_prologue() {
+        // A rotary embedding's `x * cos + rot * sin`: both products, read by the sum alone, are
+        // computed inside its kernel.
+        let out = rewrite(
+            run,
+            "graph t(x: f32[4,8], r: f32[4,8], c: f32[4,8], s: f32[4,8]) -> (y: f32[4,8]) {
+               %a = mul(x, c)
+               %b = mul(r, s)
+               %y = add(%a, %b)
+               return %y
+             }",
+        );
+        assert!(out.contains("fuse %a, %b, %y\n"), "{out}");
+        // A product read elsewhere too stays out.
+        let out = rewrite(
+            run,
+            "graph t(x: f32[4,8], r: f32[4,8], c: f32[4,8], s: f32[4,8]) -> (y: f32[4,8], z: f32[4,8]) {
+               %a = mul(x, c)
+               %b = mul(r, s)
+               %y = add(%a, %b)
+               return %y, %b
+             }",
+        );
+        assert!(out.contains("fuse %a, %y\n"), "{out}");
     }
 }
