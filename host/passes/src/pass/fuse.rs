@@ -25,10 +25,11 @@
 //! embedding negates one, which then costs no kernel of its own. Runs once, after the rewrites: the groups name nodes, which a
 //! rewrite would rename.
 
+use crate::index::{Def, Index};
 use ekb_ir::l0::fusion::check_group;
 use ekb_ir::l0::{FusionGroup, Graph, Node, Op, ValueRef};
 use ekb_ir::{Diagnostic, Span};
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 
 /// The most members of one group.
 pub const MAX_MEMBERS: usize = 8;
@@ -64,59 +65,23 @@ pub fn run(g: &Graph) -> Result<Option<Graph>, Diagnostic> {
     let mut out = g.clone();
     let mut taken: HashSet<String> =
         g.groups.iter().flat_map(|f| f.nodes.iter().map(|v| v.name.clone())).collect();
-    let of_parameters: HashSet<String> = of_parameters(g).into_iter().map(str::to_string).collect();
-    let mut index = Index::of(&out);
+    let mut index = Index::new(&out);
     for anchor in &g.nodes {
-        if taken.contains(&anchor.name) || !anchors(&anchor.op) || of_parameters.contains(&anchor.name) {
+        if taken.contains(&anchor.name) || !anchors(&anchor.op) || index.param_only(&anchor.name) {
             continue;
         }
-        let a = index.position[&anchor.name];
-        let Some(Grown { members, moved }) = grow(&out, a, &taken, &index, &of_parameters) else { continue };
+        let Some(Def::Node(a)) = index.def(&anchor.name) else { continue };
+        let Some(Grown { members, moved }) = grow(&out, a, &taken, &index) else { continue };
         let names: Vec<String> = members.iter().map(|&i| out.nodes[i].name.clone()).collect();
         if moved {
             out.nodes = moved_to_last(&out, &members);
-            index = Index::of(&out);
+            index = Index::new(&out);
         }
         let nodes = names.iter().map(|n| ValueRef { name: n.clone(), span: Span::NONE }).collect();
         taken.extend(names);
         out.groups.push(FusionGroup { nodes, span: Span::NONE });
     }
     Ok((out.groups.len() > g.groups.len()).then_some(out))
-}
-
-/// The nodes computed from parameters alone (and from nothing: `full`, `iota`).
-fn of_parameters(g: &Graph) -> HashSet<&str> {
-    let mut ready: HashSet<&str> = g.params.iter().map(|p| p.name.as_str()).collect();
-    for n in &g.nodes {
-        if n.args.iter().all(|a| ready.contains(a.name.as_str())) {
-            ready.insert(&n.name);
-        }
-    }
-    ready
-}
-
-/// Where each node is, and who reads each value.
-struct Index {
-    /// Node name -> its position.
-    position: HashMap<String, usize>,
-    /// Value name -> the positions of its readers, ascending.
-    users: HashMap<String, Vec<usize>>,
-}
-
-impl Index {
-    fn of(g: &Graph) -> Index {
-        let position = g.nodes.iter().enumerate().map(|(i, n)| (n.name.clone(), i)).collect();
-        let mut users: HashMap<String, Vec<usize>> = HashMap::new();
-        for (i, n) in g.nodes.iter().enumerate() {
-            for a in &n.args {
-                let v = users.entry(a.name.clone()).or_default();
-                if v.last() != Some(&i) {
-                    v.push(i);
-                }
-            }
-        }
-        Index { position, users }
-    }
 }
 
 /// A group found by [`grow`]: its members (node indices, ascending), and whether it is legal
@@ -135,20 +100,14 @@ struct Grown {
 /// each reads values defined before it, hence before the last member. It lets an epilogue read
 /// a value computed after the anchor (a scale defined after the product it scales, the second
 /// projection of a gated unit).
-fn grow(
-    g: &Graph,
-    a: usize,
-    taken: &HashSet<String>,
-    index: &Index,
-    of_parameters: &HashSet<String>,
-) -> Option<Grown> {
+fn grow(g: &Graph, a: usize, taken: &HashSet<String>, index: &Index) -> Option<Grown> {
     let mut members = vec![a];
     let mut best = None;
     while members.len() < MAX_MEMBERS {
         // The first reader, after the group's last member, of a value of the group.
         let next = members
             .iter()
-            .flat_map(|&m| index.users.get(&g.nodes[m].name).into_iter().flatten())
+            .flat_map(|&m| index.users(&g.nodes[m].name))
             .copied()
             .filter(|&u| u > *members.last().expect("non-empty"))
             .min();
@@ -158,15 +117,16 @@ fn grow(
             break;
         }
         let mut grown = members.clone();
-        grown.extend(node.args.iter().filter_map(|arg| {
-            let p = *index.position.get(&arg.name)?;
-            let only_u = index.users.get(&arg.name).is_some_and(|r| r == &[u]);
-            (only_u
-                && g.nodes[p].op.is_elementwise()
-                && !g.outputs.iter().any(|o| o.value.name == arg.name)
-                && !taken.contains(&arg.name)
-                && !of_parameters.contains(&arg.name))
-            .then_some(p)
+        grown.extend(node.args.iter().filter_map(|arg| match index.def(&arg.name) {
+            Some(Def::Node(p))
+                if index.single_use(&arg.name)
+                    && g.nodes[p].op.is_elementwise()
+                    && !taken.contains(&arg.name)
+                    && !index.param_only(&arg.name) =>
+            {
+                Some(p)
+            }
+            _ => None,
         }));
         grown.push(u);
         grown.sort_unstable();
