@@ -25,10 +25,9 @@
 //! Either every operand of a concat moves or none does. The result's buffer is live from the first operand's writer on (a temp
 //! is live from the first step naming it), so nothing else is placed over a slice written early.
 
+use crate::rebind::rebind;
 use ekb_ir::l0::{Graph, Op};
-use ekb_ir::l1::build::{int, E};
-use ekb_ir::l1::visit::{mutate_expr, mutate_stmt, Mutator};
-use ekb_ir::l1::{BinOp, BufferRole, Expr, ExprKind, Module, Stmt};
+use ekb_ir::l1::{BufferRole, Module};
 use ekb_ir::TensorType;
 use std::collections::HashMap;
 
@@ -90,7 +89,7 @@ pub(crate) fn concat_in_place(
             continue;
         }
         for (operand, offset) in moves {
-            rebind(&mut m, &operand, &result, &result_ty, axis, offset);
+            rebind(&mut m, &operand, &result, &result_ty, &[(axis, offset)]);
             m.buffers.retain(|b| b.name != operand);
         }
         for &step in steps.iter().rev() {
@@ -122,70 +121,6 @@ fn movable(m: &Module, operand: &str, ty: &TensorType, result: &str, concat: &[u
             && !r.args.iter().any(|a| a.name == result)
             && r.args.iter().zip(&k.params).all(|(a, p)| a.name != operand || p.ty == *ty)
     })
-}
-
-/// Binds every parameter bound to `operand` to `result` (of type `ty`), its accesses offset by
-/// `offset` along `axis`.
-fn rebind(m: &mut Module, operand: &str, result: &str, ty: &TensorType, axis: usize, offset: usize) {
-    for r in &mut m.plan {
-        let bound: Vec<usize> = (0..r.args.len()).filter(|&j| r.args[j].name == operand).collect();
-        if bound.is_empty() {
-            continue;
-        }
-        let k = m.kernels.iter_mut().find(|k| k.name == r.kernel).expect("every run names a kernel");
-        for j in bound {
-            r.args[j].name = result.to_string();
-            let p = &mut k.params[j];
-            p.ty = ty.clone();
-            let mut shift = Shift { buf: p.name.clone(), axis, offset };
-            k.body = shift.block(std::mem::take(&mut k.body));
-        }
-    }
-}
-
-/// Adds `offset` to the index along `axis` of every access to `buf`.
-struct Shift {
-    buf: String,
-    axis: usize,
-    offset: usize,
-}
-
-impl Shift {
-    /// The index with the offset added along the axis: `o + i` for a variable `i` and
-    /// `(b + o) + i` for `b + i`, so that a vector loop's access stays of the form the GPU
-    /// emitters write as one vector (a base and the loop variable), else `e + o`.
-    fn shifted(&self, mut index: Vec<Expr>) -> Vec<Expr> {
-        let at = std::mem::replace(&mut index[self.axis], Expr::new(ExprKind::Int(0)));
-        let offset = int(self.offset);
-        index[self.axis] = match at.kind {
-            ExprKind::Var(_) => (offset + E(at)).0,
-            ExprKind::Binary { op: BinOp::Add, lhs, rhs } if matches!(rhs.kind, ExprKind::Var(_)) => {
-                (E(*lhs) + offset + E(*rhs)).0
-            }
-            kind => (E(Expr { kind, span: at.span }) + offset).0,
-        };
-        index
-    }
-}
-
-impl Mutator for Shift {
-    fn stmt(&mut self, s: Stmt) -> Vec<Stmt> {
-        match mutate_stmt(self, s) {
-            Stmt::Store { buf, index, value, span } if buf.name == self.buf => {
-                vec![Stmt::Store { index: self.shifted(index), buf, value, span }]
-            }
-            s => vec![s],
-        }
-    }
-    fn expr(&mut self, e: Expr) -> Expr {
-        let e = mutate_expr(self, e);
-        match e.kind {
-            ExprKind::Load { buf, index } if buf.name == self.buf => {
-                Expr { kind: ExprKind::Load { index: self.shifted(index), buf }, span: e.span }
-            }
-            kind => Expr { kind, span: e.span },
-        }
-    }
 }
 
 #[cfg(test)]

@@ -28,11 +28,13 @@ mod norm;
 mod plan;
 mod pool;
 mod prepack;
+mod rebind;
 mod recipe;
 mod reduce;
 mod resize;
 mod scan;
 mod sched;
+mod slice_in_place;
 #[cfg(test)]
 mod testing;
 

@@ -4,13 +4,14 @@
 //! fusion group's kernels into one (`fusion`; a group of values computed from parameters alone
 //! is left out, its members prepared one by one), move the kernels of nodes computed from
 //! parameters alone to the front as `prepare` steps, which run once, before the first execution
-//! ([`prepared_nodes`]), and let the writers of a concat's operands write its result
-//! (`concat_in_place`).
+//! ([`prepared_nodes`]), let the writers of a concat's operands write its result
+//! (`concat_in_place`), and the readers of a slice read its operand (`slice_in_place`).
 
 use crate::concat_in_place::concat_in_place;
 use crate::prepack::Packing;
 use crate::recipe::Knob;
 use crate::sched::Cx;
+use crate::slice_in_place::slice_in_place;
 use crate::{
     conv, conv_transpose, elementwise, fusion, matmul, movement, norm, plan, pool, reduce, resize, scan,
     Knobs, Schedule,
@@ -145,6 +146,11 @@ pub fn lower_with(
     module.plan = plan;
     if default && knobs.get(Knob::ConcatInPlace) == 1 {
         module = concat_in_place(g, module, &|v| storage.buffer(storage.loc(v)).to_string(), &|n| {
+            node_kernel(g, n)
+        });
+    }
+    if default && knobs.get(Knob::SliceInPlace) == 1 {
+        module = slice_in_place(g, module, &|v| storage.buffer(storage.loc(v)).to_string(), &|n| {
             node_kernel(g, n)
         });
     }

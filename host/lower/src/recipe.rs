@@ -45,6 +45,7 @@ pub enum Knob {
     ReduceRowTile,
     TransposeTile,
     ConcatInPlace,
+    SliceInPlace,
     GpuMatmulTile,
     GpuMatmulBlockRows,
     GpuMatmulBlockCols,
@@ -85,7 +86,7 @@ const fn spec(
 }
 
 /// Every knob, in the order recipes print them.
-pub const KNOBS: [KnobSpec; 36] = [
+pub const KNOBS: [KnobSpec; 37] = [
     spec(
         Knob::ThreadsMinWork,
         "threads.min_work",
@@ -259,6 +260,14 @@ pub const KNOBS: [KnobSpec; 36] = [
         "concat.in_place",
         "movement",
         "the kernels writing a concat's operands write their slices of its result, and the concat's copy goes (1; 0: never)",
+        0,
+        1,
+    ),
+    spec(
+        Knob::SliceInPlace,
+        "slice.in_place",
+        "movement",
+        "the kernels reading a slice of unit steps read its window of the operand, and the slice's copy goes (1; 0: never)",
         0,
         1,
     ),
@@ -484,6 +493,7 @@ impl Knobs {
                 Knob::ReduceRowTile => 256,
                 Knob::TransposeTile => 32,
                 Knob::ConcatInPlace => 1,
+                Knob::SliceInPlace => 1,
                 Knob::GpuMatmulTile => 16,
                 // 64x64 outputs per block, 8x4 per thread (128 threads, 32 accumulators each),
                 // k in stages of 16: a 1024x1024 output is 256 blocks, two per SM of an H200.

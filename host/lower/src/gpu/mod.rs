@@ -32,9 +32,10 @@
 //!    (3b, default schedule: the kernels of nodes computed from parameters alone become
 //!    `prepare` steps at the front of the plan, as on the CPU; groups all of whose values are
 //!    such nodes are left out before step 1, their members prepared one by one);
-//!    (3c, default schedule: concatenations in place, as on the CPU: the kernels writing a
-//!    concat's operands store into its result, and its kernels, one per operand, go:
-//!    `crate::concat_in_place`);
+//!    (3c, default schedule: concatenations and slices in place, as on the CPU: the kernels
+//!    writing a concat's operands store into its result, and its kernels, one per operand, go:
+//!    `crate::concat_in_place`; the kernels reading a slice read its window of the operand, and
+//!    its copy goes: `crate::slice_in_place`);
 //! 4. verify the module against the target (a lowering bug is an error here, not wrong numbers).
 //!
 //! Grouped and depthwise conv2d (direct), grouped or dilated conv_transpose2d (by stride phase
@@ -222,10 +223,19 @@ pub fn lower_gpu_with(
         std::mem::take(&mut m.plan).into_iter().partition(|r| r.prepare);
     plan.extend(rest);
     m.plan = plan;
-    // Step 3c: concatenations in place, as on the CPU (the writers of a concat's operands store
-    // into their slices of its result, and the concat's kernels, one per operand, go).
+    // Step 3c: concatenations and slices in place, as on the CPU (the writers of a concat's
+    // operands store into their slices of its result, and the concat's kernels, one per
+    // operand, go; the readers of a slice read its window of the operand).
     if schedule == Schedule::Default && knobs.get(crate::Knob::ConcatInPlace) == 1 {
         m = crate::concat_in_place::concat_in_place(
+            g,
+            m,
+            &|v| storage.buffer(storage.loc(v)).to_string(),
+            &|n| crate::lower::node_kernel(g, n),
+        );
+    }
+    if schedule == Schedule::Default && knobs.get(crate::Knob::SliceInPlace) == 1 {
+        m = crate::slice_in_place::slice_in_place(
             g,
             m,
             &|v| storage.buffer(storage.loc(v)).to_string(),
