@@ -25,7 +25,7 @@
 //! Either every operand of a concat moves or none does. The result's buffer is live from the first operand's writer on (a temp
 //! is live from the first step naming it), so nothing else is placed over a slice written early.
 
-use crate::rebind::rebind;
+use crate::rebind::{rebind, Map};
 use ekb_ir::l0::{Graph, Op};
 use ekb_ir::l1::{BufferRole, Module};
 use ekb_ir::TensorType;
@@ -89,7 +89,14 @@ pub(crate) fn concat_in_place(
             continue;
         }
         for (operand, offset) in moves {
-            rebind(&mut m, &operand, &result, &result_ty, &[(axis, offset)]);
+            rebind(
+                &mut m,
+                &operand,
+                &result,
+                &result_ty,
+                &Map::Offsets(vec![(axis, offset)]),
+                &result_ty.shape,
+            );
             m.buffers.retain(|b| b.name != operand);
         }
         for &step in steps.iter().rev() {

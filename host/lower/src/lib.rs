@@ -28,13 +28,13 @@ mod norm;
 mod plan;
 mod pool;
 mod prepack;
+mod read_in_place;
 mod rebind;
 mod recipe;
 mod reduce;
 mod resize;
 mod scan;
 mod sched;
-mod slice_in_place;
 #[cfg(test)]
 mod testing;
 

@@ -5,13 +5,14 @@
 //! is left out, its members prepared one by one), move the kernels of nodes computed from
 //! parameters alone to the front as `prepare` steps, which run once, before the first execution
 //! ([`prepared_nodes`]), let the writers of a concat's operands write its result
-//! (`concat_in_place`), and the readers of a slice read its operand (`slice_in_place`).
+//! (`concat_in_place`), and the readers of a slice or a transpose read its operand
+//! (`read_in_place`).
 
 use crate::concat_in_place::concat_in_place;
 use crate::prepack::Packing;
+use crate::read_in_place::{read_in_place, Moves};
 use crate::recipe::Knob;
 use crate::sched::Cx;
-use crate::slice_in_place::slice_in_place;
 use crate::{
     conv, conv_transpose, elementwise, fusion, matmul, movement, norm, plan, pool, reduce, resize, scan,
     Knobs, Schedule,
@@ -149,8 +150,12 @@ pub fn lower_with(
             node_kernel(g, n)
         });
     }
-    if default && knobs.get(Knob::SliceInPlace) == 1 {
-        module = slice_in_place(g, module, &|v| storage.buffer(storage.loc(v)).to_string(), &|n| {
+    if default {
+        let moves = Moves {
+            slices: knobs.get(Knob::SliceInPlace) == 1,
+            transposes: knobs.get(Knob::TransposeInPlace) == 1,
+        };
+        module = read_in_place(g, module, &moves, &|v| storage.buffer(storage.loc(v)).to_string(), &|n| {
             node_kernel(g, n)
         });
     }

@@ -46,6 +46,7 @@ pub enum Knob {
     TransposeTile,
     ConcatInPlace,
     SliceInPlace,
+    TransposeInPlace,
     GpuMatmulTile,
     GpuMatmulBlockRows,
     GpuMatmulBlockCols,
@@ -86,7 +87,7 @@ const fn spec(
 }
 
 /// Every knob, in the order recipes print them.
-pub const KNOBS: [KnobSpec; 37] = [
+pub const KNOBS: [KnobSpec; 38] = [
     spec(
         Knob::ThreadsMinWork,
         "threads.min_work",
@@ -268,6 +269,14 @@ pub const KNOBS: [KnobSpec; 37] = [
         "slice.in_place",
         "movement",
         "the kernels reading a slice of unit steps read its window of the operand, and the slice's copy goes (1; 0: never)",
+        0,
+        1,
+    ),
+    spec(
+        Knob::TransposeInPlace,
+        "transpose.in_place",
+        "movement",
+        "the kernels reading a transpose that keeps the last axis read its operand, and the transpose's copy goes (1; 0: never)",
         0,
         1,
     ),
@@ -494,6 +503,7 @@ impl Knobs {
                 Knob::TransposeTile => 32,
                 Knob::ConcatInPlace => 1,
                 Knob::SliceInPlace => 1,
+                Knob::TransposeInPlace => 1,
                 Knob::GpuMatmulTile => 16,
                 // 64x64 outputs per block, 8x4 per thread (128 threads, 32 accumulators each),
                 // k in stages of 16: a 1024x1024 output is 256 blocks, two per SM of an H200.

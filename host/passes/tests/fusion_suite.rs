@@ -65,12 +65,13 @@ fn every_fused_task_lowers_on_cpu_and_gpu_and_the_smallest_agree() {
         saved += fused.groups.iter().map(|f| f.nodes.len() - 1).sum::<usize>();
         fused_graphs.push((name, g, fused));
     }
-    // Concatenations and slices in place remove copy kernels, and where depends on the groups
-    // (a kernel naming two operands keeps its copy; a grouped slice is no copy): counted with
-    // every copy kept.
+    // Concatenations, slices and transposes in place remove copy kernels, and where depends on
+    // the groups (a kernel naming two operands keeps its copy; a grouped slice is no copy):
+    // counted with every copy kept.
     let mut copies = Knobs::for_target(&cpu);
     copies.set("concat.in_place", 0).expect("a knob");
     copies.set("slice.in_place", 0).expect("a knob");
+    copies.set("transpose.in_place", 0).expect("a knob");
     for (name, g, fused) in &fused_graphs {
         lower(fused, Schedule::Default, &cpu).unwrap_or_else(|d| panic!("{name} on the CPU: {d}"));
         let m = lower_with(fused, Schedule::Default, &copies, &cpu).expect("lowers");

@@ -62,7 +62,7 @@ fn candidates(knob: Knob, lanes: usize) -> Vec<usize> {
         Knob::ConvPackTapsMaxPixels => vec![0, 36, 196, 784],
         Knob::ReduceRowTile => (5..=13).map(|p| 1 << p).collect(),
         Knob::TransposeTile => vec![8, 16, 32, 64, 128],
-        Knob::ConcatInPlace | Knob::SliceInPlace => vec![0, 1],
+        Knob::ConcatInPlace | Knob::SliceInPlace | Knob::TransposeInPlace => vec![0, 1],
         Knob::GpuMatmulTile => vec![8, 16, 32],
         Knob::GpuMatmulBlockRows | Knob::GpuMatmulBlockCols => vec![32, 64, 128],
         Knob::GpuMatmulThreadRows | Knob::GpuMatmulThreadCols => vec![2, 4, 8],

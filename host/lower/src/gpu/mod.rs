@@ -34,8 +34,8 @@
 //!    such nodes are left out before step 1, their members prepared one by one);
 //!    (3c, default schedule: concatenations and slices in place, as on the CPU: the kernels
 //!    writing a concat's operands store into its result, and its kernels, one per operand, go:
-//!    `crate::concat_in_place`; the kernels reading a slice read its window of the operand, and
-//!    its copy goes: `crate::slice_in_place`);
+//!    `crate::concat_in_place`; the kernels reading a slice or a transpose that keeps the last
+//!    axis read its operand, and its copy goes: `crate::read_in_place`);
 //! 4. verify the module against the target (a lowering bug is an error here, not wrong numbers).
 //!
 //! Grouped and depthwise conv2d (direct), grouped or dilated conv_transpose2d (by stride phase
@@ -225,7 +225,7 @@ pub fn lower_gpu_with(
     m.plan = plan;
     // Step 3c: concatenations and slices in place, as on the CPU (the writers of a concat's
     // operands store into their slices of its result, and the concat's kernels, one per
-    // operand, go; the readers of a slice read its window of the operand).
+    // operand, go; the readers of a slice or a transpose read its operand).
     if schedule == Schedule::Default && knobs.get(crate::Knob::ConcatInPlace) == 1 {
         m = crate::concat_in_place::concat_in_place(
             g,
@@ -234,10 +234,15 @@ pub fn lower_gpu_with(
             &|n| crate::lower::node_kernel(g, n),
         );
     }
-    if schedule == Schedule::Default && knobs.get(crate::Knob::SliceInPlace) == 1 {
-        m = crate::slice_in_place::slice_in_place(
+    if schedule == Schedule::Default {
+        let moves = crate::read_in_place::Moves {
+            slices: knobs.get(crate::Knob::SliceInPlace) == 1,
+            transposes: knobs.get(crate::Knob::TransposeInPlace) == 1,
+        };
+        m = crate::read_in_place::read_in_place(
             g,
             m,
+            &moves,
             &|v| storage.buffer(storage.loc(v)).to_string(),
             &|n| crate::lower::node_kernel(g, n),
         );
