@@ -37,6 +37,7 @@ mod scan;
 mod sched;
 #[cfg(test)]
 mod testing;
+mod write_in_place;
 
 pub use gpu::{lower_gpu, lower_gpu_with};
 pub use lower::{lower, lower_with};

@@ -276,7 +276,7 @@ pub const KNOBS: [KnobSpec; 38] = [
         Knob::TransposeInPlace,
         "transpose.in_place",
         "movement",
-        "the kernels reading a transpose that keeps the last axis read its operand, and the transpose's copy goes (1; 0: never)",
+        "the kernels reading a transpose that keeps the last axis read its operand, or (GPU) those writing its operand write its result, and the transpose's copy goes (1; 0: never)",
         0,
         1,
     ),

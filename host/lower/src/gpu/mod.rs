@@ -35,7 +35,8 @@
 //!    (3c, default schedule: concatenations and slices in place, as on the CPU: the kernels
 //!    writing a concat's operands store into its result, and its kernels, one per operand, go:
 //!    `crate::concat_in_place`; the kernels reading a slice or a transpose that keeps the last
-//!    axis read its operand, and its copy goes: `crate::read_in_place`);
+//!    axis read its operand, or the kernels writing its operand write its result, and its copy
+//!    goes: `crate::read_in_place`, `crate::write_in_place`);
 //! 4. verify the module against the target (a lowering bug is an error here, not wrong numbers).
 //!
 //! Grouped and depthwise conv2d (direct), grouped or dilated conv_transpose2d (by stride phase
@@ -243,6 +244,14 @@ pub fn lower_gpu_with(
             g,
             m,
             &moves,
+            &|v| storage.buffer(storage.loc(v)).to_string(),
+            &|n| crate::lower::node_kernel(g, n),
+        );
+    }
+    if schedule == Schedule::Default && knobs.get(crate::Knob::TransposeInPlace) == 1 {
+        m = crate::write_in_place::write_in_place(
+            g,
+            m,
             &|v| storage.buffer(storage.loc(v)).to_string(),
             &|n| crate::lower::node_kernel(g, n),
         );
