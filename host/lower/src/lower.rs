@@ -13,7 +13,6 @@ use crate::prepack::Packing;
 use crate::read_in_place::{read_in_place, Moves};
 use crate::recipe::Knob;
 use crate::sched::Cx;
-use crate::write_in_place::write_in_place;
 use crate::{
     conv, conv_transpose, elementwise, fusion, matmul, movement, norm, plan, pool, reduce, resize, scan,
     Knobs, Schedule,
