@@ -619,7 +619,11 @@ mod tests {
             // SAFETY: as above.
             unsafe { ekb_parallel_for(Some(count), ctx(&c), 30) };
             assert!(c.hits().iter().all(|&h| h == 1));
-            assert_eq!(c.threads.lock().unwrap().len(), 3);
+            // The pool ran it: a thread other than the caller took chunks. (How many of the
+            // three do depends on the scheduler: on a loaded 2-core machine a worker woken
+            // late can find the chunks taken.)
+            let threads = c.threads.lock().unwrap();
+            assert!(threads.iter().any(|t| *t != std::thread::current().id()), "{threads:?}");
         }
         // The guard is gone: the launch must not touch the pool.
         let c = Counts::new(30);
