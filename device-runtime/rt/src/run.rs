@@ -1322,22 +1322,37 @@ fn warm_up(proc: &mut Proc, sides: &[Side], order: Vec<u8>) -> Result<Vec<u64>, 
     proc.sample(&Cmd::Sample { order, cold, reps: Vec::new(), dry: false }, timeout, &programs(sides))
 }
 
-/// Executions per sample of each side: enough that a sample lasts [`MIN_SAMPLE_NS`], from the
-/// median of the side's samples in `order` (its warm-up: `ns[i]` is a sample of side
-/// `order[i]`). Each side is calibrated alone: making the faster side's samples as long as the
-/// slower side's was tried, and on a 2-core VM it did not make more pairs stable (the noise of
-/// a memory-bound kernel there drifts over tens of milliseconds, so longer samples do not
-/// average it out) while it doubled the time of every pair.
+/// Executions per sample of each side, from the median of the side's samples in `order` (its
+/// warm-up: `ns[i]` is a sample of side `order[i]`): enough that a sample lasts
+/// [`MIN_SAMPLE_NS`], and, where sides take turns, enough that every side's sample lasts about
+/// as long as the slowest side's single run.
+///
+/// Why the lengths are matched: the first execution of a sample follows the other side's
+/// sample and pays for what it left in the caches and TLBs, a cost `c` charged once per sample.
+/// A side whose sample is `n` runs of `t` carries `c / n` in each, so sides of unequal sample
+/// lengths see that cost in unequal shares and their ratio is biased toward 1: on a 2-core VM
+/// a 16 MB `expand` against itself run twice (one run a sample each side) measured 0.67
+/// instead of 0.50, the first execution after the other side costing as much as one more.
+/// With both samples equally long the cost is the same share of each, and the ratio holds.
 fn calibrate(sides: usize, order: &[u8], ns: &[u64]) -> Vec<u32> {
-    (0..sides)
+    let medians: Vec<f64> = (0..sides)
         .map(|p| {
             let mine: Vec<u64> =
                 order.iter().zip(ns).filter(|(&o, _)| o as usize == p).map(|(_, &t)| t).collect();
-            let median = stats::summarize(&mine).median_ns;
+            stats::summarize(&mine).median_ns
+        })
+        .collect();
+    let longest = medians.iter().copied().filter(|m| !m.is_nan()).fold(MIN_SAMPLE_NS, f64::max);
+    medians
+        .iter()
+        .map(|&median| {
             if median.is_nan() {
                 return 1;
             }
-            (MIN_SAMPLE_NS / median.max(1.0)).ceil().clamp(1.0, f64::from(MAX_REPS)) as u32
+            let run = median.max(1.0);
+            let enough = (MIN_SAMPLE_NS / run).ceil();
+            let matched = (longest / run).round();
+            enough.max(matched).clamp(1.0, f64::from(MAX_REPS)) as u32
         })
         .collect()
 }
@@ -1807,6 +1822,23 @@ mod tests {
         // One execution at least, whatever it costs or the settings say.
         assert_eq!(warm_up_runs(3, Some(500_000_000)), 1);
         assert_eq!(warm_up_runs(0, Some(1_000)), 1);
+    }
+
+    #[test]
+    fn sides_take_samples_of_about_the_same_length() {
+        let calibrated = |ns: &[u64]| calibrate(ns.len(), &(0..ns.len() as u8).collect::<Vec<_>>(), ns);
+        // One side: enough runs to last the minimum sample, one run of a slow program.
+        assert_eq!(calibrated(&[30_000]), vec![7]);
+        assert_eq!(calibrated(&[900_000]), vec![1]);
+        // A program against itself run twice: twice the runs of the shorter, so that both
+        // samples hold two executions (one each had biased their ratio toward 1).
+        assert_eq!(calibrated(&[334_000, 668_000]), vec![2, 1]);
+        // Both below the minimum: each side on its own reaches it.
+        assert_eq!(calibrated(&[50_000, 90_000]), vec![4, 3]);
+        // Never shorter than the minimum, whichever length is nearest the longest side's.
+        assert_eq!(calibrated(&[180_000, 260_000]), vec![2, 1]);
+        assert_eq!(calibrated(&[1_000_000, 1_300_000]), vec![1, 1]);
+        assert_eq!(calibrated(&[400_000, 1_300_000]), vec![3, 1]);
     }
 
     #[test]
