@@ -106,8 +106,24 @@ pub fn lower_with(
         if prepared.contains(node.name.as_str()) {
             prepare_kernels.insert(name.clone());
         }
+        // Operands read under their own shape only: those computed by a member of this node's
+        // own fusion group, folded into its kernel (a group's last member keeps its buffer,
+        // which readers elsewhere read), and slices and transposes, which `read_in_place` may
+        // read from their operand (it refuses a reader whose view splits the innermost axis).
+        let group =
+            if fused { g.groups.iter().find(|f| f.nodes.iter().any(|v| v.name == node.name)) } else { None };
+        let moved = |v: &str| {
+            g.nodes.iter().any(|n| n.name == v && matches!(n.op, Op::Slice { .. } | Op::Transpose { .. }))
+        };
+        let own_shape: Vec<String> = node
+            .args
+            .iter()
+            .filter(|a| group.is_some_and(|f| f.nodes.iter().any(|v| v.name == a.name)) || moved(&a.name))
+            .map(|a| storage.loc(&a.name).to_string())
+            .collect();
         kernels.push(kernel(name, &ins, &out, (schedule, knobs), (target, &storage), |cx| {
             cx.folded = member;
+            cx.own_shape = own_shape;
             match packing {
                 Some(p) => p.lower(cx, node, &ins, &out),
                 None => lower_node(cx, node, &ins, &out),

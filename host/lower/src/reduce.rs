@@ -4,7 +4,9 @@
 //! Layouts. Naive: a serial loop over the kept dims, a `local` accumulator `acc: f32[1]`, serial
 //! loops over the reduced dims. Default, when the last (contiguous) axis is reduced: threads
 //! over the kept dims and the innermost reduction loop vectorized (the spec allows
-//! reassociating a float reduction in a `vectorize` loop). When the last axis is kept: threads
+//! reassociating a float reduction in a `vectorize` loop); reduced axes that run to the end
+//! are read as one run through a view (a global average pool sums whole planes, not rows),
+//! except where the operand must keep its shape ([`crate::sched::Cx::can_view`]). When the last axis is kept: threads
 //! over the other kept dims, and a tile of the last dim accumulated in a `local` vector, the
 //! tile loop vectorized inside the serial reduction loops, so lanes never reduce across each
 //! other.
@@ -80,6 +82,16 @@ impl Axes {
     fn last_reduced(&self) -> bool {
         self.red.last().copied().unwrap_or(true)
     }
+}
+
+/// The element count of the reduced axes when they are two or more that run to the end
+/// (every axis after the first reduced one is reduced, and more than the last one has extent
+/// above 1): one contiguous run of the input.
+fn trailing_run(ax: &Axes, shape: &[usize]) -> Option<usize> {
+    let first = ax.red.iter().position(|&r| r)?;
+    let last = *shape.last()?;
+    let run: usize = shape[first..].iter().product();
+    (ax.red[first..].iter().all(|&r| r) && run > last).then_some(run)
 }
 
 /// A nest over reduction extents, serial except the innermost, which is vectorized under the
@@ -169,20 +181,33 @@ pub fn reduce(cx: &mut Cx, kind: ReduceKind, axes: &[i64], keepdims: bool, x: &B
     let finish = |acc: E| if kind == ReduceKind::Mean { acc / f(count as f64) } else { acc };
     let threads = cx.wants_threads(x.ty.numel());
     if cx.naive() || ax.last_reduced() {
-        let nest = outer(cx, &ax.kept(&shape), threads, "i");
+        let kept = ax.kept(&shape);
+        let nest = outer(cx, &kept, threads, "i");
+        // Reduced axes that run contiguously to the end are read as one run of their product
+        // (a view of `x`), so the vector loop spans whole planes, not rows of the last axis:
+        // a global average pool over 56x56 planes had 56 rows of 56, each ending in a
+        // horizontal sum (and 7x7 planes rows of 7). The reads are those of the nest over the
+        // axes, in the same order.
+        let (xr, axr) = match trailing_run(&ax, &shape) {
+            Some(run) if !cx.naive() && cx.can_view(x) => {
+                let flat = [kept.clone(), vec![run]].concat();
+                (cx.view(x, &flat), Axes::new(flat.len(), [kept.len()]))
+            }
+            _ => (x.clone(), Axes { red: ax.red.clone() }),
+        };
         let acc = scalar_acc(cx, "acc", x.ty.dtype);
-        let reduced = ax.reduced(&shape);
+        let reduced = axr.reduced(xr.shape());
         let mut body = vec![acc.alloc(), acc.store(&[int(0)], init.clone())];
         if partial_lanes_apply(cx, kind, x.ty.dtype) && reduced.last().is_some_and(|&n| n > 1) {
             let (&last, init_dims) = reduced.split_last().expect("a reduced dim");
             let red = serial(cx, init_dims, "r");
-            let row = |k: E| x.load(&ax.merge(&nest.idx, &[red.idx.clone(), vec![k]].concat()));
+            let row = |k: E| xr.load(&axr.merge(&nest.idx, &[red.idx.clone(), vec![k]].concat()));
             let inner = lane_partials(cx, last, init, combine, &acc, &row);
             body.extend(red.wrap(inner));
         } else {
             let red = reduction_nest(cx, &reduced, "r");
-            let xi = ax.merge(&nest.idx, &red.idx);
-            let step = acc.store(&[int(0)], combine(acc.load(&[int(0)]), x.load(&xi)));
+            let xi = axr.merge(&nest.idx, &red.idx);
+            let step = acc.store(&[int(0)], combine(acc.load(&[int(0)]), xr.load(&xi)));
             body.extend(red.wrap(vec![step]));
         }
         body.push(y.store(&ax.out_index(&nest.idx, keepdims), finish(acc.load(&[int(0)]))));
@@ -415,4 +440,61 @@ fn softmax_passes(
         }));
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::testing::lowered_matches_reference;
+    use crate::Schedule;
+    use ekb_ir::l1::print::print;
+
+    /// A squeeze-and-excitation gate: the planes' mean, a gate, the input scaled by it.
+    const SE: &str = "graph se(x: f32[1,4,6,5]) -> (y: f32[1,4,6,5]) {
+  %p: f32[1,4,1,1] = global_avg_pool2d(x)
+  %g: f32[1,4,1,1] = sigmoid(%p)
+  %y: f32[1,4,6,5] = mul(%g, x)
+  return %y
+}";
+
+    #[test]
+    fn reduced_axes_running_to_the_end_are_read_as_one_run() {
+        let m = lowered_matches_reference(SE, Schedule::Default, "host");
+        let text = print(&m);
+        assert!(text.contains("x_view: f32[1,4,30] in"), "{text}");
+        assert!(text.contains("in 0..30 {"), "{text}");
+        // Axes reduced but not all trailing keep their nest: `sum` over the first and last.
+        let gap = "graph s(x: f32[3,4,5]) -> (y: f32[4]) {
+  %y: f32[4] = sum(x, axes=[0,2], keepdims=false)
+  return %y
+}";
+        let text = print(&lowered_matches_reference(gap, Schedule::Default, "host"));
+        assert!(!text.contains("_view"), "{text}");
+        // The naive schedule (the baseline) reads the rows.
+        let text = print(&lowered_matches_reference(SE, Schedule::Naive, "host"));
+        assert!(!text.contains("_view"), "{text}");
+    }
+
+    #[test]
+    fn a_slice_or_a_producer_folded_into_the_kernel_is_read_under_its_own_shape() {
+        // A slice, which the lowering reads from its operand: it stays a view-free read, and
+        // the slice's copy goes.
+        let sliced = "graph s(x: f32[1,8,6,5]) -> (y: f32[1,4,1,1]) {
+  %h: f32[1,4,6,5] = slice(x, axes=[1], starts=[4], ends=[8], steps=[1])
+  %y: f32[1,4,1,1] = mean(%h, axes=[2,3], keepdims=true)
+  return %y
+}";
+        let m = lowered_matches_reference(sliced, Schedule::Default, "host");
+        let text = print(&m);
+        assert!(!text.contains("_view") && !text.contains("slice"), "{text}");
+        // A producer folded into the reduction's kernel (`compute_inline` reads only under the
+        // temp's own shape).
+        let fused = "graph f(x: f32[1,4,6,5]) -> (y: f32[1,4,1,1]) {
+  %r: f32[1,4,6,5] = relu(x)
+  %y: f32[1,4,1,1] = mean(%r, axes=[2,3], keepdims=true)
+  fuse %r, %y
+  return %y
+}";
+        let m = lowered_matches_reference(fused, Schedule::Default, "host");
+        assert_eq!(m.kernels.len(), 1, "{}", print(&m));
+    }
 }

@@ -33,6 +33,10 @@ pub struct Cx<'a> {
     /// Parameters the kernel reads under another shape than their operand's (see
     /// [`Cx::view`]), in the order they were asked for.
     pub views: Vec<View>,
+    /// Operands never read through a view: a producer a fusion group folds into this kernel
+    /// (`compute_inline` rewrites only reads under the operand's own shape), a slice or a
+    /// transpose a later step may read from its operand.
+    pub own_shape: Vec<String>,
 }
 
 /// A kernel parameter reading an operand's buffer under another shape of the same element
@@ -48,7 +52,7 @@ pub struct View {
 
 impl<'a> Cx<'a> {
     pub fn new(schedule: Schedule, target: &'a TargetProfile, names: Names, knobs: Knobs) -> Self {
-        Cx { schedule, target, names, knobs, folded: false, views: Vec::new() }
+        Cx { schedule, target, names, knobs, folded: false, views: Vec::new(), own_shape: Vec::new() }
     }
 
     /// Operand `b` read under `shape` (its element count): a parameter of its own, bound to
@@ -60,6 +64,11 @@ impl<'a> Cx<'a> {
         let name = self.fresh(&format!("{}_view", b.name));
         self.views.push(View { name: name.clone(), of: b.name.clone(), ty: ty.clone() });
         Buf::new(name, ty)
+    }
+
+    /// Whether operand `b` may be read through a view ([`Cx::own_shape`]).
+    pub fn can_view(&self, b: &Buf) -> bool {
+        !self.own_shape.contains(&b.name)
     }
 
     pub fn naive(&self) -> bool {
