@@ -6,10 +6,10 @@
 //! over the kept dims and the innermost reduction loop vectorized (the spec allows
 //! reassociating a float reduction in a `vectorize` loop); reduced axes that run to the end
 //! are read as one run through a view (a global average pool sums whole planes, not rows),
-//! except where the operand must keep its shape ([`crate::sched::Cx::can_view`]). When the last axis is kept: threads
-//! over the other kept dims, and a tile of the last dim accumulated in a `local` vector, the
-//! tile loop vectorized inside the serial reduction loops, so lanes never reduce across each
-//! other.
+//! except where the operand must keep its shape ([`crate::sched::Cx::can_view`]). When the
+//! last axis is kept: threads over the other kept dims, and a tile of the last dim accumulated
+//! in a `local` vector, the tile loop vectorized inside the serial reduction loops, so lanes
+//! never reduce across each other.
 //!
 //! A float `max` or `min` along the contiguous axis runs on `4 * lanes` partial results, each
 //! lane of a `local` buffer reducing every `4 * lanes`-th element, folded into the accumulator
